@@ -1,0 +1,211 @@
+"""Idempotent installation of everything mirrordrill runs, into a cache outside the work tree.
+
+First use downloads (Maven Central jars, the Toxiproxy Go module, Allure from npm); later
+uses find a ``.complete`` marker and do no network work. Each artifact set lives in a folder
+keyed by a hash of the file that pins it, so changing a pin installs afresh beside the old.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from harness import versions
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+ALLURE_DIR = REPO_ROOT / "reports" / "allure"
+JVM_PROFILES = ("broker", "mirrormaker", "spark-kafka")
+MIN_JAVA = 17
+
+
+class BootstrapError(RuntimeError):
+    """A toolchain is missing or a download failed; the message says what to do."""
+
+
+def mirrordrill_home() -> Path:
+    """The cache folder: ``$MIRRORDRILL_HOME`` or ``~/.cache/mirrordrill``."""
+    return Path(os.environ.get("MIRRORDRILL_HOME") or Path.home() / ".cache" / "mirrordrill")
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    """Paths of every installed artifact, as the rest of the harness needs them."""
+
+    java: str
+    broker_classpath: tuple[Path, ...]
+    mirrormaker_classpath: tuple[Path, ...]
+    spark_kafka_jars: tuple[Path, ...]
+    toxiproxy_server: Path
+    allure_cli: Path | None
+
+
+def _digest(*paths: Path) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def _require_tool(name: str, why: str, install_hint: str) -> str:
+    path = shutil.which(name)
+    if not path:
+        raise BootstrapError(f"'{name}' is not on PATH; it is needed {why}. {install_hint}")
+    return path
+
+
+class Bootstrap:
+    """Installs artifacts on first use and returns their paths; safe to call from many processes."""
+
+    def __init__(self, home: Path | None = None, log: Callable[[str], None] | None = None):
+        self.home = home or mirrordrill_home()
+        self.log = log or (lambda msg: print(f"mirrordrill: {msg}", file=sys.stderr, flush=True))
+
+    # --- toolchains -------------------------------------------------------------------
+    def java(self) -> str:
+        """Path of a ``java`` of version 17 or newer."""
+        java_home = os.environ.get("JAVA_HOME")
+        java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
+        if not java or not Path(java).exists():
+            raise BootstrapError(
+                "'java' is not on PATH; Kafka, MirrorMaker 2 and Spark need a Java runtime 17+. "
+                "Install one (Debian: apt-get install openjdk-17-jre-headless) or set JAVA_HOME."
+            )
+        out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
+        m = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+        major = int(m.group(1)) if m else 0
+        if major == 1 and m and m.group(2):
+            major = int(m.group(2))
+        if major < MIN_JAVA:
+            raise BootstrapError(
+                f"{java} is Java {major or 'unknown'}; Kafka 4 and Spark 4 need Java {MIN_JAVA}+. "
+                "Install a newer JDK and put it first on PATH (or set JAVA_HOME)."
+            )
+        return java
+
+    # --- JVM artifacts ----------------------------------------------------------------
+    def jvm_classpath(self, profile: str) -> tuple[Path, ...]:
+        """Jars of one profile of harness/jvm/pom.xml (broker, mirrormaker, spark-kafka)."""
+        if profile not in JVM_PROFILES:
+            raise ValueError(f"unknown JVM profile {profile!r}; expected one of {JVM_PROFILES}")
+        dest = self.home / "jvm" / f"{profile}-{_digest(versions.POM_PATH)}"
+        if not (dest / ".complete").exists():
+            with self._lock(f"jvm-{profile}"):
+                if not (dest / ".complete").exists():
+                    self._resolve_maven_profile(profile, dest)
+        return tuple(sorted(dest.glob("*.jar")))
+
+    def _resolve_maven_profile(self, profile: str, dest: Path) -> None:
+        mvn = _require_tool(
+            "mvn", "once, to download Kafka/MirrorMaker/Spark jars from Maven Central",
+            "Install Maven 3.8+ (Debian: apt-get install maven).",
+        )
+        self.java()
+        self.log(f"downloading JVM artifacts '{profile}' (Maven, once) into {dest}")
+        tmp = Path(tempfile.mkdtemp(prefix=f".{profile}-", dir=self._ensure(dest.parent)))
+        cmd = [mvn, "-B", "-q", "-f", str(versions.POM_PATH), "-P", profile,
+               "dependency:copy-dependencies", "-DincludeScope=runtime",
+               f"-DoutputDirectory={tmp}"]
+        self._run(cmd, f"mvn ({profile})", "Check that Maven Central is reachable, then rerun.")
+        if not any(tmp.glob("*.jar")):
+            raise BootstrapError(f"Maven resolved no jars for profile {profile!r}; see {self._log_path(f'mvn ({profile})')}")
+        (tmp / ".complete").touch()
+        shutil.rmtree(dest, ignore_errors=True)
+        tmp.rename(dest)
+
+    # --- Toxiproxy --------------------------------------------------------------------
+    def toxiproxy_server(self) -> Path:
+        """The Toxiproxy server binary, built from its Go module at the pinned tag."""
+        dest = self.home / "toxiproxy" / versions.TOXIPROXY_VERSION
+        binary = dest / "toxiproxy-server"
+        if not (dest / ".complete").exists():
+            with self._lock("toxiproxy"):
+                if not (dest / ".complete").exists():
+                    go = _require_tool(
+                        "go", "once, to build the Toxiproxy server (WAN emulation)",
+                        "Install Go 1.22+ (https://go.dev/doc/install or apt-get install golang).",
+                    )
+                    self.log(f"building Toxiproxy {versions.TOXIPROXY_VERSION} (go install, once) into {dest}")
+                    tmp = Path(tempfile.mkdtemp(prefix=".toxiproxy-", dir=self._ensure(dest.parent)))
+                    env = dict(os.environ, GOBIN=str(tmp), CGO_ENABLED="0", GOFLAGS="-mod=mod")
+                    env.setdefault("GOTOOLCHAIN", "local")
+                    self._run([go, "install", f"{versions.TOXIPROXY_MODULE}/cmd/server@{versions.TOXIPROXY_VERSION}"],
+                              "go install (toxiproxy)", "Check that the Go module proxy is reachable, then rerun.",
+                              env=env)
+                    (tmp / "server").rename(tmp / "toxiproxy-server")
+                    (tmp / ".complete").touch()
+                    shutil.rmtree(dest, ignore_errors=True)
+                    tmp.rename(dest)
+        return binary
+
+    # --- Allure -----------------------------------------------------------------------
+    def allure_cli(self) -> Path:
+        """The Allure 3 command line, installed with ``npm ci`` from the repo's lock file."""
+        lock = ALLURE_DIR / "package-lock.json"
+        dest = self.home / "allure" / _digest(ALLURE_DIR / "package.json", lock)
+        cli = dest / "node_modules" / ".bin" / "allure"
+        if not (dest / ".complete").exists():
+            with self._lock("allure"):
+                if not (dest / ".complete").exists():
+                    npm = _require_tool("npm", "once, to install Allure 3 (HTML reports)",
+                                        "Install Node.js 20+ with npm (Debian: apt-get install nodejs npm).")
+                    self.log(f"installing Allure 3 (npm ci, once) into {dest}")
+                    tmp = Path(tempfile.mkdtemp(prefix=".allure-", dir=self._ensure(dest.parent)))
+                    shutil.copy2(ALLURE_DIR / "package.json", tmp)
+                    shutil.copy2(lock, tmp)
+                    self._run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                              "npm ci (allure)", "Check that the npm registry is reachable, then rerun.", cwd=tmp)
+                    (tmp / ".complete").touch()
+                    shutil.rmtree(dest, ignore_errors=True)
+                    tmp.rename(dest)
+        return cli
+
+    # --- everything -------------------------------------------------------------------
+    def ensure_all(self, with_allure: bool = True) -> Artifacts:
+        """Install (or find) every artifact; a second call does no network work."""
+        return Artifacts(
+            java=self.java(),
+            broker_classpath=self.jvm_classpath("broker"),
+            mirrormaker_classpath=self.jvm_classpath("mirrormaker"),
+            spark_kafka_jars=self.jvm_classpath("spark-kafka"),
+            toxiproxy_server=self.toxiproxy_server(),
+            allure_cli=self.allure_cli() if with_allure else None,
+        )
+
+    # --- helpers ----------------------------------------------------------------------
+    def _ensure(self, path: Path) -> Path:
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _log_path(self, what: str) -> Path:
+        return self.home / "logs" / (re.sub(r"[^\w.-]+", "_", what).strip("_") + ".log")
+
+    def _run(self, cmd: list[str], what: str, hint: str, **kwargs) -> None:
+        log_path = self._log_path(what)
+        self._ensure(log_path.parent)
+        with open(log_path, "w") as log:
+            proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, **kwargs)
+        if proc.returncode != 0:
+            tail = "".join(log_path.read_text(errors="replace").splitlines(keepends=True)[-15:])
+            raise BootstrapError(f"{what} failed (exit {proc.returncode}). {hint}\n"
+                                 f"full log: {log_path}\n--- last lines ---\n{tail}")
+
+    @contextmanager
+    def _lock(self, name: str) -> Iterator[None]:
+        # Several test workers or drills may bootstrap at once; one downloads, the others wait.
+        lock_path = self._ensure(self.home / "locks") / f"{name}.lock"
+        with open(lock_path, "w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)

@@ -1,0 +1,144 @@
+"""The ``mirrordrill`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+from harness.bootstrap import Bootstrap, BootstrapError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: stop cleanly and keep what was measured."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+def _console():
+    from rich.console import Console
+    return Console(stderr=False, highlight=False)
+
+
+def _default_workdir(kind: str) -> Path:
+    return Path(tempfile.gettempdir()) / "mirrordrill" / f"{kind}-{datetime.now():%Y%m%d-%H%M%S}"
+
+
+# --- setup ------------------------------------------------------------------------------
+def cmd_setup(args) -> int:
+    """Install (or find) every artifact and print where it is."""
+    a = Bootstrap().ensure_all(with_allure=not args.no_allure)
+    print(f"java:            {a.java}")
+    print(f"kafka jars:      {a.broker_classpath[0].parent} ({len(a.broker_classpath)} jars)")
+    print(f"mirrormaker jars:{a.mirrormaker_classpath[0].parent} ({len(a.mirrormaker_classpath)} jars)")
+    print(f"spark connector: {a.spark_kafka_jars[0].parent} ({len(a.spark_kafka_jars)} jars)")
+    print(f"toxiproxy:       {a.toxiproxy_server}")
+    print(f"allure:          {a.allure_cli}")
+    return EXIT_OK
+
+
+# --- doctor -----------------------------------------------------------------------------
+def cmd_doctor(args) -> int:
+    from harness.doctor import Doctor
+    workdir = Path(args.workdir) if args.workdir else _default_workdir("doctor")
+    console = _console()
+
+    def progress(check):
+        if not args.json:
+            mark = "[green]ok[/]" if check.ok else "[red]FAILED[/]"
+            console.print(f"{mark}  {check.name} ({check.seconds:.1f}s): {check.detail}")
+
+    report = Doctor(workdir, progress).run()
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2))
+    else:
+        from rich.table import Table
+        table = Table(title="versions", show_header=False)
+        for k, v in report.versions.items():
+            table.add_row(k, v)
+        console.print(table)
+        if report.startup_s is not None:
+            console.print(f"two single-broker clusters + WAN link ready in {report.startup_s:.1f}s")
+        console.print("[green]doctor: this machine can run drills[/]" if report.ok
+                      else f"[red]doctor: some checks failed[/] (logs under {workdir})")
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+# --- up ---------------------------------------------------------------------------------
+def cmd_up(args) -> int:
+    """Start a topology and keep it running until Ctrl-C."""
+    from harness.environment import Environment, TopologySpec
+    from harness.kafka.cluster import ClusterSpec
+    names = [n.strip() for n in args.clusters.split(",") if n.strip()]
+    try:
+        spec = TopologySpec(clusters=tuple(ClusterSpec(n, brokers=args.brokers) for n in names))
+    except ValueError as e:
+        print(f"mirrordrill up: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    workdir = Path(args.workdir) if args.workdir else _default_workdir("up")
+    with Environment(spec, workdir, log=lambda m: print(f"mirrordrill: {m}", file=sys.stderr)) as env:
+        manifest = env.manifest()
+        (workdir / "manifest.json").write_text(json.dumps(manifest, indent=2))
+        print(f"ready in {env.startup.total_s:.1f}s; manifest: {workdir / 'manifest.json'}")
+        for name, c in manifest["clusters"].items():
+            print(f"  {name}: bootstrap {c['bootstrap']}")
+            for remote, addr in c["wan_bootstrap"].items():
+                print(f"      from {remote} (through the WAN link): {addr}")
+            for b in c["brokers"]:
+                print(f"      broker {b['node_id']} log: {b['log']}")
+        print(f"  toxiproxy API: {manifest['toxiproxy']['api']} (log {manifest['toxiproxy']['log']})")
+        print("Ctrl-C stops everything.")
+        while True:
+            dead = [p.name for p in env.supervisor.processes if not p.running and not p.paused]
+            if dead:
+                print(f"mirrordrill up: {', '.join(dead)} exited; stopping", file=sys.stderr)
+                return EXIT_FAILED
+            time.sleep(1)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mirrordrill", description=__doc__ + " Chaos and failover drills for "
+                                "Kafka cross-cluster replication.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("setup", help="install (once) Kafka, MirrorMaker 2, the Spark connector, Toxiproxy, Allure")
+    s.add_argument("--no-allure", action="store_true", help="skip Allure (npm)")
+    s.set_defaults(func=cmd_setup)
+
+    s = sub.add_parser("doctor", help="check that this machine can run drills, end to end")
+    s.add_argument("--json", action="store_true", help="machine-readable report on stdout")
+    s.add_argument("--workdir", help="where broker and proxy logs go (default: a new folder under /tmp/mirrordrill)")
+    s.set_defaults(func=cmd_doctor)
+
+    s = sub.add_parser("up", help="start clusters and WAN links, print how to connect, run until Ctrl-C")
+    s.add_argument("--clusters", default="primary,dr", help="comma-separated cluster names (default: primary,dr)")
+    s.add_argument("--brokers", type=int, default=1, help="brokers per cluster (default: 1)")
+    s.add_argument("--workdir", help="where data and logs go (default: a new folder under /tmp/mirrordrill)")
+    s.set_defaults(func=cmd_up)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        return args.func(args)
+    except BootstrapError as e:
+        print(f"mirrordrill: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("mirrordrill: interrupted; everything it started has been stopped", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,219 @@
+"""The environment of one drill: Kafka clusters (data centers), Toxiproxy, and WAN links.
+
+``Environment`` owns every process it starts and stops them all on every exit path: leave
+the ``with`` block normally, by an exception or by Ctrl-C, and nothing is left running.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from harness.bootstrap import Artifacts, Bootstrap
+from harness.kafka.broker import BrokerPorts, listener_name_for
+from harness.kafka.cluster import ClusterSpec, KafkaCluster
+from harness.network.toxiproxy import ToxiproxyServer
+from harness.network.wan import ProxyRoute, WanLink, proxy_name
+from harness.ports import LOOPBACK, PortAllocator
+from harness.process import ProcessSupervisor
+
+CLUSTER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
+
+
+class UnknownCluster(KeyError):
+    """A name that is not one of the environment's clusters."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return self.args[0]
+
+
+@dataclass(frozen=True)
+class TopologySpec:
+    """The data centers and which pairs of them have a WAN link (None: every pair)."""
+
+    clusters: tuple[ClusterSpec, ...]
+    links: tuple[tuple[str, str], ...] | None = None
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.clusters]
+        if not names:
+            raise ValueError("a topology needs at least one cluster")
+        for n in names:
+            if not CLUSTER_NAME.match(n):
+                raise ValueError(f"cluster name {n!r} is invalid: use a letter then letters, digits, '_' or '-' "
+                                 "(no '.', which replication policies use as a separator)")
+        seen = {}
+        for n in names:
+            key = listener_name_for(n)
+            if key in seen:
+                raise ValueError(f"cluster names {seen[key]!r} and {n!r} are the same once normalised; rename one")
+            seen[key] = n
+        for c in self.clusters:
+            if c.brokers < 1:
+                raise ValueError(f"cluster {c.name}: brokers must be >= 1, got {c.brokers}")
+        for a, b in self.links or ():
+            for end in (a, b):
+                if end not in names:
+                    raise ValueError(f"link {a}<->{b}: unknown cluster {end!r}; clusters are {names}")
+            if a == b:
+                raise ValueError(f"link {a}<->{b} joins a cluster to itself")
+
+    def link_pairs(self) -> list[tuple[str, str]]:
+        if self.links is None:
+            return list(itertools.combinations([c.name for c in self.clusters], 2))
+        unique: dict[frozenset, tuple[str, str]] = {}
+        for a, b in self.links:
+            unique.setdefault(frozenset((a, b)), (a, b))
+        return list(unique.values())
+
+    def remotes_of(self, name: str) -> list[str]:
+        return sorted({b if a == name else a for a, b in self.link_pairs() if name in (a, b)})
+
+
+@dataclass
+class StartupReport:
+    """How long each part of start-up took, in seconds."""
+
+    toxiproxy_s: float = 0.0
+    format_s: float = 0.0
+    brokers_ready_s: dict[str, float] = field(default_factory=dict)
+    total_s: float = 0.0
+
+
+class Environment:
+    """Starts and owns the clusters, the Toxiproxy server and the WAN links of one topology."""
+
+    def __init__(self, spec: TopologySpec, workdir: Path, artifacts: Artifacts | None = None,
+                 log: Callable[[str], None] | None = None):
+        self.spec = spec
+        self.workdir = Path(workdir).resolve()
+        self._artifacts = artifacts
+        self.log = log or (lambda msg: None)
+        self.supervisor = ProcessSupervisor()
+        self.clusters: dict[str, KafkaCluster] = {}
+        self.links: dict[frozenset, WanLink] = {}
+        self.toxiproxy: ToxiproxyServer | None = None
+        self.startup = StartupReport()
+        self._started = False
+
+    # --- access -----------------------------------------------------------------------
+    def cluster(self, name: str) -> KafkaCluster:
+        try:
+            return self.clusters[name]
+        except KeyError:
+            raise UnknownCluster(f"unknown cluster {name!r}; clusters are {sorted(self.clusters)}") from None
+
+    def link(self, a: str, b: str) -> WanLink:
+        self.cluster(a), self.cluster(b)
+        try:
+            return self.links[frozenset((a, b))]
+        except KeyError:
+            raise UnknownCluster(f"no WAN link between {a!r} and {b!r}; links are "
+                                 f"{sorted(l.name for l in self.links.values())}") from None
+
+    # --- lifecycle --------------------------------------------------------------------
+    def __enter__(self) -> "Environment":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self, timeout_s: float = 180.0) -> StartupReport:
+        """Start Toxiproxy, the proxies and every cluster; returns when all clusters are usable."""
+        t0 = time.monotonic()
+        artifacts = self._artifacts or Bootstrap().ensure_all(with_allure=False)
+        self._started = True
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        ports = PortAllocator()
+
+        self.toxiproxy = ToxiproxyServer(artifacts.toxiproxy_server, ports.take(), self.workdir)
+        self.supervisor.add(self.toxiproxy.process)
+        self.toxiproxy.start()
+        self.startup.toxiproxy_s = time.monotonic() - t0
+
+        broker_ports: dict[str, list[BrokerPorts]] = {}
+        for c in self.spec.clusters:
+            remotes = self.spec.remotes_of(c.name)
+            broker_ports[c.name] = [
+                BrokerPorts(local=ports.take(), controller=ports.take(),
+                            wan={r: ports.take() for r in remotes}, wan_advertised={r: ports.take() for r in remotes})
+                for _ in range(c.brokers)
+            ]
+        for c in self.spec.clusters:
+            cluster = KafkaCluster(c, broker_ports[c.name], self.workdir / c.name, artifacts.java,
+                                   artifacts.broker_classpath)
+            self.clusters[c.name] = cluster
+            for b in cluster.brokers:
+                self.supervisor.add(b.process)
+
+        for a, b in self.spec.link_pairs():
+            link = WanLink(a, b, self._routes(a, b), self.toxiproxy.client)
+            link.create()
+            self.links[frozenset((a, b))] = link
+
+        t1 = time.monotonic()
+        with ThreadPoolExecutor(max_workers=4) as pool:  # StorageTool is a short JVM run each
+            list(pool.map(lambda br: br.format_storage(), [b for c in self.clusters.values() for b in c.brokers]))
+        self.startup.format_s = time.monotonic() - t1
+
+        for c in self.clusters.values():
+            c.start()
+        self.log(f"started {sum(len(c.brokers) for c in self.clusters.values())} broker(s); waiting until usable")
+        # Readiness is only client calls, so waiting in threads is safe (processes were
+        # started from this thread).
+        with ThreadPoolExecutor(max_workers=len(self.clusters)) as pool:
+            futs = {name: pool.submit(c.wait_ready, timeout_s) for name, c in self.clusters.items()}
+            for name, f in futs.items():
+                self.startup.brokers_ready_s[name] = f.result()
+        self.startup.total_s = time.monotonic() - t0
+        return self.startup
+
+    def stop(self) -> list[str]:
+        """Stop every process this environment started (newest first); returns problems seen."""
+        if not self._started:
+            return []
+        problems = self.supervisor.stop_all()
+        self._started = False
+        return problems
+
+    def wipe_files(self) -> None:
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    # --- description ------------------------------------------------------------------
+    def manifest(self) -> dict:
+        """Addresses and log files of everything running, for people and for other tools."""
+        return {
+            "workdir": str(self.workdir),
+            "toxiproxy": {"api": f"http://{LOOPBACK}:{self.toxiproxy.port}" if self.toxiproxy else None,
+                          "log": str(self.toxiproxy.process.log_path) if self.toxiproxy else None},
+            "clusters": {
+                name: {
+                    "bootstrap": c.bootstrap,
+                    "wan_bootstrap": {r: c.wan_bootstrap(r) for r in self.spec.remotes_of(name)},
+                    "brokers": [{"node_id": b.node_id, "pid": b.process.pid, "log": str(b.log_path),
+                                 "config": str(b.config_path)} for b in c.brokers],
+                }
+                for name, c in self.clusters.items()
+            },
+            "links": [l.describe() for l in self.links.values()],
+        }
+
+    def _routes(self, a: str, b: str) -> Iterable[ProxyRoute]:
+        for client, server in ((a, b), (b, a)):
+            for broker in self.clusters[server].brokers:
+                yield ProxyRoute(
+                    name=proxy_name(client, server, broker.node_id), client_cluster=client, server_cluster=server,
+                    listen_port=broker.ports.wan_advertised[client],
+                    upstream=f"{LOOPBACK}:{broker.ports.wan[client]}",
+                )

@@ -1,0 +1,225 @@
+"""A Kafka cluster (one emulated data center) made of local broker processes."""
+
+from __future__ import annotations
+
+import base64
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from harness.kafka.broker import BrokerPorts, BrokerSettings, KafkaBroker
+from harness.process import ProcessError
+
+READY_TOPIC = "__mirrordrill_ready"  # "__" keeps it out of every replicator's default filter
+
+
+class ClusterNotReady(ProcessError):
+    """A cluster did not become usable in time; the message carries the broker log tails."""
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """How one data center's cluster should look."""
+
+    name: str
+    brokers: int = 1
+    heap_mb: int = 512
+    broker_properties: dict[str, str] = field(default_factory=dict)
+
+    def default_properties(self) -> dict[str, str]:
+        """Broker settings sized for a laptop-class machine; replication factors fit the size."""
+        rf = min(3, self.brokers)
+        return {
+            "num.network.threads": "2",
+            "num.io.threads": "4",
+            "num.partitions": "1",
+            "default.replication.factor": str(rf),
+            "min.insync.replicas": "2" if self.brokers >= 3 else "1",
+            "offsets.topic.replication.factor": str(rf),
+            "offsets.topic.num.partitions": "10",
+            "transaction.state.log.replication.factor": str(rf),
+            "transaction.state.log.min.isr": str(min(2, rf)),
+            "transaction.state.log.num.partitions": "10",
+            "share.coordinator.state.topic.replication.factor": str(rf),
+            "share.coordinator.state.topic.min.isr": str(min(2, rf)),
+            "group.initial.rebalance.delay.ms": "0",
+            # Replicators must create remote topics explicitly with the right partition count;
+            # auto-creation would hide that bug behind a 1-partition topic.
+            "auto.create.topics.enable": "false",
+            "unclean.leader.election.enable": "false",
+        }
+
+
+def new_cluster_id() -> str:
+    """A KRaft cluster id (a base64url UUID without padding)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+class KafkaCluster:
+    """The brokers of one data center, with whole-cluster lifecycle and a real readiness check."""
+
+    def __init__(self, spec: ClusterSpec, ports: list[BrokerPorts], workdir: Path,
+                 java: str, classpath: tuple[Path, ...]):
+        if len(ports) != spec.brokers:
+            raise ValueError(f"cluster {spec.name}: {spec.brokers} brokers but {len(ports)} port sets")
+        self.spec = spec
+        self.name = spec.name
+        self.workdir = workdir
+        self.cluster_id = new_cluster_id()
+        voters = ",".join(f"{i + 1}@127.0.0.1:{p.controller}" for i, p in enumerate(ports))
+        props = spec.default_properties() | spec.broker_properties
+        settings = BrokerSettings(cluster_name=spec.name, cluster_id=self.cluster_id, quorum_voters=voters,
+                                  java=java, classpath=classpath, heap_mb=spec.heap_mb, properties=props)
+        self.brokers = [KafkaBroker(i + 1, p, workdir / f"broker-{i + 1}", settings) for i, p in enumerate(ports)]
+
+    # --- addresses --------------------------------------------------------------------
+    @property
+    def bootstrap(self) -> str:
+        """Bootstrap servers for clients inside this data center."""
+        return ",".join(b.local_address for b in self.brokers)
+
+    def wan_bootstrap(self, from_cluster: str) -> str:
+        """Bootstrap servers for clients in ``from_cluster``: through the WAN proxies."""
+        return ",".join(b.wan_address(from_cluster) for b in self.brokers)
+
+    def bootstrap_from(self, client_cluster: str | None) -> str:
+        """Local bootstrap for clients in this cluster (or None), WAN bootstrap otherwise."""
+        return self.bootstrap if client_cluster in (None, self.name) else self.wan_bootstrap(client_cluster)
+
+    def broker(self, node_id: int) -> KafkaBroker:
+        for b in self.brokers:
+            if b.node_id == node_id:
+                return b
+        raise KeyError(f"cluster {self.name} has no broker {node_id} (brokers: {[b.node_id for b in self.brokers]})")
+
+    @property
+    def log_paths(self) -> list[Path]:
+        return [b.log_path for b in self.brokers]
+
+    # --- lifecycle --------------------------------------------------------------------
+    def format(self) -> None:
+        for b in self.brokers:
+            b.format_storage()
+
+    def start(self) -> None:
+        for b in self.brokers:
+            if not b.running:
+                b.start()
+
+    def stop(self) -> None:
+        for b in reversed(self.brokers):
+            b.stop()
+
+    def kill(self) -> None:
+        for b in self.brokers:
+            b.kill()
+
+    def pause(self) -> None:
+        for b in self.brokers:
+            b.pause()
+
+    def resume(self) -> None:
+        for b in self.brokers:
+            b.resume()
+
+    def restart(self, timeout_s: float = 120.0) -> None:
+        """Stop every broker and start again with data kept; returns when usable."""
+        self.stop()
+        self.start()
+        self.wait_ready(timeout_s)
+
+    def wipe(self) -> None:
+        """Kill every broker, delete all data, format afresh; ``start`` brings up an empty cluster."""
+        self.kill()
+        for b in self.brokers:
+            b.wipe()
+
+    # --- clients ----------------------------------------------------------------------
+    def admin(self, from_cluster: str | None = None, **conf) -> AdminClient:
+        # log_level 0: expected connection errors while brokers restart would flood stderr.
+        return AdminClient({"bootstrap.servers": self.bootstrap_from(from_cluster), "log_level": 0, **conf})
+
+    def client_config(self, from_cluster: str | None = None) -> dict[str, str]:
+        return {"bootstrap.servers": self.bootstrap_from(from_cluster)}
+
+    def create_topics(self, topics: Iterable[NewTopic], timeout_s: float = 30.0) -> None:
+        """Create topics, treating 'already exists' as success."""
+        admin = self.admin()  # must outlive the futures, or librdkafka destroys the handle under them
+        futures = admin.create_topics(list(topics), operation_timeout=timeout_s, request_timeout=timeout_s)
+        for name, fut in futures.items():
+            try:
+                fut.result(timeout=timeout_s + 5)
+            except KafkaException as e:
+                if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                    raise
+
+    # --- readiness --------------------------------------------------------------------
+    def wait_ready(self, timeout_s: float = 120.0, from_cluster: str | None = None) -> float:
+        """Block until a client can create a topic and produce/consume on it; returns seconds taken."""
+        started = time.monotonic()
+        deadline = started + timeout_s
+        last_error = "no attempt yet"
+        while time.monotonic() < deadline:
+            self._raise_if_dead()
+            try:
+                round_trip(self, from_cluster, timeout_s=min(15.0, max(1.0, deadline - time.monotonic())))
+                return time.monotonic() - started
+            except (KafkaException, TimeoutError) as e:
+                last_error = str(e)
+                time.sleep(0.5)
+        raise ClusterNotReady(f"cluster {self.name} not ready after {timeout_s:.0f}s: {last_error}\n" + self._tails())
+
+    def _raise_if_dead(self) -> None:
+        dead = [b for b in self.brokers if not b.running and not b.process.paused]
+        if dead:
+            raise ClusterNotReady(
+                f"cluster {self.name}: broker(s) {[b.node_id for b in dead]} exited "
+                f"(code {[b.process.returncode for b in dead]})\n" + self._tails())
+
+    def _tails(self) -> str:
+        return "\n".join(f"--- {b.log_path} (last lines) ---\n{b.process.log_tail(20)}" for b in self.brokers)
+
+
+def round_trip(cluster: KafkaCluster, from_cluster: str | None = None, timeout_s: float = 15.0,
+               topic: str = READY_TOPIC, on_step: Callable[[str], None] | None = None) -> None:
+    """Create ``topic`` (if needed), produce one record with acks=all and read it back."""
+    rf = min(3, len(cluster.brokers))
+    admin = cluster.admin(from_cluster)
+    fut = admin.create_topics([NewTopic(topic, 1, rf)], request_timeout=timeout_s)[topic]
+    try:
+        fut.result(timeout=timeout_s)
+    except KafkaException as e:
+        if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+            raise
+    conf = cluster.client_config(from_cluster)
+    token = uuid.uuid4().hex.encode()
+    producer = Producer({**conf, "acks": "all", "enable.idempotence": True,
+                         "message.timeout.ms": int(timeout_s * 1000), "log_level": 0})
+    delivered: list = []
+    producer.produce(topic, token, on_delivery=lambda err, msg: delivered.append((err, msg)))
+    producer.flush(timeout_s)
+    if not delivered:
+        raise TimeoutError(f"produce to {topic} on {cluster.name} not acknowledged within {timeout_s:.0f}s")
+    err, msg = delivered[0]
+    if err is not None:
+        raise KafkaException(err)
+    producer.close() if hasattr(producer, "close") else None
+    consumer = Consumer({**conf, "group.id": f"__mirrordrill-ready-{uuid.uuid4().hex[:8]}",
+                         "enable.auto.commit": False, "log_level": 0})
+    try:
+        consumer.assign([TopicPartition(topic, msg.partition(), msg.offset())])
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            rec = consumer.poll(0.5)
+            if rec is None or rec.error():
+                continue
+            if rec.value() == token:
+                return
+        raise TimeoutError(f"record produced to {topic} on {cluster.name} not read back within {timeout_s:.0f}s")
+    finally:
+        consumer.close()

@@ -1,0 +1,177 @@
+"""Processes the harness starts, and the one object that stops them on every exit path."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    # If the harness itself is SIGKILLed, the kernel kills the child too: no orphan JVMs.
+    # (PDEATHSIG fires when the *thread* that forked exits, so processes are started from
+    # the main thread or long-lived threads only.)
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+    # A new process group, so a terminal's Ctrl-C reaches the harness only; the harness then
+    # stops its children in order and still writes what it measured.
+    os.setpgid(0, 0)
+
+
+class ProcessError(RuntimeError):
+    """A managed process failed to start or died; the message points at its log."""
+
+
+@dataclass
+class ManagedProcess:
+    """One child process with its log file; stop/kill/pause/resume act on its process group."""
+
+    name: str
+    argv: Sequence[str]
+    log_path: Path
+    env: dict[str, str] | None = None
+    cwd: Path | None = None
+    stop_timeout_s: float = 20.0
+    _popen: subprocess.Popen | None = field(default=None, init=False, repr=False)
+    _log_fh: object = field(default=None, init=False, repr=False)
+    paused: bool = field(default=False, init=False)
+
+    def start(self) -> None:
+        """Start the process (appending to its log, so restarts keep earlier output)."""
+        if self.running:
+            raise ProcessError(f"{self.name} is already running (pid {self.pid})")
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._close_log()
+        self._log_fh = open(self.log_path, "ab", buffering=0)
+        self._log_fh.write(f"\n===== mirrordrill: starting {self.name}: {' '.join(map(str, self.argv))}\n".encode())
+        self._popen = subprocess.Popen(
+            [str(a) for a in self.argv], stdout=self._log_fh, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, env=self.env, cwd=self.cwd, preexec_fn=_die_with_parent,
+        )
+        self.paused = False
+
+    @property
+    def pid(self) -> int | None:
+        return self._popen.pid if self._popen else None
+
+    @property
+    def running(self) -> bool:
+        return self._popen is not None and self._popen.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.poll() if self._popen else None
+
+    def _signal(self, sig: int) -> None:
+        if self.running:
+            try:
+                os.killpg(self._popen.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def stop(self, timeout_s: float | None = None) -> None:
+        """SIGTERM, then SIGKILL after the grace period; a no-op when not running."""
+        if not self.running:
+            self._close_log()
+            return
+        if self.paused:  # a stopped process cannot act on SIGTERM
+            self._signal(signal.SIGCONT)
+            self.paused = False
+        self._signal(signal.SIGTERM)
+        try:
+            self._popen.wait(timeout=self.stop_timeout_s if timeout_s is None else timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        self._close_log()
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group and reap it."""
+        if self._popen is None:
+            return
+        self._signal(signal.SIGKILL)
+        try:
+            self._popen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.paused = False
+        self._close_log()
+
+    def pause(self) -> None:
+        """SIGSTOP: a frozen process (long GC pause, frozen VM), distinct from a crash."""
+        self._signal(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        self._signal(signal.SIGCONT)
+        self.paused = False
+
+    def wait(self, timeout_s: float | None = None) -> int | None:
+        if self._popen is None:
+            return None
+        try:
+            return self._popen.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The last lines of the log, for error messages."""
+        try:
+            data = self.log_path.read_bytes()[-64 * 1024:]
+        except OSError:
+            return ""
+        return "\n".join(data.decode(errors="replace").splitlines()[-lines:])
+
+    def _close_log(self) -> None:
+        if self._log_fh is not None and (self._popen is None or self._popen.poll() is not None):
+            self._log_fh.close()
+            self._log_fh = None
+
+
+class ProcessSupervisor:
+    """Owns every process of one environment and stops them all, newest first."""
+
+    def __init__(self) -> None:
+        self._procs: list[ManagedProcess] = []
+        self._lock = threading.Lock()
+
+    def add(self, proc: ManagedProcess) -> ManagedProcess:
+        with self._lock:
+            self._procs.append(proc)
+        return proc
+
+    def remove(self, proc: ManagedProcess) -> None:
+        with self._lock:
+            if proc in self._procs:
+                self._procs.remove(proc)
+
+    @property
+    def processes(self) -> list[ManagedProcess]:
+        with self._lock:
+            return list(self._procs)
+
+    def stop_all(self, timeout_s: float = 20.0) -> list[str]:
+        """Stop everything (SIGTERM in parallel, SIGKILL stragglers); returns problems seen."""
+        problems: list[str] = []
+        procs = list(reversed(self.processes))
+        for p in procs:
+            if p.paused:
+                p.resume()
+            p._signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        for p in procs:
+            remaining = max(0.1, deadline - time.monotonic())
+            if p.wait(remaining) is None and p.running:
+                problems.append(f"{p.name} ignored SIGTERM for {timeout_s:.0f}s; killed")
+                p.kill()
+            p._close_log()
+        return problems
