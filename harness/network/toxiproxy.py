@@ -90,7 +90,7 @@ class ToxiproxyServer:
         self.port = port
         self.process = ManagedProcess(
             name="toxiproxy", argv=[str(binary), "-host", LOOPBACK, "-port", str(port)],
-            log_path=workdir / "toxiproxy.log", stop_timeout_s=5.0,
+            log_path=workdir / "toxiproxy.log", cwd=workdir, stop_timeout_s=5.0,
         )
         self.client = ToxiproxyClient(LOOPBACK, port)
 

@@ -1,0 +1,72 @@
+"""Test-session plumbing: options, the shared artifact cache, and the orphan-process guard."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("mirrordrill")
+    group.addoption("--drills", action="store", nargs="?", const="scenarios", default=None, metavar="DIR",
+                    help="also run every drill file in DIR (default: scenarios/) as a test")
+    group.addoption("--run-slow", action="store_true", default=False, help="run tests marked slow (long drills)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="long-running: pass --run-slow to run it")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def artifacts():
+    """Every installed artifact (installed on first use, from the cache afterwards)."""
+    from harness.bootstrap import Bootstrap
+    return Bootstrap().ensure_all(with_allure=False)
+
+
+@pytest.fixture(scope="session")
+def session_workdir(tmp_path_factory) -> Path:
+    """Root of every process's working folder in this session (the orphan guard looks here)."""
+    return tmp_path_factory.getbasetemp()
+
+
+def processes_under(root: Path) -> list[tuple[int, str]]:
+    """Live processes whose working directory is inside ``root``: the ones our tests started."""
+    root = str(root.resolve())
+    found = []
+    for pid_dir in Path("/proc").iterdir():
+        if not pid_dir.name.isdigit() or int(pid_dir.name) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(pid_dir / "cwd")
+            if cwd == root or cwd.startswith(root + os.sep):
+                cmd = (pid_dir / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                found.append((int(pid_dir.name), cmd[:200]))
+        except OSError:
+            continue
+    return found
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # A test run must leave no JVM, proxy or Spark process behind; if one survived, that is a
+    # bug in an exit path: fail the run, name the process, and clean up after it.
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None or getattr(factory, "_basetemp", None) is None:
+        return
+    orphans = processes_under(factory.getbasetemp())
+    if orphans:
+        for pid, cmd in orphans:
+            print(f"\nmirrordrill: ORPHAN process left by the tests: pid {pid}: {cmd}")
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

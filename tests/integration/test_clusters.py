@@ -1,0 +1,110 @@
+"""Real Kafka clusters: start, accept writes, and survive the lifecycle faults drills inject."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from confluent_kafka import KafkaException
+
+from harness.environment import Environment, TopologySpec
+from harness.kafka.cluster import ClusterSpec, round_trip
+
+from .kafka_helpers import new_topic, produce_values, read_values, unique_topic
+
+pytestmark = pytest.mark.integration
+
+
+def test_two_clusters_accept_writes_locally_and_across_the_wan(wan_env):
+    for name, remote in (("east", "west"), ("west", "east")):
+        cluster = wan_env.cluster(name)
+        topic = unique_topic(f"writes-{name}")
+        cluster.create_topics([new_topic(topic, partitions=3)])
+        local = [f"{name}-local-{i}".encode() for i in range(50)]
+        remote_values = [f"{name}-from-{remote}-{i}".encode() for i in range(50)]
+        assert produce_values(cluster.bootstrap, topic, local) == [None] * 50
+        assert produce_values(cluster.wan_bootstrap(remote), topic, remote_values) == [None] * 50
+        assert sorted(read_values(cluster.bootstrap, topic, partitions=3)) == sorted(local + remote_values)
+
+
+def test_clusters_are_separate_data_centers(wan_env):
+    topic = unique_topic("only-east")
+    wan_env.cluster("east").create_topics([new_topic(topic)])
+    assert produce_values(wan_env.cluster("east").bootstrap, topic, [b"x"]) == [None]
+    west_topics = wan_env.cluster("west").admin().list_topics(timeout=10).topics
+    assert topic not in west_topics
+
+
+def test_unknown_cluster_error_names_the_valid_ones(wan_env):
+    with pytest.raises(KeyError, match=r"unknown cluster 'north'; clusters are \['east', 'west'\]"):
+        wan_env.cluster("north")
+
+
+@pytest.fixture(scope="module")
+def three_broker_env(artifacts, session_workdir):
+    """One data center of three brokers (a three-voter KRaft quorum) for lifecycle faults."""
+    spec = TopologySpec(clusters=(ClusterSpec("dc", brokers=3, heap_mb=384),))
+    with Environment(spec, session_workdir / "three-brokers", artifacts) as env:
+        yield env
+
+
+def test_killed_broker_restarts_with_its_data(three_broker_env):
+    cluster = three_broker_env.cluster("dc")
+    topic = unique_topic("kill9")
+    cluster.create_topics([new_topic(topic, partitions=3, rf=3)])
+    before = [f"before-{i}".encode() for i in range(200)]
+    assert produce_values(cluster.bootstrap, topic, before) == [None] * 200
+
+    victim = cluster.broker(2)
+    victim.kill()
+    assert not victim.running
+    # two of three replicas left: min.insync.replicas=2 still accepts acks=all writes
+    during = [f"during-{i}".encode() for i in range(100)]
+    assert produce_values(cluster.bootstrap, topic, during) == [None] * 100
+
+    victim.start()
+    cluster.wait_ready(120)
+    segment_files = list((victim.data_dir).glob(f"{topic}-*/*.log"))
+    assert segment_files, "the restarted broker lost its log directory"
+    assert sorted(read_values(cluster.bootstrap, topic, partitions=3)) == sorted(before + during)
+
+
+def test_whole_cluster_kill_and_restart_keeps_data(three_broker_env):
+    cluster = three_broker_env.cluster("dc")
+    topic = unique_topic("cluster-kill")
+    cluster.create_topics([new_topic(topic, partitions=2, rf=3)])
+    values = [f"v{i}".encode() for i in range(100)]
+    assert produce_values(cluster.bootstrap, topic, values) == [None] * 100
+    cluster.kill()
+    assert not any(b.running for b in cluster.brokers)
+    cluster.start()
+    cluster.wait_ready(180)
+    assert sorted(read_values(cluster.bootstrap, topic, partitions=2)) == sorted(values)
+
+
+def test_paused_broker_resumes(artifacts, session_workdir):
+    spec = TopologySpec(clusters=(ClusterSpec("solo"),))
+    with Environment(spec, session_workdir / "pause", artifacts) as env:
+        cluster = env.cluster("solo")
+        broker = cluster.brokers[0]
+        broker.pause()
+        assert broker.running and broker.process.paused
+        with pytest.raises((KafkaException, TimeoutError)):
+            round_trip(cluster, timeout_s=3)  # a frozen broker answers nothing
+        broker.resume()
+        round_trip(cluster, timeout_s=30)
+        topic = unique_topic("after-pause")
+        cluster.create_topics([new_topic(topic)])
+        assert produce_values(cluster.bootstrap, topic, [b"alive"]) == [None]
+
+
+def test_wiped_cluster_comes_back_empty(artifacts, session_workdir):
+    spec = TopologySpec(clusters=(ClusterSpec("wipe"),))
+    with Environment(spec, session_workdir / "wipe", artifacts) as env:
+        cluster = env.cluster("wipe")
+        topic = unique_topic("doomed")
+        cluster.create_topics([new_topic(topic)])
+        cluster.wipe()
+        cluster.start()
+        cluster.wait_ready(120)
+        assert topic not in cluster.admin().list_topics(timeout=10).topics

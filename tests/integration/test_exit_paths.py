@@ -1,0 +1,70 @@
+"""Every process an environment starts is stopped on every exit path."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.environment import Environment, TopologySpec
+from harness.kafka.cluster import ClusterNotReady, ClusterSpec
+from tests.conftest import processes_under
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _spec(**broker_properties) -> TopologySpec:
+    return TopologySpec(clusters=(ClusterSpec("a", broker_properties=broker_properties), ClusterSpec("b")))
+
+
+def test_exception_inside_the_block_stops_everything(artifacts, tmp_path):
+    with pytest.raises(RuntimeError, match="drill failed"):
+        with Environment(_spec(), tmp_path / "env", artifacts) as env:
+            assert len(processes_under(tmp_path)) == 3  # toxiproxy + two brokers
+            raise RuntimeError("drill failed")
+    assert processes_under(tmp_path) == []
+
+
+def test_failure_during_start_up_stops_what_had_started(artifacts, tmp_path):
+    # A missing authorizer class passes storage formatting but makes broker a/1 exit at start,
+    # while b/1 and toxiproxy are already running.
+    env = Environment(_spec(**{"authorizer.class.name": "com.example.NoSuchAuthorizer"}), tmp_path / "env", artifacts)
+    with pytest.raises(ClusterNotReady) as err:
+        with env:
+            pass
+    assert "broker" in str(err.value) and "broker.log" in str(err.value)
+    assert processes_under(tmp_path) == []
+
+
+def test_ctrl_c_on_the_cli_stops_everything(tmp_path):
+    workdir = tmp_path / "up"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "up", "--clusters", "x,y",
+                             "--workdir", str(workdir)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, cwd=tmp_path, env=env)
+    lines = []
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "Ctrl-C stops everything" in line:
+                break
+        assert any("ready in" in l for l in lines), "".join(lines)
+        assert (workdir / "manifest.json").exists()
+        assert len(processes_under(workdir)) == 3
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert processes_under(workdir) == []
