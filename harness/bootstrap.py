@@ -23,6 +23,7 @@ from typing import Callable, Iterator
 from harness import versions
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+REPLICATOR_JVM_DIR = REPO_ROOT / "replicator" / "jvm"
 ALLURE_DIR = REPO_ROOT / "reports" / "allure"
 JVM_PROFILES = ("broker", "mirrormaker", "spark-kafka")
 MIN_JAVA = 17
@@ -45,6 +46,7 @@ class Artifacts:
     broker_classpath: tuple[Path, ...]
     mirrormaker_classpath: tuple[Path, ...]
     spark_kafka_jars: tuple[Path, ...]
+    replicator_jar: Path
     toxiproxy_server: Path
     allure_cli: Path | None
 
@@ -122,6 +124,32 @@ class Bootstrap:
         shutil.rmtree(dest, ignore_errors=True)
         tmp.rename(dest)
 
+    # --- the replicator's producer interceptor ----------------------------------------
+    def replicator_jar(self) -> Path:
+        """The bundled replicator's JVM jar (a producer interceptor), built from replicator/jvm."""
+        sources = sorted(REPLICATOR_JVM_DIR.rglob("*.java")) + [REPLICATOR_JVM_DIR / "pom.xml"]
+        dest = self.home / "replicator-jvm" / _digest(*sources)
+        jar = dest / "mirrordrill-replicator-jvm.jar"
+        if not (dest / ".complete").exists():
+            with self._lock("replicator-jvm"):
+                if not (dest / ".complete").exists():
+                    mvn = _require_tool("mvn", "once, to build the replicator's producer interceptor",
+                                        "Install Maven 3.8+ (Debian: apt-get install maven).")
+                    self.java()
+                    self.log(f"building the replicator's JVM part (Maven, once) into {dest}")
+                    tmp = Path(tempfile.mkdtemp(prefix=".replicator-jvm-", dir=self._ensure(dest.parent)))
+                    build = tmp / "build"
+                    shutil.copytree(REPLICATOR_JVM_DIR, build, ignore=shutil.ignore_patterns("target"))
+                    self._run([mvn, "-B", "-q", "package", "-DskipTests"], "mvn (replicator-jvm)",
+                              "Check that Maven Central is reachable and javac (JDK 17) is installed, then rerun.",
+                              cwd=build)
+                    shutil.copy2(build / "target" / jar.name, tmp / jar.name)
+                    shutil.rmtree(build)
+                    (tmp / ".complete").touch()
+                    shutil.rmtree(dest, ignore_errors=True)
+                    tmp.rename(dest)
+        return jar
+
     # --- Toxiproxy --------------------------------------------------------------------
     def toxiproxy_server(self) -> Path:
         """The Toxiproxy server binary, built from its Go module at the pinned tag."""
@@ -177,6 +205,7 @@ class Bootstrap:
             broker_classpath=self.jvm_classpath("broker"),
             mirrormaker_classpath=self.jvm_classpath("mirrormaker"),
             spark_kafka_jars=self.jvm_classpath("spark-kafka"),
+            replicator_jar=self.replicator_jar(),
             toxiproxy_server=self.toxiproxy_server(),
             allure_cli=self.allure_cli() if with_allure else None,
         )

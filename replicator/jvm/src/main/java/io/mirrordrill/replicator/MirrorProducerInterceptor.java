@@ -1,0 +1,152 @@
+package io.mirrordrill.replicator;
+
+import java.io.IOException;
+import java.io.Writer;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+import org.apache.kafka.clients.producer.ProducerInterceptor;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+
+/**
+ * Runs inside the producer of Spark's Kafka sink, for two jobs Spark's sink cannot do.
+ *
+ * 1. Keep the source record's timestamp: Spark's sink has no timestamp column, so the job
+ *    carries it in the header {@code __mirrordrill.ts} (8 bytes, big-endian epoch ms); here it
+ *    becomes the record's timestamp and the header is removed.
+ * 2. Measure replication per target partition at acknowledgement: records, bytes, and the
+ *    latency (ack time minus source timestamp, MirrorMaker 2's replication-latency-ms) as a
+ *    log-scale histogram. Cumulative figures go to a JSON file every second (config
+ *    {@code mirrordrill.metrics.dir}), which the replicator's Python side aggregates.
+ */
+public class MirrorProducerInterceptor implements ProducerInterceptor<byte[], byte[]> {
+    public static final String TIMESTAMP_HEADER = "__mirrordrill.ts";
+    public static final String METRICS_DIR_CONFIG = "mirrordrill.metrics.dir";
+    /** Bucket i counts latencies in [2^(i-1), 2^i) ms; bucket 0 counts latencies below 1 ms. */
+    static final int BUCKETS = 32;
+
+    private final Map<String, PartitionStats> stats = new ConcurrentHashMap<>();
+    private ScheduledExecutorService flusher;
+    private Path metricsFile;
+
+    static final class PartitionStats {
+        final AtomicLongArray histogram = new AtomicLongArray(BUCKETS);
+        final AtomicLongArray totals = new AtomicLongArray(5); // records, bytes, errors, latencySum, latencyMax
+    }
+
+    @Override
+    public void configure(Map<String, ?> configs) {
+        Object dir = configs.get(METRICS_DIR_CONFIG);
+        if (dir == null || dir.toString().isEmpty()) {
+            return;
+        }
+        try {
+            Files.createDirectories(Paths.get(dir.toString()));
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot create metrics dir " + dir, e);
+        }
+        metricsFile = Paths.get(dir.toString(), "producer-" + UUID.randomUUID() + ".json");
+        flusher = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "mirrordrill-metrics");
+            t.setDaemon(true);
+            return t;
+        });
+        flusher.scheduleAtFixedRate(this::writeMetrics, 1, 1, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public ProducerRecord<byte[], byte[]> onSend(ProducerRecord<byte[], byte[]> record) {
+        Header ts = record.headers().lastHeader(TIMESTAMP_HEADER);
+        if (ts == null || ts.value() == null || ts.value().length != 8) {
+            return record;
+        }
+        RecordHeaders kept = new RecordHeaders();
+        for (Header h : record.headers()) {
+            if (!TIMESTAMP_HEADER.equals(h.key())) {
+                kept.add(h);
+            }
+        }
+        long timestamp = ByteBuffer.wrap(ts.value()).getLong();
+        return new ProducerRecord<>(record.topic(), record.partition(), timestamp, record.key(), record.value(), kept);
+    }
+
+    @Override
+    public void onAcknowledgement(RecordMetadata metadata, Exception exception) {
+        if (metadata == null || metadata.partition() < 0) {
+            return;
+        }
+        PartitionStats s = stats.computeIfAbsent(metadata.topic() + "\u0000" + metadata.partition(), k -> new PartitionStats());
+        if (exception != null) {
+            s.totals.incrementAndGet(2);
+            return;
+        }
+        long latency = Math.max(0, System.currentTimeMillis() - metadata.timestamp());
+        s.totals.incrementAndGet(0);
+        s.totals.addAndGet(1, Math.max(0, metadata.serializedKeySize()) + Math.max(0, metadata.serializedValueSize()));
+        s.totals.addAndGet(3, latency);
+        s.totals.accumulateAndGet(4, latency, Math::max);
+        int bucket = latency == 0 ? 0 : Math.min(BUCKETS - 1, 64 - Long.numberOfLeadingZeros(latency));
+        s.histogram.incrementAndGet(bucket);
+    }
+
+    private void writeMetrics() {
+        StringBuilder json = new StringBuilder(256 + stats.size() * 256);
+        json.append("{\"written_ms\":").append(System.currentTimeMillis()).append(",\"partitions\":[");
+        boolean first = true;
+        for (Map.Entry<String, PartitionStats> e : stats.entrySet()) {
+            String[] tp = e.getKey().split("\u0000", 2);
+            PartitionStats s = e.getValue();
+            if (!first) {
+                json.append(',');
+            }
+            first = false;
+            json.append("{\"topic\":\"").append(escape(tp[0])).append("\",\"partition\":").append(tp[1])
+                .append(",\"records\":").append(s.totals.get(0))
+                .append(",\"bytes\":").append(s.totals.get(1))
+                .append(",\"errors\":").append(s.totals.get(2))
+                .append(",\"latency_sum_ms\":").append(s.totals.get(3))
+                .append(",\"latency_max_ms\":").append(s.totals.get(4))
+                .append(",\"latency_histogram\":[");
+            for (int i = 0; i < BUCKETS; i++) {
+                json.append(i == 0 ? "" : ",").append(s.histogram.get(i));
+            }
+            json.append("]}");
+        }
+        json.append("]}\n");
+        try {
+            Path tmp = metricsFile.resolveSibling(metricsFile.getFileName() + ".tmp");
+            try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
+                w.write(json.toString());
+            }
+            Files.move(tmp, metricsFile, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException ignored) {
+            // Metrics are best effort; replication must never fail because a file could not be written.
+        }
+    }
+
+    private static String escape(String s) {
+        return s.replace("\\", "\\\\").replace("\"", "\\\"");
+    }
+
+    @Override
+    public void close() {
+        if (flusher != null) {
+            flusher.shutdown();
+            writeMetrics();
+        }
+    }
+}
