@@ -1,0 +1,322 @@
+"""The replicator process: one Spark session running every flow, plus each flow's control plane.
+
+Data moves in Spark (``spark_stream``). Around it, per flow and on MM2's schedules: topic
+discovery and remote-topic creation (a query restarts when its topic set changes, and after
+any failure, from its checkpoint, so nothing is lost), config sync, heartbeats, checkpoints
+with exact offset translation, optional group offset sync, and metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from replicator.checkpoints import CheckpointEmitter
+from replicator.config import FlowConfig, ReplicatorConfig
+from replicator.headers import source_offset_of
+from replicator.heartbeats import HeartbeatEmitter
+from replicator.metrics import MetricsTracker, as_document, write_json_atomically
+from replicator.offset_index import OffsetIndex
+from replicator.spark_stream import StreamPlan, start_query
+from replicator.topic_sync import TopicSync
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+log = logging.getLogger("replicator")
+
+# Java client settings librdkafka understands too (the control plane uses librdkafka).
+_LIBRDKAFKA_KEYS = {"bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.mechanisms",
+                    "sasl.username", "sasl.password", "client.id"}
+
+
+def librdkafka_conf(java_conf: dict[str, str]) -> dict:
+    return {k: v for k, v in java_conf.items() if k in _LIBRDKAFKA_KEYS} | {"log_level": 3}
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+class _Every:
+    """A schedule: due now and then every ``seconds`` (never when ``seconds`` is None)."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+        self.next = time.monotonic() if seconds is not None else float("inf")
+
+    def due(self, now: float) -> bool:
+        if now < self.next:
+            return False
+        self.next = now + (self.seconds or 0)
+        return True
+
+    def now(self) -> None:
+        self.next = time.monotonic()
+
+
+@dataclass
+class FlowStatus:
+    topics: list[str] = field(default_factory=list)
+    query_starts: int = 0
+    query_failures: int = 0
+    last_error: str | None = None
+    heartbeats: int = 0
+    checkpoints: int = 0
+
+
+class FlowRuntime:
+    """One flow: its Spark query and its control plane."""
+
+    def __init__(self, config: ReplicatorConfig, flow: FlowConfig, workdir: Path):
+        self.flow = flow
+        self.name = flow.name
+        self.policy = flow.replication_policy()
+        self.selector = flow.topic_selector()
+        src_admin_conf = config.client_config(flow, "source_admin")
+        tgt_admin_conf = config.client_config(flow, "target_admin")
+        self.source_bootstrap = src_admin_conf["bootstrap.servers"]
+        self.target_bootstrap = tgt_admin_conf["bootstrap.servers"]
+        self.source_consumer_conf = config.client_config(flow, "source_consumer")
+        self.target_producer_conf = config.client_config(flow, "target_producer")
+        self.source_admin = AdminClient(librdkafka_conf(src_admin_conf))
+        self.target_admin = AdminClient(librdkafka_conf(tgt_admin_conf))
+        self.target_producer = Producer(librdkafka_conf(tgt_admin_conf) | {"acks": "all", "linger.ms": 5})
+        self.topic_sync = TopicSync(self.selector, self.source_admin, self.target_admin,
+                                    flow.config_property_filter() if flow.sync_topic_configs_enabled else None,
+                                    flow.replication_factor)
+        self.index = OffsetIndex(librdkafka_conf(tgt_admin_conf))
+        self.checkpoints = CheckpointEmitter(
+            flow.source, self.selector, flow.group_filter(), self.source_admin, self.target_admin,
+            self.target_producer, self.index, self.policy.checkpoints_topic(flow.source),
+            flow.checkpoints_topic_replication_factor, flow.sync_group_offsets_enabled)
+        self.heartbeats = HeartbeatEmitter(flow.source, flow.target, self.policy.heartbeats_topic(),
+                                           self.target_admin, self.target_producer,
+                                           flow.heartbeats_topic_replication_factor)
+        self.starting_offsets = config.starting_offsets(flow)
+        base = Path(config.flow_checkpoint_dir(flow) or workdir / "checkpoints" / _safe_name(flow.name))
+        self.checkpoint_dir = base
+        self.metrics_dir = workdir / "metrics" / _safe_name(flow.name)
+        self.metrics = MetricsTracker(self.metrics_dir)
+        self.query: "StreamingQuery | None" = None
+        self.topics: tuple[str, ...] = ()
+        self.partitions: dict[str, int] = {}
+        self.status = FlowStatus()
+        self.refresh = _Every(flow.schedule_seconds("refresh_topics"))
+        self.config_sync = _Every(flow.schedule_seconds("sync_topic_configs"))
+        self.heartbeat_every = _Every(flow.schedule_seconds("emit_heartbeats"))
+        self.checkpoint_every = _Every(flow.schedule_seconds("emit_checkpoints"))
+        self._lag_consumer: Consumer | None = None
+        self._source_consumer: Consumer | None = None
+        self._restart_after = 0.0
+
+    # --- data path --------------------------------------------------------------------
+    def plan(self) -> StreamPlan:
+        f = self.flow
+        return StreamPlan(
+            name=self.name, source_alias=f.source, target_alias=f.target,
+            source_bootstrap=self.source_bootstrap, target_bootstrap=self.target_bootstrap,
+            topics=self.topics, remote_topic_prefix=self.policy.format_remote_topic(f.source, ""),
+            checkpoint_dir=self.checkpoint_dir, metrics_dir=self.metrics_dir, mode=f.mode,
+            trigger_interval=f.effective_trigger_interval, max_offsets_per_trigger=f.max_offsets_per_trigger,
+            starting_offsets=self.starting_offsets,
+            use_provenance=f.replication_policy_class == "identity" and f.provenance_header,
+            consumer=self.source_consumer_conf, producer=self.target_producer_conf,
+        )
+
+    def _sync_topics(self) -> bool:
+        """Create/grow remote topics; True when the set of replicated topics changed."""
+        result = self.topic_sync.sync()
+        topics = tuple(sorted(result.selected))
+        grown = any(self.partitions.get(t, n) < n for t, n in result.partitions.items())
+        self.partitions = result.partitions
+        changed = topics != self.topics
+        self.topics = topics
+        self.status.topics = list(topics)
+        return changed or grown
+
+    def tick(self, spark: "SparkSession", now: float) -> None:
+        """Advance everything that is due; failures are logged and retried, never fatal."""
+        if self.query is not None and not self.query.isActive:
+            err = self.query.exception()
+            self.status.query_failures += 1
+            self.status.last_error = str(err)[:2000] if err else "stopped"
+            log.warning("flow %s: query stopped (%s); re-syncing topics and restarting from its checkpoint",
+                        self.name, (str(err) or "")[:500])
+            self.query = None
+            self._restart_after = now + 2.0
+            self.refresh.now()
+        if self.refresh.due(now) or (self.query is None and now >= self._restart_after):
+            self._guard("topic sync", lambda: self._refresh_and_start(spark, now))
+        if self.config_sync.due(now) and self.topic_sync.config_filter is not None:
+            self._guard("config sync", self.topic_sync.sync)
+        if self.heartbeat_every.due(now):
+            self._guard("heartbeat", self._heartbeat)
+        if self.checkpoint_every.due(now) and self.topics:
+            self._guard("checkpoints", self._checkpoint)
+
+    def _refresh_and_start(self, spark: "SparkSession", now: float) -> None:
+        changed = self._sync_topics()
+        if self.query is not None and changed:
+            log.info("flow %s: topics now %s; restarting the query", self.name, list(self.topics))
+            self.stop_query()
+        if self.query is None and self.topics and now >= self._restart_after:
+            self.query = start_query(spark, self.plan())
+            self.status.query_starts += 1
+            log.info("flow %s: replicating %s (%s mode)", self.name, list(self.topics), self.flow.mode)
+
+    def _heartbeat(self) -> None:
+        self.heartbeats.emit()
+        self.status.heartbeats += 1
+
+    def _checkpoint(self) -> None:
+        self.status.checkpoints += len(self.checkpoints.emit())
+
+    def _guard(self, what: str, fn: Callable[[], object]) -> None:
+        try:
+            fn()
+        except Exception as e:  # a WAN partition or a dead cluster must not stop the replicator
+            log.warning("flow %s: %s failed: %s", self.name, what, e)
+            self.status.last_error = f"{what}: {e}"[:2000]
+
+    def stop_query(self) -> None:
+        if self.query is not None:
+            try:
+                self.query.stop()
+            except Exception as e:
+                log.warning("flow %s: stopping the query: %s", self.name, e)
+            self.query = None
+
+    # --- lag --------------------------------------------------------------------------
+    def lag(self) -> dict[tuple[str, int], int]:
+        """Per remote partition: source end offset minus (source offset of the last record on the target + 1)."""
+        if self._lag_consumer is None:
+            self._lag_consumer = Consumer(librdkafka_conf({"bootstrap.servers": self.target_bootstrap}) | {
+                "group.id": "__mirrordrill-lag", "enable.auto.commit": False, "log_level": 0})
+            self._source_consumer = Consumer(librdkafka_conf({"bootstrap.servers": self.source_bootstrap}) | {
+                "group.id": "__mirrordrill-lag", "enable.auto.commit": False, "log_level": 0})
+        out = {}
+        for topic, n in self.partitions.items():
+            remote = self.policy.format_remote_topic(self.flow.source, topic)
+            for p in range(n):
+                _, src_high = self._source_consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)
+                out[(remote, p)] = max(0, src_high - self._replicated_position(remote, p))
+        return out
+
+    def _replicated_position(self, remote: str, partition: int) -> int:
+        c = self._lag_consumer
+        low, high = c.get_watermark_offsets(TopicPartition(remote, partition), timeout=5)
+        if high <= low:
+            return 0
+        c.assign([TopicPartition(remote, partition, high - 1)])
+        try:
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                m = c.poll(0.2)
+                if m is not None and not m.error():
+                    src = source_offset_of(m.headers())
+                    return (src + 1) if src is not None else 0
+            return 0
+        finally:
+            c.unassign()
+
+    def close(self) -> None:
+        self.stop_query()
+        self.target_producer.flush(5)
+        self.index.close()
+        for c in (self._lag_consumer, self._source_consumer):
+            if c is not None:
+                c.close()
+
+
+def spark_master_for(config: ReplicatorConfig, partitions_needed: int) -> str:
+    """``local[*]`` becomes enough task slots: num_streams per micro-batch flow, one per partition in real time."""
+    if config.spark_master.strip() != "local[*]":
+        return config.spark_master
+    slots = sum(f.tasks_max for f in config.enabled_flows() if f.mode == "microbatch")
+    slots += partitions_needed
+    return f"local[{max(1, slots)}]"
+
+
+class Replicator:
+    """Runs every enabled flow of a configuration until ``stop`` is set."""
+
+    def __init__(self, config: ReplicatorConfig, workdir: Path, jars: list[Path], status_file: Path | None = None):
+        self.config = config
+        self.workdir = Path(workdir)
+        self.jars = jars
+        self.status_file = status_file or self.workdir / "metrics.json"
+        self.flows: list[FlowRuntime] = []
+        self.spark: "SparkSession | None" = None
+
+    def _start_spark(self) -> "SparkSession":
+        from pyspark.sql import SparkSession
+        # Spark binds to the host's first interface by default; drills live on loopback.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        realtime_partitions = 0
+        for fr in self.flows:
+            if fr.flow.mode == "realtime":
+                try:
+                    fr._sync_topics()
+                except Exception as e:
+                    log.warning("flow %s: first topic sync failed: %s", fr.name, e)
+                # headroom so topics created later still find task slots
+                realtime_partitions += max(4, 2 * sum(fr.partitions.values()))
+        master = spark_master_for(self.config, realtime_partitions)
+        log.info("starting Spark (%s)", master)
+        (self.workdir / "spark-tmp").mkdir(parents=True, exist_ok=True)
+        spark = (SparkSession.builder.master(master).appName("mirrordrill-replicator")
+                 .config("spark.jars", ",".join(str(j) for j in self.jars))
+                 .config("spark.ui.enabled", os.environ.get("MIRRORDRILL_SPARK_UI", "false"))
+                 .config("spark.sql.shuffle.partitions", "2")
+                 .config("spark.local.dir", str(self.workdir / "spark-tmp"))
+                 .config("spark.driver.memory", os.environ.get("MIRRORDRILL_SPARK_DRIVER_MEMORY", "1g"))
+                 .config("spark.sql.streaming.stopTimeout", "10s")
+                 .getOrCreate())
+        spark.sparkContext.setLogLevel(os.environ.get("MIRRORDRILL_SPARK_LOG_LEVEL", "WARN"))
+        return spark
+
+    def run(self, stop: threading.Event) -> None:
+        """Replicate until ``stop`` is set; stops queries and Spark on the way out."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        flows = self.config.enabled_flows()
+        if not flows:
+            raise ValueError("no enabled flow in the configuration (set A->B.enabled = true)")
+        self.flows = [FlowRuntime(self.config, f, self.workdir) for f in flows]
+        try:
+            self.spark = self._start_spark()
+            lag_every = _Every(2.0)
+            lag: dict[str, dict] = {}
+            while not stop.is_set():
+                now = time.monotonic()
+                for fr in self.flows:
+                    fr.tick(self.spark, now)
+                if lag_every.due(now):
+                    for fr in self.flows:
+                        try:
+                            lag[fr.name] = fr.lag()
+                        except Exception as e:
+                            log.debug("flow %s: lag probe failed: %s", fr.name, e)
+                self._write_status(lag)
+                stop.wait(1.0)
+        finally:
+            for fr in self.flows:
+                fr.close()
+            if self.spark is not None:
+                self.spark.stop()
+            self._write_status({})
+
+    def _write_status(self, lag: dict[str, dict]) -> None:
+        flows = {fr.name: fr.metrics.sample(lag.get(fr.name)) for fr in self.flows}
+        status = {fr.name: vars(fr.status) for fr in self.flows}
+        write_json_atomically(self.status_file, as_document(flows, {"status": status}))

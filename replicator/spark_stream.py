@@ -1,0 +1,130 @@
+"""The data path of one flow: a Spark Structured Streaming query, Kafka source to Kafka sink.
+
+Record N of source partition p lands in partition p of the remote topic, in order: the sink
+is told the partition explicitly, each Spark task writes one source partition's records in
+offset order through an idempotent producer, and ``minPartitions`` is never set (it would
+split one Kafka partition across tasks and reorder it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, TIMESTAMP_HEADER
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import StreamingQuery
+
+INTERCEPTOR_CLASS = "io.mirrordrill.replicator.MirrorProducerInterceptor"
+
+# Options Spark's Kafka source/sink manage themselves and refuse (or that would break the
+# replicator's guarantees) when passed through as ``kafka.*``.
+_SPARK_OWNED = {
+    "group.id", "auto.offset.reset", "enable.auto.commit", "key.deserializer", "value.deserializer",
+    "key.serializer", "value.serializer", "interceptor.classes", "bootstrap.servers",
+}
+
+# The producer settings a replicator must not weaken: ordering and no silent loss.
+SAFE_PRODUCER_DEFAULTS = {
+    "acks": "all",
+    "enable.idempotence": "true",
+    "max.in.flight.requests.per.connection": "5",
+    "delivery.timeout.ms": "120000",
+    "linger.ms": "5",
+    "batch.size": "262144",
+    "compression.type": "none",
+}
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    """Everything one flow's query needs, already resolved to addresses and names."""
+
+    name: str  # "A->B"
+    source_alias: str
+    target_alias: str
+    source_bootstrap: str
+    target_bootstrap: str
+    topics: tuple[str, ...]  # source topics, already selected by the flow's filters
+    remote_topic_prefix: str  # "" for the identity policy, "A." for the default policy
+    checkpoint_dir: Path
+    metrics_dir: Path
+    mode: str = "microbatch"  # or "realtime"
+    trigger_interval: str | None = None
+    max_offsets_per_trigger: int | None = None
+    starting_offsets: str = "earliest"
+    use_provenance: bool = False
+    consumer: dict[str, str] = field(default_factory=dict)
+    producer: dict[str, str] = field(default_factory=dict)
+
+    def producer_settings(self) -> dict[str, str]:
+        return {**SAFE_PRODUCER_DEFAULTS, **{k: v for k, v in self.producer.items() if k not in _SPARK_OWNED}}
+
+    def consumer_settings(self) -> dict[str, str]:
+        return {k: v for k, v in self.consumer.items() if k not in _SPARK_OWNED}
+
+
+def _bytes8(col_sql: str) -> str:
+    """SQL for a BIGINT as 8 big-endian bytes (non-negative values: offsets, epoch millis)."""
+    return f"unhex(lpad(hex({col_sql}), 16, '0'))"
+
+
+def transform(df: "DataFrame", plan: StreamPlan) -> "DataFrame":
+    """Source rows -> sink rows: remote topic name, same partition, headers carrying provenance."""
+    from pyspark.sql import functions as F
+
+    internal = ", ".join(f"'{h}'" for h in (TIMESTAMP_HEADER, SOURCE_OFFSET_HEADER, PROVENANCE_HEADER))
+    user_headers = f"filter(coalesce(headers, array()), h -> h.key NOT IN ({internal}))"
+    added = [
+        f"named_struct('key', '{TIMESTAMP_HEADER}', 'value', {_bytes8('unix_millis(timestamp)')})",
+        f"named_struct('key', '{SOURCE_OFFSET_HEADER}', 'value', {_bytes8('offset')})",
+    ]
+    if plan.use_provenance:
+        # Identity names carry no history, so the clusters a record passed through travel with
+        # it; a record that already visited the target is dropped instead of looping.
+        prov = (f"element_at(transform(filter(coalesce(headers, array()), h -> h.key = '{PROVENANCE_HEADER}'), "
+                f"h -> cast(h.value as string)), -1)")
+        df = df.withColumn("_prov", F.expr(prov)).where(
+            F.expr(f"_prov IS NULL OR NOT array_contains(split(_prov, ','), '{plan.target_alias}')"))
+        added.append(f"named_struct('key', '{PROVENANCE_HEADER}', 'value', "
+                     f"cast(concat_ws(',', _prov, '{plan.source_alias}') as binary))")
+    else:
+        # keep a provenance header from an upstream identity hop untouched
+        user_headers = f"filter(coalesce(headers, array()), h -> h.key NOT IN ('{TIMESTAMP_HEADER}', '{SOURCE_OFFSET_HEADER}'))"
+    headers = f"concat({user_headers}, array({', '.join(added)}))"
+    topic = F.concat(F.lit(plan.remote_topic_prefix), F.col("topic")) if plan.remote_topic_prefix else F.col("topic")
+    return df.select(topic.alias("topic"), "key", "value", "partition", F.expr(headers).alias("headers"))
+
+
+def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
+    """Start the flow's streaming query (resuming from its checkpoint if one exists)."""
+    reader = (spark.readStream.format("kafka")
+              .option("kafka.bootstrap.servers", plan.source_bootstrap)
+              .option("subscribe", ",".join(plan.topics))
+              .option("startingOffsets", plan.starting_offsets)
+              .option("includeHeaders", "true")
+              # A source offset that vanished (retention, a wiped cluster) is reported in the
+              # log and skipped, as MM2's consumer does, rather than stopping replication forever.
+              .option("failOnDataLoss", "false"))
+    if plan.max_offsets_per_trigger and plan.mode == "microbatch":
+        reader = reader.option("maxOffsetsPerTrigger", str(plan.max_offsets_per_trigger))
+    for k, v in plan.consumer_settings().items():
+        reader = reader.option(f"kafka.{k}", v)
+    out = transform(reader.load(), plan)
+
+    writer = (out.writeStream.format("kafka")
+              .queryName(plan.name)
+              .option("kafka.bootstrap.servers", plan.target_bootstrap)
+              .option("kafka.interceptor.classes", INTERCEPTOR_CLASS)
+              .option("kafka.mirrordrill.metrics.dir", str(plan.metrics_dir))
+              .option("checkpointLocation", str(plan.checkpoint_dir)))
+    for k, v in plan.producer_settings().items():
+        writer = writer.option(f"kafka.{k}", v)
+    if plan.mode == "realtime":
+        writer = writer.outputMode("update").trigger(realTime=plan.trigger_interval or "10 seconds")
+    else:
+        writer = writer.trigger(processingTime=plan.trigger_interval or "0 seconds")
+    return writer.start()
