@@ -316,7 +316,7 @@ def test_flow_helpers() -> None:
 def test_realtime_trigger_default() -> None:
     flow = props("A->B.mirrordrill.mode = realtime\n").flows[0]
     assert flow.effective_trigger_interval == "10 seconds"
-    assert flow.trigger_interval_seconds == 300
+    assert flow.trigger_interval_seconds == 10
 
 
 # ======================================================================================
