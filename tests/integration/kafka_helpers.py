@@ -47,3 +47,80 @@ def read_values(bootstrap: str, topic: str, partitions: int = 1, timeout_s: floa
         return out
     finally:
         c.close()
+
+
+def wait_for(check, timeout_s: float, what: str, interval_s: float = 1.0):
+    """Poll ``check`` until it returns something truthy; fail with ``what`` and the last value."""
+    import pytest
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(interval_s)
+    pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}; last value: {last!r}")
+
+
+def topic_configs(cluster, topic: str) -> dict[str, str]:
+    """Every config value of ``topic`` on ``cluster``."""
+    from confluent_kafka.admin import ConfigResource, ResourceType
+    resource = ConfigResource(ResourceType.TOPIC, topic)
+    admin = cluster.admin()  # must outlive the future
+    entries = admin.describe_configs([resource])[resource].result(timeout=15)
+    return {name: entry.value for name, entry in entries.items()}
+
+
+def partition_count(cluster, topic: str) -> int:
+    """Partitions of ``topic`` on ``cluster`` (0 while it does not exist)."""
+    meta = cluster.admin().list_topics(topic, timeout=10).topics.get(topic)
+    return 0 if meta is None or meta.error is not None else len(meta.partitions)
+
+
+def topic_names(cluster) -> set[str]:
+    return set(cluster.admin().list_topics(timeout=10).topics)
+
+
+def values_in(cluster, topic: str, timeout_s: float = 10.0) -> list[bytes]:
+    """Every value in ``topic`` on ``cluster`` (all partitions); [] while the topic does not exist."""
+    partitions = partition_count(cluster, topic)
+    return read_values(cluster.bootstrap, topic, partitions, timeout_s=timeout_s) if partitions else []
+
+
+def read_records(bootstrap: str, topic: str, partitions: int, timeout_s: float = 30.0) -> list:
+    """Every record (confluent Message) of ``topic`` up to the current end offsets, in partition order."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"test-{uuid.uuid4().hex[:6]}",
+                  "enable.auto.commit": False, "log_level": 0})
+    try:
+        ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1] for p in range(partitions)}
+        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+        pos = {p: 0 for p in range(partitions)}
+        out = []
+        deadline = time.monotonic() + timeout_s
+        while any(pos[p] < ends[p] for p in pos) and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None or m.error():
+                continue
+            pos[m.partition()] = m.offset() + 1
+            out.append(m)
+        return sorted(out, key=lambda m: (m.partition(), m.offset()))
+    finally:
+        c.close()
+
+
+def consume_and_commit(bootstrap: str, topic: str, group: str, partition: int, upto: int) -> None:
+    """Consume one partition of ``topic`` as ``group`` and commit exactly offset ``upto`` for it."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                         "log_level": 0})
+    try:
+        consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
+        deadline = time.monotonic() + 60
+        position = -1
+        while position + 1 < upto and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and not msg.error():
+                position = msg.offset()
+        assert position + 1 >= upto, f"consumed only up to {position}"
+        consumer.commit(offsets=[TopicPartition(topic, partition, upto)], asynchronous=False)
+    finally:
+        consumer.close()

@@ -1,0 +1,251 @@
+"""The bundled PySpark replicator as a replicator under test.
+
+One replicator process per placement location (``python -m replicator``), running every flow
+placed there in one Spark session. Its configuration is the same flow description MM2 gets,
+rendered as an MM2 properties file plus our ``mirrordrill.*`` keys, so both run identical drills.
+
+Offset translation does not depend on the replicator being alive: it reads the target's own
+records (each carries its source offset) with ``replicator.offset_index``, starting from the
+group's committed offsets on the source, or, when the source is unreachable (an unplanned
+failover), from the upstream offsets of the newest checkpoints on the target.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+
+from harness.bootstrap import Artifacts, Bootstrap, REPO_ROOT
+from harness.process import ManagedProcess
+from harness.replicators.base import (
+    DEFAULT_STOP_GRACE_S,
+    FlowSpec,
+    PartitionMetrics,
+    ProcessReplicator,
+    ReplicationSetup,
+    ReplicatorError,
+    ReplicatorMetrics,
+    ReplicatorNotReady,
+    redact_properties,
+)
+from harness.replicators.mirrormaker2 import DRILL_FLOW_INTERVALS, read_topic, replication_factor_for
+from replicator.config import ReplicatorConfig, to_mm2_properties
+from replicator.mm2_format import Checkpoint
+from replicator.offset_index import OffsetIndex
+
+
+@dataclass
+class ReplicatorNode:
+    """One replicator process: the flows placed in one data center."""
+
+    location: str
+    flows: list[FlowSpec]
+    workdir: Path
+    process: ManagedProcess | None = None
+    properties: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"pyspark replicator @{self.location}"
+
+    @property
+    def config_path(self) -> Path:
+        return self.workdir / "replicator.properties"
+
+    @property
+    def status_path(self) -> Path:
+        return self.workdir / "work" / "metrics.json"
+
+    @property
+    def log_path(self) -> Path:
+        return self.workdir / "replicator.log"
+
+
+class PySparkReplicator(ProcessReplicator):
+    """mirrordrill's own replicator (Spark Structured Streaming), one process per location."""
+
+    kind = "pyspark"
+    default_ready_timeout_s = 240.0
+
+    def __init__(self, setup: ReplicationSetup, *, mode: str | None = None, drill_intervals: bool = True,
+                 spark_master: str | None = None, artifacts: Artifacts | None = None,
+                 ready_timeout_s: float | None = None) -> None:
+        """``mode`` (microbatch|realtime) applies to every flow unless a flow sets ``mirrordrill.mode``."""
+        super().__init__(setup, ready_timeout_s)
+        self.mode = mode
+        self.drill_intervals = drill_intervals
+        self.spark_master = spark_master
+        if artifacts is not None:
+            self._jars = [*artifacts.spark_kafka_jars, artifacts.replicator_jar]
+        else:
+            b = Bootstrap()
+            self._jars = [*b.jvm_classpath("spark-kafka"), b.replicator_jar()]
+        by_location: dict[str, list[FlowSpec]] = {}
+        for flow in setup.flows:
+            by_location.setdefault(flow.location, []).append(flow)
+        root = setup.workdir / "pyspark"
+        self.nodes = [ReplicatorNode(loc, flows, root / loc) for loc, flows in sorted(by_location.items())]
+        for node in self.nodes:
+            node.process = ManagedProcess(
+                name=node.name, argv=[sys.executable, "-m", "replicator", "--config", str(node.config_path),
+                                      "--workdir", str(node.workdir / "work")],
+                log_path=node.log_path, cwd=node.workdir, env=self._env(), stop_timeout_s=DEFAULT_STOP_GRACE_S)
+            self.node_config(node, resolve_addresses=False)  # bad settings fail before anything starts
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
+        env["MIRRORDRILL_REPLICATOR_JARS"] = ",".join(str(j) for j in self._jars)
+        env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        return env
+
+    # --- configuration ----------------------------------------------------------------
+    def _brokers(self, cluster: str) -> int:
+        return next(c.brokers for c in self.setup.env.spec.clusters if c.name == cluster)
+
+    def flow_defaults(self, flow: FlowSpec) -> dict[str, str]:
+        """Replication factors sized to the clusters and the same drill intervals MM2 gets."""
+        rf = str(replication_factor_for(self._brokers(flow.target)))
+        defaults = {"replication.factor": rf, "checkpoints.topic.replication.factor": rf,
+                    "heartbeats.topic.replication.factor": rf, "offset-syncs.topic.replication.factor": rf}
+        if self.drill_intervals:
+            defaults.update(DRILL_FLOW_INTERVALS)
+        if self.mode:
+            defaults["mirrordrill.mode"] = self.mode
+        return defaults
+
+    def node_config(self, node: ReplicatorNode, resolve_addresses: bool = True) -> ReplicatorConfig:
+        top = {"mirrordrill.spark.master": self.spark_master} if self.spark_master else None
+        return self.setup.replicator_config(
+            node.flows, node.location, flow_defaults={f.name: self.flow_defaults(f) for f in node.flows},
+            top_settings=top, resolve_addresses=resolve_addresses)
+
+    def render(self, node: ReplicatorNode) -> str:
+        header = (f"# {node.name}: flows {', '.join(f.name for f in node.flows)}; clusters addressed as seen "
+                  f"from {node.location!r}.\n")
+        return header + to_mm2_properties(self.node_config(node))
+
+    def _prepare(self) -> None:
+        for node in self.nodes:
+            node.workdir.mkdir(parents=True, exist_ok=True)
+            node.properties = self.render(node)
+            node.config_path.write_text(node.properties)
+
+    # --- processes --------------------------------------------------------------------
+    @property
+    def processes(self) -> list[ManagedProcess]:
+        return [n.process for n in self.nodes if n.process is not None]
+
+    def status(self, node: ReplicatorNode) -> dict:
+        """The replicator's own metrics.json (empty before its first write)."""
+        try:
+            return json.loads(node.status_path.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def _wait_ready(self, started_at: float, log_offsets: dict[str, int], deadline: float) -> None:
+        """Ready when every flow emits heartbeats and, where it has topics, runs its Spark query."""
+        reasons = ["not checked yet"]
+        while time.monotonic() < deadline:
+            self._raise_if_dead("starting")
+            reasons = []
+            for node in self.nodes:
+                doc = self.status(node)
+                if doc.get("written_ms", 0) < started_at * 1000:
+                    reasons.append(f"{node.name}: no status written yet")
+                    continue
+                for flow in node.flows:
+                    st = doc.get("status", {}).get(flow.name, {})
+                    if not st.get("heartbeats"):
+                        reasons.append(f"{flow.name}: no heartbeat yet")
+                    if self._probe.selected_topics(flow) and not st.get("query_starts"):
+                        reasons.append(f"{flow.name}: Spark query not started yet")
+            if not reasons:
+                return
+            time.sleep(1.0)
+        tails = "\n".join(f"--- {n.log_path} (last lines) ---\n{n.process.log_tail(25)}" for n in self.nodes)
+        raise ReplicatorNotReady(f"PySpark replicator not ready after {self.ready_timeout_s:.0f}s: "
+                                 + "; ".join(reasons) + "\n" + tails)
+
+    # --- offsets ----------------------------------------------------------------------
+    def _source_commits(self, group: str, source: str) -> dict[tuple[str, int], int]:
+        admin = self.setup.env.cluster(source).admin()
+        res = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=10)[group]
+        return {(tp.topic, tp.partition): tp.offset for tp in res.result(timeout=15).topic_partitions
+                if tp.offset >= 0}
+
+    def _checkpointed_commits(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
+        topic = self.setup.replication_policy(source).checkpoints_topic(source)
+        latest: dict[tuple[str, int], int] = {}
+        for m in read_topic(self.setup.env.cluster(target).bootstrap, topic):
+            if m.key() and m.value():
+                cp = Checkpoint.decode(m.key(), m.value())
+                if cp.group == group:
+                    latest[(cp.topic, cp.partition)] = cp.upstream_offset
+        policy = self.setup.replication_policy(source)
+        return {(policy.original_topic(t), p): off for (t, p), off in latest.items()}
+
+    def translate_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
+        """Exact translation: first target position whose source offset is >= the group's commit."""
+        flow = self.setup.flow(source, target)
+        try:
+            commits = self._source_commits(group, source)
+        except (KafkaException, TimeoutError):
+            commits = self._checkpointed_commits(group, source, target)  # the source is gone
+        selector = self.setup.flow_config(flow).topic_selector()
+        index = OffsetIndex({"bootstrap.servers": self.setup.env.cluster(target).bootstrap})
+        try:
+            out = {}
+            for (topic, partition), committed in sorted(commits.items()):
+                if not selector.should_checkpoint_topic(topic):
+                    continue
+                remote = self.setup.remote_topic(source, topic)
+                try:
+                    out[(remote, partition)] = index.translate(remote, partition, committed)
+                except KafkaException as err:
+                    raise ReplicatorError(f"translating {group} {topic}-{partition} onto {target}: {err}") from err
+            return out
+        finally:
+            index.close()
+
+    # --- observation ------------------------------------------------------------------
+    def metrics(self) -> ReplicatorMetrics | None:
+        """End-offset lag and rates (as for every replicator) plus the replicator's ack latency."""
+        sample = self._probe.sample()
+        latency: dict[tuple[str, str, int], float] = {}
+        for node in self.nodes:
+            for flow_name, parts in self.status(node).get("flows", {}).items():
+                for p in parts:
+                    if p.get("latency_avg_ms") is not None:
+                        latency[(flow_name, p["topic"], p["partition"])] = p["latency_avg_ms"]
+        rows = tuple(PartitionMetrics(**{**vars(r), "replication_latency_ms":
+                                         latency.get((r.flow, r.remote_topic, r.partition))})
+                     for r in sample.partitions)
+        return ReplicatorMetrics(sample.taken_at, "end-offsets + producer acks", rows, sample.notes)
+
+    def describe(self) -> dict[str, Any]:
+        nodes = []
+        for node in self.nodes:
+            text = node.properties
+            if text is None:
+                try:
+                    text = self.render(node)
+                except Exception as err:  # addresses exist only once the environment runs
+                    text = f"# not rendered yet: {err}"
+            nodes.append({"name": node.name, "location": node.location, "flows": [f.name for f in node.flows],
+                          "config_path": str(node.config_path), "log_path": str(node.log_path),
+                          "status_path": str(node.status_path),
+                          "pid": node.process.pid if node.process else None, "properties": redact_properties(text)})
+        return {"kind": self.kind, "mode": self.mode or "per flow (default microbatch)",
+                "policy": self.setup.policy, "separator": self.setup.separator,
+                "flows": [{"name": f.name, "topics": list(f.topics), "placement": f.placement,
+                           "settings": dict(f.settings)} for f in self.setup.flows],
+                "processes": nodes, "warnings": [str(w) for w in self.setup.config_warnings()]}
