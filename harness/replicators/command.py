@@ -1,0 +1,265 @@
+"""A team's own replicator (uReplicator, Brooklin, a Flink job, a script) as a command line.
+
+The scenario gives a command template; the harness fills in each flow's placeholders, runs
+one process per flow in that flow's working folder, stops it with SIGTERM (SIGKILL after
+the grace period), kills, pauses or restarts it on the timeline, and checks what arrives on
+the target like any other replicator's output. The template is split like a shell would
+(``shlex``) but never run by a shell: a placeholder's value is always one argument.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import string
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.process import ManagedProcess
+from harness.replicators.base import (
+    DEFAULT_STOP_GRACE_S,
+    FlowSpec,
+    ProcessReplicator,
+    ReplicationSetup,
+    ReplicatorError,
+    ReplicatorNotReady,
+    SetupError,
+    UnsupportedOperation,
+    read_log_since,
+    redact_argv,
+)
+
+PLACEHOLDERS: Mapping[str, str] = {
+    "source_bootstrap": "the source cluster's bootstrap servers, as seen from where the replicator runs",
+    "target_bootstrap": "the target cluster's bootstrap servers, as seen from where the replicator runs",
+    "topics_regex": "the flow's topics as one regex (it must match whole topic names)",
+    "topics_exclude_regex": "topics to leave out, as one regex ('' when none)",
+    "remote_prefix": "what the drill expects before each replicated topic's name (e.g. 'east.'; '' for identity)",
+    "workdir": "the flow's own working folder (also the process's working directory)",
+    "source": "the source cluster's alias",
+    "target": "the target cluster's alias",
+}
+"""Placeholders of the replicator command, one set of values per flow."""
+
+TRANSLATE_PLACEHOLDERS: Mapping[str, str] = {**PLACEHOLDERS, "group": "the consumer group to translate"}
+"""Placeholders of the offset translation command."""
+
+TRANSLATE_OUTPUT = 'a JSON list of {"topic": <remote topic>, "partition": <int>, "offset": <int>} on stdout'
+
+
+class CommandTemplateError(SetupError):
+    """A command template that cannot be filled in; names the placeholder and lists valid ones."""
+
+
+@dataclass(frozen=True)
+class CommandTemplate:
+    """A command line with ``{placeholder}`` fields, checked once and filled in per flow."""
+
+    argv: tuple[str, ...]
+    fields: frozenset[str]
+
+    @classmethod
+    def parse(cls, command: str | Sequence[str], allowed: Mapping[str, str], what: str = "command") -> "CommandTemplate":
+        """Split (if a string) and check every ``{field}``; ``{{``/``}}`` are literal braces."""
+        if isinstance(command, str):
+            try:
+                argv = shlex.split(command)
+            except ValueError as err:
+                raise CommandTemplateError(f"{what}: cannot split {command!r}: {err}") from None
+        else:
+            argv = [str(a) for a in command]
+        if not argv:
+            raise CommandTemplateError(f"{what} is empty")
+        valid = ", ".join("{" + name + "}" for name in allowed)
+        fields: set[str] = set()
+        for arg in argv:
+            try:
+                parsed = list(string.Formatter().parse(arg))
+            except ValueError as err:
+                raise CommandTemplateError(f"{what}: argument {arg!r}: {err}; write {{{{ or }}}} for a literal "
+                                           f"brace; valid placeholders: {valid}") from None
+            for _, name, spec, conversion in parsed:
+                if name is None:
+                    continue
+                if name == "" or name.isdigit():
+                    raise CommandTemplateError(f"{what}: argument {arg!r} has a positional placeholder "
+                                               f"'{{{name}}}'; name one of: {valid}")
+                if name not in allowed:
+                    base = re.split(r"[.\[]", name, maxsplit=1)[0]
+                    hint = f" ({{{base}}} takes no attribute or index)" if base in allowed else ""
+                    raise CommandTemplateError(f"{what}: unknown placeholder {{{name}}} in argument {arg!r}{hint}; "
+                                               f"valid placeholders: {valid}")
+                if spec or conversion:
+                    raise CommandTemplateError(f"{what}: placeholder {{{name}}} in {arg!r} takes no format "
+                                               f"spec or conversion; write plain {{{name}}}")
+                fields.add(name)
+        return cls(tuple(argv), frozenset(fields))
+
+    def render(self, values: Mapping[str, str]) -> list[str]:
+        """The argument list with every placeholder replaced by its value."""
+        return [arg.format(**values) for arg in self.argv]
+
+
+def flow_folder(flow: FlowSpec) -> str:
+    """The per-flow folder name (``east-to-west``)."""
+    return f"{flow.source}-to-{flow.target}"
+
+
+class CommandReplicator(ProcessReplicator):
+    """One user-supplied process per flow, started from a command template."""
+
+    kind = "command"
+
+    def __init__(self, setup: ReplicationSetup, command: str | Sequence[str], *,
+                 translate_command: str | Sequence[str] | None = None, ready_pattern: str | None = None,
+                 env: Mapping[str, str] | None = None, settle_s: float = 1.0, translate_timeout_s: float = 60.0,
+                 ready_timeout_s: float | None = None) -> None:
+        """``ready_pattern``: a regex the process logs once it replicates (else: alive after ``settle_s``).
+
+        ``translate_command`` prints offset translations (see ``TRANSLATE_OUTPUT``); without it
+        ``translate_offsets`` raises ``UnsupportedOperation``. ``env`` adds environment variables.
+        """
+        super().__init__(setup, ready_timeout_s)
+        self.template = CommandTemplate.parse(command, PLACEHOLDERS, "command")
+        self.translate_template = (CommandTemplate.parse(translate_command, TRANSLATE_PLACEHOLDERS, "translate_command")
+                                   if translate_command is not None else None)
+        try:
+            self.ready_pattern = re.compile(ready_pattern) if ready_pattern else None
+        except re.error as err:
+            raise SetupError(f"ready_pattern {ready_pattern!r} is not a valid regex: {err}") from None
+        self.extra_env = {str(k): str(v) for k, v in (env or {}).items()}
+        self.settle_s = settle_s
+        self.translate_timeout_s = translate_timeout_s
+        self.root = setup.workdir / "command"
+        self._procs: dict[str, ManagedProcess] = {}
+        for flow in setup.flows:
+            workdir = self.root / flow_folder(flow)
+            self._procs[flow.name] = ManagedProcess(
+                name=f"command {flow.name}", argv=list(self.template.argv), log_path=workdir / "replicator.log",
+                cwd=workdir, stop_timeout_s=DEFAULT_STOP_GRACE_S)
+
+    # --- placeholders -----------------------------------------------------------------
+    def values(self, flow: FlowSpec) -> dict[str, str]:
+        """Every placeholder's value for one flow (addresses need the running environment)."""
+        return {
+            "source_bootstrap": self.setup.bootstrap(flow.source, flow.location),
+            "target_bootstrap": self.setup.bootstrap(flow.target, flow.location),
+            "topics_regex": flow.topics_regex,
+            "topics_exclude_regex": flow.topics_exclude_regex,
+            "remote_prefix": self.setup.remote_prefix(flow.source),
+            "workdir": str(self.root / flow_folder(flow)),
+            "source": flow.source,
+            "target": flow.target,
+        }
+
+    def _environment(self, values: Mapping[str, str]) -> dict[str, str]:
+        # The same values as MIRRORDRILL_* variables, for scripts that prefer them to arguments.
+        return {**os.environ, **{f"MIRRORDRILL_{k.upper()}": v for k, v in values.items()}, **self.extra_env}
+
+    def _prepare(self) -> None:
+        for flow in self.setup.flows:
+            proc = self._procs[flow.name]
+            values = self.values(flow)
+            proc.argv = self.template.render(values)
+            proc.env = self._environment(values)
+
+    # --- processes --------------------------------------------------------------------
+    @property
+    def processes(self) -> list[ManagedProcess]:
+        return list(self._procs.values())
+
+    def process_for(self, source: str, target: str) -> ManagedProcess:
+        """The process of flow ``source->target``."""
+        return self._procs[self.setup.flow(source, target).name]
+
+    def _wait_ready(self, started_at: float, log_offsets: dict[str, int], deadline: float) -> None:
+        if self.ready_pattern is None:
+            # Nothing to watch for: catch the quick failures (bad path, bad arguments) at least.
+            time.sleep(self.settle_s)
+            self._raise_if_dead("starting")
+            return
+        waiting = set(self._procs)
+        while time.monotonic() < deadline:
+            self._raise_if_dead("starting")
+            for name in list(waiting):
+                proc = self._procs[name]
+                if self.ready_pattern.search(read_log_since(proc.log_path, log_offsets[proc.name])):
+                    waiting.discard(name)
+            if not waiting:
+                return
+            time.sleep(0.5)
+        tails = "\n".join(f"--- {self._procs[n].log_path} ---\n{self._procs[n].log_tail(20)}" for n in waiting)
+        raise ReplicatorNotReady(f"no line matching {self.ready_pattern.pattern!r} from flow(s) {sorted(waiting)} "
+                                 f"after {self.ready_timeout_s:.0f}s\n{tails}")
+
+    # --- offsets ----------------------------------------------------------------------
+    def translate_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
+        """Run the translation command for this flow and group; parse its JSON answer."""
+        if self.translate_template is None:
+            raise UnsupportedOperation(
+                "the command replicator cannot translate consumer offsets on its own: give the adapter "
+                f"translate_command=<template> (placeholders {', '.join('{' + p + '}' for p in TRANSLATE_PLACEHOLDERS)}) "
+                f"that prints {TRANSLATE_OUTPUT}")
+        flow = self.setup.flow(source, target)
+        values = {**self.values(flow), "group": group}
+        argv = self.translate_template.render(values)
+        workdir = Path(values["workdir"])
+        workdir.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.Popen(argv, cwd=workdir, env=self._environment(values), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=self.translate_timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise ReplicatorError(f"translate_command for {flow.name} did not finish in {self.translate_timeout_s:.0f}s: "
+                                  f"{redact_argv(argv)}") from None
+        if proc.returncode != 0:
+            raise ReplicatorError(f"translate_command for {flow.name} exited with {proc.returncode}: "
+                                  f"{redact_argv(argv)}\n{err[-2000:]}")
+        return parse_translation(out, f"translate_command for {flow.name}")
+
+    # --- description ------------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        flows = []
+        for flow in self.setup.flows:
+            proc = self._procs[flow.name]
+            try:
+                argv = self.template.render(self.values(flow))
+            except Exception as err:  # addresses exist only once the environment runs
+                argv = [f"<not rendered yet: {err}>"]
+            flows.append({"flow": flow.name, "placement": flow.placement, "argv": redact_argv(argv),
+                          "workdir": str(proc.cwd), "log_path": str(proc.log_path), "pid": proc.pid})
+        return {
+            "kind": self.kind, "policy": self.setup.policy, "separator": self.setup.separator,
+            "command": redact_argv(list(self.template.argv)),
+            "translate_command": redact_argv(list(self.translate_template.argv)) if self.translate_template else None,
+            "ready_pattern": self.ready_pattern.pattern if self.ready_pattern else None,
+            "processes": flows,
+            "metrics_method": "end offsets on both clusters",
+        }
+
+
+def parse_translation(text: str, what: str) -> dict[tuple[str, int], int]:
+    """Read a translation command's answer: ``[{"topic", "partition", "offset"}, …]``."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ReplicatorError(f"{what}: output is not JSON ({err}); expected {TRANSLATE_OUTPUT}; got {text[:300]!r}") from None
+    if not isinstance(data, list):
+        raise ReplicatorError(f"{what}: expected {TRANSLATE_OUTPUT}; got a {type(data).__name__}")
+    result: dict[tuple[str, int], int] = {}
+    for item in data:
+        ok = (isinstance(item, dict) and isinstance(item.get("topic"), str)
+              and all(isinstance(item.get(k), int) and not isinstance(item.get(k), bool) for k in ("partition", "offset")))
+        if not ok:
+            raise ReplicatorError(f"{what}: bad entry {item!r}; expected {TRANSLATE_OUTPUT}")
+        result[(item["topic"], item["partition"])] = item["offset"]
+    return result

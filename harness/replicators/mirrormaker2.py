@@ -1,0 +1,472 @@
+"""Apache MirrorMaker 2 (dedicated mode) as a replicator under test, from the same flows as ours.
+
+One MM2 process per target data center and placement: ``MirrorMaker mm2.properties
+--clusters <target>``. Placed at the target (the default) it consumes through the WAN and
+produces locally; placed at the source it does the opposite. Each process's file names only
+the clusters of its own flows, so MM2 starts no herders for pairs it does not serve.
+
+The file is rendered by ``replicator.config.to_mm2_properties`` from the flows (the same
+model our replicator runs from), plus what a drill on a small cluster needs:
+
+* replication factors of remote and internal topics sized to the cluster (min(3, brokers));
+  MM2's defaults (2 and 3) cannot be met by a one-broker data center;
+* drill intervals (``drill_intervals=True``): topic/group refresh, topic-config sync,
+  checkpoint and group-offset-sync every 5 s instead of 600/60 s, and Connect's
+  ``offset.flush.interval.ms`` at 5 s instead of 60 s (it also paces MM2's delayed offset
+  syncs, hence checkpoint freshness, and bounds the replay after a crash). They change when
+  things happen, not what MM2 guarantees; a flow's own settings override them;
+* ``plugin.discovery = service_load``: MM2's own start-up advice; cuts ~20 s of classpath
+  scanning and changes nothing else.
+
+Readiness: for every flow ``A->B``, a heartbeat keyed (A, B) written since the start into
+B's ``heartbeats`` topic (the flow's herder runs and can produce into B), MM2 logging that
+its source connector started, and — when A has topics to copy — a source task
+"replicating … A->B". ``A.heartbeats`` on B is no readiness signal: it exists only when
+something emits heartbeats *into* A (active/active, or an MM2 serving A as a target), which
+a ``--clusters B`` process never does for a one-way flow.
+
+Metrics: MM2's per-partition MBeans (``replication-latency-ms``, ``record-age-ms``…) need a
+JMX client, which Python lacks without an agent jar; we measure lag and record rates from
+end offsets on both clusters instead (``OffsetLagProbe``), which works the same for every
+replicator, and add the heartbeat age of each flow (how old the newest upstream heartbeat
+on the target is) where upstream heartbeats exist (active/active or chained setups).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
+
+from harness.bootstrap import Artifacts, Bootstrap
+from harness.kafka.broker import LOG4J_CONFIG
+from harness.process import ManagedProcess
+from harness.replicators.base import (
+    DEFAULT_STOP_GRACE_S,
+    FlowSpec,
+    ProcessReplicator,
+    ReplicationSetup,
+    ReplicatorError,
+    ReplicatorMetrics,
+    ReplicatorNotReady,
+    read_log_since,
+    redact_properties,
+    redact_settings,
+)
+from replicator.config import ReplicatorConfig, to_mm2_properties
+
+MAIN_CLASS = "org.apache.kafka.connect.mirror.MirrorMaker"
+
+DRILL_FLOW_INTERVALS: Mapping[str, str] = {
+    "refresh.topics.interval.seconds": "5",
+    "refresh.groups.interval.seconds": "5",
+    "sync.topic.configs.interval.seconds": "5",
+    "emit.checkpoints.interval.seconds": "5",
+    "sync.group.offsets.interval.seconds": "5",
+}
+"""Per-flow drill intervals (MM2 defaults: 600, 600, 600, 60, 60 s)."""
+
+DRILL_WORKER_INTERVALS: Mapping[str, str] = {"offset.flush.interval.ms": "5000"}
+"""Connect worker drill interval for each target cluster (default 60000 ms)."""
+
+STARTUP_SETTINGS: Mapping[str, str] = {"plugin.discovery": "service_load"}
+"""Start-up speed only: skip Connect's reflective plugin scan (MM2 logs this advice itself)."""
+
+_STARTED_SOURCE = re.compile(r"Started MirrorSourceConnector with \d+ topic-partitions")
+
+
+def replication_factor_for(brokers: int) -> int:
+    """The replication factor a cluster of ``brokers`` can hold, as the brokers' own defaults."""
+    return min(3, brokers)
+
+
+# ======================================================================================
+# MM2's record formats (Kafka protocol types: int16-length UTF-8 strings, big-endian ints)
+# ======================================================================================
+@dataclass(frozen=True)
+class Checkpoint:
+    """One record of ``<source>.checkpoints.internal``: a group's source offset and its translation."""
+
+    group: str
+    topic: str  # the remote topic, as named on the target cluster
+    partition: int
+    upstream_offset: int
+    downstream_offset: int
+    metadata: str
+    record_offset: int = -1
+    timestamp_ms: int = -1
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """One record of a heartbeats topic: emitted by flow ``source->target`` at ``timestamp_ms``."""
+
+    source: str
+    target: str
+    timestamp_ms: int
+    topic: str = "heartbeats"
+
+
+class _Reader:
+    def __init__(self, data: bytes, what: str) -> None:
+        self.data, self.pos, self.what = data, 0, what
+
+    def _take(self, n: int) -> bytes:
+        if self.pos + n > len(self.data):
+            raise ValueError(f"truncated {self.what}: needed {n} bytes at {self.pos}, have {len(self.data)}")
+        chunk = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return chunk
+
+    def int16(self) -> int:
+        return struct.unpack(">h", self._take(2))[0]
+
+    def int32(self) -> int:
+        return struct.unpack(">i", self._take(4))[0]
+
+    def int64(self) -> int:
+        return struct.unpack(">q", self._take(8))[0]
+
+    def string(self) -> str:
+        length = self.int16()
+        if length < 0:
+            raise ValueError(f"{self.what}: negative string length {length}")
+        return self._take(length).decode("utf-8")
+
+
+def _version(reader: _Reader) -> None:
+    version = reader.int16()
+    if version != 0:
+        raise ValueError(f"{reader.what}: unsupported version {version} (this harness reads version 0)")
+
+
+def decode_checkpoint(key: bytes, value: bytes, record_offset: int = -1, timestamp_ms: int = -1) -> Checkpoint:
+    """Decode a checkpoint record (key: group, topic, partition; value: version, offsets, metadata)."""
+    k = _Reader(key, "checkpoint key")
+    group, topic, partition = k.string(), k.string(), k.int32()
+    v = _Reader(value, "checkpoint value")
+    _version(v)
+    upstream, downstream, metadata = v.int64(), v.int64(), v.string()
+    return Checkpoint(group, topic, partition, upstream, downstream, metadata, record_offset, timestamp_ms)
+
+
+def decode_heartbeat(key: bytes, value: bytes, topic: str = "heartbeats") -> Heartbeat:
+    """Decode a heartbeat record (key: source and target alias; value: version, timestamp)."""
+    k = _Reader(key, "heartbeat key")
+    source, target = k.string(), k.string()
+    v = _Reader(value, "heartbeat value")
+    _version(v)
+    return Heartbeat(source, target, v.int64(), topic)
+
+
+def read_topic(bootstrap: str, topic: str, since_ms: int | None = None, timeout_s: float = 30.0) -> list[Message]:
+    """Every record of ``topic`` (from ``since_ms``, or the beginning) up to its current end."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"__mirrordrill-read-{uuid.uuid4().hex[:8]}",
+                         "enable.auto.commit": False, "log_level": 0})
+    try:
+        metadata = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
+        if metadata is None or metadata.error is not None:
+            return []  # not created yet
+        partitions = sorted(metadata.partitions)
+        marks = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s) for p in partitions}
+        ends = {p: high for p, (_, high) in marks.items()}
+        # Start at the log start (retention and compaction move it), or at the first record at/after since_ms.
+        positions = {p: low for p, (low, _) in marks.items()}
+        if since_ms is not None:
+            found = consumer.offsets_for_times([TopicPartition(topic, p, since_ms) for p in partitions],
+                                               timeout=timeout_s)
+            for tp in found:
+                # -1: nothing at or after that time in this partition.
+                positions[tp.partition] = ends[tp.partition] if tp.offset < 0 else max(tp.offset, positions[tp.partition])
+        consumer.assign([TopicPartition(topic, p, positions[p]) for p in partitions])
+        out: list[Message] = []
+        deadline = time.monotonic() + timeout_s
+        while any(positions[p] < ends[p] for p in partitions):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"reading {topic} at {bootstrap}: positions {positions}, ends {ends}")
+            msg = consumer.poll(0.5)
+            if msg is None or msg.error():
+                continue
+            positions[msg.partition()] = msg.offset() + 1
+            out.append(msg)
+        return out
+    finally:
+        consumer.close()
+
+
+# ======================================================================================
+# The processes
+# ======================================================================================
+@dataclass
+class Mm2Node:
+    """One MM2 process: the flows into ``target`` whose replicator runs in ``location``."""
+
+    target: str
+    location: str
+    flows: list[FlowSpec]
+    workdir: Path
+    process: ManagedProcess | None = field(default=None, repr=False)
+    properties: str | None = None
+
+    @property
+    def name(self) -> str:
+        where = "" if self.location == self.target else f" (at {self.location})"
+        return f"mirrormaker2 {self.target}{where}"
+
+    @property
+    def config_path(self) -> Path:
+        return self.workdir / "mm2.properties"
+
+    @property
+    def log_path(self) -> Path:
+        return self.workdir / "mm2.log"
+
+
+def plan_nodes(setup: ReplicationSetup, root: Path) -> list[Mm2Node]:
+    """Group flows into MM2 processes: one per (target, location)."""
+    nodes: dict[tuple[str, str], Mm2Node] = {}
+    for flow in setup.flows:
+        key = (flow.target, flow.location)
+        if key not in nodes:
+            folder = flow.target if flow.location == flow.target else f"{flow.target}-at-{flow.location}"
+            nodes[key] = Mm2Node(flow.target, flow.location, [], root / folder)
+        nodes[key].flows.append(flow)
+    return list(nodes.values())
+
+
+class MirrorMaker2Replicator(ProcessReplicator):
+    """Real Apache MirrorMaker 2 (Kafka's ``connect-mirror`` jars) in dedicated mode."""
+
+    kind = "mirrormaker2"
+    default_ready_timeout_s = 180.0
+
+    def __init__(self, setup: ReplicationSetup, *, heap_mb: int = 512, drill_intervals: bool = True,
+                 worker_settings: Mapping[str, str] | None = None, artifacts: Artifacts | None = None,
+                 java: str | None = None, classpath: Sequence[Path] | None = None,
+                 ready_timeout_s: float | None = None) -> None:
+        """``worker_settings`` are Connect worker keys for every target (``<target>.<key>``).
+
+        The JVM and jars come from ``java``/``classpath``, else ``artifacts``, else the bootstrap cache.
+        """
+        super().__init__(setup, ready_timeout_s)
+        self.heap_mb = heap_mb
+        self.drill_intervals = drill_intervals
+        self.worker_settings = {k: str(v) for k, v in (worker_settings or {}).items()}
+        if java is None or classpath is None:
+            bootstrap = Bootstrap()
+            java = java or (artifacts.java if artifacts else bootstrap.java())
+            classpath = classpath or (artifacts.mirrormaker_classpath if artifacts
+                                      else bootstrap.jvm_classpath("mirrormaker"))
+        self._java, self._classpath = java, tuple(Path(p) for p in classpath)
+        self.nodes = plan_nodes(setup, setup.workdir / "mirrormaker2")
+        for node in self.nodes:
+            node.process = ManagedProcess(name=node.name, argv=self._argv(node), log_path=node.log_path,
+                                          cwd=node.workdir, stop_timeout_s=DEFAULT_STOP_GRACE_S)
+            # Validate the whole file now, with placeholder addresses: bad settings fail before any start.
+            self.node_config(node, resolve_addresses=False)
+
+    # --- configuration ----------------------------------------------------------------
+    def _argv(self, node: Mm2Node) -> list[str]:
+        return [
+            self._java, f"-Xms{min(128, self.heap_mb)}m", f"-Xmx{self.heap_mb}m",
+            "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError",
+            "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
+            f"-Dkafka.logs.dir={node.workdir}",
+            "-cp", ":".join(str(p) for p in self._classpath),
+            MAIN_CLASS, str(node.config_path), "--clusters", node.target,
+        ]
+
+    def _brokers(self, cluster: str) -> int:
+        return next(c.brokers for c in self.setup.env.spec.clusters if c.name == cluster)
+
+    def flow_defaults(self, flow: FlowSpec) -> dict[str, str]:
+        """What this adapter adds under a flow's own settings (replication factors, drill intervals)."""
+        target_rf = str(replication_factor_for(self._brokers(flow.target)))
+        syncs_on = flow.target if flow.settings.get("offset-syncs.topic.location") == "target" else flow.source
+        defaults = {
+            "replication.factor": target_rf,
+            "checkpoints.topic.replication.factor": target_rf,
+            "heartbeats.topic.replication.factor": target_rf,
+            "offset-syncs.topic.replication.factor": str(replication_factor_for(self._brokers(syncs_on))),
+        }
+        if self.drill_intervals:
+            defaults.update(DRILL_FLOW_INTERVALS)
+        return defaults
+
+    def worker_defaults(self, target: str) -> dict[str, str]:
+        """Connect worker settings for the herders that write into ``target``."""
+        rf = str(replication_factor_for(self._brokers(target)))
+        settings = {"offset.storage.replication.factor": rf, "config.storage.replication.factor": rf,
+                    "status.storage.replication.factor": rf, **STARTUP_SETTINGS}
+        if self.drill_intervals:
+            settings.update(DRILL_WORKER_INTERVALS)
+        return {**settings, **self.worker_settings}
+
+    def node_config(self, node: Mm2Node, resolve_addresses: bool = True) -> ReplicatorConfig:
+        """The validated model of one process's file (addresses as seen from its location)."""
+        return self.setup.replicator_config(
+            node.flows, node.location,
+            flow_defaults={f.name: self.flow_defaults(f) for f in node.flows},
+            cluster_settings={node.target: self.worker_defaults(node.target)},
+            top_settings=STARTUP_SETTINGS,
+            resolve_addresses=resolve_addresses,
+        )
+
+    def render(self, node: Mm2Node) -> str:
+        """The ``mm2.properties`` text of one process (needs the environment's addresses)."""
+        config = self.node_config(node)
+        header = [
+            f"# {node.name}: flows {', '.join(f.name for f in node.flows)}; run with --clusters {node.target}.",
+            f"# Clusters are addressed as seen from {node.location!r}"
+            + (" (remote ones through the WAN proxies)." if len(config.clusters) > 1 else "."),
+            "# Replication factors are sized to each cluster; "
+            + ("drill intervals (5 s refresh/sync/checkpoint, 5 s offset flush) are on."
+               if self.drill_intervals else "MM2's own intervals are kept (drill_intervals=False)."),
+        ]
+        return "\n".join(header) + "\n" + to_mm2_properties(config, include_mirrordrill=False)
+
+    def _prepare(self) -> None:
+        for node in self.nodes:
+            node.workdir.mkdir(parents=True, exist_ok=True)
+            node.properties = self.render(node)
+            node.config_path.write_text(node.properties)
+
+    # --- processes --------------------------------------------------------------------
+    @property
+    def processes(self) -> list[ManagedProcess]:
+        return [n.process for n in self.nodes if n.process is not None]
+
+    def node_for(self, source: str, target: str) -> Mm2Node:
+        flow = self.setup.flow(source, target)
+        return next(n for n in self.nodes if flow in n.flows)
+
+    def _wait_ready(self, started_at: float, log_offsets: dict[str, int], deadline: float) -> None:
+        """Ready when, for every flow, MM2 emits heartbeats into the target, its source connector has
+        started, and (if the source has topics to copy) a source task is replicating them."""
+        since_ms = int(started_at * 1000) - 1000
+        reasons: list[str] = ["not checked yet"]
+        while time.monotonic() < deadline:
+            self._raise_if_dead("starting")
+            reasons = []
+            for node in self.nodes:
+                try:
+                    reasons += self._node_not_ready(node, since_ms,
+                                                    read_log_since(node.log_path, log_offsets[node.name]))
+                except (KafkaException, TimeoutError) as err:  # a busy cluster: look again
+                    reasons.append(f"{node.name}: could not check yet: {err}")
+            if not reasons:
+                return
+            time.sleep(1.0)
+        tails = "\n".join(f"--- {n.log_path} (last lines) ---\n{n.process.log_tail(25)}" for n in self.nodes)
+        raise ReplicatorNotReady(f"MirrorMaker 2 not ready after {self.ready_timeout_s:.0f}s: "
+                                 + "; ".join(reasons) + "\n" + tails)
+
+    def _node_not_ready(self, node: Mm2Node, since_ms: int, log: str) -> list[str]:
+        reasons = []
+        started = len(_STARTED_SOURCE.findall(log))
+        if started < len(node.flows):
+            reasons.append(f"{node.name}: {started}/{len(node.flows)} source connectors started")
+        beats: set[tuple[str, str]] | None = None
+        for flow in node.flows:
+            config = self.setup.flow_config(flow, self.flow_defaults(flow))
+            if config.schedule_seconds("emit_heartbeats") is not None:
+                if beats is None:
+                    beats = {(h.source, h.target) for h in self.heartbeats(node.target, since_ms=since_ms)}
+                if (flow.source, flow.target) not in beats:
+                    reasons.append(f"{flow.name}: no heartbeat on {node.target} yet")
+            if self._probe.selected_topics(flow):
+                pattern = rf"replicating \d+ topic-partitions {re.escape(flow.source)}->{re.escape(flow.target)}:"
+                if not re.search(pattern, log):
+                    reasons.append(f"{flow.name}: no source task replicating yet")
+        return reasons
+
+    # --- MM2's own topics -------------------------------------------------------------
+    def heartbeats(self, cluster: str, topic: str = "heartbeats", since_ms: int | None = None) -> list[Heartbeat]:
+        """Heartbeats in ``topic`` on ``cluster`` (``heartbeats``, or ``<src>.heartbeats`` upstream ones)."""
+        records = read_topic(self.setup.env.cluster(cluster).bootstrap, topic, since_ms=since_ms)
+        return [decode_heartbeat(m.key(), m.value(), topic) for m in records if m.key() and m.value()]
+
+    def checkpoints(self, source: str, target: str, group: str | None = None) -> list[Checkpoint]:
+        """Every checkpoint of flow ``source->target`` (of ``group``, or all), in emission order."""
+        self.setup.flow(source, target)
+        topic = self.setup.replication_policy(source).checkpoints_topic(source)
+        records = read_topic(self.setup.env.cluster(target).bootstrap, topic)
+        out = []
+        for m in sorted(records, key=lambda m: (m.partition(), m.offset())):
+            if not m.key() or not m.value():
+                continue
+            cp = decode_checkpoint(m.key(), m.value(), m.offset(), m.timestamp()[1])
+            if group is None or cp.group == group:
+                out.append(cp)
+        return out
+
+    def translate_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
+        """The latest checkpoint per remote partition of ``group``: MM2's own translation, as emitted."""
+        latest: dict[tuple[str, int], int] = {}
+        try:
+            for cp in self.checkpoints(source, target, group):
+                latest[(cp.topic, cp.partition)] = cp.downstream_offset
+        except (KafkaException, TimeoutError) as err:
+            raise ReplicatorError(f"reading MM2 checkpoints of {source}->{target} on {target}: {err}") from err
+        return latest
+
+    def metrics(self) -> ReplicatorMetrics | None:
+        """End-offset lag and rates per partition, plus each flow's upstream heartbeat age."""
+        sample = self._probe.sample()
+        notes = list(sample.notes)
+        for flow in self.setup.flows:
+            topic = self.setup.remote_topic(flow.source, "heartbeats")
+            try:
+                newest = max((h.timestamp_ms for h in self.heartbeats(flow.target, topic,
+                                                                      since_ms=int(time.time() * 1000) - 60_000)),
+                             default=None)
+            except (KafkaException, TimeoutError):
+                newest = None
+            if newest is not None:
+                notes.append(f"{flow.name}: newest upstream heartbeat on {flow.target} is "
+                             f"{time.time() * 1000 - newest:.0f} ms old")
+        return ReplicatorMetrics(sample.taken_at, sample.method, sample.partitions, tuple(notes))
+
+    # --- description ------------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        nodes = []
+        for node in self.nodes:
+            text = node.properties
+            if text is None:
+                try:
+                    text = self.render(node)
+                except Exception as err:  # addresses exist only once the environment runs
+                    text = f"# not rendered yet: {err}"
+            nodes.append({
+                "name": node.name, "target": node.target, "location": node.location,
+                "flows": [f.name for f in node.flows], "config_path": str(node.config_path),
+                "log_path": str(node.log_path), "pid": node.process.pid if node.process else None,
+                "argv": _short_argv(node.process.argv) if node.process else [],
+                "properties": redact_properties(text),
+            })
+        return {
+            "kind": self.kind, "policy": self.setup.policy, "separator": self.setup.separator,
+            "heap_mb": self.heap_mb, "drill_intervals": self.drill_intervals,
+            "flows": [{"name": f.name, "topics": list(f.topics), "topics_exclude": list(f.topics_exclude),
+                       "placement": f.placement, "settings": redact_settings(f.settings)} for f in self.setup.flows],
+            "processes": nodes,
+            "metrics_method": "end offsets on both clusters (no JMX); upstream heartbeat age where available",
+            "warnings": [str(w) for w in self.setup.config_warnings()],
+        }
+
+
+def _short_argv(argv: list[str]) -> list[str]:
+    # The classpath is dozens of jars; a report needs to know where they are, not each name.
+    out = list(argv)
+    if "-cp" in out:
+        i = out.index("-cp") + 1
+        jars = out[i].split(":")
+        out[i] = f"<{len(jars)} jars in {Path(jars[0]).parent}>"
+    return out

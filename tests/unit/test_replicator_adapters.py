@@ -1,0 +1,371 @@
+"""Replicator adapters without running anything: mm2.properties rendering, placeholders, factory errors.
+
+Environments here are real ``Environment``/``KafkaCluster`` objects with fixed ports that are
+never started: the adapters only need their addresses.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.environment import Environment, TopologySpec
+from harness.kafka.broker import BrokerPorts
+from harness.kafka.cluster import ClusterSpec, KafkaCluster
+from harness.replicators import (
+    REPLICATOR_KINDS,
+    FlowSpec,
+    ReplicationSetup,
+    ReplicatorError,
+    SetupError,
+    UnknownReplicatorKind,
+    UnsupportedOperation,
+    make_replicator,
+)
+from harness.replicators.base import redact_argv, redact_properties
+from harness.replicators.command import CommandTemplate, CommandTemplateError, PLACEHOLDERS, parse_translation
+from harness.replicators.mirrormaker2 import decode_checkpoint, decode_heartbeat, plan_nodes
+from replicator.config import parse_mm2_properties, read_properties
+
+JARS = [Path("/jars/connect-mirror.jar"), Path("/jars/kafka-clients.jar")]
+
+
+def environment(tmp_path: Path, names=("east", "west"), brokers: dict[str, int] | None = None,
+                links=None) -> Environment:
+    """An environment whose clusters have addresses but no processes."""
+    spec = TopologySpec(tuple(ClusterSpec(n, brokers=(brokers or {}).get(n, 1)) for n in names), links)
+    env = Environment(spec, tmp_path / "env")
+    ports = iter(range(20000, 40000))
+    for c in spec.clusters:
+        remotes = spec.remotes_of(c.name)
+        broker_ports = [BrokerPorts(local=next(ports), controller=next(ports), wan={r: next(ports) for r in remotes},
+                                    wan_advertised={r: next(ports) for r in remotes}) for _ in range(c.brokers)]
+        env.clusters[c.name] = KafkaCluster(c, broker_ports, env.workdir / c.name, "java", ())
+    return env
+
+
+def mm2(setup: ReplicationSetup, **options):
+    return make_replicator("mirrormaker2", setup, java="java", classpath=JARS, **options)
+
+
+def props(text: str) -> dict[str, str]:
+    """The file as MM2 would read it (the project's own properties reader)."""
+    return {p.key: p.value for p in read_properties(text)}
+
+
+# ======================================================================================
+# mm2.properties
+# ======================================================================================
+def test_active_passive_file_reaches_the_source_over_the_wan_and_sizes_internal_topics(tmp_path):
+    env = environment(tmp_path)
+    setup = ReplicationSetup(env, [FlowSpec("east", "west", topics=["orders.*", r"payments\..*"])])
+    replicator = mm2(setup)
+    (node,) = replicator.nodes
+    text = replicator.render(node)
+    p = props(text)
+    assert p["clusters"] == "east, west"
+    assert p["east.bootstrap.servers"] == env.cluster("east").wan_bootstrap("west")
+    assert p["west.bootstrap.servers"] == env.cluster("west").bootstrap
+    assert p["east->west.enabled"] == "true" and "west->east.enabled" not in p
+    assert p["topics"] == r"orders.*, payments\..*"  # one flow: written once at top level
+    for key in ("replication.factor", "checkpoints.topic.replication.factor", "heartbeats.topic.replication.factor",
+                "offset-syncs.topic.replication.factor"):
+        assert p[key] == "1", key
+    for key in ("offset.storage.replication.factor", "config.storage.replication.factor",
+                "status.storage.replication.factor"):
+        assert p[f"west.{key}"] == "1", key
+    assert p["refresh.topics.interval.seconds"] == "5"
+    assert p["emit.checkpoints.interval.seconds"] == "5"
+    assert p["refresh.groups.interval.seconds"] == "5"
+    assert p["west.offset.flush.interval.ms"] == "5000"
+    assert p["plugin.discovery"] == "service_load"
+    assert node.process.argv[-3:] == [str(node.config_path), "--clusters", "west"]
+    assert "-Xmx512m" in node.process.argv and node.process.cwd == node.workdir
+    # The file means to our own loader what it means to MM2.
+    config = parse_mm2_properties(text)
+    flow = config.flow("east", "west")
+    assert flow.topics == ["orders.*", r"payments\..*"] and flow.replication_factor == 1
+
+
+def test_replication_factors_follow_each_clusters_size(tmp_path):
+    env = environment(tmp_path, brokers={"east": 1, "west": 3})
+    replicator = mm2(ReplicationSetup(env, [FlowSpec("east", "west")]))
+    text = replicator.render(replicator.nodes[0])
+    flow = parse_mm2_properties(text).flow("east", "west")  # MM2's defaults count, written or not
+    assert (flow.replication_factor, flow.checkpoints_topic_replication_factor,
+            flow.heartbeats_topic_replication_factor) == (3, 3, 3)
+    assert flow.offset_syncs_topic_replication_factor == 1  # the offset-syncs topic lives on the source
+    assert props(text)["west.status.storage.replication.factor"] == "3"
+
+
+def test_placement_at_the_source_flips_which_side_goes_over_the_wan(tmp_path):
+    env = environment(tmp_path)
+    replicator = mm2(ReplicationSetup(env, [FlowSpec("east", "west", placement="source")]))
+    (node,) = replicator.nodes
+    assert (node.target, node.location, node.workdir.name) == ("west", "east", "west-at-east")
+    p = props(replicator.render(node))
+    assert p["east.bootstrap.servers"] == env.cluster("east").bootstrap
+    assert p["west.bootstrap.servers"] == env.cluster("west").wan_bootstrap("east")
+    assert node.process.argv[-2:] == ["--clusters", "west"]
+
+
+def test_one_process_per_target_and_placement_with_only_its_own_clusters(tmp_path):
+    env = environment(tmp_path, names=("east", "west", "north"))
+    setup = ReplicationSetup(env, [FlowSpec("east", "west"), FlowSpec("north", "west"), FlowSpec("west", "east"),
+                                   FlowSpec("north", "east", placement="source")])
+    replicator = mm2(setup)
+    plan = {(n.target, n.location): [f.name for f in n.flows] for n in replicator.nodes}
+    assert plan == {("west", "west"): ["east->west", "north->west"], ("east", "east"): ["west->east"],
+                    ("east", "north"): ["north->east"]}
+    west = next(n for n in replicator.nodes if n.target == "west")
+    p = props(replicator.render(west))
+    assert p["clusters"] == "east, north, west"
+    assert p["east->west.enabled"] == p["north->west.enabled"] == "true"
+    assert p["north.bootstrap.servers"] == env.cluster("north").wan_bootstrap("west")
+    at_north = next(n for n in replicator.nodes if n.location == "north")
+    assert props(replicator.render(at_north))["clusters"] == "east, north"
+    assert len({n.workdir for n in replicator.nodes}) == 3
+
+
+def test_flow_settings_override_drill_defaults_and_reach_the_right_keys(tmp_path):
+    env = environment(tmp_path, names=("east", "west", "north"))
+    setup = ReplicationSetup(env, [
+        FlowSpec("east", "west", settings={"refresh.topics.interval.seconds": 30, "tasks.max": 4,
+                                           "offset.lag.max": 10, "consumer.fetch.min.bytes": "1000",
+                                           "sync.group.offsets.enabled": True}),
+        FlowSpec("north", "west", topics_exclude=["secret-.*"]),
+    ])
+    replicator = mm2(setup, worker_settings={"offset.flush.interval.ms": "1000"})
+    p = props(replicator.render(replicator.nodes[0]))
+    assert p["east->west.refresh.topics.interval.seconds"] == "30"
+    assert p["north->west.refresh.topics.interval.seconds"] == "5"
+    assert p["east->west.tasks.max"] == "4" and p["east->west.offset.lag.max"] == "10"
+    assert p["east->west.consumer.fetch.min.bytes"] == "1000"
+    assert p["east->west.sync.group.offsets.enabled"] == "true"
+    assert p["north->west.topics.exclude"] == "secret-.*"
+    assert p["west.offset.flush.interval.ms"] == "1000"
+
+
+def test_drill_intervals_can_be_turned_off_but_replication_factors_stay(tmp_path):
+    replicator = mm2(ReplicationSetup(environment(tmp_path), [FlowSpec("east", "west")]), drill_intervals=False)
+    p = props(replicator.render(replicator.nodes[0]))
+    assert not any("interval" in key for key in p)
+    assert p["replication.factor"] == "1" and p["west.config.storage.replication.factor"] == "1"
+
+
+def test_identity_policy_and_custom_separator_are_rendered_and_used_for_names(tmp_path):
+    env = environment(tmp_path)
+    identity = ReplicationSetup(env, [FlowSpec("east", "west")], policy="identity")
+    p = props(mm2(identity).render(mm2(identity).nodes[0]))
+    assert p["replication.policy.class"] == "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"
+    assert identity.remote_topic("east", "orders") == "orders" and identity.remote_prefix("east") == ""
+    assert identity.remote_topic("east", "heartbeats") == "east.heartbeats"
+
+    underscore = ReplicationSetup(env, [FlowSpec("east", "west")], separator="_")
+    assert props(mm2(underscore).render(mm2(underscore).nodes[0]))["replication.policy.separator"] == "_"
+    assert underscore.remote_topic("east", "orders") == "east_orders"
+    assert underscore.replication_policy("east").checkpoints_topic("east") == "east_checkpoints_internal"
+
+
+def test_secrets_are_redacted_in_describe(tmp_path):
+    setup = ReplicationSetup(environment(tmp_path), [FlowSpec("east", "west", settings={
+        "consumer.sasl.jaas.config": "org.example.Login required password='hunter2';"})])
+    described = mm2(setup).describe()
+    text = described["processes"][0]["properties"]
+    assert "hunter2" not in str(described)
+    assert "east->west.consumer.sasl.jaas.config = [redacted]" in text or "consumer.sasl.jaas.config = [redacted]" in text
+    assert described["processes"][0]["argv"][described["processes"][0]["argv"].index("-cp") + 1] == "<2 jars in /jars>"
+
+
+def test_redaction_helpers():
+    text = "a.ssl.keystore.password = s3cret\nb.bootstrap.servers = h:1\n# password = comment\n"
+    assert redact_properties(text) == "a.ssl.keystore.password = [redacted]\nb.bootstrap.servers = h:1\n# password = comment\n"
+    assert redact_argv(["run", "--db-password", "pw", "--token=abc", "sasl.jaas.config=x", "--topic", "t"]) == \
+        ["run", "--db-password", "[redacted]", "--token=[redacted]", "sasl.jaas.config=[redacted]", "--topic", "t"]
+
+
+def test_describe_before_the_environment_runs_says_so(tmp_path):
+    spec = TopologySpec((ClusterSpec("east"), ClusterSpec("west")))
+    setup = ReplicationSetup(Environment(spec, tmp_path / "env"), [FlowSpec("east", "west")])
+    described = mm2(setup).describe()
+    assert described["processes"][0]["properties"].startswith("# not rendered yet")
+
+
+# ======================================================================================
+# Setup validation
+# ======================================================================================
+def test_bad_settings_name_the_flow_and_the_key(tmp_path):
+    env = environment(tmp_path)
+    with pytest.raises(SetupError, match=r"flow east->west: setting 'tasks\.mx'.*did you mean 'tasks\.max'"):
+        ReplicationSetup(env, [FlowSpec("east", "west", settings={"tasks.mx": "2"})])
+    with pytest.raises(SetupError, match=r"east->west.*offset\.lag\.max.*whole number"):
+        ReplicationSetup(env, [FlowSpec("east", "west", settings={"offset.lag.max": "lots"})])
+    with pytest.raises(SetupError, match="without the 'A->B.' prefix"):
+        FlowSpec("east", "west", settings={"east->west.tasks.max": "2"})
+    with pytest.raises(SetupError, match="set once for the whole setup"):
+        FlowSpec("east", "west", settings={"replication.policy.separator": "_"})
+    with pytest.raises(SetupError, match="Connect worker"):
+        mm2(ReplicationSetup(env, [FlowSpec("east", "west")]), worker_settings={"fetch.min.bytes": "1"})
+
+
+def test_setup_rejects_impossible_topologies(tmp_path):
+    env = environment(tmp_path, names=("east", "west", "north"), links=(("east", "west"),))
+    with pytest.raises(SetupError, match=r"unknown cluster 'south'; clusters are \['east', 'west', 'north'\]"):
+        ReplicationSetup(env, [FlowSpec("south", "west")])
+    with pytest.raises(SetupError, match="no WAN link between 'north' and 'west'"):
+        ReplicationSetup(env, [FlowSpec("north", "west")])
+    with pytest.raises(SetupError, match="listed twice"):
+        ReplicationSetup(env, [FlowSpec("east", "west"), FlowSpec("east", "west", topics=["x"])])
+    with pytest.raises(SetupError, match="placement 'middle' is invalid; valid: target, source"):
+        FlowSpec("east", "west", placement="middle")  # type: ignore[arg-type]
+    with pytest.raises(SetupError, match="onto itself"):
+        FlowSpec("east", "east")
+    with pytest.raises(SetupError, match="unknown replication policy 'mirror'"):
+        ReplicationSetup(env, [FlowSpec("east", "west")], policy="mirror")
+    with pytest.raises(SetupError, match="at least one flow"):
+        ReplicationSetup(env, [])
+
+
+def test_separator_must_not_occur_in_cluster_names(tmp_path):
+    env = environment(tmp_path, names=("us-east", "us-west"))
+    with pytest.raises(SetupError, match="contains the separator '-'"):
+        ReplicationSetup(env, [FlowSpec("us-east", "us-west")], separator="-")
+
+
+def test_topics_regex_joins_like_mm2():
+    flow = FlowSpec("east", "west", topics=["orders", "pay.*"], topics_exclude=[])
+    assert flow.topics_regex == "orders|pay.*" and flow.topics_exclude_regex == ""
+    assert flow.location == "west" and FlowSpec("east", "west", placement="source").location == "east"
+
+
+# ======================================================================================
+# Factory
+# ======================================================================================
+def test_unknown_kind_lists_the_valid_ones(tmp_path):
+    setup = ReplicationSetup(environment(tmp_path), [FlowSpec("east", "west")])
+    with pytest.raises(UnknownReplicatorKind) as err:
+        make_replicator("mirrormaker", setup)
+    assert "did you mean 'mirrormaker2'" in str(err.value)
+    assert "valid kinds: " + ", ".join(sorted(REPLICATOR_KINDS)) in str(err.value)
+
+
+def test_options_are_checked_against_the_adapter(tmp_path):
+    setup = ReplicationSetup(environment(tmp_path), [FlowSpec("east", "west")])
+    with pytest.raises(SetupError, match=r"replicator 'command' needs option\(s\) 'command'"):
+        make_replicator("command", setup)
+    with pytest.raises(SetupError, match=r"has no option 'comand' \(did you mean 'command'\?\); its options are: command"):
+        make_replicator("command", setup, comand="x")
+
+
+# ======================================================================================
+# Command adapter
+# ======================================================================================
+def test_unknown_placeholder_is_named_with_the_valid_ones():
+    with pytest.raises(CommandTemplateError) as err:
+        CommandTemplate.parse("repl --from {source_bootstrap} --to {target_boostrap}", PLACEHOLDERS)
+    message = str(err.value)
+    assert "unknown placeholder {target_boostrap}" in message
+    assert all("{" + name + "}" in message for name in PLACEHOLDERS)
+
+
+@pytest.mark.parametrize("command, problem", [
+    ("repl {}", "positional placeholder"),
+    ("repl {0}", "positional placeholder"),
+    ("repl {workdir.name}", "takes no attribute or index"),
+    ("repl {workdir!r}", "no format spec or conversion"),
+    ("repl {workdir:>10}", "no format spec or conversion"),
+    ("repl {workdir", "literal brace"),
+    ("repl 'unclosed", "cannot split"),
+    ("", "is empty"),
+])
+def test_malformed_templates_are_refused(command, problem):
+    with pytest.raises(CommandTemplateError, match=problem):
+        CommandTemplate.parse(command, PLACEHOLDERS)
+
+
+def test_placeholders_are_filled_per_flow_as_single_arguments(tmp_path):
+    env = environment(tmp_path, names=("east", "west", "north"))
+    setup = ReplicationSetup(env, [FlowSpec("east", "west", topics=["orders", "pay .*"]),
+                                   FlowSpec("north", "west", placement="source")])
+    replicator = make_replicator("command", setup, command="repl --src {source_bootstrap} --dst {target_bootstrap} "
+                                 "--topics {topics_regex} --prefix {remote_prefix} --dir {workdir} --json {{}} "
+                                 "--name {source}-to-{target}")
+    replicator._prepare()
+    east_west, north_west = (replicator.process_for("east", "west"), replicator.process_for("north", "west"))
+    assert east_west.argv == ["repl", "--src", env.cluster("east").wan_bootstrap("west"),
+                              "--dst", env.cluster("west").bootstrap, "--topics", "orders|pay .*",
+                              "--prefix", "east.", "--dir", str(east_west.cwd), "--json", "{}",
+                              "--name", "east-to-west"]
+    # Placed at the source: the source locally, the target through the WAN.
+    assert north_west.argv[2] == env.cluster("north").bootstrap
+    assert north_west.argv[4] == env.cluster("west").wan_bootstrap("north")
+    assert east_west.env["MIRRORDRILL_REMOTE_PREFIX"] == "east."
+    assert east_west.cwd != north_west.cwd and east_west.log_path.parent == east_west.cwd
+
+
+def test_translate_offsets_needs_a_translation_command(tmp_path):
+    setup = ReplicationSetup(environment(tmp_path), [FlowSpec("east", "west")])
+    replicator = make_replicator("command", setup, command="repl")
+    with pytest.raises(UnsupportedOperation, match="translate_command") as err:
+        replicator.translate_offsets("g", "east", "west")
+    assert isinstance(err.value, NotImplementedError)
+
+
+def test_translate_offsets_runs_the_translation_command(tmp_path):
+    setup = ReplicationSetup(environment(tmp_path), [FlowSpec("east", "west")])
+    script = ("import json, sys; print(json.dumps([dict(topic=sys.argv[1] + 'orders', partition=0, "
+              "offset=len(sys.argv[2]))]))")
+    replicator = make_replicator("command", setup, command="repl",
+                                 translate_command=[sys.executable, "-c", script, "{remote_prefix}", "{group}"])
+    assert replicator.translate_offsets("billing", "east", "west") == {("east.orders", 0): 7}
+    failing = make_replicator("command", setup, command="repl",
+                              translate_command=[sys.executable, "-c", "import sys; sys.exit('no such group')"])
+    with pytest.raises(ReplicatorError, match="exited with 1"):
+        failing.translate_offsets("billing", "east", "west")
+    with pytest.raises(CommandTemplateError, match=r"unknown placeholder \{grop\}"):
+        make_replicator("command", setup, command="repl", translate_command="t {grop}")
+
+
+def test_translation_output_is_checked():
+    assert parse_translation('[{"topic": "east.t", "partition": 1, "offset": 5}]', "t") == {("east.t", 1): 5}
+    with pytest.raises(ReplicatorError, match="not JSON"):
+        parse_translation("offset 5", "t")
+    with pytest.raises(ReplicatorError, match="bad entry"):
+        parse_translation('[{"topic": "east.t", "partition": "1", "offset": 5}]', "t")
+    with pytest.raises(ReplicatorError, match="expected a JSON list"):
+        parse_translation('{"east.t": 5}', "t")
+
+
+# ======================================================================================
+# MM2 record formats
+# ======================================================================================
+def _string(text: str) -> bytes:
+    data = text.encode()
+    return struct.pack(">h", len(data)) + data
+
+
+def test_checkpoint_records_decode():
+    key = _string("billing") + _string("east.orders") + struct.pack(">i", 3)
+    value = struct.pack(">hqq", 0, 120, 117) + _string("meta")
+    cp = decode_checkpoint(key, value, record_offset=9)
+    assert (cp.group, cp.topic, cp.partition, cp.upstream_offset, cp.downstream_offset, cp.metadata, cp.record_offset) \
+        == ("billing", "east.orders", 3, 120, 117, "meta", 9)
+    with pytest.raises(ValueError, match="truncated checkpoint value"):
+        decode_checkpoint(key, value[:-3])
+    with pytest.raises(ValueError, match="unsupported version 1"):
+        decode_checkpoint(key, struct.pack(">hqq", 1, 1, 1) + _string(""))
+
+
+def test_heartbeat_records_decode():
+    hb = decode_heartbeat(_string("east") + _string("west"), struct.pack(">hq", 0, 1_700_000_000_000), "east.heartbeats")
+    assert (hb.source, hb.target, hb.timestamp_ms, hb.topic) == ("east", "west", 1_700_000_000_000, "east.heartbeats")
+
+
+def test_plan_groups_by_target_and_location(tmp_path):
+    setup = ReplicationSetup(environment(tmp_path), [FlowSpec("east", "west"), FlowSpec("west", "east", placement="source")])
+    nodes = plan_nodes(setup, tmp_path / "mm2")
+    assert [(n.target, n.location, n.name) for n in nodes] == [
+        ("west", "west", "mirrormaker2 west"), ("east", "west", "mirrormaker2 east (at west)")]
