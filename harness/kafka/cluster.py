@@ -56,8 +56,13 @@ class ClusterSpec:
 
 
 def new_cluster_id() -> str:
-    """A KRaft cluster id (a base64url UUID without padding)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A KRaft cluster id (a base64url UUID without padding, never starting with '-')."""
+    while True:
+        # A leading '-' would read as an option on StorageTool's command line (Kafka's own
+        # Uuid.randomUuid regenerates those too).
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
 
 
 class KafkaCluster:

@@ -1,0 +1,376 @@
+"""What a load process is asked to do (``LoadSpec``) and what it reports back (``LoadStats``).
+
+Plain pydantic, no Locust import: the harness builds and validates specs in its own process.
+Record sizes and keys are written the way a drill file writes them::
+
+    record_size: {fixed: 1024} | {uniform: [256, 4096]} | {normal: [1024, 200]}
+    keys: none | {uniform: 1000} | {hot: {keys: 1000, hot_keys: 3, fraction: 0.8}}
+    topics: [orders, payments]  (round robin)  |  {orders: 3, payments: 1}  (weighted)
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from loadgen.envelope import PRODUCER_ID
+
+MAX_RECORD_BYTES = 16 * 1024 * 1024
+TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+
+# Client settings the spec owns elsewhere; letting the producer map override them would
+# make the ledger lie (acks) or point the load at another cluster than the one recorded.
+_RESERVED_PRODUCER_KEYS = {"bootstrap.servers", "metadata.broker.list", "on_delivery",
+                           "error_cb", "stats_cb"}
+
+DEFAULT_PRODUCER_SETTINGS: dict[str, Any] = {"acks": "all", "enable.idempotence": True}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --------------------------------------------------------------------------- record sizes
+
+
+class SizeSpec(_Strict):
+    """Record value sizes in bytes: exactly one of ``fixed``, ``uniform``, ``normal``."""
+
+    fixed: int | None = Field(default=None, gt=0, le=MAX_RECORD_BYTES)
+    uniform: tuple[int, int] | None = None
+    normal: tuple[float, float] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_shorthand(cls, data: Any) -> Any:
+        if isinstance(data, int) and not isinstance(data, bool):
+            return {"fixed": data}
+        if isinstance(data, dict):
+            unknown = set(data) - {"fixed", "uniform", "normal"}
+            if unknown:
+                raise ValueError(f"unknown size distribution {sorted(unknown)}; use one of "
+                                 "{fixed: N}, {uniform: [min, max]}, {normal: [mean, sd]}")
+        return data
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "SizeSpec":
+        given = [n for n in ("fixed", "uniform", "normal") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError("record_size needs exactly one of {fixed: N}, {uniform: [min, max]}, "
+                             f"{{normal: [mean, sd]}}; got {given or 'none'}")
+        if self.uniform is not None:
+            lo, hi = self.uniform
+            if not 0 < lo <= hi <= MAX_RECORD_BYTES:
+                raise ValueError(f"uniform: [min, max] needs 0 < min <= max <= {MAX_RECORD_BYTES}, "
+                                 f"got {list(self.uniform)}")
+        if self.normal is not None:
+            mean, sd = self.normal
+            if not 0 < mean <= MAX_RECORD_BYTES or sd < 0:
+                raise ValueError(f"normal: [mean, sd] needs 0 < mean <= {MAX_RECORD_BYTES} and "
+                                 f"sd >= 0, got {list(self.normal)}")
+        return self
+
+    def mean(self) -> float:
+        """The mean size (for bandwidth estimates)."""
+        if self.fixed is not None:
+            return float(self.fixed)
+        if self.uniform is not None:
+            return sum(self.uniform) / 2
+        return self.normal[0]
+
+    def sampler(self, rng: random.Random):
+        """A function of no arguments returning the next size (normal clipped to 1..max)."""
+        if self.fixed is not None:
+            size = self.fixed
+            return lambda: size
+        if self.uniform is not None:
+            lo, hi = self.uniform
+            return lambda: rng.randint(lo, hi)
+        mean, sd = self.normal
+        return lambda: min(MAX_RECORD_BYTES, max(1, round(rng.gauss(mean, sd))))
+
+
+# --------------------------------------------------------------------------- keys
+
+
+class HotKeys(_Strict):
+    """``fraction`` of the records go to the first ``hot_keys`` of ``keys`` keys."""
+
+    keys: int = Field(gt=1)
+    hot_keys: int = Field(default=1, gt=0)
+    fraction: float = Field(default=0.8, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _fewer_hot(self) -> "HotKeys":
+        if self.hot_keys >= self.keys:
+            raise ValueError(f"hot_keys ({self.hot_keys}) must be fewer than keys ({self.keys})")
+        return self
+
+
+class KeySpec(_Strict):
+    """Record keys: ``none`` (no key), ``{uniform: N}`` or ``{hot: {...}}``."""
+
+    uniform: int | None = Field(default=None, gt=0)
+    hot: HotKeys | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_shorthand(cls, data: Any) -> Any:
+        if data is None or data == "none":
+            return {}
+        if isinstance(data, str):
+            raise ValueError(f"unknown key spec {data!r}; use none, {{uniform: N}} or "
+                             "{hot: {keys: N, hot_keys: K, fraction: F}}")
+        if isinstance(data, dict):
+            unknown = set(data) - {"uniform", "hot"}
+            if unknown:
+                raise ValueError(f"unknown key distribution {sorted(unknown)}; use none, "
+                                 "{uniform: N} or {hot: {keys: N, hot_keys: K, fraction: F}}")
+        return data
+
+    @model_validator(mode="after")
+    def _at_most_one(self) -> "KeySpec":
+        if self.uniform is not None and self.hot is not None:
+            raise ValueError("keys: give either uniform or hot, not both")
+        return self
+
+    @property
+    def kind(self) -> Literal["none", "uniform", "hot"]:
+        return "uniform" if self.uniform is not None else "hot" if self.hot is not None else "none"
+
+    def sampler(self, rng: random.Random):
+        """A function of no arguments returning the next key (bytes or None)."""
+        if self.uniform is not None:
+            keys = [f"k{i}".encode() for i in range(self.uniform)]
+            return lambda: keys[rng.randrange(len(keys))]
+        if self.hot is not None:
+            h = self.hot
+            keys = [f"k{i}".encode() for i in range(h.keys)]
+            hot, rest = keys[:h.hot_keys], keys[h.hot_keys:]
+
+            def pick() -> bytes:
+                if rng.random() < h.fraction:
+                    return hot[rng.randrange(len(hot))]
+                return rest[rng.randrange(len(rest))]
+            return pick
+        return lambda: None
+
+
+# --------------------------------------------------------------------------- topics
+
+
+def _check_topic(name: str) -> str:
+    if not TOPIC_NAME.match(name) or name in (".", ".."):
+        raise ValueError(f"invalid topic name {name!r} (letters, digits, '.', '_', '-'; 1-249 chars)")
+    return name
+
+
+class TopicSelection(_Strict):
+    """Topics by name, or every topic whose full name matches a regex (``__`` ones excluded)."""
+
+    names: tuple[str, ...] = ()
+    pattern: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_shorthand(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return {"pattern": data} if data.startswith("^") else {"names": (data,)}
+        if isinstance(data, (list, tuple)):
+            return {"names": tuple(data)}
+        return data
+
+    @model_validator(mode="after")
+    def _one_way(self) -> "TopicSelection":
+        if bool(self.names) == (self.pattern is not None):
+            raise ValueError("select topics by names or by pattern, exactly one of them")
+        for n in self.names:
+            _check_topic(n)
+        if self.pattern is not None:
+            try:
+                re.compile(self.pattern)
+            except re.error as e:
+                raise ValueError(f"invalid topic pattern {self.pattern!r}: {e}") from None
+        return self
+
+    @classmethod
+    def of(cls, topics: "TopicSelection | str | list[str] | tuple[str, ...]") -> "TopicSelection":
+        """From a selection, a list of names, one name, or ``^regex``."""
+        return topics if isinstance(topics, TopicSelection) else cls.model_validate(topics)
+
+    def matches(self, topic: str) -> bool:
+        if self.pattern is not None:
+            return not topic.startswith("__") and re.fullmatch(self.pattern, topic) is not None
+        return topic in self.names
+
+
+# --------------------------------------------------------------------------- the spec
+
+
+class LoadSpec(_Strict):
+    """One load process: where to produce, how much, what records, and where to write histories."""
+
+    cluster: str = Field(min_length=1, description="cluster name written into the ledger")
+    bootstrap_servers: str = Field(min_length=1)
+    topics: dict[str, float] = Field(description="topic -> weight; a list means round robin")
+    round_robin: bool = True
+    rate: float = Field(gt=0, description="records/s over all users of the process")
+    duration_s: float | None = Field(default=None, gt=0, description="None: until SIGTERM")
+    users: int = Field(default=1, ge=1, le=1000)
+    record_size: SizeSpec = SizeSpec(fixed=1024)
+    keys: KeySpec = KeySpec()
+    producer: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    producer_id_prefix: str = "load"
+    instance: str | None = Field(
+        default=None, description="unique per process start; in producer ids and file names "
+                                  "(None: a random one)")
+    output_dir: Path
+    flush_timeout_s: float = Field(default=10.0, ge=0,
+                                   description="at shutdown, how long to wait for acks")
+    create_topics_partitions: int | None = Field(
+        default=None, gt=0, description="create missing topics with this many partitions")
+    seed: int | None = None
+    stats_interval_s: float = Field(default=2.0, gt=0)
+
+    @field_validator("topics", mode="before")
+    @classmethod
+    def _topic_list(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = [t for t in v.split(",") if t]
+        if isinstance(v, (list, tuple)):
+            if len(set(v)) != len(v):
+                raise ValueError(f"topics listed twice: {v}")
+            return {t: 1.0 for t in v}
+        return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _weights_mean_weighted(cls, data: Any) -> Any:
+        # A mapping names weights: choose by weight unless round_robin is set explicitly.
+        if isinstance(data, dict) and isinstance(data.get("topics"), dict):
+            data = {"round_robin": False, **data}
+        return data
+
+    @field_validator("topics")
+    @classmethod
+    def _topics_valid(cls, v: dict[str, float]) -> dict[str, float]:
+        if not v:
+            raise ValueError("at least one topic is needed")
+        for name, weight in v.items():
+            _check_topic(name)
+            if not weight > 0:
+                raise ValueError(f"topic {name}: weight must be > 0, got {weight}")
+        return v
+
+    @field_validator("producer_id_prefix")
+    @classmethod
+    def _prefix(cls, v: str) -> str:
+        if not PRODUCER_ID.match(v) or len(v) > 64:
+            raise ValueError(f"producer_id_prefix {v!r} must match {PRODUCER_ID.pattern} and be "
+                             "at most 64 characters (it is part of every producer id; no commas)")
+        return v
+
+    @field_validator("instance")
+    @classmethod
+    def _instance(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", v):
+            raise ValueError(f"instance {v!r} must be 1-32 letters, digits, '_' or '-'")
+        return v
+
+    @field_validator("cluster")
+    @classmethod
+    def _cluster(cls, v: str) -> str:
+        if any(c in v for c in ',"\n\r'):
+            raise ValueError(f"cluster name {v!r} cannot hold ',', '\"' or line breaks")
+        return v
+
+    @field_validator("producer")
+    @classmethod
+    def _producer(cls, v: dict[str, Any]) -> dict[str, Any]:
+        reserved = sorted(set(v) & _RESERVED_PRODUCER_KEYS)
+        if reserved:
+            raise ValueError(f"producer settings {reserved} are set by the load process itself "
+                             "(use bootstrap_servers for the address)")
+        for key in ("acks", "request.required.acks"):
+            if str(v.get(key, "")).strip() == "0":
+                raise ValueError(f"{key}=0: the broker never acknowledges, so there is no "
+                                 "offset to put in the ledger; use acks=1 or acks=all")
+        return v
+
+    def producer_settings(self) -> dict[str, Any]:
+        """librdkafka settings: the defaults (acks=all, idempotence) overlaid by ``producer``."""
+        return {**DEFAULT_PRODUCER_SETTINGS, **self.producer,
+                "bootstrap.servers": self.bootstrap_servers}
+
+    def writer_tag(self, instance: str) -> str:
+        """The tag of this process's history files (see ``histories.history_path``)."""
+        return f"{self.producer_id_prefix}-{instance}"
+
+    @classmethod
+    def load(cls, path: str | Path) -> "LoadSpec":
+        """Read a spec from a JSON file."""
+        return cls.model_validate(json.loads(Path(path).read_text()))
+
+    def dump(self, path: str | Path) -> Path:
+        """Write the spec as JSON; returns the path."""
+        path = Path(path)
+        path.write_text(self.model_dump_json(indent=2))
+        return path
+
+
+# --------------------------------------------------------------------------- the report
+
+
+class LatencySummary(BaseModel):
+    """Acknowledgement latency in ms (Locust's percentiles: 2 significant digits above 100)."""
+
+    avg: float = 0.0
+    p50: float = 0.0
+    p90: float = 0.0
+    p99: float = 0.0
+    max: float = 0.0
+
+
+class TopicStats(BaseModel):
+    """Per-topic counts."""
+
+    sent: int = 0
+    acked: int = 0
+    failed: int = 0
+
+
+class LoadStats(BaseModel):
+    """What a load process did; rewritten while it runs (``final`` False) and at its end."""
+
+    final: bool = False
+    state: Literal["starting", "running", "stopping", "stopped", "failed"] = "starting"
+    stop_reason: str | None = None
+    cluster: str
+    instance: str
+    pid: int
+    producer_ids: list[str] = Field(default_factory=list)
+    target_rate: float
+    users: int
+    started_ts_ms: int | None = None
+    stopped_ts_ms: int | None = None
+    elapsed_s: float = 0.0
+    sent: int = 0
+    acked: int = 0
+    failed: int = 0
+    rejected: int = 0
+    pending_at_shutdown: int = 0
+    acked_bytes: int = 0
+    achieved_rate: float = 0.0    # records/s acknowledged between start and the stop request
+    send_rate: float = 0.0        # records/s handed to the producer in that time
+    ack_latency_ms: LatencySummary = LatencySummary()
+    locust_requests: int = 0
+    locust_failures: int = 0
+    topics: dict[str, TopicStats] = Field(default_factory=dict)
+    ledger_path: str
+    uncertain_path: str
+    error: str | None = None
