@@ -105,6 +105,41 @@ def cmd_up(args) -> int:
             time.sleep(1)
 
 
+# --- validate / run ----------------------------------------------------------------------
+def cmd_validate(args) -> int:
+    """Check drill files before anything starts."""
+    from harness.scenario.validate import ScenarioInvalid, load_scenario
+    failed = 0
+    for path in args.files:
+        try:
+            s = load_scenario(Path(path))
+            print(f"{path}: ok ({s.name}: {len(s.clusters)} clusters, {len(s.replication.flows)} flows, "
+                  f"{len(s.timeline)} steps, {len(s.expectations)} expectations)")
+        except ScenarioInvalid as e:
+            failed += 1
+            print(str(e), file=sys.stderr)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def cmd_run(args) -> int:
+    """Run one drill; exit 0 only when it ran and every expectation held."""
+    from harness.scenario.engine import Drill
+    from harness.scenario.validate import ScenarioInvalid, load_scenario
+    try:
+        scenario = load_scenario(Path(args.file))
+    except ScenarioInvalid as e:
+        print(str(e), file=sys.stderr)
+        return EXIT_USAGE
+    out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
+    result = Drill(scenario, Path(args.file), out, replicator=args.replicator).run()
+    if args.report:
+        from reports.render import render_report
+        print(f"report: {render_report([out], out / 'report')}")
+    if result.summary.get("interrupted"):
+        return EXIT_INTERRUPTED
+    return EXIT_OK if result.passed else EXIT_FAILED
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mirrordrill", description=__doc__ + " Chaos and failover drills for "
                                 "Kafka cross-cluster replication.")
@@ -118,6 +153,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="machine-readable report on stdout")
     s.add_argument("--workdir", help="where broker and proxy logs go (default: a new folder under /tmp/mirrordrill)")
     s.set_defaults(func=cmd_doctor)
+
+    s = sub.add_parser("run", help="run a drill file: topology, replicator, load, faults, failover, checks")
+    s.add_argument("file", help="a drill file (see scenarios/)")
+    s.add_argument("--replicator", choices=["pyspark", "mirrormaker2", "command"],
+                   help="the replicator under test (default: the file's replication.replicator)")
+    s.add_argument("--out", help="output folder (default: runs/<scenario>-<replicator>-<time>)")
+    s.add_argument("--report", action="store_true", help="also render the HTML report")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("validate", help="check drill files without running anything")
+    s.add_argument("files", nargs="+")
+    s.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("up", help="start clusters and WAN links, print how to connect, run until Ctrl-C")
     s.add_argument("--clusters", default="primary,dr", help="comma-separated cluster names (default: primary,dr)")

@@ -42,6 +42,9 @@ class ManagedProcess:
     env: dict[str, str] | None = None
     cwd: Path | None = None
     stop_timeout_s: float = 20.0
+    # Infrastructure (brokers, proxies) stops after everything else, so clients such as a
+    # replicator shut down cleanly instead of hanging on brokers that vanished under them.
+    infrastructure: bool = False
     _popen: subprocess.Popen | None = field(default=None, init=False, repr=False)
     _log_fh: object = field(default=None, init=False, repr=False)
     paused: bool = field(default=False, init=False)
@@ -160,9 +163,14 @@ class ProcessSupervisor:
             return list(self._procs)
 
     def stop_all(self, timeout_s: float = 20.0) -> list[str]:
-        """Stop everything (SIGTERM in parallel, SIGKILL stragglers); returns problems seen."""
-        problems: list[str] = []
+        """Stop clients, then infrastructure (SIGTERM in parallel, SIGKILL stragglers); returns problems."""
         procs = list(reversed(self.processes))
+        problems = self._stop_group([p for p in procs if not p.infrastructure], timeout_s)
+        return problems + self._stop_group([p for p in procs if p.infrastructure], timeout_s)
+
+    @staticmethod
+    def _stop_group(procs: list[ManagedProcess], timeout_s: float) -> list[str]:
+        problems: list[str] = []
         for p in procs:
             if p.paused:
                 p.resume()

@@ -279,6 +279,7 @@ class Replicator:
                  .config("spark.jars", ",".join(str(j) for j in self.jars))
                  .config("spark.ui.enabled", os.environ.get("MIRRORDRILL_SPARK_UI", "false"))
                  .config("spark.sql.shuffle.partitions", "2")
+                 .config("spark.ui.showConsoleProgress", "false")
                  .config("spark.local.dir", str(self.workdir / "spark-tmp"))
                  .config("spark.driver.memory", os.environ.get("MIRRORDRILL_SPARK_DRIVER_MEMORY", "1g"))
                  .config("spark.sql.streaming.stopTimeout", "10s")

@@ -58,6 +58,7 @@ class KafkaBroker:
             argv=self._java_argv("kafka.Kafka", str(self.config_path)),
             log_path=self.log_path,
             cwd=workdir,
+            infrastructure=True,
         )
 
     @property

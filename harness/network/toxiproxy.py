@@ -91,6 +91,7 @@ class ToxiproxyServer:
         self.process = ManagedProcess(
             name="toxiproxy", argv=[str(binary), "-host", LOOPBACK, "-port", str(port)],
             log_path=workdir / "toxiproxy.log", cwd=workdir, stop_timeout_s=5.0,
+            infrastructure=True,
         )
         self.client = ToxiproxyClient(LOOPBACK, port)
 

@@ -1,0 +1,52 @@
+"""From a drill's histories to the checker's figures (the checker itself lives in harness.checker)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.checker.model import FailoverInput, FlowInput
+from harness.checker.reference import check_failover, check_flow
+from harness.scenario.topology import CheckPair
+from loadgen.histories import (history_files, read_acked_sends, read_lag_samples, read_processed_records,
+                               read_target_records, read_timeline_events, read_uncertain_sends)
+
+
+class Histories:
+    """Every history file of one run, read once."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.acked = read_acked_sends(history_files(directory, "acked"))
+        self.uncertain = read_uncertain_sends(history_files(directory, "uncertain"))
+        self.observed = read_target_records(history_files(directory, "target"))
+        self.processed = read_processed_records(history_files(directory, "processed"))
+        self.lag = read_lag_samples(history_files(directory, "lag"))
+        self.timeline = read_timeline_events(history_files(directory, "timeline"))
+        # Each producer id acknowledges on exactly one cluster: that is where its records come from.
+        self.origin_of = {a.producer_id: a.cluster for a in self.acked}
+        for u in self.uncertain:
+            self.origin_of.setdefault(u.producer_id, u.cluster)
+
+
+def check_pair(h: Histories, pair: CheckPair):
+    """The checker's figures for records produced on ``pair.origin`` arriving on ``pair.target``."""
+    origin_topics = set(pair.topic_map.values())
+    acked = [a for a in h.acked if a.cluster == pair.origin and a.topic in origin_topics]
+    uncertain = [u for u in h.uncertain if u.cluster == pair.origin and u.topic in origin_topics]
+    # On a target topic that also receives other origins' records (identity policy, aggregation),
+    # only records of this origin (or of no known producer: phantoms) belong to this pair.
+    observed = [r for r in h.observed if r.cluster == pair.target and r.topic in pair.topic_map
+                and h.origin_of.get(r.producer_id, pair.origin) == pair.origin]
+    lag = [s for s in h.lag if (s.cluster == pair.origin and s.topic in origin_topics)
+           or (s.cluster == pair.target and s.topic in pair.topic_map)]
+    return check_flow(FlowInput(source=pair.origin, target=pair.target, topic_map=dict(pair.topic_map),
+                                acked=acked, observed=observed, uncertain=uncertain, lag_samples=lag,
+                                timeline=h.timeline))
+
+
+def check_group(h: Histories, failover: dict):
+    return check_failover(FailoverInput(
+        group=failover["group"], strategy=failover["strategy"], primary=failover["primary"], dr=failover["dr"],
+        failure_ts_ms=failover["failure_ts_ms"], topic_map=dict(failover["topic_map"]),
+        processed=[p for p in h.processed if p.group == failover["group"]], acked=h.acked,
+        observed=[r for r in h.observed if r.cluster == failover["dr"]], dr_topics=tuple(failover["dr_topics"])))

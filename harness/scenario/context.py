@@ -1,0 +1,72 @@
+"""Everything a running drill holds, shared by the engine, the nemesis steps and failover."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from harness.environment import Environment
+from harness.replicators.base import Replicator
+from harness.scenario.model import ConsumerDef, ProducerDef, Scenario
+from loadgen.app_consumer import AppConsumer
+from loadgen.histories import TimelineEvent, TimelineEventWriter, history_path
+from loadgen.lag_sampler import LagSampler
+from loadgen.observer import Observer
+from loadgen.runner import LoadRunner
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class ProducerSlot:
+    """One producer definition and the load process running it now (if any)."""
+
+    definition: ProducerDef
+    cluster: str  # where it produces now (moves at failover)
+    runner: LoadRunner | None = None
+    runs: list[LoadRunner] = field(default_factory=list)
+
+
+@dataclass
+class ConsumerSlot:
+    definition: ConsumerDef
+    consumer: AppConsumer
+    cluster: str
+    failover: dict | None = None  # strategy, failure time, primary, dr once it moved
+
+
+@dataclass
+class DrillContext:
+    scenario: Scenario
+    out_dir: Path
+    env: Environment
+    replicator: Replicator
+    histories: Path
+    log: Callable[[str], None]
+    producers: list[ProducerSlot] = field(default_factory=list)
+    consumers: list[ConsumerSlot] = field(default_factory=list)
+    observers: list[Observer] = field(default_factory=list)
+    lag_samplers: list[LagSampler] = field(default_factory=list)
+    load_started_at: float = 0.0  # monotonic
+    failovers: list[dict] = field(default_factory=list)
+    stop_requested: threading.Event = field(default_factory=threading.Event)
+    _timeline: TimelineEventWriter | None = None
+
+    def timeline_writer(self) -> TimelineEventWriter:
+        if self._timeline is None:
+            self._timeline = TimelineEventWriter(history_path(self.histories, "timeline", "engine"))
+        return self._timeline
+
+    def record(self, name: str, kind: str, start_ms: int, end_ms: int | None, outcome: str, detail: str = "") -> None:
+        w = self.timeline_writer()
+        w.write(TimelineEvent(name=name, kind=kind, start_ts_ms=start_ms, end_ts_ms=end_ms, outcome=outcome,
+                              detail=detail))
+        w.flush()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.load_started_at if self.load_started_at else 0.0

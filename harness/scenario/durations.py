@@ -1,0 +1,28 @@
+"""Durations as drill files write them: ``90``, ``90s``, ``1m30s``, ``500ms``, ``2h``."""
+
+from __future__ import annotations
+
+import re
+
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(value: object) -> float:
+    """Seconds in ``value``; ValueError naming what is valid otherwise."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration")
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise ValueError(f"duration {value} is negative")
+        return float(value)
+    text = str(value).strip().replace(" ", "")
+    pos, total = 0, 0.0
+    for m in _PART.finditer(text):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNITS[m.group(2)]
+        pos = m.end()
+    if not text or pos != len(text):
+        raise ValueError(f"{value!r} is not a duration; write seconds (90) or e.g. '90s', '1m30s', '500ms'")
+    return total

@@ -1,0 +1,295 @@
+"""Runs one drill: topology up, replicator, observers, consumers, load, timeline, drain, check, report.
+
+Every part writes a history; the checker reads only those. Whatever happens (a failed step,
+an exception, Ctrl-C), everything started is stopped and the figures measured so far are
+checked and written to ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import time
+import traceback
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from harness.bootstrap import Artifacts
+from harness.environment import Environment
+from harness.replicators import make_replicator
+from harness.replicators.base import ReplicationSetup
+from harness.scenario import failover, steps
+from harness.scenario.checking import Histories, check_group, check_pair
+from harness.scenario.context import ConsumerSlot, DrillContext, ProducerSlot, now_ms
+from harness.scenario.model import CreateTopic, Scenario
+from harness.scenario.summary import evaluate, render_table, write_summary
+from harness.scenario.topology import check_pairs, flow_specs, link_conditions_of, topology_of
+from loadgen.app_consumer import AppConsumer, CommitPolicy, StartPosition
+from loadgen.lag_sampler import LagSampler
+from loadgen.observer import Observer
+
+from confluent_kafka.admin import NewTopic
+
+
+@dataclass
+class DrillResult:
+    summary: dict
+    out_dir: Path
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.summary.get("passed"))
+
+
+class Drill:
+    """One run of one scenario with one replicator."""
+
+    def __init__(self, scenario: Scenario, scenario_path: Path, out_dir: Path, replicator: str | None = None,
+                 artifacts: Artifacts | None = None, log: Callable[[str], None] | None = None,
+                 progress_interval_s: float = 5.0):
+        self.scenario = scenario
+        self.scenario_path = Path(scenario_path)
+        self.out_dir = Path(out_dir).resolve()
+        self.kind = replicator or scenario.replication.replicator
+        self.artifacts = artifacts
+        self.log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
+        self.progress_interval_s = progress_interval_s
+        self.phase = "starting"
+        self.step_name = ""
+
+    # --- the run ----------------------------------------------------------------------
+    def run(self) -> DrillResult:
+        s = self.scenario
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        histories = self.out_dir / "histories"
+        histories.mkdir(exist_ok=True)
+        (self.out_dir / "scenario.yaml").write_text(self.scenario_path.read_text())
+        started = time.time()
+        env = Environment(topology_of(s), self.out_dir / "env", self.artifacts, log=self.log)
+        ctx: DrillContext | None = None
+        interrupted, error = False, None
+        step_failures: list[str] = []
+        progress_stop = threading.Event()
+        try:
+            self.phase = "starting clusters"
+            self.log(f"starting {len(s.clusters)} cluster(s) under {env.workdir}")
+            env.start()
+            for (a, b), cond in link_conditions_of(s).items():
+                env.link(a, b).set(cond)
+            for t in s.topics:
+                env.cluster(t.cluster).create_topics([NewTopic(t.name, t.partitions, t.replication_factor or 1,
+                                                               config={k: str(v) for k, v in t.config.items()})])
+            self.phase = f"starting replicator ({self.kind})"
+            setup = ReplicationSetup(env=env, flows=flow_specs(s), policy=s.replication.policy,
+                                     separator=s.replication.separator, workdir=self.out_dir / "replicator")
+            replicator = make_replicator(self.kind, setup, **self._replicator_options())
+            ctx = DrillContext(scenario=s, out_dir=self.out_dir, env=env, replicator=replicator,
+                               histories=histories, log=self.log)
+            self.log(f"starting {self.kind} replicator (logs: {', '.join(map(str, replicator.log_paths().values()))})")
+            replicator.start()
+            self._start_clients(ctx)
+            threading.Thread(target=self._progress, args=(ctx, progress_stop), daemon=True).start()
+            self.phase = "load"
+            for step in s.timeline:
+                if not steps.wait_for_start(ctx, step):
+                    break
+                name = steps.describe(step)
+                self.step_name = name
+                self.log(f"[{ctx.elapsed():5.0f}s] {name}")
+                t = now_ms()
+                try:
+                    outcome = steps.run_step(ctx, step)
+                    ctx.record(name, step.do, t, now_ms(), "ok", outcome)
+                    self.log(f"[{ctx.elapsed():5.0f}s] {name}: {outcome}")
+                except Exception as e:  # a failed fault is part of the result, not the end of the drill
+                    ctx.record(name, step.do, t, now_ms(), "failed", str(e))
+                    step_failures.append(f"{name}: {e}")
+                    self.log(f"[{ctx.elapsed():5.0f}s] {name} FAILED: {e}")
+                self.step_name = ""
+            while ctx.elapsed() < s.duration and not ctx.stop_requested.wait(0.5):
+                pass
+            self.phase = "draining"
+            self._stop_producers(ctx)
+            self._drain(ctx)
+        except KeyboardInterrupt:
+            interrupted = True
+            self.log("interrupted: stopping everything and checking what was measured")
+        except Exception as e:
+            error = f"{type(e).__name__}: {e}"
+            (self.out_dir / "error.txt").write_text(traceback.format_exc())
+            self.log(f"drill failed: {error} (traceback in {self.out_dir / 'error.txt'})")
+        finally:
+            progress_stop.set()
+            self.phase = "stopping"
+            if ctx is not None:
+                ctx.stop_requested.set()
+                self._stop_clients(ctx, drain=not interrupted and error is None)
+                try:
+                    ctx.replicator.stop()
+                except Exception as e:
+                    self.log(f"stopping the replicator: {e}")
+            problems = env.stop()
+            for p in problems:
+                self.log(p)
+        self.phase = "checking"
+        summary = self._summarize(ctx, env, started, interrupted, error, step_failures)
+        write_summary(self.out_dir / "summary.json", summary)
+        print(render_table(summary), flush=True)
+        self.log(f"summary: {self.out_dir / 'summary.json'}")
+        return DrillResult(summary, self.out_dir)
+
+    def _replicator_options(self) -> dict:
+        r = self.scenario.replication
+        opts = {"artifacts": self.artifacts} if self.artifacts is not None else {}
+        if self.kind == "pyspark" and r.mode:
+            opts["mode"] = r.mode
+        if self.kind == "command":
+            opts = {"command": r.command}
+        return opts
+
+    # --- clients ----------------------------------------------------------------------
+    def _origin_topics(self) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {c: set() for c in self.scenario.clusters}
+        for t in self.scenario.topics:
+            out[t.cluster].add(t.name)
+        for st in self.scenario.timeline:
+            if isinstance(st, CreateTopic):
+                out[st.cluster].add(st.topic)
+        # producers that fail over write the same topic names on the DR cluster
+        for st in self.scenario.timeline:
+            if getattr(st, "do", "").endswith("_failover"):
+                out[st.target] |= {t for p in self.scenario.load.producers if p.cluster == st.source
+                                   for t in (p.topics if isinstance(p.topics, list) else list(p.topics))}
+        return out
+
+    def _start_clients(self, ctx: DrillContext) -> None:
+        s = self.scenario
+        env = ctx.env
+        pairs = check_pairs(s, self._origin_topics())
+        by_target: dict[str, set[str]] = {}
+        for p in pairs:
+            by_target.setdefault(p.target, set()).update(p.topic_map)
+        for target, remotes in sorted(by_target.items()):
+            pattern = "^(" + "|".join(re.escape(t) for t in sorted(remotes)) + ")$"
+            ctx.observers.append(Observer(target, env.cluster(target).bootstrap, pattern, ctx.histories,
+                                          writer_tag=f"observer-{target}").start())
+        watched: dict[str, set[str]] = {}
+        for p in pairs:
+            watched.setdefault(p.origin, set()).update(p.topic_map.values())
+            watched.setdefault(p.target, set()).update(p.topic_map)
+        for cluster, topics in sorted(watched.items()):
+            pattern = "^(" + "|".join(re.escape(t) for t in sorted(topics)) + ")$"
+            sampler = LagSampler(cluster, env.cluster(cluster).bootstrap, pattern, ctx.histories,
+                                 writer_tag=f"lag-{cluster}")
+            sampler.start()
+            ctx.lag_samplers.append(sampler)
+        for c in s.load.consumers:
+            consumer = AppConsumer(c.group, ctx.histories, CommitPolicy(mode=c.commit.mode, interval_ms=c.commit.interval_ms,
+                                                                       every_records=c.commit.every_records))
+            consumer.start(c.cluster, env.cluster(c.cluster).bootstrap, list(c.topics), StartPosition.committed("earliest"))
+            ctx.consumers.append(ConsumerSlot(c, consumer, c.cluster))
+        for p in s.load.producers:
+            slot = ProducerSlot(p, p.cluster)
+            ctx.producers.append(slot)
+        ctx.load_started_at = time.monotonic()
+        for slot in ctx.producers:
+            failover.start_producer(ctx, slot, slot.cluster, s.duration)
+        self.log(f"load running for {s.duration:g}s; histories in {ctx.histories}")
+
+    def _stop_producers(self, ctx: DrillContext) -> None:
+        for slot in ctx.producers:
+            if slot.runner is not None and slot.runner.running:
+                slot.runner.stop(timeout_s=30)
+
+    def _drain(self, ctx: DrillContext) -> None:
+        """Wait until every measurable flow has zero lag (sources that are down cannot be measured)."""
+        deadline = time.monotonic() + self.scenario.drain_timeout
+        t = now_ms()
+        zero_in_a_row, lag = 0, None
+        while time.monotonic() < deadline:
+            lag = self._live_lag(ctx)
+            zero_in_a_row = zero_in_a_row + 1 if lag == 0 else 0
+            if zero_in_a_row >= 3:
+                break
+            time.sleep(1.0)
+        ctx.record("drain", "drain", t, now_ms(), "ok" if zero_in_a_row >= 3 else "timeout", f"lag {lag}")
+        self.log(f"drained (lag {lag})" if zero_in_a_row >= 3 else f"drain timed out with lag {lag}")
+
+    def _live_lag(self, ctx: DrillContext) -> int | None:
+        live = [f for f in self.scenario.replication.flows
+                if any(b.running and not b.process.paused for b in ctx.env.cluster(f.source).brokers)]
+        total = 0
+        for f in live:
+            lag = failover.current_lag(ctx, f"{f.source}->{f.target}")
+            if lag is None:
+                return None
+            total += lag
+        return total
+
+    def _stop_clients(self, ctx: DrillContext, drain: bool) -> None:
+        self._stop_producers(ctx)
+        for slot in ctx.consumers:
+            try:
+                slot.consumer.close()
+            except Exception as e:
+                self.log(f"stopping consumer {slot.definition.group}: {e}")
+        for o in ctx.observers:
+            o.stop(drain=drain, timeout_s=60)
+        for l in ctx.lag_samplers:
+            l.stop()
+
+    def _progress(self, ctx: DrillContext, stop: threading.Event) -> None:
+        while not stop.wait(self.progress_interval_s):
+            produced = sum((r.stats().acked if r.stats() else 0) for slot in ctx.producers for r in slot.runs)
+            lag = failover.current_lag(ctx)
+            left = max(0.0, self.scenario.duration - ctx.elapsed())
+            self.log(f"[{ctx.elapsed():5.0f}s | {left:4.0f}s left] {self.phase}"
+                     f"{' / ' + self.step_name if self.step_name else ''} | produced {produced} | "
+                     f"lag {lag if lag is not None else '?'}")
+
+    # --- results ----------------------------------------------------------------------
+    def _summarize(self, ctx, env: Environment, started: float, interrupted: bool, error: str | None,
+                   step_failures: list[str]) -> dict:
+        s = self.scenario
+        flows, failovers, timeline = [], [], []
+        check_error = None
+        try:
+            h = Histories(self.out_dir / "histories")
+            timeline = h.timeline
+            for pair in check_pairs(s, self._origin_topics()):
+                r = check_pair(h, pair).summary()
+                r["name"] = pair.name
+                r["via"] = list(pair.via)
+                flows.append(r)
+            for fo in (ctx.failovers if ctx else []):
+                failovers.append(check_group(h, fo).summary())
+        except Exception as e:
+            check_error = f"{type(e).__name__}: {e}"
+            (self.out_dir / "check-error.txt").write_text(traceback.format_exc())
+        expectations = evaluate(s, flows, failovers)
+        if step_failures:
+            expectations.append({"name": "every timeline step succeeded", "passed": False,
+                                 "actual": len(step_failures), "limit": 0, "op": "==", "failures": step_failures})
+        passed = (not interrupted and error is None and check_error is None
+                  and all(e["passed"] for e in expectations))
+        return {
+            "scenario": s.name, "replicator": self.kind, "passed": passed,
+            "started_at": datetime.fromtimestamp(started, timezone.utc).isoformat(),
+            "duration_s": round(time.time() - started, 1), "interrupted": interrupted,
+            "error": error or check_error, "flows": flows, "failovers": failovers, "expectations": expectations,
+            "timeline": [asdict(e) for e in timeline],
+            "logs": self._log_paths(ctx, env),
+            "rerun": f"mirrordrill run {self.scenario_path} --replicator {self.kind} --out {self.out_dir}-rerun",
+        }
+
+    def _log_paths(self, ctx, env: Environment) -> dict:
+        logs = {"brokers": {b.name: str(b.log_path) for c in env.clusters.values() for b in c.brokers}}
+        if env.toxiproxy is not None:
+            logs["toxiproxy"] = str(env.toxiproxy.process.log_path)
+        if ctx is not None:
+            logs["replicator"] = {k: str(v) for k, v in ctx.replicator.log_paths().items()}
+            logs["load"] = [str(r.log_path) for slot in ctx.producers for r in slot.runs]
+        return logs

@@ -1,0 +1,172 @@
+"""Failover: move producers and application consumers from a primary cluster to its DR cluster.
+
+Planned: stop producers on the primary, let replication drain to zero lag, stop consumers
+(committing), translate their position with each group's strategy, start them on the DR side,
+then producers there. Unplanned: the primary dies first (killed, or cut off by a hard
+partition) while load runs; then the same moves, with only what the DR side can know.
+"""
+
+from __future__ import annotations
+
+import time
+
+from confluent_kafka.admin import NewTopic
+
+from harness.scenario.context import ConsumerSlot, DrillContext, ProducerSlot, now_ms
+from harness.scenario.model import Failover
+from loadgen.app_consumer import StartPosition
+from loadgen.runner import LoadRunner
+from loadgen.spec import LoadSpec
+
+
+# --- lag ---------------------------------------------------------------------------------
+def current_lag(ctx: DrillContext, flow: str | None = None) -> int | None:
+    """Records not yet replicated (source end minus target end), summed over flows; None if unknown."""
+    try:
+        m = ctx.replicator.metrics()
+    except Exception:
+        return None
+    if m is None:
+        return None
+    rows = [p for p in m.partitions if flow is None or p.flow == flow]
+    if not rows or any(p.lag_records is None for p in rows):
+        return None
+    return sum(p.lag_records for p in rows)
+
+
+def wait_drained(ctx: DrillContext, flow: str | None, timeout_s: float) -> int | None:
+    """Wait until the lag is zero (or the timeout); returns the last lag seen."""
+    deadline = time.monotonic() + timeout_s
+    lag = None
+    while time.monotonic() < deadline and not ctx.stop_requested.is_set():
+        lag = current_lag(ctx, flow)
+        if lag == 0:
+            return 0
+        time.sleep(1.0)
+    return lag
+
+
+# --- producers ---------------------------------------------------------------------------
+def start_producer(ctx: DrillContext, slot: ProducerSlot, cluster: str, duration_s: float | None) -> None:
+    """Start (a new instance of) a producer definition against ``cluster``."""
+    d = slot.definition
+    topics = d.topics if isinstance(d.topics, dict) else list(d.topics)
+    spec = LoadSpec(cluster=cluster, bootstrap_servers=ctx.env.cluster(cluster).bootstrap, topics=topics,
+                    rate=d.rate, duration_s=duration_s, users=d.users, record_size=d.record_size, keys=d.keys,
+                    producer=dict(d.settings), producer_id_prefix=f"{d.name or 'load'}-{cluster}",
+                    output_dir=ctx.histories)
+    runner = LoadRunner(spec, ctx.out_dir / "load", name=f"load-{d.name or 'producer'}-{cluster}",
+                        supervisor=ctx.env.supervisor)
+    runner.start()
+    slot.runner, slot.cluster = runner, cluster
+    slot.runs.append(runner)
+
+
+def stop_producers_on(ctx: DrillContext, cluster: str) -> list[ProducerSlot]:
+    moved = []
+    for slot in ctx.producers:
+        if slot.cluster == cluster and slot.runner is not None and slot.runner.running:
+            slot.runner.stop(timeout_s=30)
+            moved.append(slot)
+    return moved
+
+
+def _ensure_topics(ctx: DrillContext, cluster: str, topics: list[str]) -> None:
+    declared = {t.name: t for t in ctx.scenario.topics}
+    existing = ctx.env.cluster(cluster).admin().list_topics(timeout=15).topics
+    missing = [NewTopic(t, declared[t].partitions if t in declared else 3, 1) for t in topics if t not in existing]
+    if missing:
+        ctx.env.cluster(cluster).create_topics(missing)
+
+
+# --- consumers ---------------------------------------------------------------------------
+def dr_topics_for(ctx: DrillContext, slot: ConsumerSlot, primary: str, dr: str) -> tuple[dict[str, str], list[str]]:
+    """Topics the group reads on the DR side: remote copies (remote -> original) and same-named local topics."""
+    policy = ctx.replicator.setup.replication_policy(primary)
+    remote = {policy.format_remote_topic(primary, t): t for t in slot.definition.topics}
+    local = [t for t in slot.definition.topics if t not in remote]
+    return remote, local
+
+
+def start_position(ctx: DrillContext, slot: ConsumerSlot, primary: str, dr: str, failure_ms: int) -> StartPosition:
+    """Where the group starts on the DR cluster, by its strategy."""
+    strategy = slot.definition.failover_strategy
+    if strategy == "translated":
+        offsets = ctx.replicator.translate_offsets(slot.definition.group, primary, dr)
+        # a partition with no translation starts at the beginning: reprocess, never skip
+        return StartPosition.at_offsets(offsets, fallback="earliest") if offsets else StartPosition.earliest()
+    if strategy == "timestamp":
+        return StartPosition.at_timestamp(failure_ms - int(slot.definition.timestamp_margin_s * 1000))
+    return StartPosition.earliest() if strategy == "earliest" else StartPosition.latest()
+
+
+def move_consumers(ctx: DrillContext, primary: str, dr: str, failure_ms: int, commit: bool) -> list[str]:
+    """Stop every consumer on ``primary`` and start it on ``dr`` with its strategy."""
+    notes = []
+    for slot in ctx.consumers:
+        if slot.cluster != primary:
+            continue
+        slot.consumer.stop(commit=commit)
+        remote, local = dr_topics_for(ctx, slot, primary, dr)
+        existing = ctx.env.cluster(dr).admin().list_topics(timeout=15).topics
+        topics = [t for t in remote if t in existing] + [t for t in local if t in existing]
+        position = start_position(ctx, slot, primary, dr, failure_ms)
+        slot.consumer.start(dr, ctx.env.cluster(dr).bootstrap, topics or list(remote), position)
+        slot.cluster = dr
+        slot.failover = {"group": slot.definition.group, "strategy": slot.definition.failover_strategy,
+                         "primary": primary, "dr": dr, "failure_ts_ms": failure_ms, "topic_map": remote,
+                         "dr_topics": tuple(local)}
+        ctx.failovers.append(slot.failover)
+        notes.append(f"{slot.definition.group}: {slot.definition.failover_strategy} -> {dr}")
+    return notes
+
+
+def _remaining(ctx: DrillContext) -> float | None:
+    left = ctx.scenario.duration - ctx.elapsed()
+    return max(1.0, left)
+
+
+# --- the two failovers --------------------------------------------------------------------
+def planned(ctx: DrillContext, step: Failover) -> str:
+    flow = f"{step.source}->{step.target}"
+    failure_ms = now_ms()
+    producers = stop_producers_on(ctx, step.source)
+    ctx.record(f"stop producers on {step.source}", "failover", failure_ms, now_ms(), "ok", f"{len(producers)} stopped")
+    t = now_ms()
+    lag = wait_drained(ctx, flow, step.drain_timeout)
+    ctx.record(f"drain {flow}", "failover", t, now_ms(), "ok" if lag == 0 else "timeout", f"lag {lag}")
+    t = now_ms()
+    notes = move_consumers(ctx, step.source, step.target, failure_ms, commit=True)
+    ctx.record(f"move consumers to {step.target}", "failover", t, now_ms(), "ok", "; ".join(notes))
+    _restart_producers(ctx, producers, step.target)
+    return f"drained to lag {lag}; {len(notes)} group(s) and {len(producers)} producer(s) moved to {step.target}"
+
+
+def unplanned(ctx: DrillContext, step: Failover) -> str:
+    failure_ms = now_ms()
+    if step.how == "kill":
+        ctx.env.cluster(step.source).kill()
+    else:
+        for link in ctx.env.links.values():
+            if step.source in (link.a, link.b):
+                link.partition()
+    ctx.record(f"{step.source} lost ({step.how})", "failover", failure_ms, now_ms(), "ok")
+    producers = [s for s in ctx.producers if s.cluster == step.source and s.runner is not None and s.runner.running]
+    for slot in producers:
+        slot.runner.stop(timeout_s=15)  # its pending sends become uncertain: the primary is gone
+    t = now_ms()
+    notes = move_consumers(ctx, step.source, step.target, failure_ms, commit=False)
+    ctx.record(f"move consumers to {step.target}", "failover", t, now_ms(), "ok", "; ".join(notes))
+    _restart_producers(ctx, producers, step.target)
+    return f"{step.source} {'killed' if step.how == 'kill' else 'cut off'}; {len(notes)} group(s) moved to {step.target}"
+
+
+def _restart_producers(ctx: DrillContext, producers: list[ProducerSlot], dr: str) -> None:
+    if not producers:
+        return
+    t = now_ms()
+    for slot in producers:
+        topics = list(slot.definition.topics)
+        _ensure_topics(ctx, dr, topics)
+        start_producer(ctx, slot, dr, _remaining(ctx))
+    ctx.record(f"start producers on {dr}", "failover", t, now_ms(), "ok", f"{len(producers)} started")

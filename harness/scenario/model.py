@@ -1,0 +1,268 @@
+"""The drill file model: clusters, links, topics, flows, load, consumers, timeline, expectations.
+
+Pydantic models with ``extra="forbid"``; cross-references (unknown cluster, unknown group,
+...) are checked in ``validate.py`` so every error can name the file, line and field.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+
+from harness.scenario.durations import parse_duration
+from loadgen.spec import KeySpec, SizeSpec
+
+STRATEGIES = ("translated", "timestamp", "earliest", "latest")
+REPLICATORS = ("pyspark", "mirrormaker2", "command")
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# Seconds, written as 90, '90s', '1m30s' or '500ms'.
+Seconds = Annotated[float, BeforeValidator(parse_duration)]
+
+
+class ClusterDef(_M):
+    brokers: int = Field(1, ge=1, le=5)
+    heap_mb: int = Field(512, ge=128)
+    broker_properties: dict[str, str | int | bool] = Field(default_factory=dict)
+
+
+class LinkConditionsDef(_M):
+    latency_ms: int = Field(0, ge=0)
+    jitter_ms: int = Field(0, ge=0)
+    bandwidth_kb_s: int | None = Field(None, gt=0)
+
+
+class LinkDef(LinkConditionsDef):
+    between: tuple[str, str]
+
+
+class TopicDef(_M):
+    name: str = Field(pattern=r"^[A-Za-z0-9._-]{1,200}$")
+    cluster: str
+    partitions: int = Field(3, ge=1, le=1000)
+    replication_factor: int | None = Field(None, ge=1)
+    config: dict[str, str | int] = Field(default_factory=dict)
+
+
+class FlowDef(_M):
+    source: str
+    target: str
+    topics: list[str] = Field(default_factory=lambda: [".*"], min_length=1)
+    topics_exclude: list[str] | None = None
+    placement: Literal["target", "source"] = "target"
+    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+
+class ReplicationDef(_M):
+    replicator: Literal["pyspark", "mirrormaker2", "command"] = "pyspark"
+    policy: Literal["default", "identity"] = "default"
+    separator: str = "."
+    mode: Literal["microbatch", "realtime"] | None = None  # pyspark only
+    command: str | None = None  # command replicator template
+    flows: list[FlowDef] = Field(min_length=1)
+
+
+class ProducerDef(_M):
+    cluster: str
+    topics: list[str] | dict[str, float] = Field(min_length=1)
+    rate: float = Field(gt=0, description="records/s")
+    record_size: SizeSpec = SizeSpec(fixed=1024)
+    keys: KeySpec = KeySpec()
+    users: int = Field(1, ge=1, le=100)
+    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    name: str | None = None
+
+
+class CommitDef(_M):
+    mode: Literal["auto", "manual"] = "manual"
+    interval_ms: int = Field(1000, ge=10)
+    every_records: int | None = Field(None, ge=1)
+
+
+class ConsumerDef(_M):
+    group: str = Field(pattern=r"^[A-Za-z0-9._-]+$")
+    cluster: str
+    topics: list[str] = Field(min_length=1)
+    commit: CommitDef = CommitDef()
+    failover_strategy: Literal["translated", "timestamp", "earliest", "latest"] = "translated"
+    timestamp_margin_s: float = Field(10.0, ge=0, description="timestamp strategy: seek this far before the incident")
+
+
+class LoadDef(_M):
+    producers: list[ProducerDef] = Field(default_factory=list)
+    consumers: list[ConsumerDef] = Field(default_factory=list)
+
+
+# --- timeline ---------------------------------------------------------------------------
+class WhenDef(_M):
+    """A condition: wait (after the previous step) until replication lag is at most ``lag_at_most``."""
+
+    lag_at_most: int = Field(ge=0)
+    flow: str | None = None  # "A->B"; default every flow
+    timeout: Seconds = 120.0
+
+
+class _Step(_M):
+    at: Seconds | None = None  # seconds after the load starts
+    when: WhenDef | None = None
+    name: str | None = None
+
+
+class _LinkStep(_Step):
+    link: tuple[str, str]
+    direction: str | None = None
+
+
+class SetLink(_LinkStep):
+    do: Literal["set_link"]
+    latency_ms: int = Field(0, ge=0)
+    jitter_ms: int = Field(0, ge=0)
+    bandwidth_kb_s: int | None = Field(None, gt=0)
+    reset_after_ms: int | None = Field(None, ge=0)
+    slice_bytes: int | None = Field(None, gt=0)
+    slice_delay_us: int = Field(0, ge=0)
+
+
+class Blackhole(_LinkStep):
+    do: Literal["blackhole"]
+
+
+class Partition(_LinkStep):
+    do: Literal["partition"]
+
+
+class Heal(_LinkStep):
+    do: Literal["heal"]
+
+
+class ResetConnections(_LinkStep):
+    do: Literal["reset_connections"]
+
+
+class BrokerStep(_Step):
+    do: Literal["stop_broker", "kill_broker", "pause_broker", "resume_broker", "restart_broker"]
+    cluster: str
+    broker: int = Field(1, ge=1)
+
+
+class ClusterStep(_Step):
+    do: Literal["stop_cluster", "kill_cluster", "pause_cluster", "resume_cluster", "restart_cluster", "start_cluster"]
+    cluster: str
+
+
+class ReplicatorStep(_Step):
+    do: Literal["kill_replicator", "stop_replicator", "start_replicator", "restart_replicator",
+                "pause_replicator", "resume_replicator"]
+
+
+class CreateTopic(_Step):
+    do: Literal["create_topic"]
+    cluster: str
+    topic: str
+    partitions: int = Field(3, ge=1)
+    config: dict[str, str | int] = Field(default_factory=dict)
+
+
+class AddPartitions(_Step):
+    do: Literal["add_partitions"]
+    cluster: str
+    topic: str
+    partitions: int = Field(ge=2, description="the new total")
+
+
+class SetTopicConfig(_Step):
+    do: Literal["set_topic_config"]
+    cluster: str
+    topic: str
+    config: dict[str, str | int] = Field(min_length=1)
+
+
+class Failover(_Step):
+    do: Literal["planned_failover", "unplanned_failover"]
+    source: str = Field(alias="from")
+    target: str = Field(alias="to")
+    how: Literal["kill", "partition"] = "kill"  # unplanned: how the primary dies
+    drain_timeout: Seconds = 120.0
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class WaitDrain(_Step):
+    do: Literal["wait_drain"]
+    flow: str | None = None
+    timeout: Seconds = 120.0
+
+
+Step = Annotated[Union[SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep, ClusterStep,
+                       ReplicatorStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, WaitDrain],
+                 Field(discriminator="do")]
+
+STEP_NAMES = sorted({lit for cls in (SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep,
+                                     ClusterStep, ReplicatorStep, CreateTopic, AddPartitions, SetTopicConfig,
+                                     Failover, WaitDrain)
+                     for lit in cls.model_fields["do"].annotation.__args__})
+
+
+# --- expectations -----------------------------------------------------------------------
+FLOW_METRICS = ("acked", "replicated", "lost", "duplicates", "reordered", "corrupted", "unexpected",
+                "latency_ms.p50", "latency_ms.p90", "latency_ms.p99", "latency_ms.max",
+                "throughput_records_s", "throughput_mb_s")
+FAILOVER_METRICS = ("failover.skipped", "failover.reprocessed", "failover.rto_s", "failover.rpo_records")
+_LIMIT = re.compile(r"^\s*(<=|>=|==|<|>)?\s*(-?\d+(?:\.\d+)?)\s*$")
+
+
+class Expectation(_M):
+    """``metric`` (optionally scoped: ``lost[primary->dr]``, ``failover.skipped[billing]``) against a limit."""
+
+    metric: str
+    scope: str | None
+    op: str
+    limit: float
+
+    @property
+    def name(self) -> str:
+        scoped = f"{self.metric}[{self.scope}]" if self.scope else self.metric
+        return f"{scoped} {self.op} {self.limit:g}"
+
+    def holds(self, actual: float | None) -> bool:
+        if actual is None:
+            return False
+        return {"<=": actual <= self.limit, ">=": actual >= self.limit, "==": actual == self.limit,
+                "<": actual < self.limit, ">": actual > self.limit}[self.op]
+
+
+def parse_expectation(key: str, value: Any) -> Expectation:
+    m = re.fullmatch(r"([a-z_.0-9]+)(?:\[([^\]]+)\])?", key.strip())
+    if not m:
+        raise ValueError(f"expectation {key!r}: write a metric name, optionally scoped as metric[flow or group]")
+    metric, scope = m.group(1), m.group(2)
+    if metric not in FLOW_METRICS + FAILOVER_METRICS:
+        raise ValueError(f"expectation on unknown metric {metric!r}; valid: {', '.join(FLOW_METRICS + FAILOVER_METRICS)}")
+    lm = _LIMIT.match(str(value)) if not isinstance(value, bool) else None
+    if not lm:
+        raise ValueError(f"expectation {key}: limit {value!r} is not a number or a comparison like '<= 100'")
+    return Expectation(metric=metric, scope=scope, op=lm.group(1) or "==", limit=float(lm.group(2)))
+
+
+class Scenario(_M):
+    """One drill file."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9._-]+$")
+    description: str = ""
+    clusters: dict[str, ClusterDef] = Field(min_length=1)
+    links: list[LinkDef] | None = None  # None: every pair of clusters, clean
+    topics: list[TopicDef] = Field(default_factory=list)
+    replication: ReplicationDef
+    load: LoadDef = LoadDef()
+    timeline: list[Step] = Field(default_factory=list)
+    duration: Seconds = Field(60.0, gt=0, description="seconds of load")
+    drain_timeout: Seconds = Field(120.0, ge=0)
+    expectations: dict[str, Any] = Field(default_factory=dict)
+
+    def parsed_expectations(self) -> list[Expectation]:
+        return [parse_expectation(k, v) for k, v in self.expectations.items()]

@@ -1,0 +1,214 @@
+"""Check a drill file before anything starts; every problem names the file, line and field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from harness.environment import CLUSTER_NAME
+from harness.scenario.model import FAILOVER_METRICS, Failover, Scenario, parse_expectation
+from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line or '?'}: {self.field}: {self.message}"
+
+
+class ScenarioInvalid(ValueError):
+    """A drill file that cannot run; ``problems`` lists every reason found."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+def _data_path(data: Any, loc: tuple) -> tuple:
+    """The part of a pydantic error location that exists in the data (drops union tags)."""
+    out, node = [], data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+            out.append(part)
+        elif isinstance(node, dict) and part == "from" and "from" in node:
+            node = node["from"]
+            out.append(part)
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+            out.append(part)
+        elif isinstance(node, dict) and isinstance(part, str):
+            continue  # a union tag or a field the data lacks (reported at its parent)
+        else:
+            break
+    return tuple(out)
+
+
+def _field(path: tuple, loc: tuple) -> str:
+    parts = [f"[{p}]" if isinstance(p, int) else f".{p}" for p in path]
+    text = "".join(parts).lstrip(".")
+    missing = [p for p in loc if isinstance(p, str) and p not in path]
+    if missing and not path[-1:] == (missing[-1],):
+        text = (text + "." if text else "") + missing[-1]
+    return text or "(document)"
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Parse and validate one drill file; ScenarioInvalid lists every problem with its line."""
+    path = Path(path)
+    if not path.exists():
+        raise ScenarioInvalid([Problem(str(path), None, "(file)", "no such file")])
+    return parse_scenario(path.read_text(), str(path))
+
+
+def parse_scenario(text: str, file: str) -> Scenario:
+    try:
+        data, source = load_yaml(text, file)
+    except YamlSyntaxError as e:
+        raise ScenarioInvalid([Problem(file, e.line, "(syntax)", str(e).split(": ", 2)[-1])]) from None
+    if not isinstance(data, dict):
+        raise ScenarioInvalid([Problem(file, 1, "(document)", "a drill file is a mapping with name, clusters, "
+                                                               "replication, load, timeline, expectations")])
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as e:
+        problems = []
+        for err in e.errors():
+            path = _data_path(data, err["loc"])
+            msg = err["msg"].removeprefix("Value error, ")
+            problems.append(Problem(file, source.line_of(path), _field(path, err["loc"]), msg))
+        raise ScenarioInvalid(problems) from None
+    problems = cross_check(scenario, data, source)
+    if problems:
+        raise ScenarioInvalid(problems)
+    return scenario
+
+
+def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
+    """Checks that span sections: names that must exist, links that must be there, order of steps."""
+    out: list[Problem] = []
+
+    def bad(path: tuple, message: str) -> None:
+        out.append(Problem(src.file, src.line_of(path), _field(path, ()), message))
+
+    clusters = list(s.clusters)
+    for name in clusters:
+        if not CLUSTER_NAME.match(name):
+            bad(("clusters", name), f"cluster name {name!r} is invalid: a letter, then letters, digits, '_' or '-'")
+
+    def known(path: tuple, name: str) -> bool:
+        if name not in s.clusters:
+            bad(path, f"unknown cluster {name!r}; clusters are {clusters}")
+            return False
+        return True
+
+    links = set()
+    if s.links is None:
+        links = {frozenset((a, b)) for a in clusters for b in clusters if a != b}
+    else:
+        for i, l in enumerate(s.links):
+            for j, end in enumerate(l.between):
+                known(("links", i, "between", j), end)
+            if l.between[0] == l.between[1]:
+                bad(("links", i, "between"), "a link joins two different clusters")
+            links.add(frozenset(l.between))
+
+    topics: dict[str, set[str]] = {c: set() for c in clusters}
+    for i, t in enumerate(s.topics):
+        if known(("topics", i, "cluster"), t.cluster):
+            if t.name in topics[t.cluster]:
+                bad(("topics", i, "name"), f"topic {t.name!r} is declared twice on {t.cluster}")
+            topics[t.cluster].add(t.name)
+            rf = t.replication_factor or 1
+            if rf > s.clusters[t.cluster].brokers:
+                bad(("topics", i, "replication_factor"),
+                    f"replication factor {rf} exceeds the {s.clusters[t.cluster].brokers} broker(s) of {t.cluster}")
+
+    flows = set()
+    for i, f in enumerate(s.replication.flows):
+        ok = known(("replication", "flows", i, "source"), f.source) & known(("replication", "flows", i, "target"), f.target)
+        if ok and f.source == f.target:
+            bad(("replication", "flows", i), f"flow {f.source}->{f.target} replicates a cluster onto itself")
+        elif ok and frozenset((f.source, f.target)) not in links:
+            bad(("replication", "flows", i), f"no WAN link between {f.source} and {f.target}; add it under links")
+        flows.add(f"{f.source}->{f.target}")
+    if s.replication.replicator == "command" and not s.replication.command:
+        bad(("replication",), "replicator 'command' needs replication.command (the command line template)")
+
+    for i, p in enumerate(s.load.producers):
+        if known(("load", "producers", i, "cluster"), p.cluster):
+            for t in (p.topics if isinstance(p.topics, list) else list(p.topics)):
+                if t not in topics[p.cluster]:
+                    bad(("load", "producers", i, "topics"), f"topic {t!r} is not declared on {p.cluster} "
+                                                            f"(declared: {sorted(topics[p.cluster])})")
+    groups = set()
+    for i, c in enumerate(s.load.consumers):
+        if c.group in groups:
+            bad(("load", "consumers", i, "group"), f"consumer group {c.group!r} is declared twice")
+        groups.add(c.group)
+        if known(("load", "consumers", i, "cluster"), c.cluster):
+            for t in c.topics:
+                if t not in topics[c.cluster]:
+                    bad(("load", "consumers", i, "topics"), f"topic {t!r} is not declared on {c.cluster}")
+
+    last_at = 0.0
+    has_failover = False
+    for i, step in enumerate(s.timeline):
+        at = ("timeline", i)
+        if step.at is not None and step.when is not None:
+            bad(at, "a step runs either at a time or when a condition holds, not both")
+        if step.at is not None:
+            if step.at < last_at:
+                bad(at + ("at",), f"steps run in order: at {step.at:g}s comes after a step at {last_at:g}s")
+            if step.at > s.duration:
+                bad(at + ("at",), f"at {step.at:g}s is after the end of the load ({s.duration:g}s)")
+            last_at = max(last_at, step.at)
+        if step.when is not None and step.when.flow and step.when.flow not in flows:
+            bad(at + ("when", "flow"), f"unknown flow {step.when.flow!r}; flows are {sorted(flows)}")
+        link = getattr(step, "link", None)
+        if link is not None:
+            if all(known(at + ("link", j), e) for j, e in enumerate(link)) and frozenset(link) not in links:
+                bad(at + ("link",), f"no WAN link between {link[0]} and {link[1]}")
+            d = getattr(step, "direction", None)
+            if d is not None and d not in (f"{link[0]}->{link[1]}", f"{link[1]}->{link[0]}", "both"):
+                bad(at + ("direction",), f"direction {d!r}: valid are '{link[0]}->{link[1]}', "
+                                         f"'{link[1]}->{link[0]}' or 'both'")
+            if step.do == "partition" and d not in (None, "both"):
+                bad(at + ("direction",), "a hard partition cuts TCP both ways; use blackhole for one direction")
+        cluster = getattr(step, "cluster", None)
+        if cluster is not None and known(at + ("cluster",), cluster):
+            broker = getattr(step, "broker", None)
+            if broker is not None and broker > s.clusters[cluster].brokers:
+                bad(at + ("broker",), f"cluster {cluster} has brokers 1..{s.clusters[cluster].brokers}")
+            topic = getattr(step, "topic", None)
+            if step.do in ("add_partitions", "set_topic_config") and topic not in topics[cluster]:
+                if not any(getattr(p, "topic", None) == topic and getattr(p, "do", "") == "create_topic"
+                           for p in s.timeline[:i]):
+                    bad(at + ("topic",), f"topic {topic!r} is not declared on {cluster}")
+        if isinstance(step, Failover):
+            has_failover = True
+            if known(at + ("from",), step.source) & known(at + ("to",), step.target):
+                if f"{step.source}->{step.target}" not in flows:
+                    bad(at, f"no flow {step.source}->{step.target} to fail over along; flows are {sorted(flows)}")
+    for key, value in s.expectations.items():
+        path = ("expectations", key)
+        try:
+            e = parse_expectation(key, value)
+        except ValueError as err:
+            bad(path, str(err))
+            continue
+        if e.metric in FAILOVER_METRICS and not has_failover:
+            bad(path, f"{e.metric} needs a planned_failover or unplanned_failover step in the timeline")
+        if e.scope and e.metric in FAILOVER_METRICS and e.scope not in groups:
+            bad(path, f"unknown consumer group {e.scope!r}; groups are {sorted(groups)}")
+        if e.scope and e.metric not in FAILOVER_METRICS and e.scope not in flows:
+            bad(path, f"unknown flow {e.scope!r}; flows are {sorted(flows)}")
+    return out
