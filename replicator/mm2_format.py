@@ -19,12 +19,38 @@ def _string(s: str) -> bytes:
     return struct.pack(">h", len(b)) + b
 
 
-def _read_string(buf: bytes, pos: int) -> tuple[str, int]:
-    (n,) = struct.unpack_from(">h", buf, pos)
-    pos += 2
-    if n < 0:
-        return "", pos
-    return buf[pos:pos + n].decode(), pos + n
+class _Reader:
+    """Reads Kafka protocol fields, failing clearly on truncated or malformed input."""
+
+    def __init__(self, data: bytes, what: str) -> None:
+        self.data, self.pos, self.what = data, 0, what
+
+    def _take(self, n: int) -> bytes:
+        if self.pos + n > len(self.data):
+            raise ValueError(f"truncated {self.what}: needed {n} bytes at {self.pos}, have {len(self.data)}")
+        chunk = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return chunk
+
+    def int16(self) -> int:
+        return struct.unpack(">h", self._take(2))[0]
+
+    def int32(self) -> int:
+        return struct.unpack(">i", self._take(4))[0]
+
+    def int64(self) -> int:
+        return struct.unpack(">q", self._take(8))[0]
+
+    def string(self) -> str:
+        length = self.int16()
+        if length < 0:
+            raise ValueError(f"{self.what}: negative string length {length}")
+        return self._take(length).decode("utf-8")
+
+    def version(self) -> None:
+        version = self.int16()
+        if version != VERSION:
+            raise ValueError(f"{self.what}: unsupported version {version} (version {VERSION} is understood)")
 
 
 @dataclass(frozen=True)
@@ -37,6 +63,7 @@ class Checkpoint:
     upstream_offset: int
     downstream_offset: int
     metadata: str = ""
+    record_offset: int = -1  # where the checkpoint record itself was read (-1: not read)
 
     def key(self) -> bytes:
         return _string(self.group) + _string(self.topic) + struct.pack(">i", self.partition)
@@ -45,20 +72,17 @@ class Checkpoint:
         return struct.pack(">hqq", VERSION, self.upstream_offset, self.downstream_offset) + _string(self.metadata)
 
     @classmethod
-    def decode(cls, key: bytes, value: bytes) -> "Checkpoint":
-        group, pos = _read_string(key, 0)
-        topic, pos = _read_string(key, pos)
-        (partition,) = struct.unpack_from(">i", key, pos)
-        version, upstream, downstream = struct.unpack_from(">hqq", value, 0)
-        if version != VERSION:
-            raise ValueError(f"unsupported checkpoint version {version}")
-        metadata, _ = _read_string(value, 18)
-        return cls(group, topic, partition, upstream, downstream, metadata)
+    def decode(cls, key: bytes, value: bytes, record_offset: int = -1) -> "Checkpoint":
+        k = _Reader(key, "checkpoint key")
+        group, topic, partition = k.string(), k.string(), k.int32()
+        v = _Reader(value, "checkpoint value")
+        v.version()
+        return cls(group, topic, partition, v.int64(), v.int64(), v.string(), record_offset)
 
 
 @dataclass(frozen=True)
 class Heartbeat:
-    """Proof of life of one replication flow, emitted on a schedule."""
+    """Proof of life of flow ``source_alias->target_alias``, emitted on a schedule."""
 
     source_alias: str
     target_alias: str
@@ -72,9 +96,8 @@ class Heartbeat:
 
     @classmethod
     def decode(cls, key: bytes, value: bytes) -> "Heartbeat":
-        source, pos = _read_string(key, 0)
-        target, _ = _read_string(key, pos)
-        version, ts = struct.unpack_from(">hq", value, 0)
-        if version != VERSION:
-            raise ValueError(f"unsupported heartbeat version {version}")
-        return cls(source, target, ts)
+        k = _Reader(key, "heartbeat key")
+        source, target = k.string(), k.string()
+        v = _Reader(value, "heartbeat value")
+        v.version()
+        return cls(source, target, v.int64())

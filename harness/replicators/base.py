@@ -32,6 +32,20 @@ Placement = Literal["target", "source"]
 PLACEMENTS: tuple[str, ...] = ("target", "source")
 DEFAULT_STOP_GRACE_S = 30.0
 
+DRILL_FLOW_INTERVALS: Mapping[str, str] = {
+    "refresh.topics.interval.seconds": "5",
+    "refresh.groups.interval.seconds": "5",
+    "sync.topic.configs.interval.seconds": "5",
+    "emit.checkpoints.interval.seconds": "5",
+    "sync.group.offsets.interval.seconds": "5",
+}
+"""Per-flow drill intervals every adapter applies, so MM2 and ours run the same drill (MM2 defaults: 600, 600, 600, 60, 60 s)."""
+
+
+def replication_factor_for(brokers: int) -> int:
+    """The replication factor a cluster of ``brokers`` can hold, as the brokers' own defaults."""
+    return min(3, brokers)
+
 
 # ======================================================================================
 # Errors

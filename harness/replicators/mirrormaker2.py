@@ -35,21 +35,21 @@ on the target is) where upstream heartbeats exist (active/active or chained setu
 from __future__ import annotations
 
 import re
-import struct
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
+from confluent_kafka import KafkaException
 
 from harness.bootstrap import Artifacts, Bootstrap
 from harness.kafka.broker import LOG4J_CONFIG
+from harness.kafka.reading import read_topic
 from harness.process import ManagedProcess
 from harness.replicators.base import (
     DEFAULT_STOP_GRACE_S,
+    DRILL_FLOW_INTERVALS,
     FlowSpec,
     ProcessReplicator,
     ReplicationSetup,
@@ -59,19 +59,12 @@ from harness.replicators.base import (
     read_log_since,
     redact_properties,
     redact_settings,
+    replication_factor_for,
 )
 from replicator.config import ReplicatorConfig, to_mm2_properties
+from replicator.mm2_format import Checkpoint, Heartbeat
 
 MAIN_CLASS = "org.apache.kafka.connect.mirror.MirrorMaker"
-
-DRILL_FLOW_INTERVALS: Mapping[str, str] = {
-    "refresh.topics.interval.seconds": "5",
-    "refresh.groups.interval.seconds": "5",
-    "sync.topic.configs.interval.seconds": "5",
-    "emit.checkpoints.interval.seconds": "5",
-    "sync.group.offsets.interval.seconds": "5",
-}
-"""Per-flow drill intervals (MM2 defaults: 600, 600, 600, 60, 60 s)."""
 
 DRILL_WORKER_INTERVALS: Mapping[str, str] = {"offset.flush.interval.ms": "5000"}
 """Connect worker drill interval for each target cluster (default 60000 ms)."""
@@ -80,125 +73,6 @@ STARTUP_SETTINGS: Mapping[str, str] = {"plugin.discovery": "service_load"}
 """Start-up speed only: skip Connect's reflective plugin scan (MM2 logs this advice itself)."""
 
 _STARTED_SOURCE = re.compile(r"Started MirrorSourceConnector with \d+ topic-partitions")
-
-
-def replication_factor_for(brokers: int) -> int:
-    """The replication factor a cluster of ``brokers`` can hold, as the brokers' own defaults."""
-    return min(3, brokers)
-
-
-# ======================================================================================
-# MM2's record formats (Kafka protocol types: int16-length UTF-8 strings, big-endian ints)
-# ======================================================================================
-@dataclass(frozen=True)
-class Checkpoint:
-    """One record of ``<source>.checkpoints.internal``: a group's source offset and its translation."""
-
-    group: str
-    topic: str  # the remote topic, as named on the target cluster
-    partition: int
-    upstream_offset: int
-    downstream_offset: int
-    metadata: str
-    record_offset: int = -1
-    timestamp_ms: int = -1
-
-
-@dataclass(frozen=True)
-class Heartbeat:
-    """One record of a heartbeats topic: emitted by flow ``source->target`` at ``timestamp_ms``."""
-
-    source: str
-    target: str
-    timestamp_ms: int
-    topic: str = "heartbeats"
-
-
-class _Reader:
-    def __init__(self, data: bytes, what: str) -> None:
-        self.data, self.pos, self.what = data, 0, what
-
-    def _take(self, n: int) -> bytes:
-        if self.pos + n > len(self.data):
-            raise ValueError(f"truncated {self.what}: needed {n} bytes at {self.pos}, have {len(self.data)}")
-        chunk = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return chunk
-
-    def int16(self) -> int:
-        return struct.unpack(">h", self._take(2))[0]
-
-    def int32(self) -> int:
-        return struct.unpack(">i", self._take(4))[0]
-
-    def int64(self) -> int:
-        return struct.unpack(">q", self._take(8))[0]
-
-    def string(self) -> str:
-        length = self.int16()
-        if length < 0:
-            raise ValueError(f"{self.what}: negative string length {length}")
-        return self._take(length).decode("utf-8")
-
-
-def _version(reader: _Reader) -> None:
-    version = reader.int16()
-    if version != 0:
-        raise ValueError(f"{reader.what}: unsupported version {version} (this harness reads version 0)")
-
-
-def decode_checkpoint(key: bytes, value: bytes, record_offset: int = -1, timestamp_ms: int = -1) -> Checkpoint:
-    """Decode a checkpoint record (key: group, topic, partition; value: version, offsets, metadata)."""
-    k = _Reader(key, "checkpoint key")
-    group, topic, partition = k.string(), k.string(), k.int32()
-    v = _Reader(value, "checkpoint value")
-    _version(v)
-    upstream, downstream, metadata = v.int64(), v.int64(), v.string()
-    return Checkpoint(group, topic, partition, upstream, downstream, metadata, record_offset, timestamp_ms)
-
-
-def decode_heartbeat(key: bytes, value: bytes, topic: str = "heartbeats") -> Heartbeat:
-    """Decode a heartbeat record (key: source and target alias; value: version, timestamp)."""
-    k = _Reader(key, "heartbeat key")
-    source, target = k.string(), k.string()
-    v = _Reader(value, "heartbeat value")
-    _version(v)
-    return Heartbeat(source, target, v.int64(), topic)
-
-
-def read_topic(bootstrap: str, topic: str, since_ms: int | None = None, timeout_s: float = 30.0) -> list[Message]:
-    """Every record of ``topic`` (from ``since_ms``, or the beginning) up to its current end."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"__mirrordrill-read-{uuid.uuid4().hex[:8]}",
-                         "enable.auto.commit": False, "log_level": 0})
-    try:
-        metadata = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
-        if metadata is None or metadata.error is not None:
-            return []  # not created yet
-        partitions = sorted(metadata.partitions)
-        marks = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s) for p in partitions}
-        ends = {p: high for p, (_, high) in marks.items()}
-        # Start at the log start (retention and compaction move it), or at the first record at/after since_ms.
-        positions = {p: low for p, (low, _) in marks.items()}
-        if since_ms is not None:
-            found = consumer.offsets_for_times([TopicPartition(topic, p, since_ms) for p in partitions],
-                                               timeout=timeout_s)
-            for tp in found:
-                # -1: nothing at or after that time in this partition.
-                positions[tp.partition] = ends[tp.partition] if tp.offset < 0 else max(tp.offset, positions[tp.partition])
-        consumer.assign([TopicPartition(topic, p, positions[p]) for p in partitions])
-        out: list[Message] = []
-        deadline = time.monotonic() + timeout_s
-        while any(positions[p] < ends[p] for p in partitions):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"reading {topic} at {bootstrap}: positions {positions}, ends {ends}")
-            msg = consumer.poll(0.5)
-            if msg is None or msg.error():
-                continue
-            positions[msg.partition()] = msg.offset() + 1
-            out.append(msg)
-        return out
-    finally:
-        consumer.close()
 
 
 # ======================================================================================
@@ -378,7 +252,7 @@ class MirrorMaker2Replicator(ProcessReplicator):
             config = self.setup.flow_config(flow, self.flow_defaults(flow))
             if config.schedule_seconds("emit_heartbeats") is not None:
                 if beats is None:
-                    beats = {(h.source, h.target) for h in self.heartbeats(node.target, since_ms=since_ms)}
+                    beats = {(h.source_alias, h.target_alias) for h in self.heartbeats(node.target, since_ms=since_ms)}
                 if (flow.source, flow.target) not in beats:
                     reasons.append(f"{flow.name}: no heartbeat on {node.target} yet")
             if self._probe.selected_topics(flow):
@@ -391,7 +265,7 @@ class MirrorMaker2Replicator(ProcessReplicator):
     def heartbeats(self, cluster: str, topic: str = "heartbeats", since_ms: int | None = None) -> list[Heartbeat]:
         """Heartbeats in ``topic`` on ``cluster`` (``heartbeats``, or ``<src>.heartbeats`` upstream ones)."""
         records = read_topic(self.setup.env.cluster(cluster).bootstrap, topic, since_ms=since_ms)
-        return [decode_heartbeat(m.key(), m.value(), topic) for m in records if m.key() and m.value()]
+        return [Heartbeat.decode(m.key(), m.value()) for m in records if m.key() and m.value()]
 
     def checkpoints(self, source: str, target: str, group: str | None = None) -> list[Checkpoint]:
         """Every checkpoint of flow ``source->target`` (of ``group``, or all), in emission order."""
@@ -402,7 +276,7 @@ class MirrorMaker2Replicator(ProcessReplicator):
         for m in sorted(records, key=lambda m: (m.partition(), m.offset())):
             if not m.key() or not m.value():
                 continue
-            cp = decode_checkpoint(m.key(), m.value(), m.offset(), m.timestamp()[1])
+            cp = Checkpoint.decode(m.key(), m.value(), m.offset())
             if group is None or cp.group == group:
                 out.append(cp)
         return out

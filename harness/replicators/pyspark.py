@@ -16,8 +16,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from harness.bootstrap import Artifacts, Bootstrap, REPO_ROOT
 from harness.process import ManagedProcess
 from harness.replicators.base import (
     DEFAULT_STOP_GRACE_S,
+    DRILL_FLOW_INTERVALS,
     FlowSpec,
     PartitionMetrics,
     ProcessReplicator,
@@ -35,8 +35,9 @@ from harness.replicators.base import (
     ReplicatorMetrics,
     ReplicatorNotReady,
     redact_properties,
+    replication_factor_for,
 )
-from harness.replicators.mirrormaker2 import DRILL_FLOW_INTERVALS, read_topic, replication_factor_for
+from harness.kafka.reading import read_topic
 from replicator.config import ReplicatorConfig, to_mm2_properties
 from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex

@@ -8,7 +8,7 @@ from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 
 from harness.network.wan import LinkConditions
 from harness.scenario import failover
-from harness.scenario.context import DrillContext, now_ms
+from harness.scenario.context import DrillContext
 from harness.scenario.model import (AddPartitions, Blackhole, BrokerStep, ClusterStep, CreateTopic, Failover, Heal,
                                     Partition, ReplicatorStep, ResetConnections, SetLink, SetTopicConfig, WaitDrain)
 

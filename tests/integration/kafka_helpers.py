@@ -8,6 +8,8 @@ import uuid
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 
+from loadgen import envelope
+
 
 def unique_topic(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
@@ -124,3 +126,22 @@ def consume_and_commit(bootstrap: str, topic: str, group: str, partition: int, u
         consumer.commit(offsets=[TopicPartition(topic, partition, upto)], asynchronous=False)
     finally:
         consumer.close()
+
+
+def produce_enveloped(bootstrap: str, topic: str, producer_id: str, count: int,
+                      first_seq: int = 0, size: int = 256, partitions: int = 1
+                      ) -> list[tuple[int, int, int]]:
+    """Produce ``count`` enveloped records round robin over partitions; (seq, partition, offset)."""
+    enc = envelope.EnvelopeEncoder(producer_id)
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+                  "log_level": 3})
+    acked: list[tuple[int, int, int]] = []
+    for seq in range(first_seq, first_seq + count):
+        value, _ = enc.encode(seq, time.time_ns() // 1_000_000, size)
+        p.produce(topic, value, partition=seq % partitions,
+                  on_delivery=lambda err, msg, s=seq: acked.append((s, msg.partition(),
+                                                                    msg.offset()))
+                  if err is None else None)
+    assert p.flush(30) == 0
+    assert len(acked) == count
+    return acked

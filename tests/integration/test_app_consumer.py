@@ -10,7 +10,8 @@ from confluent_kafka.admin import NewTopic
 
 from loadgen.app_consumer import AppConsumer, CommitPolicy, StartPosition, fetch_committed_offsets
 from loadgen.histories import read_processed_records
-from tests.integration.test_load import produce_enveloped, unique
+from tests.integration.kafka_helpers import produce_enveloped
+from tests.integration.kafka_helpers import unique_topic as unique
 
 pytestmark = pytest.mark.integration
 

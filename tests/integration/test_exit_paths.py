@@ -26,7 +26,7 @@ def _spec(**broker_properties) -> TopologySpec:
 
 def test_exception_inside_the_block_stops_everything(artifacts, tmp_path):
     with pytest.raises(RuntimeError, match="drill failed"):
-        with Environment(_spec(), tmp_path / "env", artifacts) as env:
+        with Environment(_spec(), tmp_path / "env", artifacts):
             assert len(processes_under(tmp_path)) == 3  # toxiproxy + two brokers
             raise RuntimeError("drill failed")
     assert processes_under(tmp_path) == []

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections import defaultdict
 from pathlib import Path
 
@@ -21,6 +20,8 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer
 from confluent_kafka.admin import NewPartitions, NewTopic
 
 from harness.process import ProcessError
+from tests.integration.kafka_helpers import produce_enveloped
+from tests.integration.kafka_helpers import unique_topic as unique
 from loadgen import envelope
 from loadgen.histories import (read_acked_sends, read_lag_samples, read_target_records,
                                read_uncertain_sends)
@@ -37,10 +38,6 @@ Position = tuple[str, int, int]
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def unique(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
 def end_offsets(c: Consumer, topics: dict[str, int], timeout_s: float = 30.0
@@ -82,25 +79,6 @@ def read_positions(bootstrap: str, topics: dict[str, int], timeout_s: float = 30
         return out
     finally:
         c.close()
-
-
-def produce_enveloped(bootstrap: str, topic: str, producer_id: str, count: int,
-                      first_seq: int = 0, size: int = 256, partitions: int = 1
-                      ) -> list[tuple[int, int, int]]:
-    """Produce ``count`` enveloped records round robin over partitions; (seq, partition, offset)."""
-    enc = envelope.EnvelopeEncoder(producer_id)
-    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
-                  "log_level": 3})
-    acked: list[tuple[int, int, int]] = []
-    for seq in range(first_seq, first_seq + count):
-        value, _ = enc.encode(seq, time.time_ns() // 1_000_000, size)
-        p.produce(topic, value, partition=seq % partitions,
-                  on_delivery=lambda err, msg, s=seq: acked.append((s, msg.partition(),
-                                                                    msg.offset()))
-                  if err is None else None)
-    assert p.flush(30) == 0
-    assert len(acked) == count
-    return acked
 
 
 def assert_ledger_matches_topic(runner: LoadRunner, bootstrap: str, topics: dict[str, int],

@@ -15,50 +15,17 @@ from collections import Counter
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
-from confluent_kafka.admin import ConfigResource, NewPartitions, NewTopic
+from confluent_kafka.admin import NewPartitions, NewTopic
 
 from harness.replicators import FlowSpec, ReplicationSetup, make_replicator
 from harness.replicators.mirrormaker2 import MirrorMaker2Replicator
-from tests.integration.kafka_helpers import produce_values, read_values, unique_topic
+from tests.integration.kafka_helpers import (partition_count, produce_values, topic_configs, topic_names,
+                                            unique_topic, values_in, wait_for)
 
 pytestmark = pytest.mark.integration
 
 TOPICS = [".*mm2t-.*"]
 CONFIG_TOPIC = unique_topic("mm2t-cfg")  # created before MM2 starts, with non-default configs
-
-
-def wait_for(check, timeout_s: float, what: str, interval_s: float = 1.0):
-    """Poll ``check`` until it returns something truthy; fail with ``what`` and the last value."""
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(interval_s)
-    pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}; last value: {last!r}")
-
-
-def topic_configs(cluster, topic: str) -> dict[str, str]:
-    admin = cluster.admin()
-    resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
-    entries = admin.describe_configs([resource])[resource].result(timeout=15)
-    return {name: entry.value for name, entry in entries.items()}
-
-
-def partition_count(cluster, topic: str) -> int:
-    meta = cluster.admin().list_topics(topic, timeout=10).topics.get(topic)
-    return 0 if meta is None or meta.error is not None else len(meta.partitions)
-
-
-def topic_names(cluster) -> set[str]:
-    return set(cluster.admin().list_topics(timeout=10).topics)
-
-
-def values_in(cluster, topic: str, timeout_s: float = 10.0) -> list[bytes]:
-    """Every value in ``topic`` on ``cluster`` (all partitions); [] while the topic does not exist."""
-    partitions = partition_count(cluster, topic)
-    return read_values(cluster.bootstrap, topic, partitions, timeout_s=timeout_s) if partitions else []
 
 
 @pytest.fixture(scope="module")
@@ -225,7 +192,7 @@ def test_heartbeats_are_emitted_and_replicated_upstream(mm2: MirrorMaker2Replica
     since = int(time.time() * 1000) - 20_000
 
     def ours(topic: str, pair: tuple[str, str]) -> list[int]:
-        return [h.timestamp_ms for h in mm2.heartbeats("west", topic, since_ms=since) if (h.source, h.target) == pair]
+        return [h.timestamp_ms for h in mm2.heartbeats("west", topic, since_ms=since) if (h.source_alias, h.target_alias) == pair]
 
     # The east->west flow emits about one heartbeat a second into west's own heartbeats topic.
     def five_local() -> list[int] | None:

@@ -26,7 +26,7 @@ CONFIG_TOPIC = unique_topic("pst-cfg")  # exists before the replicator starts, w
 
 @pytest.fixture(scope="module")
 def repl(wan_env, artifacts):
-    east, west = wan_env.cluster("east"), wan_env.cluster("west")
+    east = wan_env.cluster("east")
     east.create_topics([NewTopic(CONFIG_TOPIC, 3, 1, config={"retention.ms": "7200000", "min.insync.replicas": "1",
                                                                "cleanup.policy": "delete"})])
     setup = ReplicationSetup(env=wan_env, flows=[

@@ -1,6 +1,5 @@
 """The bootstrap: clear errors for missing toolchains, no network work once installed."""
 
-import os
 from pathlib import Path
 
 import pytest

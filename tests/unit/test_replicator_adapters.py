@@ -27,7 +27,8 @@ from harness.replicators import (
 )
 from harness.replicators.base import redact_argv, redact_properties
 from harness.replicators.command import CommandTemplate, CommandTemplateError, PLACEHOLDERS, parse_translation
-from harness.replicators.mirrormaker2 import decode_checkpoint, decode_heartbeat, plan_nodes
+from harness.replicators.mirrormaker2 import plan_nodes
+from replicator.mm2_format import Checkpoint, Heartbeat
 from replicator.config import parse_mm2_properties, read_properties
 
 JARS = [Path("/jars/connect-mirror.jar"), Path("/jars/kafka-clients.jar")]
@@ -350,18 +351,19 @@ def _string(text: str) -> bytes:
 def test_checkpoint_records_decode():
     key = _string("billing") + _string("east.orders") + struct.pack(">i", 3)
     value = struct.pack(">hqq", 0, 120, 117) + _string("meta")
-    cp = decode_checkpoint(key, value, record_offset=9)
+    cp = Checkpoint.decode(key, value, record_offset=9)
     assert (cp.group, cp.topic, cp.partition, cp.upstream_offset, cp.downstream_offset, cp.metadata, cp.record_offset) \
         == ("billing", "east.orders", 3, 120, 117, "meta", 9)
     with pytest.raises(ValueError, match="truncated checkpoint value"):
-        decode_checkpoint(key, value[:-3])
+        Checkpoint.decode(key, value[:-3])
     with pytest.raises(ValueError, match="unsupported version 1"):
-        decode_checkpoint(key, struct.pack(">hqq", 1, 1, 1) + _string(""))
+        Checkpoint.decode(key, struct.pack(">hqq", 1, 1, 1) + _string(""))
 
 
 def test_heartbeat_records_decode():
-    hb = decode_heartbeat(_string("east") + _string("west"), struct.pack(">hq", 0, 1_700_000_000_000), "east.heartbeats")
-    assert (hb.source, hb.target, hb.timestamp_ms, hb.topic) == ("east", "west", 1_700_000_000_000, "east.heartbeats")
+    hb = Heartbeat.decode(_string("east") + _string("west"), struct.pack(">hq", 0, 1_700_000_000_000))
+    assert (hb.source_alias, hb.target_alias, hb.timestamp_ms) == ("east", "west", 1_700_000_000_000)
+    assert Heartbeat.decode(hb.key(), hb.value()) == hb  # what our replicator writes, MM2's readers read
 
 
 def test_plan_groups_by_target_and_location(tmp_path):
