@@ -140,6 +140,15 @@ def cmd_run(args) -> int:
     return EXIT_OK if result.passed else EXIT_FAILED
 
 
+def cmd_replicate(args) -> int:
+    """Run the bundled replicator standalone until SIGTERM or Ctrl-C."""
+    from replicator.__main__ import main as replicator_main
+    argv = ["--config", args.config, "--workdir", args.workdir, "--log-level", args.log_level]
+    if args.jars:
+        argv += ["--jars", args.jars]
+    return replicator_main(argv)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mirrordrill", description=__doc__ + " Chaos and failover drills for "
                                 "Kafka cross-cluster replication.")
@@ -161,6 +170,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="output folder (default: runs/<scenario>-<replicator>-<time>)")
     s.add_argument("--report", action="store_true", help="also render the HTML report")
     s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("replicate", help="run the bundled PySpark replicator on its own (MM2 properties or YAML)")
+    s.add_argument("--config", required=True, help="MirrorMaker 2 properties file or mirrordrill replicator YAML")
+    s.add_argument("--workdir", default="mirrordrill-replicator",
+                   help="checkpoints, metrics.json and Spark scratch space (default: ./mirrordrill-replicator)")
+    s.add_argument("--jars", help="comma-separated jars for Spark (default: installed by the bootstrap)")
+    s.add_argument("--log-level", default="INFO")
+    s.set_defaults(func=cmd_replicate)
 
     s = sub.add_parser("validate", help="check drill files without running anything")
     s.add_argument("files", nargs="+")

@@ -41,6 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not Path(args.config).is_file():
+        print(f"replicator: no configuration file at {args.config}; pass --config with an MM2 properties "
+              "file or a mirrordrill replicator YAML (see replicator/examples/)", file=sys.stderr)
+        return 2
     try:
         config = load_config(args.config)
     except ConfigError as e:
