@@ -197,6 +197,27 @@ class Bootstrap:
                     tmp.rename(dest)
         return cli
 
+    # --- Chromium (only the report's browser test needs it) ----------------------------
+    CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
+
+    def chromium(self) -> str:
+        """A headless-capable Chromium: found on PATH, or installed from Debian's packages (as root)."""
+        found = next((shutil.which(n) for n in self.CHROMIUM_NAMES if shutil.which(n)), None)
+        if found:
+            return found
+        apt = shutil.which("apt-get")
+        if apt is None or os.geteuid() != 0:
+            raise BootstrapError("Chromium is needed to open rendered reports in a browser and is not on PATH. "
+                                 "Install it (Debian/Ubuntu: sudo apt-get install -y chromium) and rerun.")
+        with self._lock("chromium"):
+            if not any(shutil.which(n) for n in self.CHROMIUM_NAMES):
+                self.log("installing Chromium (apt-get, once)")
+                env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+                self._run([apt, "update", "-qq"], "apt-get update", "Check that Debian's mirrors are reachable.", env=env)
+                self._run([apt, "install", "-y", "-qq", "--no-install-recommends", "chromium"],
+                          "apt-get install chromium", "Install the chromium package by hand and rerun.", env=env)
+        return next(shutil.which(n) for n in self.CHROMIUM_NAMES if shutil.which(n))
+
     # --- everything -------------------------------------------------------------------
     def ensure_all(self, with_allure: bool = True) -> Artifacts:
         """Install (or find) every artifact; a second call does no network work."""

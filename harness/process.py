@@ -76,11 +76,38 @@ class ManagedProcess:
         return self._popen.poll() if self._popen else None
 
     def _signal(self, sig: int) -> None:
-        if self.running:
+        """Signal the whole process group (pause, resume and kill act on every child too)."""
+        if self._popen is not None:
             try:
                 os.killpg(self._popen.pid, sig)
             except ProcessLookupError:
                 pass
+
+    def terminate(self) -> None:
+        """SIGTERM to the process itself: it shuts its own children down in order (e.g. the
+        replicator stops its Spark queries before Spark's JVM goes)."""
+        if self.running:
+            try:
+                os.kill(self._popen.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    def _group_alive(self) -> bool:
+        try:
+            os.killpg(self._popen.pid, 0)
+            return True
+        except (ProcessLookupError, PermissionError):
+            return False
+
+    def reap_group(self, grace_s: float = 5.0) -> None:
+        """After the process exited, give its children ``grace_s`` to follow, then SIGKILL them."""
+        if self._popen is None:
+            return
+        deadline = time.monotonic() + grace_s
+        while self._group_alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if self._group_alive():
+            self._signal(signal.SIGKILL)
 
     def stop(self, timeout_s: float | None = None) -> None:
         """SIGTERM, then SIGKILL after the grace period; a no-op when not running."""
@@ -90,11 +117,12 @@ class ManagedProcess:
         if self.paused:  # a stopped process cannot act on SIGTERM
             self._signal(signal.SIGCONT)
             self.paused = False
-        self._signal(signal.SIGTERM)
+        self.terminate()
         try:
             self._popen.wait(timeout=self.stop_timeout_s if timeout_s is None else timeout_s)
         except subprocess.TimeoutExpired:
             self.kill()
+        self.reap_group()
         self._close_log()
 
     def kill(self) -> None:
@@ -174,12 +202,13 @@ class ProcessSupervisor:
         for p in procs:
             if p.paused:
                 p.resume()
-            p._signal(signal.SIGTERM)
+            p.terminate()
         deadline = time.monotonic() + timeout_s
         for p in procs:
             remaining = max(0.1, deadline - time.monotonic())
             if p.wait(remaining) is None and p.running:
                 problems.append(f"{p.name} ignored SIGTERM for {timeout_s:.0f}s; killed")
                 p.kill()
+            p.reap_group()
             p._close_log()
         return problems

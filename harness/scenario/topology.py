@@ -73,3 +73,18 @@ def check_pairs(s: Scenario, origin_topics: dict[str, set[str]]) -> list[CheckPa
                 entry["map"][remote] = origin_topic
                 frontier.append((f.target, remote, origin_topic, path + (f.target,)))
     return [CheckPair(o, t, e["map"], tuple(e["via"])) for (o, t), e in sorted(pairs.items())]
+
+
+def origin_topics(s: Scenario) -> dict[str, set[str]]:
+    """Per cluster, the topics records originate in: declared, created by a step, or written after a failover."""
+    out: dict[str, set[str]] = {c: set() for c in s.clusters}
+    for t in s.topics:
+        out[t.cluster].add(t.name)
+    for st in s.timeline:
+        if st.do == "create_topic":
+            out[st.cluster].add(st.topic)
+        # producers that fail over write the same topic names on the DR cluster
+        if st.do.endswith("_failover"):
+            out[st.target] |= {t for p in s.load.producers if p.cluster == st.source
+                               for t in (p.topics if isinstance(p.topics, list) else list(p.topics))}
+    return out

@@ -1,0 +1,174 @@
+"""Allure results for a drill run: one test result per flow, written into ``<run>/allure-results``.
+
+Labels group runs by scenario and replicator; timeline steps and expectations become
+steps; plots, the summary, the scenario, the redacted replicator configuration and (on
+failure) log tails become attachments. ``historyId`` depends only on scenario, replicator
+and flow, so Allure's history links every quarterly run of the same drill into one trend.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from pathlib import Path
+from typing import Callable
+
+from allure_commons.logger import AllureFileLogger
+from allure_commons.model2 import (ATTACHMENT_PATTERN, Attachment, Label, Parameter, Status, StatusDetails,
+                                   TestResult, TestStepResult)
+
+from reports.attachments import DrillAttachment, flow_plots, log_tails, run_attachments
+from reports.summary_html import overview_html
+from reports.run_data import FlowData, RunData, load_run
+
+RESULTS_DIR = "allure-results"
+_STEP_STATUS = {"ok": Status.PASSED, "failed": Status.FAILED, "timeout": Status.FAILED}
+_FLOW_IN_NAME = re.compile(r"\[([^\]]+)\]")
+
+
+def write_allure_results(run_dir: Path) -> Path:
+    """Write Allure results for the run in ``run_dir`` (replacing earlier ones); returns their folder."""
+    run = load_run(Path(run_dir))
+    out = run.run_dir / RESULTS_DIR
+    logger = AllureFileLogger(out, clean=True)
+    shared = run_attachments(run) + ([] if run.summary.get("passed") else log_tails(run))
+    flows = run.flows or [None]  # a drill that failed before checking still gets a (broken) result
+    for flow in flows:
+        result = drill_result(run, flow)
+        plots = flow_plots(run, flow) if flow is not None else []
+        # The overview shows figures and plots at once; attachments hold the same, one by one.
+        result.descriptionHtml = overview_html(run, flow, plots)
+        attachments = plots + shared
+        for a in attachments:
+            result.attachments.append(_write_attachment(logger, a))
+        logger.report_result(result)
+    return out
+
+
+def record_allure_results(run_dir: Path, log: Callable[[str], None]) -> Path | None:
+    """As :func:`write_allure_results` at the end of a drill: a failure is logged, never raised,
+    because the drill's verdict and summary.json must not depend on the report."""
+    try:
+        out = write_allure_results(run_dir)
+        log(f"allure results: {out} (render with: mirrordrill report {Path(run_dir)})")
+        return out
+    except Exception as e:
+        log(f"could not write allure results: {type(e).__name__}: {e}")
+        return None
+
+
+def _write_attachment(logger: AllureFileLogger, a: DrillAttachment) -> Attachment:
+    file_name = ATTACHMENT_PATTERN.format(prefix=uuid.uuid4(), ext=a.extension)
+    logger.report_attached_data(a.body, file_name)
+    return Attachment(name=a.name, source=file_name, type=a.mime)
+
+
+def _stable_id(*parts: str) -> str:
+    return hashlib.md5("\0".join(parts).encode()).hexdigest()
+
+
+def drill_result(run: RunData, flow: FlowData | None) -> TestResult:
+    """The test result of one flow of a run (without attachments): labels, status, steps."""
+    s = run.summary
+    flow_name = flow.name if flow is not None else "no flow checked"
+    several = len(run.flows) > 1
+    title = f"{run.name} [{run.replicator}]" + (f" {flow_name}" if several else "")
+    start = run.started_ms
+    stop = start + int(float(s.get("duration_s") or 0) * 1000)
+    expectations = [e for e in s.get("expectations", []) if _belongs(e, flow_name)]
+    status, details = _status(s, expectations)
+    result = TestResult(
+        uuid=str(uuid.uuid4()), name=title, fullName=f"mirrordrill.{run.name}.{run.replicator}.{flow_name}",
+        historyId=_stable_id(run.name, run.replicator, flow_name), testCaseId=_stable_id(run.name, flow_name),
+        status=status, statusDetails=details, start=start, stop=stop,
+        description=_description(run, flow), titlePath=[run.name, run.replicator],
+        labels=[Label("suite", run.name), Label("parentSuite", "mirrordrill drills"),
+                Label("subSuite", run.replicator), Label("replicator", run.replicator),
+                Label("scenario", run.name), Label("feature", flow_name), Label("framework", "mirrordrill"),
+                Label("tag", run.replicator)],
+        parameters=[Parameter("replicator", run.replicator), Parameter("flow", flow_name),
+                    Parameter("run", str(run.run_dir), excluded=True)],
+    )
+    result.steps += _timeline_steps(s, flow)
+    result.steps += [_expectation_step(e, stop) for e in expectations]
+    result.steps += [_failover_step(fo, stop) for fo in s.get("failovers", [])]
+    return result
+
+
+def _belongs(expectation: dict, flow_name: str) -> bool:
+    """Expectations name their flow in brackets; unbracketed ones concern the whole drill."""
+    m = _FLOW_IN_NAME.search(str(expectation.get("name", "")))
+    return m is None or m.group(1) == flow_name.split(" (via")[0]
+
+
+def _status(s: dict, expectations: list[dict]) -> tuple[str, StatusDetails | None]:
+    if s.get("error") or s.get("interrupted"):
+        return Status.BROKEN, StatusDetails(message=s.get("error") or "interrupted before the drill finished",
+                                            trace=f"rerun: {s.get('rerun', '')}")
+    failed = [e for e in expectations if not e.get("passed")]
+    if failed:
+        return Status.FAILED, StatusDetails(message="; ".join(
+            f"{e['name']}: actual {e.get('actual')}" for e in failed), trace=f"rerun: {s.get('rerun', '')}")
+    if not s.get("passed"):  # a violated expectation of another flow fails the drill, not this flow
+        return Status.PASSED, StatusDetails(message="this flow held; another flow of the drill did not")
+    return Status.PASSED, None
+
+
+def _description(run: RunData, flow: FlowData | None) -> str:
+    f = flow.summary if flow is not None else {}
+    lat = f.get("latency_ms") or {}
+    return (f"{run.name} replicated by {run.replicator}. "
+            f"acked {f.get('acked')}, replicated {f.get('replicated')}, lost {f.get('lost')}, "
+            f"duplicates {f.get('duplicates')}, reordered {f.get('reordered')}, corrupted {f.get('corrupted')}, "
+            f"unexpected {f.get('unexpected')}; latency p50 {lat.get('p50')} ms, p99 {lat.get('p99')} ms. "
+            f"Run folder: {run.run_dir}")
+
+
+def _timeline_steps(s: dict, flow: FlowData | None) -> list[TestStepResult]:
+    impact = {(e["name"], e["start_ts_ms"]): e for e in (flow.summary.get("events", []) if flow else [])}
+    steps = []
+    for e in s.get("timeline", []):
+        outcome = e.get("outcome", "")
+        params = [Parameter("kind", e["kind"]), Parameter("outcome", outcome)]
+        if e.get("detail"):
+            params.append(Parameter("detail", str(e["detail"])))
+        hit = impact.get((e["name"], e["start_ts_ms"]))
+        if hit:
+            params += [Parameter("acked during", str(hit.get("acked"))), Parameter("lost of those", str(hit.get("lost"))),
+                       Parameter("max lag during", str(hit.get("max_lag")))]
+        status = _STEP_STATUS.get(outcome, Status.BROKEN)
+        steps.append(TestStepResult(
+            name=e["name"], status=status, start=e["start_ts_ms"], stop=e.get("end_ts_ms") or e["start_ts_ms"],
+            parameters=params,
+            statusDetails=StatusDetails(message=str(e.get("detail"))) if status != Status.PASSED else None))
+    return steps
+
+
+def _expectation_step(e: dict, at_ms: int) -> TestStepResult:
+    ok = bool(e.get("passed"))
+    op, limit = e.get("op", ""), e.get("limit")
+    return TestStepResult(
+        name=f"expect {e['name']}", status=Status.PASSED if ok else Status.FAILED, start=at_ms, stop=at_ms,
+        parameters=[Parameter("actual", str(e.get("actual"))), Parameter("limit", f"{op} {limit}".strip())],
+        statusDetails=None if ok else StatusDetails(message=f"actual {e.get('actual')}, expected {op} {limit}"))
+
+
+def _failover_step(fo: dict, at_ms: int) -> TestStepResult:
+    return TestStepResult(
+        name=f"failover of group {fo.get('group')} ({fo.get('strategy')})", status=Status.PASSED, start=at_ms,
+        stop=at_ms, parameters=[Parameter(k, str(fo.get(k))) for k in ("skipped", "reprocessed", "rto_s", "rpo_records")])
+
+
+def attach_to_pytest(run_dir: Path) -> None:
+    """From a pytest drill test (allure-pytest): attach the same plots, summary and logs to the test."""
+    import allure
+    run = load_run(Path(run_dir))
+    items = [a for f in run.flows for a in flow_plots(run, f)] + run_attachments(run)
+    if not run.summary.get("passed"):
+        items += log_tails(run)
+    allure.dynamic.label("replicator", run.replicator)
+    allure.dynamic.label("scenario", run.name)
+    allure.dynamic.suite(run.name)
+    for a in items:
+        allure.attach(a.body, name=a.name, attachment_type=a.mime, extension=a.extension)

@@ -1,0 +1,154 @@
+"""Headless Chromium for looking at rendered reports the way a person would (tests, screenshots).
+
+Flags keep it offline and stateless: no first-run UI, no background downloads, a throwaway
+profile, and a virtual-time budget so the report's JavaScript has rendered before the DOM
+is dumped or the screenshot taken.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+_TRAMPOLINE = ("import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
+               "os.execvp(sys.argv[3], sys.argv[3:])")
+
+
+class BrowserNotFound(RuntimeError):
+    """No Chromium on PATH; the message says how to install it."""
+
+
+def find_chromium() -> str:
+    """Path of a Chromium (Debian package ``chromium``) or Chrome binary; installed by the bootstrap if missing."""
+    from harness.bootstrap import Bootstrap, BootstrapError
+    try:
+        return Bootstrap().chromium()
+    except BootstrapError as e:
+        raise BrowserNotFound(str(e)) from None
+
+
+@dataclass(frozen=True)
+class Browser:
+    """One headless Chromium binary; each call runs a fresh, isolated browser process."""
+
+    binary: str
+    budget_ms: int = 15000
+    window: tuple[int, int] = (1400, 1800)
+
+    @classmethod
+    def find(cls, **kwargs) -> "Browser":
+        return cls(find_chromium(), **kwargs)
+
+    def _run(self, url: str, extra: list[str], timeout_s: float) -> subprocess.CompletedProcess:
+        with tempfile.TemporaryDirectory(prefix="mirrordrill-chromium-") as profile:
+            cmd = [self.binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                   "--no-first-run", "--no-default-browser-check", f"--user-data-dir={profile}",
+                   f"--window-size={self.window[0]},{self.window[1]}",
+                   f"--virtual-time-budget={self.budget_ms}", "--run-all-compositor-stages-before-draw",
+                   *extra, url]
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+
+    def dump_dom(self, url: str, timeout_s: float = 120) -> str:
+        """The DOM after the page's scripts ran, serialised as HTML."""
+        proc = self._run(url, ["--dump-dom"], timeout_s)
+        if proc.returncode != 0 or not proc.stdout:
+            raise RuntimeError(f"chromium --dump-dom {url} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        return proc.stdout
+
+    def screenshot(self, url: str, png: Path, timeout_s: float = 120) -> Path:
+        """A PNG of the page as rendered."""
+        png = Path(png).resolve()
+        proc = self._run(url, [f"--screenshot={png}"], timeout_s)
+        if not png.exists():
+            raise RuntimeError(f"chromium --screenshot {url} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        return png
+
+    def evaluate(self, url: str, expression: str, timeout_s: float = 120) -> object:
+        """Open ``url`` and return the JSON value of a JavaScript ``expression`` (awaited if a promise).
+
+        Speaks the DevTools protocol over ``--remote-debugging-pipe`` (fds 3 and 4), so no
+        port is opened and nothing beyond the standard library is needed.
+        """
+        import json
+        import os
+        import select
+        import time
+        with tempfile.TemporaryDirectory(prefix="mirrordrill-chromium-") as profile:
+            to_chrome_r, to_chrome_w = os.pipe()
+            from_chrome_r, from_chrome_w = os.pipe()
+            # Move the child's ends above 4 so putting one on 3 cannot overwrite the other.
+            to_chrome_r, from_chrome_w = (_high_fd(to_chrome_r), _high_fd(from_chrome_w))
+            errors = Path(profile) / "chromium.stderr"
+            cmd = [self.binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                   "--no-first-run", "--no-default-browser-check", f"--user-data-dir={profile}",
+                   f"--window-size={self.window[0]},{self.window[1]}", "--remote-debugging-pipe", "about:blank"]
+
+            # Chromium reads commands on fd 3 and answers on fd 4; a tiny Python trampoline puts the
+            # pipes there and execs it (sh cannot name descriptors above 9; preexec_fn is not thread-safe).
+            with open(errors, "wb") as err:
+                proc = subprocess.Popen([sys.executable, "-c", _TRAMPOLINE, str(to_chrome_r), str(from_chrome_w), *cmd],
+                                        stdout=subprocess.DEVNULL, stderr=err, pass_fds=(to_chrome_r, from_chrome_w))
+            os.close(to_chrome_r)
+            os.close(from_chrome_w)
+            deadline = time.monotonic() + timeout_s
+            buffer, ids = b"", iter(range(1, 1_000_000))
+
+            def call(method: str, params: dict | None = None, session: str | None = None) -> dict:
+                nonlocal buffer
+                msg_id = next(ids)
+                msg = {"id": msg_id, "method": method, "params": params or {}}
+                if session:
+                    msg["sessionId"] = session
+                os.write(to_chrome_w, json.dumps(msg).encode() + b"\0")
+                while True:
+                    while b"\0" not in buffer:
+                        left = deadline - time.monotonic()
+                        if left <= 0 or not select.select([from_chrome_r], [], [], left)[0]:
+                            raise TimeoutError(f"chromium: no answer to {method} within {timeout_s:g}s")
+                        chunk = os.read(from_chrome_r, 1 << 20)
+                        if not chunk:
+                            raise RuntimeError(f"chromium exited while answering {method}: "
+                                               f"{errors.read_text(errors='replace')[-2000:]}")
+                        buffer += chunk
+                    raw, buffer = buffer.split(b"\0", 1)
+                    answer = json.loads(raw)
+                    if answer.get("id") == msg_id:
+                        if "error" in answer:
+                            raise RuntimeError(f"chromium {method}: {answer['error']}")
+                        return answer["result"]
+
+            try:
+                target = call("Target.createTarget", {"url": url})["targetId"]
+                session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+                while True:
+                    try:
+                        result = call("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
+                                                           "returnByValue": True}, session)
+                        break
+                    except RuntimeError as e:
+                        # the page was still navigating (about:blank -> url): evaluate in the new document
+                        if "context was destroyed" not in str(e) or time.monotonic() > deadline:
+                            raise
+                        time.sleep(0.2)
+                if "exceptionDetails" in result:
+                    raise RuntimeError(f"script failed: {result['exceptionDetails']}")
+                return result["result"].get("value")
+            finally:
+                proc.kill()  # a throwaway browser: nothing to save
+                proc.wait(timeout=30)
+                os.close(to_chrome_w)
+                os.close(from_chrome_r)
+
+
+def _high_fd(fd: int) -> int:
+    """The same open file on a descriptor numbered 5 or more (the low one is closed)."""
+    import fcntl
+    import os
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 5)
+    os.close(fd)
+    return high

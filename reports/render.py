@@ -1,0 +1,100 @@
+"""HTML report of one or more drill runs, rendered by Allure 3 as a single mailable file.
+
+Allure 3 (npm ``allure``, no Java) is installed by the bootstrap; it is run directly, not
+through npx. Its awesome plugin with ``singleFile`` inlines scripts, data and attachments into
+one ``index.html``. The history JSONL sits next to the run folders (``runs/.allure-history.jsonl``
+by default), so each new report shows the trend of every earlier run of the same drills.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from reports.allure_results import RESULTS_DIR, write_allure_results
+
+HISTORY_FILE = ".allure-history.jsonl"
+REPORT_FILE = "index.html"
+
+
+class ReportError(RuntimeError):
+    """Allure could not render the report; the message carries its output."""
+
+
+@dataclass(frozen=True)
+class RenderedReport:
+    """Where the report and the history it extended are."""
+
+    html: Path
+    history: Path
+
+
+def default_history(run_dirs: list[Path]) -> Path:
+    """The history file beside the runs: ``<common parent of the run folders>/.allure-history.jsonl``."""
+    parents = {p.resolve().parent for p in run_dirs}
+    base = Path(os.path.commonpath([str(p) for p in parents])) if parents else Path.cwd()
+    return base / HISTORY_FILE
+
+
+def allure_config(name: str, output: Path, history: Path) -> dict:
+    """Allure 3 configuration: awesome plugin in single-file mode, history in a JSONL file."""
+    return {
+        "name": name,
+        "output": str(output),
+        "historyPath": str(history),
+        "plugins": {"awesome": {"options": {"singleFile": True, "reportName": name, "groupBy": ["suite", "subSuite"]}}},
+    }
+
+
+def render_report(run_dirs: list[Path], out_dir: Path, history: Path | None = None,
+                  name: str | None = None, allure_cli: Path | None = None) -> Path:
+    """Render ``out_dir/index.html`` from the runs (writing their Allure results when missing)."""
+    return render(run_dirs, out_dir, history, name, allure_cli).html
+
+
+def render(run_dirs: list[Path], out_dir: Path, history: Path | None = None, name: str | None = None,
+           allure_cli: Path | None = None) -> RenderedReport:
+    """As :func:`render_report`, returning where the history went too."""
+    run_dirs = [Path(d).resolve() for d in run_dirs]
+    results = []
+    for d in run_dirs:
+        if not (d / "summary.json").exists():
+            raise ReportError(f"{d}: no summary.json; is it the --out folder of a 'mirrordrill run'?")
+        r = d / RESULTS_DIR
+        # Results from an older mirrordrill (or an interrupted write) are regenerated from the run.
+        if not any(r.glob("*-result.json")):
+            write_allure_results(d)
+        results.append(r)
+    out_dir = Path(out_dir).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    history = Path(history).resolve() if history else default_history(run_dirs)
+    history.parent.mkdir(parents=True, exist_ok=True)
+    title = name or _title(run_dirs)
+    config = out_dir.parent / f".{out_dir.name}.allurerc.json"
+    config.write_text(json.dumps(allure_config(title, out_dir, history), indent=2))
+    if allure_cli is None:
+        from harness.bootstrap import Bootstrap
+        allure_cli = Bootstrap().allure_cli()
+    cmd = [str(allure_cli), "generate", *map(str, results), "--config", str(config), "--output", str(out_dir)]
+    # Allure prints coloured progress; keep it for the error message only.
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=out_dir, env={**os.environ, "NO_COLOR": "1"},
+                          timeout=600)
+    config.unlink(missing_ok=True)
+    html = out_dir / REPORT_FILE
+    if proc.returncode != 0 or not html.exists():
+        raise ReportError(f"allure generate failed (exit {proc.returncode}): {' '.join(cmd)}\n"
+                          f"{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+    return RenderedReport(html, history)
+
+
+def _title(run_dirs: list[Path]) -> str:
+    names = []
+    for d in run_dirs:
+        s = json.loads((d / "summary.json").read_text())
+        label = f"{s.get('scenario')} [{s.get('replicator')}]"
+        if label not in names:
+            names.append(label)
+    return "mirrordrill: " + (", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else ""))

@@ -1,0 +1,68 @@
+"""The rendered report, opened in headless Chromium: the drill, its figures and its plots are shown."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.integration.report_fixtures import tiny_run_dir
+
+pytestmark = pytest.mark.integration
+
+# Waits for the test page's description (an iframe) and reports what a person would see there.
+_SHOWN = r"""
+(async () => {
+  const until = Date.now() + 45000;
+  let seen = null;
+  while (Date.now() < until) {
+    const frame = document.querySelector('iframe[data-testid="test-result-description-frame"]');
+    const doc = frame && frame.contentDocument;
+    if (doc && doc.images.length) {
+      frame.scrollIntoView();
+      const images = [...doc.images];
+      seen = {page: document.body.innerText, description: doc.body.innerText,
+              images: images.map(i => ({alt: i.alt, complete: i.complete, width: i.naturalWidth}))};
+      if (images.every(i => i.complete && i.naturalWidth > 0)) return seen;
+    }
+    await new Promise(r => setTimeout(r, 250));
+  }
+  return seen;
+})()
+"""
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory, artifacts):
+    return tiny_run_dir(tmp_path_factory.getbasetemp() / "reports", artifacts)
+
+
+def _test_result_id(report_dir) -> str:
+    # the awesome plugin writes an index of its test results beside index.html
+    ids = list(json.loads((report_dir / "test-results.json").read_text())["byId"])
+    assert len(ids) == 1, ids
+    return ids[0]
+
+
+def test_report_shows_the_drill_its_figures_and_plots(tiny_run, tmp_path):
+    from reports.browser import Browser
+    from reports.render import render
+    history = tmp_path / "history.jsonl"
+    first = render([tiny_run], tmp_path / "report", history=history)
+    assert first.html.name == "index.html"
+    assert [p.name for p in first.html.parent.glob("*.html")] == ["index.html"]  # one file to mail
+    url = f"{first.html.as_uri()}#/{_test_result_id(first.html.parent)}"
+    browser = Browser.find()
+    seen = browser.evaluate(url, _SHOWN)
+    assert seen is not None, "the test page never showed its description"
+    assert "tiny-report [mirrormaker2]" in seen["page"]
+    assert "lost=0" in seen["description"] and "acked=" in seen["description"]
+    assert len(seen["images"]) == 4
+    assert all(i["complete"] and i["width"] > 500 for i in seen["images"]), seen["images"]
+    shot = browser.screenshot(url, tmp_path / "report.png")
+    assert shot.stat().st_size > 20_000
+
+    # a second report of the same drill extends the same history: the trend of quarterly drills
+    render([tiny_run], tmp_path / "report2", history=history)
+    entries = [json.loads(line) for line in history.read_text().splitlines() if line.strip()]
+    assert len(entries) == 2
