@@ -133,8 +133,12 @@ def cmd_run(args) -> int:
     out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
     result = Drill(scenario, Path(args.file), out, replicator=args.replicator).run()
     if args.report:
-        from reports.render import render_report
-        print(f"report: {render_report([out], out / 'report')}")
+        from reports.render import ReportError, render
+        try:
+            rendered = render([out], out / "report")
+            print(f"report: {rendered.html} (history: {rendered.history})")
+        except ReportError as e:
+            print(f"mirrordrill run: the drill ran, but its report could not be rendered: {e}", file=sys.stderr)
     if result.summary.get("interrupted"):
         return EXIT_INTERRUPTED
     return EXIT_OK if result.passed else EXIT_FAILED
@@ -147,6 +151,46 @@ def cmd_replicate(args) -> int:
     if args.jars:
         argv += ["--jars", args.jars]
     return replicator_main(argv)
+
+
+# --- report / sweep -----------------------------------------------------------------------
+def cmd_report(args) -> int:
+    """Render one single-file HTML report (Allure 3) from run folders, extending their history."""
+    from reports.render import ReportError, render
+    runs = [Path(d) for d in args.dirs]
+    out = Path(args.out) if args.out else (runs[0] / "report" if len(runs) == 1 else Path("runs") / "report")
+    try:
+        rendered = render(runs, out, history=Path(args.history) if args.history else None, name=args.name)
+    except ReportError as e:
+        print(f"mirrordrill report: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"report: {rendered.html}")
+    print(f"history: {rendered.history}")
+    return EXIT_OK
+
+
+def cmd_sweep(args) -> int:
+    """Run a drill once per parameter combination and size the flow from the results."""
+    from harness.sweep import Sweep, SweepError, parse_params
+    from harness.scenario.validate import ScenarioInvalid
+    try:
+        params = parse_params(args.param)
+        sweep = Sweep(Path(args.file), params, Path(args.out) if args.out else None,
+                      measure_ceiling=not args.no_ceiling)
+        result = sweep.run()
+    except (SweepError, ScenarioInvalid) as e:
+        print(f"mirrordrill sweep: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(result.table())
+    print(result.recommendation())
+    print(f"sweep folder: {result.out_dir} (points in {result.out_dir / 'sweep.jsonl'}, plot {result.plot})")
+    if args.report:
+        from reports.render import ReportError, render
+        try:
+            print(f"report: {render(result.run_dirs, result.out_dir / 'report').html}")
+        except ReportError as e:
+            print(f"mirrordrill sweep: report not rendered: {e}", file=sys.stderr)
+    return EXIT_OK if result.points else EXIT_FAILED
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -168,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--replicator", choices=["pyspark", "mirrormaker2", "command"],
                    help="the replicator under test (default: the file's replication.replicator)")
     s.add_argument("--out", help="output folder (default: runs/<scenario>-<replicator>-<time>)")
-    s.add_argument("--report", action="store_true", help="also render the HTML report")
+    s.add_argument("--report", action="store_true", help="also render the single-file HTML report into OUT/report/index.html")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("replicate", help="run the bundled PySpark replicator on its own (MM2 properties or YAML)")
@@ -178,6 +222,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--jars", help="comma-separated jars for Spark (default: installed by the bootstrap)")
     s.add_argument("--log-level", default="INFO")
     s.set_defaults(func=cmd_replicate)
+
+    s = sub.add_parser("report", help="render run folders as one single-file HTML report (Allure 3) with history")
+    s.add_argument("dirs", nargs="+", metavar="DIR", help="output folders of 'mirrordrill run'")
+    s.add_argument("--out", help="report folder (default: DIR/report for one run, runs/report for several)")
+    s.add_argument("--history", help="Allure history JSONL (default: .allure-history.jsonl beside the run folders)")
+    s.add_argument("--name", help="report title (default: the scenarios and replicators)")
+    s.set_defaults(func=cmd_report)
+
+    s = sub.add_parser("sweep", help="run a drill per parameter combination; throughput, latency, CPU, the knee")
+    s.add_argument("file", help="a drill file; each point runs it with the parameters applied")
+    s.add_argument("--param", action="append", required=True, metavar="KEY=V1,V2,...",
+                   help="num_streams (tasks.max), linger.ms (producer.linger.ms), replicator, rate, or any "
+                        "flow setting; repeat for a grid")
+    s.add_argument("--out", help="sweep folder (default: runs/sweep-<scenario>-<time>)")
+    s.add_argument("--no-ceiling", action="store_true", help="skip the machine-ceiling measurement")
+    s.add_argument("--report", action="store_true", help="also render the HTML report of every point")
+    s.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("validate", help="check drill files without running anything")
     s.add_argument("files", nargs="+")
