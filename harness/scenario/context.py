@@ -11,7 +11,7 @@ from typing import Callable
 from harness.environment import Environment
 from harness.replicators.base import Replicator
 from harness.scenario.model import ConsumerDef, ProducerDef, Scenario
-from loadgen.app_consumer import AppConsumer
+from loadgen.app_consumer import AppConsumer, CommitPolicy
 from loadgen.histories import TimelineEvent, TimelineEventWriter, history_path
 from loadgen.lag_sampler import LagSampler
 from loadgen.observer import Observer
@@ -32,12 +32,22 @@ class ProducerSlot:
     runs: list[LoadRunner] = field(default_factory=list)
 
 
+def new_app_consumer(definition: ConsumerDef, histories: Path) -> AppConsumer:
+    """A fresh application instance of one consumer group (its own processed-records file)."""
+    c = definition.commit
+    return AppConsumer(definition.group, histories,
+                       CommitPolicy(mode=c.mode, interval_ms=c.interval_ms, every_records=c.every_records))
+
+
 @dataclass
 class ConsumerSlot:
+    """One consumer group's application: the instance running now, on which cluster."""
+
     definition: ConsumerDef
     consumer: AppConsumer
     cluster: str
     failover: dict | None = None  # strategy, failure time, primary, dr once it moved
+    retired: list[AppConsumer] = field(default_factory=list)  # instances that died with their cluster
 
 
 @dataclass
@@ -53,9 +63,12 @@ class DrillContext:
     observers: list[Observer] = field(default_factory=list)
     lag_samplers: list[LagSampler] = field(default_factory=list)
     load_started_at: float = 0.0  # monotonic
+    load_until: float = 0.0  # seconds after load start; a late failover extends it (see failover.py)
     failovers: list[dict] = field(default_factory=list)
+    abandoned: set[str] = field(default_factory=set)  # clusters lost in an unplanned failover
     stop_requested: threading.Event = field(default_factory=threading.Event)
     _timeline: TimelineEventWriter | None = None
+    _timeline_lock: threading.Lock = field(default_factory=threading.Lock)  # failover moves groups in parallel
 
     def timeline_writer(self) -> TimelineEventWriter:
         if self._timeline is None:
@@ -63,10 +76,11 @@ class DrillContext:
         return self._timeline
 
     def record(self, name: str, kind: str, start_ms: int, end_ms: int | None, outcome: str, detail: str = "") -> None:
-        w = self.timeline_writer()
-        w.write(TimelineEvent(name=name, kind=kind, start_ts_ms=start_ms, end_ts_ms=end_ms, outcome=outcome,
-                              detail=detail))
-        w.flush()
+        with self._timeline_lock:
+            w = self.timeline_writer()
+            w.write(TimelineEvent(name=name, kind=kind, start_ts_ms=start_ms, end_ts_ms=end_ms, outcome=outcome,
+                                  detail=detail))
+            w.flush()
 
     def elapsed(self) -> float:
         return time.monotonic() - self.load_started_at if self.load_started_at else 0.0

@@ -17,6 +17,8 @@ def parse_duration(value: object) -> float:
             raise ValueError(f"duration {value} is negative")
         return float(value)
     text = str(value).strip().replace(" ", "")
+    if text.startswith("-"):
+        raise ValueError(f"duration {value!r} is negative; write 0 or more, e.g. '90s'")
     pos, total = 0, 0.0
     for m in _PART.finditer(text):
         if m.start() != pos:

@@ -8,6 +8,7 @@ checked and written to ``summary.json``.
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 import threading
 import time
@@ -23,13 +24,14 @@ from harness.replicators import make_replicator
 from harness.replicators.base import ReplicationSetup
 from harness.scenario import failover, steps
 from harness.scenario.checking import Histories, check_group, check_pair
-from harness.scenario.context import ConsumerSlot, DrillContext, ProducerSlot, now_ms
-from harness.scenario.model import CreateTopic, Scenario
+from harness.scenario.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
+from harness.scenario.model import Scenario
 from harness.scenario.summary import evaluate, render_table, write_summary
-from harness.scenario.topology import check_pairs, flow_specs, link_conditions_of, topology_of
-from loadgen.app_consumer import AppConsumer, CommitPolicy, StartPosition
+from harness.scenario.topology import check_pairs, flow_specs, link_conditions_of, origin_topics, topology_of
+from loadgen.app_consumer import StartPosition
 from loadgen.lag_sampler import LagSampler
 from loadgen.observer import Observer
+from reports.allure_results import record_allure_results
 
 from confluent_kafka.admin import NewTopic
 
@@ -64,6 +66,7 @@ class Drill:
     def run(self) -> DrillResult:
         s = self.scenario
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        self._clear_previous_run()
         histories = self.out_dir / "histories"
         histories.mkdir(exist_ok=True)
         (self.out_dir / "scenario.yaml").write_text(self.scenario_path.read_text())
@@ -89,9 +92,10 @@ class Drill:
             ctx = DrillContext(scenario=s, out_dir=self.out_dir, env=env, replicator=replicator,
                                histories=histories, log=self.log)
             self.log(f"starting {self.kind} replicator (logs: {', '.join(map(str, replicator.log_paths().values()))})")
+            # started before the replicator: its start-up can take minutes on a busy machine
+            threading.Thread(target=self._progress, args=(ctx, progress_stop, started), daemon=True).start()
             replicator.start()
             self._start_clients(ctx)
-            threading.Thread(target=self._progress, args=(ctx, progress_stop), daemon=True).start()
             self.phase = "load"
             for step in s.timeline:
                 if not steps.wait_for_start(ctx, step):
@@ -109,7 +113,7 @@ class Drill:
                     step_failures.append(f"{name}: {e}")
                     self.log(f"[{ctx.elapsed():5.0f}s] {name} FAILED: {e}")
                 self.step_name = ""
-            while ctx.elapsed() < s.duration and not ctx.stop_requested.wait(0.5):
+            while ctx.elapsed() < max(s.duration, ctx.load_until) and not ctx.stop_requested.wait(0.5):
                 pass
             self.phase = "draining"
             self._stop_producers(ctx)
@@ -126,20 +130,38 @@ class Drill:
             self.phase = "stopping"
             if ctx is not None:
                 ctx.stop_requested.set()
-                self._stop_clients(ctx, drain=not interrupted and error is None)
+            drain = not interrupted and error is None
+            # Each part stops even if another fails or a second Ctrl-C arrives meanwhile: no
+            # process may outlive the drill, and summary.json is still written.
+            parts = [("clients", lambda: self._stop_clients(ctx, drain=drain) if ctx else None),
+                     ("replicator", lambda: ctx.replicator.stop() if ctx else None),
+                     ("environment", lambda: [self.log(p) for p in env.stop()])]
+            for what, stop in parts:
                 try:
-                    ctx.replicator.stop()
+                    stop()
+                except KeyboardInterrupt:
+                    interrupted = True
+                    self.log(f"interrupted again while stopping the {what}; still stopping the rest")
+                    if what != "environment":
+                        continue
+                    env.stop()
                 except Exception as e:
-                    self.log(f"stopping the replicator: {e}")
-            problems = env.stop()
-            for p in problems:
-                self.log(p)
+                    self.log(f"stopping the {what}: {type(e).__name__}: {e}")
         self.phase = "checking"
         summary = self._summarize(ctx, env, started, interrupted, error, step_failures)
         write_summary(self.out_dir / "summary.json", summary)
+        record_allure_results(self.out_dir, self.log)
         print(render_table(summary), flush=True)
         self.log(f"summary: {self.out_dir / 'summary.json'}")
         return DrillResult(summary, self.out_dir)
+
+    def _clear_previous_run(self) -> None:
+        """Reusing an output folder replaces the run in it: old broker data would not format, old
+        histories would be checked as if this run wrote them."""
+        for name in ("env", "histories", "replicator", "load", "failback"):
+            shutil.rmtree(self.out_dir / name, ignore_errors=True)
+        for name in ("summary.json", "error.txt", "check-error.txt"):
+            (self.out_dir / name).unlink(missing_ok=True)
 
     def _replicator_options(self) -> dict:
         r = self.scenario.replication
@@ -151,24 +173,10 @@ class Drill:
         return opts
 
     # --- clients ----------------------------------------------------------------------
-    def _origin_topics(self) -> dict[str, set[str]]:
-        out: dict[str, set[str]] = {c: set() for c in self.scenario.clusters}
-        for t in self.scenario.topics:
-            out[t.cluster].add(t.name)
-        for st in self.scenario.timeline:
-            if isinstance(st, CreateTopic):
-                out[st.cluster].add(st.topic)
-        # producers that fail over write the same topic names on the DR cluster
-        for st in self.scenario.timeline:
-            if getattr(st, "do", "").endswith("_failover"):
-                out[st.target] |= {t for p in self.scenario.load.producers if p.cluster == st.source
-                                   for t in (p.topics if isinstance(p.topics, list) else list(p.topics))}
-        return out
-
     def _start_clients(self, ctx: DrillContext) -> None:
         s = self.scenario
         env = ctx.env
-        pairs = check_pairs(s, self._origin_topics())
+        pairs = check_pairs(s, origin_topics(s))
         by_target: dict[str, set[str]] = {}
         for p in pairs:
             by_target.setdefault(p.target, set()).update(p.topic_map)
@@ -187,14 +195,13 @@ class Drill:
             sampler.start()
             ctx.lag_samplers.append(sampler)
         for c in s.load.consumers:
-            consumer = AppConsumer(c.group, ctx.histories, CommitPolicy(mode=c.commit.mode, interval_ms=c.commit.interval_ms,
-                                                                       every_records=c.commit.every_records))
+            consumer = new_app_consumer(c, ctx.histories)
             consumer.start(c.cluster, env.cluster(c.cluster).bootstrap, list(c.topics), StartPosition.committed("earliest"))
             ctx.consumers.append(ConsumerSlot(c, consumer, c.cluster))
         for p in s.load.producers:
             slot = ProducerSlot(p, p.cluster)
             ctx.producers.append(slot)
-        ctx.load_started_at = time.monotonic()
+        ctx.load_started_at, ctx.load_until = time.monotonic(), s.duration
         for slot in ctx.producers:
             failover.start_producer(ctx, slot, slot.cluster, s.duration)
         self.log(f"load running for {s.duration:g}s; histories in {ctx.histories}")
@@ -219,20 +226,25 @@ class Drill:
         self.log(f"drained (lag {lag})" if zero_in_a_row >= 3 else f"drain timed out with lag {lag}")
 
     def _live_lag(self, ctx: DrillContext) -> int | None:
-        live = [f for f in self.scenario.replication.flows
-                if any(b.running and not b.process.paused for b in ctx.env.cluster(f.source).brokers)]
-        total = 0
-        for f in live:
-            lag = failover.current_lag(ctx, f"{f.source}->{f.target}")
-            if lag is None:
-                return None
-            total += lag
-        return total
+        """Lag summed over flows that can still deliver: not from a cluster that is down, paused or
+        abandoned in an unplanned failover (waiting for those would only run out the timeout)."""
+        def alive(cluster: str) -> bool:
+            return cluster not in ctx.abandoned and any(b.running and not b.process.paused
+                                                        for b in ctx.env.cluster(cluster).brokers)
+        live = [f"{f.source}->{f.target}" for f in self.scenario.replication.flows if alive(f.source)]
+        if not live:
+            return 0
+        lags = failover.lag_by_flow(ctx)
+        if lags is None or any(lags.get(f) is None for f in live):
+            return None
+        return sum(lags[f] for f in live)
 
     def _stop_clients(self, ctx: DrillContext, drain: bool) -> None:
         self._stop_producers(ctx)
         for slot in ctx.consumers:
             try:
+                for old in slot.retired:  # died with their cluster: do not wait long for a clean close
+                    old.stop(commit=False, timeout_s=5)
                 slot.consumer.close()
             except Exception as e:
                 self.log(f"stopping consumer {slot.definition.group}: {e}")
@@ -241,14 +253,28 @@ class Drill:
         for l in ctx.lag_samplers:
             l.stop()
 
-    def _progress(self, ctx: DrillContext, stop: threading.Event) -> None:
+    def _progress(self, ctx: DrillContext, stop: threading.Event, started: float) -> None:
+        """One status line every few seconds; a failing probe must never end the drill's progress."""
         while not stop.wait(self.progress_interval_s):
-            produced = sum((r.stats().acked if r.stats() else 0) for slot in ctx.producers for r in slot.runs)
-            lag = failover.current_lag(ctx)
-            left = max(0.0, self.scenario.duration - ctx.elapsed())
-            self.log(f"[{ctx.elapsed():5.0f}s | {left:4.0f}s left] {self.phase}"
-                     f"{' / ' + self.step_name if self.step_name else ''} | produced {produced} | "
-                     f"lag {lag if lag is not None else '?'}")
+            try:
+                self.log(self._progress_line(ctx, time.time() - started))
+            except Exception as e:  # a probe against a dead cluster, a stats file being replaced
+                self.log(f"[{ctx.elapsed():5.0f}s] {self.phase} (progress unavailable: {e})")
+
+    def _progress_line(self, ctx: DrillContext, since_start_s: float) -> str:
+        if not ctx.load_started_at:
+            return f"[    -] {self.phase} ({since_start_s:.0f}s since the drill started)"
+        acked = 0
+        for slot in ctx.producers:
+            for r in slot.runs:
+                st = r.stats()
+                acked += st.acked if st is not None else 0
+        groups = " ".join(f"{c.definition.group}@{c.cluster}={c.consumer.records}" for c in ctx.consumers)
+        lag = self._live_lag(ctx)
+        left = max(0.0, max(self.scenario.duration, ctx.load_until) - ctx.elapsed())
+        step = f" / {self.step_name}" if self.step_name else ""
+        return (f"[{ctx.elapsed():5.0f}s | {left:4.0f}s left] {self.phase}{step} | acked {acked} | "
+                f"lag {lag if lag is not None else '?'}" + (f" | processed {groups}" if groups else ""))
 
     # --- results ----------------------------------------------------------------------
     def _summarize(self, ctx, env: Environment, started: float, interrupted: bool, error: str | None,
@@ -259,7 +285,7 @@ class Drill:
         try:
             h = Histories(self.out_dir / "histories")
             timeline = h.timeline
-            for pair in check_pairs(s, self._origin_topics()):
+            for pair in check_pairs(s, origin_topics(s)):
                 r = check_pair(h, pair).summary()
                 r["name"] = pair.name
                 r["via"] = list(pair.via)

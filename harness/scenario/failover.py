@@ -9,10 +9,11 @@ partition) while load runs; then the same moves, with only what the DR side can 
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from confluent_kafka.admin import NewTopic
 
-from harness.scenario.context import ConsumerSlot, DrillContext, ProducerSlot, now_ms
+from harness.scenario.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
 from harness.scenario.model import Failover
 from loadgen.app_consumer import StartPosition
 from loadgen.runner import LoadRunner
@@ -32,6 +33,21 @@ def current_lag(ctx: DrillContext, flow: str | None = None) -> int | None:
     if not rows or any(p.lag_records is None for p in rows):
         return None
     return sum(p.lag_records for p in rows)
+
+
+def lag_by_flow(ctx: DrillContext) -> dict[str, int | None] | None:
+    """Per flow ("A->B"), records not yet replicated (None where unknown), from one metrics sample."""
+    try:
+        m = ctx.replicator.metrics()
+    except Exception:
+        return None
+    if m is None:
+        return None
+    out: dict[str, int | None] = {}
+    for p in m.partitions:
+        known = out.get(p.flow, 0)
+        out[p.flow] = None if known is None or p.lag_records is None else known + p.lag_records
+    return out
 
 
 def wait_drained(ctx: DrillContext, flow: str | None, timeout_s: float) -> int | None:
@@ -101,29 +117,76 @@ def start_position(ctx: DrillContext, slot: ConsumerSlot, primary: str, dr: str,
 
 
 def move_consumers(ctx: DrillContext, primary: str, dr: str, failure_ms: int, commit: bool) -> list[str]:
-    """Stop every consumer on ``primary`` and start it on ``dr`` with its strategy."""
-    notes = []
-    for slot in ctx.consumers:
-        if slot.cluster != primary:
-            continue
-        slot.consumer.stop(commit=commit)
-        remote, local = dr_topics_for(ctx, slot, primary, dr)
-        existing = ctx.env.cluster(dr).admin().list_topics(timeout=15).topics
-        topics = [t for t in remote if t in existing] + [t for t in local if t in existing]
-        position = start_position(ctx, slot, primary, dr, failure_ms)
-        slot.consumer.start(dr, ctx.env.cluster(dr).bootstrap, topics or list(remote), position)
-        slot.cluster = dr
-        slot.failover = {"group": slot.definition.group, "strategy": slot.definition.failover_strategy,
-                         "primary": primary, "dr": dr, "failure_ts_ms": failure_ms, "topic_map": remote,
-                         "dr_topics": tuple(local)}
-        ctx.failovers.append(slot.failover)
-        notes.append(f"{slot.definition.group}: {slot.definition.failover_strategy} -> {dr}")
+    """Stop every consumer on ``primary`` and start it on ``dr`` with its strategy.
+
+    Groups move in parallel, as independent applications would: one group waiting for a dead
+    cluster must not add to another group's RTO. Every group is moved even if one fails.
+    """
+    slots = [slot for slot in ctx.consumers if slot.cluster == primary]
+    if not slots:
+        return []
+    # Producers that fail over write these names on dr right after: the groups must be
+    # subscribed to them already, or they never see a record produced after the failover.
+    moving = _moving_topics(ctx, primary)
+    _ensure_topics(ctx, dr, sorted({t for slot in slots for t in dr_topics_for(ctx, slot, primary, dr)[1]
+                                    if t in moving}))
+    with ThreadPoolExecutor(max_workers=len(slots), thread_name_prefix="failover") as pool:
+        futures = [pool.submit(_move_one, ctx, slot, primary, dr, failure_ms, commit) for slot in slots]
+    notes, errors = [], []
+    for slot, fut in zip(slots, futures):
+        try:
+            notes.append(fut.result())
+        except Exception as e:
+            errors.append(f"{slot.definition.group}: {type(e).__name__}: {e}")
+    if errors:
+        raise RuntimeError("; ".join(errors + notes))
     return notes
 
 
-def _remaining(ctx: DrillContext) -> float | None:
-    left = ctx.scenario.duration - ctx.elapsed()
-    return max(1.0, left)
+def _move_one(ctx: DrillContext, slot: ConsumerSlot, primary: str, dr: str, failure_ms: int, commit: bool) -> str:
+    group = slot.definition.group
+    t = now_ms()
+    if commit:
+        slot.consumer.stop(commit=True)
+        ctx.record(f"stop {group} on {primary}", "failover", t, now_ms(), "ok", "committed")
+    else:
+        # The primary is gone and its application instances with it: the group restarts on dr as
+        # a new instance. The old one is told to stop, but closing against a dead cluster can
+        # block for a long time, and the DR side must not wait for it.
+        slot.consumer.stop(commit=False, timeout_s=1)
+        slot.retired.append(slot.consumer)
+        slot.consumer = new_app_consumer(slot.definition, ctx.histories)
+        ctx.record(f"stop {group} on {primary}", "failover", t, now_ms(), "ok", "abandoned; new instance on " + dr)
+    remote, local = dr_topics_for(ctx, slot, primary, dr)
+    # Registered before it starts on dr: a group that fails to start there still has its cost measured.
+    slot.failover = {"group": group, "strategy": slot.definition.failover_strategy, "primary": primary, "dr": dr,
+                     "failure_ts_ms": failure_ms, "topic_map": remote, "dr_topics": tuple(local)}
+    ctx.failovers.append(slot.failover)
+    t = now_ms()
+    position = start_position(ctx, slot, primary, dr, failure_ms)
+    ctx.record(f"position {group} on {dr}", "failover", t, now_ms(), "ok",
+               f"{slot.definition.failover_strategy}: {position.strategy}")
+    existing = ctx.env.cluster(dr).admin().list_topics(timeout=15).topics
+    topics = [t for t in remote if t in existing] + [t for t in local if t in existing]
+    slot.consumer.start(dr, ctx.env.cluster(dr).bootstrap, topics or list(remote), position)
+    slot.cluster = dr
+    return f"{group}: {slot.definition.failover_strategy} -> {dr}"
+
+
+def _moving_topics(ctx: DrillContext, primary: str) -> set[str]:
+    """Topics written by producers that fail over from ``primary``."""
+    return {t for slot in ctx.producers if slot.cluster == primary for t in slot.definition.topics}
+
+
+# Producers moved by a failover run at least this long on the DR side, even past the planned end
+# of the load: a failover that ran late (a long drain) must still show the group working there.
+MIN_LOAD_AFTER_FAILOVER_S = 10.0
+
+
+def _remaining(ctx: DrillContext) -> float:
+    """Load time left for producers moved now; extends the drill's load if too little is left."""
+    ctx.load_until = max(ctx.load_until, ctx.elapsed() + MIN_LOAD_AFTER_FAILOVER_S)
+    return ctx.load_until - ctx.elapsed()
 
 
 # --- the two failovers --------------------------------------------------------------------
@@ -150,15 +213,25 @@ def unplanned(ctx: DrillContext, step: Failover) -> str:
         for link in ctx.env.links.values():
             if step.source in (link.a, link.b):
                 link.partition()
+    ctx.abandoned.add(step.source)  # nothing more will come from it: no drain waits for it
     ctx.record(f"{step.source} lost ({step.how})", "failover", failure_ms, now_ms(), "ok")
     producers = [s for s in ctx.producers if s.cluster == step.source and s.runner is not None and s.runner.running]
-    for slot in producers:
-        slot.runner.stop(timeout_s=15)  # its pending sends become uncertain: the primary is gone
-    t = now_ms()
-    notes = move_consumers(ctx, step.source, step.target, failure_ms, commit=False)
-    ctx.record(f"move consumers to {step.target}", "failover", t, now_ms(), "ok", "; ".join(notes))
+    # Producers against a dead cluster take a while to give up; consumers need not wait for that.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="failover-producers") as pool:
+        stopping = pool.submit(_stop_runners, ctx, producers, step.source)
+        t = now_ms()
+        notes = move_consumers(ctx, step.source, step.target, failure_ms, commit=False)
+        ctx.record(f"move consumers to {step.target}", "failover", t, now_ms(), "ok", "; ".join(notes))
+        stopping.result()
     _restart_producers(ctx, producers, step.target)
     return f"{step.source} {'killed' if step.how == 'kill' else 'cut off'}; {len(notes)} group(s) moved to {step.target}"
+
+
+def _stop_runners(ctx: DrillContext, producers: list[ProducerSlot], cluster: str) -> None:
+    t = now_ms()
+    for slot in producers:
+        slot.runner.stop(timeout_s=15)  # its pending sends become uncertain: the primary is gone
+    ctx.record(f"stop producers on {cluster}", "failover", t, now_ms(), "ok", f"{len(producers)} stopped")
 
 
 def _restart_producers(ctx: DrillContext, producers: list[ProducerSlot], dr: str) -> None:

@@ -109,6 +109,8 @@ class WhenDef(_M):
 
 
 class _Step(_M):
+    # With both, the step waits for ``at`` and then for ``when``: "at 20 s, once replication
+    # keeps up" -- a fault injected before a slow replicator has started measures nothing.
     at: Seconds | None = None  # seconds after the load starts
     when: WhenDef | None = None
     name: str | None = None

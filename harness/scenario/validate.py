@@ -55,9 +55,10 @@ def _data_path(data: Any, loc: tuple) -> tuple:
 def _field(path: tuple, loc: tuple) -> str:
     parts = [f"[{p}]" if isinstance(p, int) else f".{p}" for p in path]
     text = "".join(parts).lstrip(".")
-    missing = [p for p in loc if isinstance(p, str) and p not in path]
-    if missing and not path[-1:] == (missing[-1],):
-        text = (text + "." if text else "") + missing[-1]
+    # A field the data lacks (a missing required one) is named after its parent; union tags
+    # in the middle of ``loc`` are not fields and stay out.
+    if loc and isinstance(loc[-1], str) and path[-1:] != (loc[-1],) and not (loc[-1] == "from" and "from" in path[-1:]):
+        text = (text + "." if text else "") + loc[-1]
     return text or "(document)"
 
 
@@ -163,8 +164,6 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
     has_failover = False
     for i, step in enumerate(s.timeline):
         at = ("timeline", i)
-        if step.at is not None and step.when is not None:
-            bad(at, "a step runs either at a time or when a condition holds, not both")
         if step.at is not None:
             if step.at < last_at:
                 bad(at + ("at",), f"steps run in order: at {step.at:g}s comes after a step at {last_at:g}s")
@@ -209,6 +208,24 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
             bad(path, f"{e.metric} needs a planned_failover or unplanned_failover step in the timeline")
         if e.scope and e.metric in FAILOVER_METRICS and e.scope not in groups:
             bad(path, f"unknown consumer group {e.scope!r}; groups are {sorted(groups)}")
-        if e.scope and e.metric not in FAILOVER_METRICS and e.scope not in flows:
-            bad(path, f"unknown flow {e.scope!r}; flows are {sorted(flows)}")
+        if e.scope and e.metric not in FAILOVER_METRICS and e.scope not in _reachable(flows):
+            bad(path, f"unknown flow {e.scope!r}; flows (and chains of them) are {sorted(_reachable(flows))}")
+    return out
+
+
+def _reachable(flows: set[str]) -> set[str]:
+    """Every 'A->C' that flows connect, directly or along a forwarding chain A->B->C."""
+    edges: dict[str, set[str]] = {}
+    for f in flows:
+        a, b = f.split("->")
+        edges.setdefault(a, set()).add(b)
+    out = set()
+    for origin in edges:
+        seen, todo = {origin}, [origin]
+        while todo:
+            for nxt in edges.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+                    out.add(f"{origin}->{nxt}")
     return out

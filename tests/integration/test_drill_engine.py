@@ -1,0 +1,136 @@
+"""The drill engine on real clusters: a tiny planned failover, and Ctrl-C in the middle of a drill."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.scenario.engine import Drill
+from harness.scenario.validate import parse_scenario
+from tests.conftest import processes_under
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+
+TINY_PLANNED_FAILOVER = """\
+name: tiny-planned-failover
+clusters:
+  primary: {brokers: 1}
+  dr: {brokers: 1}
+topics:
+  - {name: orders, cluster: primary, partitions: 2}
+replication:
+  replicator: pyspark
+  flows:
+    - {source: primary, target: dr, topics: [orders]}
+load:
+  producers:
+    - {name: orders, cluster: primary, topics: [orders], rate: 100, record_size: {fixed: 256}}
+  consumers:
+    - {group: billing, cluster: primary, topics: [orders], failover_strategy: translated}
+duration: 20s
+drain_timeout: 45s
+timeline:
+  - {at: 8s, do: planned_failover, from: primary, to: dr, drain_timeout: 45s}
+expectations:
+  lost: 0
+  failover.skipped: 0
+"""
+
+FLOW_FIELDS = {"source", "target", "topics", "acked", "replicated", "lost", "duplicates", "reordered", "corrupted",
+               "unexpected", "latency_ms", "throughput_records_s", "throughput_mb_s"}
+FAILOVER_FIELDS = {"group", "strategy", "skipped", "reprocessed", "rto_s", "rpo_records"}
+EXPECTATION_FIELDS = {"name", "passed", "actual", "limit"}
+
+
+def test_planned_failover_writes_the_summary_contract(artifacts, tmp_path):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY_PLANNED_FAILOVER)
+    scenario = parse_scenario(TINY_PLANNED_FAILOVER, str(path))
+    result = Drill(scenario, path, tmp_path / "run", artifacts=artifacts).run()
+
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary == json.loads(json.dumps(result.summary, default=str))
+    assert summary["scenario"] == "tiny-planned-failover" and summary["replicator"] == "pyspark"
+    assert summary["interrupted"] is False and summary["error"] is None, summary["error"]
+
+    (flow,) = summary["flows"]
+    assert FLOW_FIELDS <= flow.keys()
+    assert (flow["source"], flow["target"], flow["topics"]) == ("primary", "dr", ["orders"])
+    assert flow["acked"] > 0 and flow["lost"] == 0 and flow["replicated"] >= flow["acked"]
+    assert {"p50", "p90", "p99", "max"} <= flow["latency_ms"].keys()
+
+    (group,) = summary["failovers"]
+    assert FAILOVER_FIELDS <= group.keys()
+    assert (group["group"], group["strategy"]) == ("billing", "translated")
+    assert group["skipped"] == 0 and group["rpo_records"] == 0
+    assert group["rto_s"] is not None and group["rto_s"] > 0
+
+    assert summary["expectations"] and all(EXPECTATION_FIELDS <= e.keys() for e in summary["expectations"])
+    assert summary["passed"] is True, [e for e in summary["expectations"] if not e["passed"]]
+    # the failover's parts are in the timeline, in order
+    names = [e["name"] for e in summary["timeline"]]
+    assert names.index("stop producers on primary") < names.index("drain primary->dr") \
+        < names.index("move consumers to dr") < names.index("start producers on dr")
+    assert processes_under(tmp_path) == []
+
+
+LONG_DRILL = """\
+name: long-drill
+clusters:
+  primary: {brokers: 1}
+  dr: {brokers: 1}
+topics:
+  - {name: orders, cluster: primary, partitions: 1}
+replication:
+  replicator: mirrormaker2
+  flows:
+    - {source: primary, target: dr, topics: [orders]}
+load:
+  producers:
+    - {name: orders, cluster: primary, topics: [orders], rate: 50, record_size: {fixed: 128}}
+duration: 10m
+expectations:
+  lost: 0
+"""
+
+
+def test_ctrl_c_writes_the_summary_and_stops_everything(tmp_path):
+    path = tmp_path / "long.yaml"
+    path.write_text(LONG_DRILL)
+    out = tmp_path / "run"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(path), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
+    lines = []
+    try:
+        deadline = time.monotonic() + 150
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "load running for" in line:
+                break
+        assert any("load running for" in l for l in lines), "".join(lines)
+        time.sleep(5)  # some records acknowledged, some replicated
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=120)
+        lines.append(rest)
+        assert proc.returncode == 130, "".join(lines)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted"] is True and summary["passed"] is False
+    assert summary["flows"] and summary["flows"][0]["acked"] > 0
+    assert processes_under(tmp_path) == []

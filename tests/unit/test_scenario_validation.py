@@ -1,0 +1,188 @@
+"""Drill file validation: every error names the file, the line and the field, and what is valid."""
+
+from pathlib import Path
+
+import pytest
+
+from harness.scenario.validate import ScenarioInvalid, load_scenario, parse_scenario
+
+FILE = "drill.yaml"
+
+# Line numbers in the tests below refer to this document (line 1 is "name: t").
+BASE = """\
+name: t
+clusters:
+  primary: {brokers: 1}
+  dr: {brokers: 1}
+links:
+  - between: [primary, dr]
+topics:
+  - {name: orders, cluster: primary, partitions: 3}
+replication:
+  flows:
+    - source: primary
+      target: dr
+      topics: [orders]
+load:
+  producers:
+    - {cluster: primary, topics: [orders], rate: 100}
+  consumers:
+    - {group: billing, cluster: primary, topics: [orders]}
+duration: 30s
+"""
+
+
+def problems_of(text: str) -> list:
+    with pytest.raises(ScenarioInvalid) as err:
+        parse_scenario(text, FILE)
+    return err.value.problems
+
+
+def only_problem(text: str):
+    found = problems_of(text)
+    assert len(found) == 1, [str(p) for p in found]
+    p = found[0]
+    assert p.file == FILE
+    return p
+
+
+def line_of(text: str, needle: str) -> int:
+    """1-based line of the first line containing ``needle``."""
+    return next(i for i, l in enumerate(text.splitlines(), 1) if needle in l)
+
+
+def test_base_is_valid():
+    s = parse_scenario(BASE, FILE)
+    assert s.duration == 30.0 and s.replication.flows[0].target == "dr"
+
+
+def test_unknown_cluster_in_a_flow():
+    text = BASE.replace("      target: dr", "      target: drr")
+    p = only_problem(text)
+    assert p.line == line_of(text, "target: drr")
+    assert p.field == "replication.flows[0].target"
+    assert "unknown cluster 'drr'" in p.message and "['primary', 'dr']" in p.message
+
+
+def test_action_before_start():
+    text = BASE + "timeline:\n  - {at: -5s, do: heal, link: [primary, dr]}\n"
+    p = only_problem(text)
+    assert p.line == line_of(text, "at: -5s")
+    assert p.field == "timeline[0].at"
+    assert "negative" in p.message and "'90s'" in p.message  # says what would be valid
+
+
+def test_action_after_end():
+    text = BASE + "timeline:\n  - {at: 45s, do: heal, link: [primary, dr]}\n"
+    p = only_problem(text)
+    assert p.line == line_of(text, "at: 45s")
+    assert p.field == "timeline[0].at"
+    assert "after the end of the load (30s)" in p.message
+
+
+def test_steps_out_of_order():
+    text = BASE + ("timeline:\n  - {at: 20s, do: blackhole, link: [primary, dr]}\n"
+                   "  - {at: 10s, do: heal, link: [primary, dr]}\n")
+    p = only_problem(text)
+    assert (p.line, p.field) == (line_of(text, "at: 10s"), "timeline[1].at")
+    assert "in order" in p.message
+
+
+def test_expectation_on_an_unknown_metric():
+    text = BASE + "expectations:\n  lost: 0\n  loss_rate: 0\n"
+    p = only_problem(text)
+    assert (p.line, p.field) == (line_of(text, "loss_rate"), "expectations.loss_rate")
+    assert "unknown metric 'loss_rate'" in p.message and "duplicates" in p.message
+
+
+def test_expectation_limit_not_a_number():
+    text = BASE + "expectations:\n  lost: few\n"
+    p = only_problem(text)
+    assert (p.line, p.field) == (line_of(text, "lost: few"), "expectations.lost")
+    assert "'<= 100'" in p.message
+
+
+def test_negative_rate():
+    text = BASE.replace("rate: 100", "rate: -5")
+    p = only_problem(text)
+    assert p.line == line_of(text, "rate: -5")
+    assert p.field == "load.producers[0].rate"
+    assert "greater than 0" in p.message
+
+
+def test_unknown_step_do():
+    text = BASE + "timeline:\n  - at: 5s\n    do: explode\n    cluster: primary\n"
+    p = only_problem(text)
+    assert p.line == line_of(text, "at: 5s")
+    assert p.field.startswith("timeline[0]")
+    assert "explode" in p.message and "blackhole" in p.message  # lists the valid steps
+
+
+def test_direction_not_of_the_link():
+    text = BASE + "timeline:\n  - at: 5s\n    do: blackhole\n    link: [primary, dr]\n    direction: dr->elsewhere\n"
+    p = only_problem(text)
+    assert (p.line, p.field) == (line_of(text, "direction:"), "timeline[0].direction")
+    assert "'primary->dr', 'dr->primary' or 'both'" in p.message
+
+
+def test_failover_without_a_flow():
+    text = BASE + "timeline:\n  - at: 5s\n    do: planned_failover\n    from: dr\n    to: primary\n"
+    p = only_problem(text)
+    assert (p.line, p.field) == (line_of(text, "at: 5s"), "timeline[0]")
+    assert "no flow dr->primary" in p.message and "['primary->dr']" in p.message
+
+
+def test_scoped_expectation_naming_an_unknown_group():
+    text = BASE + ("timeline:\n  - {at: 5s, do: unplanned_failover, from: primary, to: dr}\n"
+                   "expectations:\n  failover.skipped[payments]: 0\n")
+    p = only_problem(text)
+    assert (p.line, p.field) == (line_of(text, "failover.skipped[payments]"),
+                                 "expectations.failover.skipped[payments]")
+    assert "unknown consumer group 'payments'" in p.message and "['billing']" in p.message
+
+
+def test_failover_metric_without_a_failover():
+    text = BASE + "expectations:\n  failover.rto_s: '<= 30'\n"
+    p = only_problem(text)
+    assert "needs a planned_failover or unplanned_failover step" in p.message
+
+
+def test_scoped_expectation_naming_an_unknown_flow():
+    text = BASE + "expectations:\n  lost[dr->primary]: 0\n"
+    p = only_problem(text)
+    assert "unknown flow 'dr->primary'" in p.message
+
+
+
+def test_every_problem_is_reported_at_once():
+    text = BASE.replace("target: dr", "target: nowhere").replace("rate: 100", "rate: 0")
+    found = problems_of(text)
+    assert {p.field for p in found} >= {"load.producers[0].rate"}
+    assert all(p.line is not None for p in found)
+
+
+def test_yaml_syntax_error_names_the_line():
+    p = only_problem(BASE + "expectations:\n  lost: [0\n")
+    assert p.field == "(syntax)" and p.line is not None
+
+
+def test_missing_file():
+    with pytest.raises(ScenarioInvalid, match="no such file"):
+        load_scenario(Path("/nonexistent/drill.yaml"))
+
+
+@pytest.mark.parametrize("path", sorted(Path(__file__).parents[2].joinpath("scenarios").rglob("*.yaml")),
+                         ids=lambda p: p.name)
+def test_shipped_drills_are_valid(path):
+    s = load_scenario(path)
+    assert s.name == path.stem  # the file name is the drill name: one place to look it up
+
+
+def test_scoped_expectation_may_name_a_forwarding_chain():
+    text = BASE.replace("  dr: {brokers: 1}\n", "  dr: {brokers: 1}\n  far: {brokers: 1}\n") \
+        .replace("links:\n  - between: [primary, dr]\n", "links:\n  - between: [primary, dr]\n  - between: [dr, far]\n") \
+        .replace("      topics: [orders]\nload:", "      topics: [orders]\n    - {source: dr, target: far}\nload:")
+    s = parse_scenario(text + "expectations:\n  lost[primary->far]: 0\n", FILE)
+    assert s.parsed_expectations()[0].scope == "primary->far"
+    p = only_problem(text + "expectations:\n  lost[far->primary]: 0\n")
+    assert "unknown flow 'far->primary'" in p.message and "'primary->far'" in p.message
