@@ -241,16 +241,23 @@ def _flow_counts(ids: DataFrame):
     return acks, caught_up, first_seen
 
 
-def _latest_end_offsets(samples: DataFrame | None, cluster: str,
-                        topics: list[str]) -> dict[tuple[str, int, int], int]:
-    """End offset of the last sample in each second, per partition of one side."""
-    if samples is None:
-        return {}
-    rows = (samples.where((F.col("cluster") == cluster) & F.col("topic").isin(topics))
-            .groupBy("topic", "partition", _seconds("ts_ms").alias("sec"))
+def _latest_end_offsets(inp: SparkFlowInput, source_topics: list[str], remotes: list[str]):
+    """End offset of the last sample in each second, per partition, for both sides."""
+    if inp.lag_samples is None:
+        return {}, {}
+    col = F.col
+    on_source = (col("cluster") == inp.source) & col("topic").isin(source_topics)
+    on_target = (col("cluster") == inp.target) & col("topic").isin(remotes)
+    rows = (inp.lag_samples.where(on_source | on_target)
+            .groupBy(on_source.alias("is_source"), "topic", "partition",
+                     _seconds("ts_ms").alias("sec"))
             .agg(F.max(F.struct("ts_ms", "end_offset")).alias("last"))
-            .select("topic", "partition", "sec", "last.end_offset").collect())
-    return {(r["topic"], r["partition"], r["sec"]): r["end_offset"] for r in rows}
+            .select("is_source", "topic", "partition", "sec", "last.end_offset").collect())
+    sides: tuple[dict, dict] = ({}, {})
+    for r in rows:
+        sides[0 if r["is_source"] else 1][(r["topic"], r["partition"], r["sec"])] = \
+            r["end_offset"]
+    return sides
 
 
 def _event_counts(ids: DataFrame, timeline: Sequence[TimelineEvent]) -> dict[int, tuple[int, int]]:
@@ -290,8 +297,7 @@ def check_flow(inp: SparkFlowInput) -> FlowResult:
     finally:
         ids.unpersist()
 
-    source_ends = _latest_end_offsets(inp.lag_samples, inp.source, source_topics)
-    target_ends = _latest_end_offsets(inp.lag_samples, inp.target, remotes)
+    source_ends, target_ends = _latest_end_offsets(inp, source_topics, remotes)
     series = flow_series(acks, caught_up, first_seen, source_ends, target_ends, topic_map)
 
     empty = LatencyStats(0, None, None, None, None)

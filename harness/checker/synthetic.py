@@ -233,8 +233,9 @@ def synthesize_flow(records: int, *, seed: int = 0, producers: int = 3, topics: 
     uncertain.append(UncertainSend("C", "t0", "maybe", 10**6, START_MS, "elsewhere"))
 
     # A fault window in the middle of the run.
-    middle = START_MS + (end_ms - START_MS) // 3
-    event = TimelineEvent("broker-kill", "kill", middle, middle + 2000, "ok", "broker 1, \"SIGKILL\"")
+    middle = START_MS + (ts - START_MS) // 3
+    event = TimelineEvent("broker-kill", "kill", middle, middle + 2000, "ok",
+                          'broker 1, "SIGKILL"')
     for i in range(records):
         ack = acked[i].ack_ts_ms
         if middle <= ack <= middle + 2000:

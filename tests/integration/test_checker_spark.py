@@ -1,0 +1,167 @@
+"""The Spark checker agrees with the reference, on real local Spark, over real files."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from harness.checker import check_failover, check_flow
+from harness.checker import spark as spark_checker
+from harness.checker.figures import nearest_rank
+from harness.checker.model import PERCENTILES, CheckerInputError, FailoverInput, FlowInput
+from harness.checker.spark_io import load_history as spark_load_history
+from harness.checker.synthetic import COUNTS, FaultPlan, synthesize_failover, synthesize_flow
+from loadgen import histories as H
+
+try:  # the fixture module sits beside this file; tests/ may or may not be a package
+    from tests.integration.spark_fixtures import spark  # noqa: F401
+except ImportError:  # pragma: no cover
+    from spark_fixtures import spark  # noqa: F401
+
+pytestmark = pytest.mark.integration
+
+EVERY_FAULT = FaultPlan(lost=7, duplicated=6, max_extra_copies=3, swapped_pairs=5,
+                        misplaced=4, bad_reads=3, checksum_mismatches=2, source_duplicates=3,
+                        phantoms=4, uncertain_delivered=3, uncertain_undelivered=2, rereads=9)
+FLOWS = [
+    dict(records=0, seed=1),
+    dict(records=1, seed=2, faults=FaultPlan(lost=1)),
+    dict(records=400, seed=3, producers=3, topics=2, partitions=3, faults=EVERY_FAULT),
+    dict(records=2500, seed=4, producers=5, topics=3, partitions=4, faults=EVERY_FAULT),
+    dict(records=300, seed=5, producers=1, topics=1, partitions=1,
+         faults=FaultPlan(swapped_pairs=40, duplicated=10, rereads=30)),
+]
+
+
+def _write(tmp_path, kind, rows, files=1, torn_tail: bytes | None = None):
+    """Rows of one kind over several writer files; optionally tear the last file."""
+    paths = [H.history_path(tmp_path, kind, f"w{n}") for n in range(files)]
+    writers = [H.HistoryWriter(kind, p) for p in paths]
+    for n, row in enumerate(rows):
+        writers[n % files].write(row)
+    for w in writers:
+        w.close()
+    if torn_tail is not None:
+        with open(paths[-1], "ab") as f:
+            f.write(torn_tail)
+    return paths
+
+
+def _python_flow(directory, flow: FlowInput) -> FlowInput:
+    def rows(kind):
+        return H.load_history(kind, H.history_files(directory, kind)).rows
+    return FlowInput(flow.source, flow.target, flow.topic_map, rows(H.ACKED_SENDS),
+                     rows(H.TARGET_RECORDS), rows(H.UNCERTAIN_SENDS), rows(H.LAG_SAMPLES),
+                     flow.timeline)
+
+
+@pytest.mark.parametrize("params", FLOWS, ids=lambda p: f"{p['records']}-records-seed{p['seed']}")
+def test_spark_and_reference_agree_on_flows(spark, tmp_path, params):
+    synthetic = synthesize_flow(**params)
+    flow = synthetic.flow
+    # The ledger is torn by a crashed producer: a tail that would even parse as a record.
+    _write(tmp_path, H.ACKED_SENDS, flow.acked, files=3,
+           torn_tail=b"A,t0,0,99999,p0,99999,1,2,3,12")
+    _write(tmp_path, H.TARGET_RECORDS, flow.observed, files=2, torn_tail=b"B,A.t0,0,1")
+    _write(tmp_path, H.UNCERTAIN_SENDS, flow.uncertain)
+    _write(tmp_path, H.LAG_SAMPLES, flow.lag_samples, files=2)
+
+    reference = check_flow(_python_flow(tmp_path, flow))
+    assert reference == check_flow(flow)  # the files changed nothing
+    for name in COUNTS:
+        assert getattr(reference, name) == synthetic.expected.total(name), name
+
+    inp = spark_checker.load_flow_input(spark, tmp_path, flow.source, flow.target,
+                                        flow.topic_map, flow.timeline)
+    on_spark = spark_checker.check_flow(inp)
+    for name in reference.__dataclass_fields__:  # name the field first when they differ
+        assert getattr(on_spark, name) == getattr(reference, name), name
+    assert on_spark == reference
+
+
+FAILOVERS = [
+    dict(records_per_partition=0, seed=1),
+    dict(records_per_partition=60, seed=2, partitions=3, shift=-4, dr_local=12,
+         dr_local_skipped=3, rebalance_repeats=5),
+    dict(records_per_partition=80, seed=3, partitions=2, shift=6, dr_local=0),
+]
+
+
+@pytest.mark.parametrize("params", FAILOVERS, ids=lambda p: f"seed{p['seed']}")
+def test_spark_and_reference_agree_on_failovers(spark, tmp_path, params):
+    synthetic = synthesize_failover(**params)
+    fo = synthetic.failover
+    _write(tmp_path, H.ACKED_SENDS, fo.acked, files=2)
+    _write(tmp_path, H.TARGET_RECORDS, fo.observed)
+    _write(tmp_path, H.PROCESSED_RECORDS, fo.processed, files=2, torn_tail=b"billing,B")
+
+    processed = H.read_processed_records(H.history_files(tmp_path, H.PROCESSED_RECORDS))
+    reference = check_failover(FailoverInput(
+        fo.group, fo.strategy, fo.primary, fo.dr, fo.failure_ts_ms, fo.topic_map, processed,
+        H.read_acked_sends(H.history_files(tmp_path, H.ACKED_SENDS)),
+        H.read_target_records(H.history_files(tmp_path, H.TARGET_RECORDS)), fo.dr_topics))
+    assert {k: getattr(reference, k) for k in synthetic.expected} == synthetic.expected
+
+    inp = spark_checker.load_failover_input(spark, tmp_path, fo.group, fo.strategy,
+                                            fo.primary, fo.dr, fo.failure_ts_ms,
+                                            fo.topic_map, fo.dr_topics)
+    assert spark_checker.check_failover(inp) == reference
+
+
+def test_percentile_disc_is_nearest_rank(spark):
+    """The checker relies on Spark's percentile_disc being the value at rank ceil(q*n)."""
+    rng = random.Random(7)
+    groups = {n: [rng.randrange(0, 50) for _ in range(n)]
+              for n in list(range(1, 130)) + [199, 200, 201, 999, 1000, 1001, 4321]}
+    frame = spark.createDataFrame([(n, v) for n, vs in groups.items() for v in vs],
+                                  "n INT, v LONG")
+    exprs = [f"percentile_disc({pct / 100!r}) WITHIN GROUP (ORDER BY v) AS {name}"
+             for name, pct in PERCENTILES]
+    rows = frame.groupBy("n").agg(*[__import__("pyspark.sql.functions", fromlist=["expr"])
+                                    .expr(e) for e in exprs]).collect()
+    assert len(rows) == len(groups)
+    for r in rows:
+        ordered = sorted(groups[r["n"]])
+        for name, pct in PERCENTILES:
+            assert r[name] == nearest_rank(ordered, pct), (r["n"], name)
+
+
+def test_legacy_percentile_setting_is_refused(spark):
+    flow = synthesize_flow(10, seed=1).flow
+    frame = spark.createDataFrame([], H.acked_send_schema())
+    inp = spark_checker.SparkFlowInput(flow.source, flow.target, flow.topic_map, frame,
+                                       spark.createDataFrame([], H.target_record_schema()))
+    spark.conf.set("spark.sql.legacy.percentileDiscCalculation", "true")
+    try:
+        with pytest.raises(CheckerInputError, match="percentileDisc"):
+            spark_checker.check_flow(inp)
+    finally:
+        spark.conf.unset("spark.sql.legacy.percentileDiscCalculation")
+
+
+KIND_ROWS = {
+    H.ACKED_SENDS: [H.AckedSend('dc "east", 1', "t", 0, 41, "p,1", 7, 1000, 1003, 120,
+                                4294967295)],
+    H.UNCERTAIN_SENDS: [H.UncertainSend("A", "t", "p", 8, 1004, 'said "no",\ntwice')],
+    H.TARGET_RECORDS: [H.TargetRecord("B", "A.t", 0, 12, "p", 7, 1100, True, 1),
+                       H.TargetRecord("B", "A.t", 0, 13, "p", 7, 1101, False, 2)],
+    H.PROCESSED_RECORDS: [H.ProcessedRecord("g", "B", "A.t", 0, 12, "p", 7, 1200)],
+    H.LAG_SAMPLES: [H.LagSample(1000, "A", "t", 0, 42)],
+    H.TIMELINE_EVENTS: [H.TimelineEvent("kill", "kill", 1, 2, "ok", 'pid 1, "9"'),
+                        H.TimelineEvent("failover", "failover", 3, None, "running", "x")],
+}
+
+
+@pytest.mark.parametrize("kind", list(KIND_ROWS), ids=lambda k: k.name)
+def test_spark_reads_history_files_like_python(spark, tmp_path, kind):
+    rows = KIND_ROWS[kind] * 3
+    clean = _write(tmp_path / "clean", kind, rows, files=2)
+    torn = _write(tmp_path / "torn", kind, rows, files=2, torn_tail=b"x,1,2")
+    for paths in (clean, clean + torn):
+        python = H.load_history(kind, paths)
+        loaded = spark_load_history(spark, kind, paths)
+        got = [kind.row_type(*r) for r in loaded.frame.collect()]
+        assert sorted(got, key=repr) == sorted(python.rows, key=repr)
+        assert loaded.torn == python.torn
+    assert spark_load_history(spark, kind, []).frame.count() == 0
