@@ -10,10 +10,12 @@ the source) is measured in the same sweep, and results read as a fraction of it.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -99,24 +101,34 @@ def _pids_under(root: Path) -> list[int]:
 
 
 def _cpu_seconds(pid: int) -> float | None:
-    """utime + stime of one process (and its waited-for children), from /proc/<pid>/stat."""
+    """utime + stime of one process, from /proc/<pid>/stat.
+
+    Only the process's own time: a child's time is already counted while it runs under the
+    same root, and would be counted twice through the parent's cutime/cstime once waited for.
+    """
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = stat[stat.rindex(")") + 2:].split()  # the command name may contain spaces
-    ticks = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    ticks = int(fields[11]) + int(fields[12])  # utime stime (fields 14 and 15 of stat(5))
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class CpuMeter:
-    """Samples the CPU time of every process whose working folder is under ``root``, once a second."""
+    """Samples the CPU time of every process whose working folder is under ``root``, once a second.
 
-    def __init__(self, root: Path):
-        self.root = root
-        self.latest: dict[int, float] = {}
+    ``samples`` are ``(epoch seconds, total CPU seconds so far)``, so the CPU of a window (the
+    load, not the JVM start-up) can be read with :meth:`cpu_between`.
+    """
+
+    def __init__(self, root: Path, interval_s: float = 1.0):
+        self.root = Path(root)
+        self.interval_s = interval_s
+        self.latest: dict[tuple[int, float], float] = {}  # (pid, start time) -> CPU seconds
+        self.samples: list[tuple[float, float]] = []
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread = threading.Thread(target=self._loop, name="sweep-cpu", daemon=True)
 
     def __enter__(self) -> "CpuMeter":
         self._thread.start()
@@ -127,19 +139,47 @@ class CpuMeter:
         self._thread.join(timeout=5)
 
     def _loop(self) -> None:
-        while not self._stop.wait(1.0):
-            if self.root.exists():
-                for pid in _pids_under(self.root):
-                    cpu = _cpu_seconds(pid)
-                    if cpu is not None:
-                        self.latest[pid] = cpu  # the last reading before a process ends counts
+        while not self._stop.wait(self.interval_s):
+            try:
+                self.sample()
+            except Exception:  # a process vanishing mid-read; the next second reads again
+                pass
+
+    def sample(self) -> None:
+        if self.root.exists():
+            for pid in _pids_under(self.root):
+                cpu = _cpu_seconds(pid)
+                if cpu is not None:
+                    # keyed with the start time, so a reused pid is a new process; the last
+                    # reading before a process ends counts
+                    self.latest[(pid, _start_ticks(pid))] = cpu
+        self.samples.append((time.time(), self.cpu_s))
 
     @property
     def cpu_s(self) -> float:
         return sum(self.latest.values())
 
+    def cpu_between(self, start_s: float, end_s: float) -> float | None:
+        """CPU seconds used between two epoch times (from the samples nearest them)."""
+        if not self.samples or end_s <= start_s:
+            return None
+        at = lambda t: min(self.samples, key=lambda s: abs(s[0] - t))  # noqa: E731
+        (t0, c0), (t1, c1) = at(start_s), at(end_s)
+        return c1 - c0 if t1 > t0 else None
+
+
+def _start_ticks(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return 0
+
 
 # --- one point ------------------------------------------------------------------------------
+WARMUP_S = 5  # seconds of load left out of the sustained rate: batches and connections ramp up
+
+
 @dataclass
 class SweepPoint:
     """What one drill at one combination measured."""
@@ -147,49 +187,78 @@ class SweepPoint:
     params: dict
     run_dir: str
     passed: bool
-    replicated_records_s: float | None   # replicated / (first send .. last arrival)
-    sustained_records_s: float | None    # median replicated per second while load ran
-    produced_records_s: float | None
-    lag_bounded: bool
+    replicated_records_s: float | None   # the checker's: replicated / (first send .. last arrival)
+    sustained_records_s: float | None    # mean replicated per second while load ran (after warm-up)
+    produced_records_s: float | None     # mean acknowledged per second while load ran: the offered rate
+    lag_bounded: bool                    # the flow kept up: its capacity is at least sustained_records_s
     final_lag: int | None
     latency_p50_ms: int | None
     latency_p99_ms: int | None
-    replicator_cpu_s: float
-    replicator_cpu_cores: float | None   # average cores busy while load ran
+    replicator_cpu_s: float              # the replicator's processes, start-up included
+    replicator_cpu_cores: float | None   # average cores those processes kept busy while load ran
     lost: int | None
     seconds: float
     of_ceiling: float | None = None
+    load_avg: tuple[float, float, float] | None = None  # os.getloadavg() when the point finished
+    error: str | None = None              # a drill that failed to run: retried by a resumed sweep
+
+    @property
+    def capacity(self) -> float | None:
+        """The throughput the sweep compares: what the flow carried while load ran."""
+        return self.sustained_records_s if self.sustained_records_s is not None else self.replicated_records_s
+
+    @classmethod
+    def from_json(cls, row: dict) -> "SweepPoint":
+        kw = {k: v for k, v in row.items() if k in cls.__dataclass_fields__}
+        if kw.get("load_avg") is not None:
+            kw["load_avg"] = tuple(kw["load_avg"])
+        return cls(**kw)
 
 
-def measure_point(run_dir: Path, params: dict, cpu_s: float, seconds: float) -> SweepPoint:
+def measure_point(run_dir: Path, params: dict, cpu: "CpuMeter | float", seconds: float) -> SweepPoint:
     """Figures of one finished drill, from its summary and the checker's series."""
     from reports.run_data import load_run
     run = load_run(run_dir)
     s = run.summary
     flow = run.flows[0] if run.flows else None
     f = flow.summary if flow else {}
-    produced = replicated = []
-    final_lag, load_s = None, None
-    if flow is not None and flow.series is not None:
-        produced = [v for v in flow.series.produced.values if v]
-        load_start = flow.series.produced.start_s
-        load_end = load_start + len(flow.series.produced.values)
-        replicated = [v or 0 for sec, v in flow.series.replicated.points() if load_start <= sec < load_end]
-        lag = [v for sec, v in flow.series.lag.points() if sec < load_end and v is not None]
+    sustained = offered = final_lag = load_s = cores = None
+    if flow is not None and flow.series is not None and flow.series.produced.values:
+        series = flow.series
+        load_start = series.produced.start_s
+        load_end = load_start + len(series.produced.values)  # exclusive
+        load_s = load_end - load_start
+        skip = min(WARMUP_S, load_s // 4)
+        window = range(load_start + skip, load_end)
+        if len(window):
+            offered = sum(series.produced.at(t) or 0 for t in window) / len(window)
+            sustained = sum(series.replicated.at(t) or 0 for t in window) / len(window)
+        lag = [v for sec, v in series.lag.points() if sec < load_end and v is not None]
         final_lag = lag[-1] if lag else None
-        load_s = max(1, load_end - load_start)
-    median = lambda xs: sorted(xs)[len(xs) // 2] if xs else None  # noqa: E731
-    rate = median(produced)
+        if isinstance(cpu, CpuMeter):
+            used = cpu.cpu_between(load_start + skip, load_end)
+            cores = round(used / (load_end - load_start - skip), 2) if used is not None and load_end - load_start > skip else None
+    cpu_s = cpu.cpu_s if isinstance(cpu, CpuMeter) else float(cpu)
+    if cores is None and load_s:
+        cores = round(cpu_s / load_s, 2)
     # bounded: at the end of the load the flow is at most ~5 s of production behind
-    bounded = final_lag is not None and rate is not None and final_lag <= 5 * rate
+    bounded = final_lag is not None and offered is not None and final_lag <= 5 * max(offered, 1)
     lat = f.get("latency_ms") or {}
     return SweepPoint(
         params=params, run_dir=str(run_dir), passed=bool(s.get("passed")),
-        replicated_records_s=f.get("throughput_records_s"), sustained_records_s=median(replicated),
-        produced_records_s=rate, lag_bounded=bounded, final_lag=final_lag,
-        latency_p50_ms=lat.get("p50"), latency_p99_ms=lat.get("p99"), replicator_cpu_s=round(cpu_s, 1),
-        replicator_cpu_cores=round(cpu_s / load_s, 2) if load_s else None, lost=f.get("lost"),
-        seconds=round(seconds, 1))
+        replicated_records_s=f.get("throughput_records_s"),
+        sustained_records_s=round(sustained, 1) if sustained is not None else None,
+        produced_records_s=round(offered, 1) if offered is not None else None, lag_bounded=bounded,
+        final_lag=final_lag, latency_p50_ms=lat.get("p50"), latency_p99_ms=lat.get("p99"),
+        replicator_cpu_s=round(cpu_s, 1), replicator_cpu_cores=cores, lost=f.get("lost"),
+        seconds=round(seconds, 1), load_avg=_load_avg(), error=s.get("error"))
+
+
+def _load_avg() -> tuple[float, float, float] | None:
+    try:
+        return tuple(round(x, 2) for x in os.getloadavg())
+    except OSError:
+        return None
 
 
 # --- the machine's ceiling ------------------------------------------------------------------
@@ -200,41 +269,58 @@ class Ceiling:
     produce_records_s: float
     consume_records_s: float
     record_size: int
+    load_avg: tuple[float, float, float] | None = None
 
     @property
     def records_s(self) -> float:
         # a replicator consumes and produces: the slower side bounds it
         return min(self.produce_records_s, self.consume_records_s)
 
+    @classmethod
+    def from_json(cls, row: dict) -> "Ceiling":
+        kw = {k: v for k, v in row.items() if k in cls.__dataclass_fields__}
+        if kw.get("load_avg") is not None:
+            kw["load_avg"] = tuple(kw["load_avg"])
+        return cls(**kw)
+
 
 _PERF_LINE = re.compile(r"(\d+) records sent, ([\d.]+) records/sec")
 
 
-def measure_ceiling(workdir: Path, record_size: int, records: int = 200_000,
-                    log: Callable[[str], None] = print) -> Ceiling:
-    """ProducerPerformance into a fresh target cluster, then a plain consumer draining a source."""
+def measure_ceiling(workdir: Path, record_size: int, records: int = 200_000, partitions: int = 3,
+                    log: Callable[[str], None] = print, timeout_s: float = 300) -> Ceiling:
+    """ProducerPerformance into a fresh target cluster, then a plain consumer draining a source.
+
+    Both clusters are started here (the drill's are gone by then) and stopped on every exit
+    path; ProducerPerformance runs from the broker jars and dies with the harness.
+    """
     from confluent_kafka import Consumer
     from confluent_kafka.admin import NewTopic
     from harness.bootstrap import Bootstrap
     from harness.environment import Environment, TopologySpec
     from harness.kafka.cluster import ClusterSpec
+    from harness.process import _die_with_parent
     boot = Bootstrap()
     java, classpath = boot.java(), os.pathsep.join(map(str, boot.jvm_classpath("broker")))
     spec = TopologySpec(clusters=(ClusterSpec("source"), ClusterSpec("target")))
-    with Environment(spec, workdir, log=log) as env:
-        env.start()
+    workdir = Path(workdir).resolve()
+    shutil.rmtree(workdir, ignore_errors=True)  # a resumed sweep measures again on fresh clusters
+    with Environment(spec, workdir, log=log) as env:  # entering starts it; leaving stops it
         for name in ("source", "target"):
-            env.cluster(name).create_topics([NewTopic("ceiling", 3, 1)])
+            env.cluster(name).create_topics([NewTopic("ceiling", partitions, 1)])
 
         def perf(cluster: str) -> float:
             cmd = [java, "-Xmx512m", "-cp", classpath, "org.apache.kafka.tools.ProducerPerformance",
                    "--topic", "ceiling", "--num-records", str(records), "--record-size", str(record_size),
                    "--throughput", "-1", "--producer-props", f"bootstrap.servers={env.cluster(cluster).bootstrap}",
                    "acks=all"]
-            out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=workdir).stdout
-            lines = [m for m in _PERF_LINE.finditer(out)]
-            if not lines:
-                raise RuntimeError(f"ProducerPerformance printed no result: {out[-1000:]}")
+            # run() kills the tool on any exception (Ctrl-C, SIGTERM, the timeout)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=workdir,
+                                  preexec_fn=_die_with_parent)
+            lines = list(_PERF_LINE.finditer(proc.stdout))
+            if proc.returncode != 0 or not lines:
+                raise RuntimeError(f"ProducerPerformance failed (exit {proc.returncode}): "
+                                   f"{(proc.stdout + proc.stderr)[-1500:]}")
             return float(lines[-1].group(2))
 
         produce = perf("target")
@@ -242,17 +328,19 @@ def measure_ceiling(workdir: Path, record_size: int, records: int = 200_000,
         perf("source")  # fill the source for the consumer
         c = Consumer({"bootstrap.servers": env.cluster("source").bootstrap, "group.id": "mirrordrill-ceiling",
                       "auto.offset.reset": "earliest", "enable.auto.commit": False})
-        c.subscribe(["ceiling"])
-        n, start, deadline = 0, None, time.monotonic() + 300
-        while n < records and time.monotonic() < deadline:
-            for m in c.consume(10_000, timeout=1.0):
-                if m.error() is None:
-                    start = start or time.monotonic()
-                    n += 1
-        consume = n / max(1e-3, time.monotonic() - start) if start else 0.0
-        c.close()
+        try:
+            c.subscribe(["ceiling"])
+            n, start, deadline = 0, None, time.monotonic() + timeout_s
+            while n < records and time.monotonic() < deadline:
+                for m in c.consume(10_000, timeout=1.0):
+                    if m.error() is None:
+                        start = start or time.monotonic()
+                        n += 1
+            consume = n / max(1e-3, time.monotonic() - start) if start else 0.0
+        finally:
+            c.close()
         log(f"ceiling: plain consumer on the source: {consume:,.0f} records/s")
-    return Ceiling(produce, consume, record_size)
+    return Ceiling(round(produce, 1), round(consume, 1), record_size, _load_avg())
 
 
 # --- the sweep ------------------------------------------------------------------------------
@@ -264,37 +352,80 @@ class SweepResult:
     ceiling: Ceiling | None
     plot: Path | None = None
     run_dirs: list[Path] = field(default_factory=list)
+    interrupted: bool = False
+
+    @property
+    def swept(self) -> str:
+        """The x axis: the first parameter whose values are all numbers (else the first)."""
+        return swept_key(self.params)
+
+    @property
+    def others(self) -> list[str]:
+        return [p.key for p in self.params if p.key != self.swept]
 
     def table(self) -> str:
         """A plain-text table, one line per point."""
         keys = [p.key for p in self.params]
-        head = keys + ["replicated/s", "sustained/s", "of ceiling", "lag bounded", "p50 ms", "p99 ms", "cpu cores", "lost"]
-        rows = [[str(pt.params.get(k)) for k in keys] + [
-            _fmt(pt.replicated_records_s), _fmt(pt.sustained_records_s),
-            f"{pt.of_ceiling:.0%}" if pt.of_ceiling is not None else "–", "yes" if pt.lag_bounded else "NO",
-            _fmt(pt.latency_p50_ms), _fmt(pt.latency_p99_ms), _fmt(pt.replicator_cpu_cores), _fmt(pt.lost)]
+        head = keys + ["offered/s", "carried/s", "of ceiling", "lag", "p50 ms", "p99 ms", "cpu cores",
+                       "not yet replicated", "load avg"]
+        rows = [[str(pt.params.get(k)) for k in keys] + (
+            [_fmt(pt.produced_records_s), _fmt(pt.capacity),
+             f"{pt.of_ceiling:.0%}" if pt.of_ceiling is not None else "–",
+             "bounded" if pt.lag_bounded else f"GROWING ({_fmt(pt.final_lag)})",
+             _fmt(pt.latency_p50_ms), _fmt(pt.latency_p99_ms), _fmt(pt.replicator_cpu_cores), _fmt(pt.lost),
+             f"{pt.load_avg[0]:.1f}" if pt.load_avg else "–"]
+            if not pt.error else [f"FAILED: {pt.error[:60]}"] + [""] * 8)
             for pt in self.points]
         widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
-        lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
-        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+        lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        lines.append("carried/s: replicated records/s while load ran; with lag bounded the flow kept up with the "
+                     "offered rate, so its capacity is at least that")
         if self.ceiling:
-            lines.append(f"machine ceiling: produce {self.ceiling.produce_records_s:,.0f}/s, consume "
-                         f"{self.ceiling.consume_records_s:,.0f}/s of {self.ceiling.record_size} B records")
+            c = self.ceiling
+            lines.append(f"machine ceiling: ProducerPerformance {c.produce_records_s:,.0f}/s into the target, plain "
+                         f"consumer {c.consume_records_s:,.0f}/s on the source, of {c.record_size} B records"
+                         + (f" (load avg {c.load_avg[0]:.1f})" if c.load_avg else ""))
+        if self.interrupted:
+            lines.append(f"interrupted: {len(self.points)} point(s) measured; rerun the same command to finish")
         return "\n".join(lines)
 
     def recommendation(self) -> str:
-        """Per line of the plot, the knee of the first swept parameter and a size at 75–80% utilisation."""
+        """Per line of the plot, the knee of the swept parameter and a size at 75–80% utilisation."""
         if not self.points:
             return "no point finished: nothing to recommend"
-        swept, others = self.params[0].key, [p.key for p in self.params[1:]]
+        swept, others = self.swept, self.others
+        lo_u, hi_u = TARGET_UTILISATION
         out = []
-        for label, pts in _lines(self.points, swept, others).items():
-            knee = find_knee([(pt.params[swept], pt.replicated_records_s or 0) for pt in pts])
-            best = max(pt.replicated_records_s or 0 for pt in pts)
-            lo, hi = (best * u for u in TARGET_UTILISATION)
-            out.append(f"{label or 'all'}: throughput stops growing at {swept}={knee} (~{best:,.0f} records/s); "
-                       f"plan for a peak of {lo:,.0f}-{hi:,.0f} records/s per flow at that setting "
-                       f"(75-80% utilisation leaves room for bursts and failover catch-up)")
+        for label, all_pts in _lines(self.points, swept, others).items():
+            pts = [pt for pt in all_pts if not pt.error and pt.capacity]
+            if not pts:
+                failed = [pt for pt in all_pts if pt.error]
+                out.append(f"{label or 'all'}: nothing replicated while load ran at any {swept}"
+                           + (f" ({len(failed)} point(s) failed to run)" if failed else
+                              " (the replicator did not get going within the drill: start-up or its first "
+                              "micro-batch took longer than the load; lengthen the drill's duration)"))
+                continue
+            if all(pt.lag_bounded for pt in pts):
+                best = max(pts, key=lambda pt: pt.capacity)
+                out.append(f"{label or 'all'}: no knee: the flow kept up with the offered load at every {swept} "
+                           f"(up to {best.capacity:,.0f} records/s at {swept}={best.params[swept]}), so these are "
+                           f"lower bounds of its capacity and 75-80% of them would undersize nothing; raise the "
+                           f"drill's rate (or its producers' users) until lag grows")
+                continue
+            knee = find_knee([(pt.params[swept], pt.capacity) for pt in pts])
+            at_knee = next(pt for pt in pts if pt.params[swept] == knee)
+            cap = at_knee.capacity
+            text = (f"{label or 'all'}: throughput stops growing at {swept}={knee} (~{cap:,.0f} records/s"
+                    + (f", {at_knee.of_ceiling:.0%} of the machine ceiling" if at_knee.of_ceiling else "") + "); "
+                    f"size for 75-80% utilisation: plan a peak of at most {cap * lo_u:,.0f}-{cap * hi_u:,.0f} "
+                    f"records/s per flow at {swept}={knee} (room for bursts and failover catch-up)")
+            if at_knee.lag_bounded:
+                text += ("; the flow kept up with the offered load there, so this is a lower bound: "
+                         "raise the drill's rate to find the real ceiling")
+            if knee == pts[-1].params[swept] and len(pts) > 1:
+                text += f"; still growing at the largest {swept}: sweep further"
+            out.append(text)
         return "\n".join(out)
 
 
@@ -302,110 +433,214 @@ def _fmt(v) -> str:
     return "–" if v is None else (f"{v:,.1f}" if isinstance(v, float) else str(v))
 
 
+def swept_key(params: list[SweepParam]) -> str:
+    for p in params:
+        if all(isinstance(v, (int, float)) for v in p.values):
+            return p.key
+    return params[0].key
+
+
+def _order(v):
+    return (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))
+
+
 def _lines(points: list[SweepPoint], swept: str, others: list[str]) -> dict[str, list[SweepPoint]]:
     out: dict[str, list[SweepPoint]] = {}
     for pt in points:
         out.setdefault(", ".join(f"{k}={pt.params[k]}" for k in others), []).append(pt)
     for pts in out.values():
-        pts.sort(key=lambda p: p.params[swept] if isinstance(p.params[swept], (int, float)) else str(p.params[swept]))
+        pts.sort(key=lambda p: _order(p.params[swept]))
     return out
 
 
 def find_knee(points: list[tuple[Any, float]]) -> Any:
     """The first setting after which one more step adds less than ``KNEE_GAIN`` throughput."""
-    pts = sorted(points, key=lambda p: p[0] if isinstance(p[0], (int, float)) else str(p[0]))
+    pts = sorted(points, key=lambda p: _order(p[0]))
     for (x, y), (_, y_next) in zip(pts, pts[1:]):
-        if y <= 0 or (y_next - y) / y < KNEE_GAIN:
+        if y > 0 and (y_next - y) / y < KNEE_GAIN:
             return x
     return pts[-1][0] if pts else None
 
 
 class Sweep:
-    """Runs the grid, one drill at a time, printing progress and appending each point to sweep.jsonl."""
+    """Runs the grid, one drill at a time, printing progress and appending each point to sweep.jsonl.
+
+    The ceiling is measured first (so progress lines read as a fraction of it) unless an earlier
+    run of the same sweep folder already measured it. After every point, sweep.txt (table and
+    recommendation) and the plot are rewritten: an interrupted sweep keeps all of it, and running
+    the same command again skips the points already measured.
+    """
 
     def __init__(self, drill_file: Path, params: list[SweepParam], out_dir: Path | None = None,
-                 measure_ceiling: bool = True, log: Callable[[str], None] | None = None):
+                 measure_ceiling: bool = True, log: Callable[[str], None] | None = None,
+                 ceiling_records: int = 200_000):
         from harness.scenario.validate import load_scenario
         self.drill_file = Path(drill_file)
         load_scenario(self.drill_file)  # fail before anything starts
-        self.drill = yaml.safe_load(self.drill_file.read_text())
+        text = self.drill_file.read_text()
+        self.drill = yaml.safe_load(text)
+        self.fingerprint = hashlib.sha256(text.encode()).hexdigest()
         self.params = params
         name = self.drill.get("name", self.drill_file.stem)
         self.out_dir = Path(out_dir or Path("runs") / f"sweep-{name}-{datetime.now():%Y%m%d-%H%M%S}").resolve()
         self.measure_ceiling = measure_ceiling
+        self.ceiling_records = ceiling_records
         self.log = log or (lambda m: print(f"mirrordrill sweep: {m}", file=sys.stderr, flush=True))
         for combo in self.combinations():
-            apply_params(self.drill, combo)  # unknown replicator names fail here, not an hour in
+            load_scenario_text(apply_params(self.drill, combo))  # bad values fail here, not an hour in
 
     def combinations(self) -> list[dict]:
         return [dict(zip([p.key for p in self.params], vals))
                 for vals in itertools.product(*(p.values for p in self.params))]
 
     def run(self) -> SweepResult:
-        from harness.scenario.engine import Drill
-        from harness.scenario.validate import load_scenario
         self.out_dir.mkdir(parents=True, exist_ok=True)
         jsonl = self.out_dir / "sweep.jsonl"
-        done = {json.dumps(r["params"], sort_keys=True): r for r in _read_jsonl(jsonl) if "params" in r}
+        rows = _read_jsonl(jsonl)
+        header = {"sweep": {"drill": str(self.drill_file), "drill_sha256": self.fingerprint,
+                            "params": {p.key: list(p.values) for p in self.params}}}
+        earlier = [r["sweep"] for r in rows if "sweep" in r]
+        if earlier and earlier[-1].get("drill_sha256") != self.fingerprint:
+            raise SweepError(f"{jsonl} holds points of another version of the drill ({earlier[-1].get('drill')}); "
+                             "a resumed sweep must run the same drill: use a new --out folder")
+        if not earlier:
+            _append(jsonl, header)
+        done = {json.dumps(r["params"], sort_keys=True): r for r in rows if "params" in r and not r.get("error")}
+        ceilings = [r["ceiling"] for r in rows if "ceiling" in r]
+        result = SweepResult(self.out_dir, self.params, [], Ceiling.from_json(ceilings[-1]) if ceilings else None)
         combos = self.combinations()
-        points, run_dirs = [], []
-        started = time.monotonic()
+        self.log(f"{len(combos)} point(s), {len(done)} already measured in {jsonl}; load average "
+                 f"{_fmt_load(_load_avg())} on {os.cpu_count()} cores")
         try:
+            if self.measure_ceiling and result.ceiling is None:
+                self.log("measuring this machine's ceiling (ProducerPerformance into a target, a plain consumer "
+                         "on a source)")
+                result.ceiling = measure_ceiling(self.out_dir / "ceiling", _record_size(self.drill),
+                                                 records=self.ceiling_records, partitions=_partitions(self.drill),
+                                                 log=self.log)
+                _append(jsonl, {"ceiling": asdict(result.ceiling)})
+            elif result.ceiling is not None:
+                self.log(f"machine ceiling from the earlier run: {result.ceiling.records_s:,.0f} records/s")
+            started, measured = time.monotonic(), 0
             for i, combo in enumerate(combos, 1):
                 slug = "-".join(f"{k}={v}" for k, v in combo.items()).replace("/", "_")
                 run_dir = self.out_dir / "points" / f"{i:02d}-{slug}"
                 key = json.dumps(combo, sort_keys=True)
                 if key in done:  # a resumed sweep keeps what it measured
-                    points.append(SweepPoint(**{k: v for k, v in done[key].items() if k in SweepPoint.__dataclass_fields__}))
-                    run_dirs.append(run_dir)
-                    self.log(f"[{i}/{len(combos)}] {slug}: already measured")
-                    continue
-                eta = ""
-                if points:
-                    per = (time.monotonic() - started) / len(points)
-                    eta = f", ~{per * (len(combos) - i + 1) / 60:.0f} min left"
-                self.log(f"[{i}/{len(combos)}] {slug}: running the drill{eta}")
-                run_dir.mkdir(parents=True, exist_ok=True)
-                scenario_file = run_dir.parent / f"{run_dir.name}.yaml"
-                scenario_file.write_text(yaml.safe_dump(apply_params(self.drill, combo), sort_keys=False))
-                t0 = time.monotonic()
-                with CpuMeter(run_dir / "replicator") as cpu:
-                    Drill(load_scenario(scenario_file), scenario_file, run_dir, log=self.log).run()
-                point = measure_point(run_dir, combo, cpu.cpu_s, time.monotonic() - t0)
-                with jsonl.open("a") as f:
-                    f.write(json.dumps(asdict(point)) + "\n")
-                points.append(point)
-                run_dirs.append(run_dir)
-                self.log(f"[{i}/{len(combos)}] {slug}: {_fmt(point.replicated_records_s)} records/s replicated, "
-                         f"lag {'bounded' if point.lag_bounded else 'GROWING'}, p99 {point.latency_p99_ms} ms, "
-                         f"{point.replicator_cpu_cores} cores")
-            ceiling = None
-            if self.measure_ceiling:
-                self.log("measuring this machine's ceiling (ProducerPerformance and a plain consumer)")
-                ceiling = measure_ceiling(self.out_dir / "ceiling", _record_size(self.drill), log=self.log)
-                with jsonl.open("a") as f:
-                    f.write(json.dumps({"ceiling": asdict(ceiling)}) + "\n")
+                    point = SweepPoint.from_json(done[key])
+                    self.log(f"[{i}/{len(combos)}] {slug}: already measured ({_fmt(point.capacity)} records/s)")
+                else:
+                    eta = ""
+                    if measured:
+                        per = (time.monotonic() - started) / measured
+                        eta = f", ~{per * (len(combos) - i + 1) / 60:.0f} min left"
+                    self.log(f"[{i}/{len(combos)}] {slug}: running the drill (load avg "
+                             f"{_fmt_load(_load_avg())}){eta}")
+                    point = self._run_point(run_dir, combo)
+                    if point is None:  # the drill was interrupted: nothing to keep of this point
+                        raise KeyboardInterrupt
+                    _append(jsonl, asdict(point))
+                    measured += 1
+                self._add(result, point, Path(point.run_dir))
+                if key not in done:
+                    self._log_point(i, len(combos), slug, point)
         except KeyboardInterrupt:
-            self.log(f"interrupted: {len(points)} point(s) kept in {jsonl}")
+            result.interrupted = True
+            self.log(f"interrupted: {len(result.points)} point(s) kept in {jsonl}; "
+                     "run the same command again to measure the rest")
+            self._write(result)
+            for line in (result.table() + "\n" + result.recommendation()).splitlines():
+                self.log(line)
             raise
-        for pt in points:
-            if ceiling and pt.replicated_records_s:
-                pt.of_ceiling = pt.replicated_records_s / ceiling.records_s
-        result = SweepResult(self.out_dir, self.params, points, ceiling, run_dirs=run_dirs)
-        result.plot = self._plot(result)
-        (self.out_dir / "sweep.txt").write_text(result.table() + "\n\n" + result.recommendation() + "\n")
+        self._write(result)
         return result
 
+    def _run_point(self, run_dir: Path, combo: dict) -> SweepPoint | None:
+        from harness.scenario.engine import Drill
+        from harness.scenario.validate import load_scenario
+        run_dir.mkdir(parents=True, exist_ok=True)
+        scenario_file = run_dir.parent / f"{run_dir.name}.yaml"
+        scenario_file.write_text(yaml.safe_dump(apply_params(self.drill, combo), sort_keys=False))
+        t0 = time.monotonic()
+        with CpuMeter(run_dir / "replicator") as cpu:
+            drill = Drill(load_scenario(scenario_file), scenario_file, run_dir, log=self.log)
+            summary = drill.run().summary  # stops everything it started, whatever happens
+        if summary.get("interrupted"):
+            return None
+        try:
+            point = measure_point(run_dir, combo, cpu, time.monotonic() - t0)
+        except Exception as e:  # a drill that could not be checked: kept as a failed point
+            point = SweepPoint(params=combo, run_dir=str(run_dir), passed=False, replicated_records_s=None,
+                               sustained_records_s=None, produced_records_s=None, lag_bounded=False,
+                               final_lag=None, latency_p50_ms=None, latency_p99_ms=None,
+                               replicator_cpu_s=round(cpu.cpu_s, 1), replicator_cpu_cores=None, lost=None,
+                               seconds=round(time.monotonic() - t0, 1), load_avg=_load_avg(),
+                               error=f"{type(e).__name__}: {e}")
+        _allure_point(run_dir, combo, point)
+        return point
+
+    def _add(self, result: SweepResult, point: SweepPoint, run_dir: Path) -> None:
+        if result.ceiling and point.capacity and result.ceiling.records_s > 0:
+            point.of_ceiling = round(point.capacity / result.ceiling.records_s, 3)
+        result.points.append(point)
+        if run_dir.joinpath("summary.json").exists():
+            result.run_dirs.append(run_dir)
+        self._write(result)
+
+    def _log_point(self, i: int, n: int, slug: str, pt: SweepPoint) -> None:
+        if pt.error:
+            self.log(f"[{i}/{n}] {slug}: FAILED: {pt.error} (see {pt.run_dir})")
+            return
+        of = f" ({pt.of_ceiling:.0%} of the ceiling)" if pt.of_ceiling is not None else ""
+        self.log(f"[{i}/{n}] {slug}: {_fmt(pt.capacity)} of {_fmt(pt.produced_records_s)} records/s carried{of}, "
+                 f"lag {'bounded' if pt.lag_bounded else 'GROWING'}, p99 {pt.latency_p99_ms} ms, "
+                 f"{pt.replicator_cpu_cores} cores, load avg {_fmt_load(pt.load_avg)}")
+
+    def _write(self, result: SweepResult) -> None:
+        """sweep.txt, the plot and the sweep's Allure result, as they stand."""
+        try:
+            result.plot = self._plot(result)
+        except Exception as e:  # the figures matter more than the picture
+            self.log(f"plot not drawn: {type(e).__name__}: {e}")
+        (self.out_dir / "sweep.txt").write_text(result.table() + "\n\n" + result.recommendation() + "\n")
+        try:
+            _allure_sweep(result)
+        except Exception as e:
+            self.log(f"sweep not added to the Allure results: {type(e).__name__}: {e}")
+
     def _plot(self, result: SweepResult) -> Path | None:
-        if not result.points:
+        # a point that replicated nothing is a measurement (0), a point that failed to run is not
+        rows = [dict(asdict(p), capacity=p.capacity) for p in result.points if not p.error and p.capacity is not None]
+        if not rows:
             return None
         from reports.plots import sweep_plot
-        swept = self.params[0].key
-        rows = [asdict(p) for p in result.points]
         png = self.out_dir / "sweep-throughput.png"
-        png.write_bytes(sweep_plot(rows, swept, "replicated_records_s", [p.key for p in self.params[1:]],
-                                   "replicated records/s"))
+        label = "records/s carried"
+        if result.ceiling:
+            label += f" (ceiling {result.ceiling.records_s:,.0f}/s)"
+        png.write_bytes(sweep_plot(rows, result.swept, "capacity", result.others, label))
         return png
+
+
+def load_scenario_text(drill: dict) -> None:
+    """Validate a drill's content as the engine will read it (raises ScenarioInvalid)."""
+    import tempfile
+    from harness.scenario.validate import load_scenario
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "point.yaml"
+        f.write_text(yaml.safe_dump(drill, sort_keys=False))
+        load_scenario(f)
+
+
+def _fmt_load(load: tuple | None) -> str:
+    return "/".join(f"{x:.1f}" for x in load) if load else "?"
+
+
+def _append(path: Path, row: dict) -> None:
+    with path.open("a") as f:
+        f.write(json.dumps(row) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def _record_size(drill: dict) -> int:
@@ -414,6 +649,10 @@ def _record_size(drill: dict) -> int:
         if size:
             return int(size)
     return 1024
+
+
+def _partitions(drill: dict) -> int:
+    return max([int(t.get("partitions", 3)) for t in drill.get("topics", [])] or [3])
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -426,3 +665,52 @@ def _read_jsonl(path: Path) -> list[dict]:
         except json.JSONDecodeError:
             continue  # a line torn by Ctrl-C
     return out
+
+
+# --- Allure ---------------------------------------------------------------------------------
+def _allure_point(run_dir: Path, combo: dict, point: SweepPoint) -> None:
+    """Make a point's Allure results one test per combination: its parameters name the
+    combination (the drill's historyId names only scenario, replicator and flow, so every
+    point would otherwise look like a retry of one test)."""
+    import hashlib
+    results = Path(run_dir) / "allure-results"
+    label = ", ".join(f"{k}={v}" for k, v in combo.items())
+    for f in results.glob("*-result.json"):
+        r = json.loads(f.read_text())
+        r["name"] = f"{r.get('name', '')} sweep {label}"
+        r["historyId"] = hashlib.md5(f"{r.get('historyId', '')}\0{label}".encode()).hexdigest()
+        r.setdefault("parameters", []).extend({"name": k, "value": str(v)} for k, v in combo.items())
+        r["parameters"] += [{"name": "carried records/s", "value": _fmt(point.capacity), "excluded": True},
+                            {"name": "lag", "value": "bounded" if point.lag_bounded else "growing", "excluded": True}]
+        f.write_text(json.dumps(r))
+
+
+def _allure_sweep(result: SweepResult) -> None:
+    """One Allure test result for the sweep itself (table, recommendation, plot), written beside
+    the first point's results so ``mirrordrill report`` over the points shows it."""
+    import hashlib
+    import uuid
+    if not result.run_dirs:
+        return
+    results = result.run_dirs[0] / "allure-results"
+    if not results.exists():
+        return
+    for old in results.glob("sweep-*"):
+        old.unlink()
+    text = result.table() + "\n\n" + result.recommendation() + "\n"
+    attachments = [{"name": "sweep table and recommendation", "source": "sweep-table-attachment.txt",
+                    "type": "text/plain"}]
+    (results / "sweep-table-attachment.txt").write_text(text)
+    if result.plot and result.plot.exists():
+        (results / "sweep-plot-attachment.png").write_bytes(result.plot.read_bytes())
+        attachments.append({"name": "throughput vs " + result.swept, "source": "sweep-plot-attachment.png",
+                            "type": "image/png"})
+    now = int(time.time() * 1000)
+    name = f"sweep over {', '.join(p.key for p in result.params)}"
+    r = {"uuid": str(uuid.uuid4()), "name": name, "fullName": f"mirrordrill.sweep.{name}",
+         "historyId": hashlib.md5(name.encode()).hexdigest(), "status": "passed" if result.points else "broken",
+         "start": now, "stop": now, "description": text, "attachments": attachments,
+         "labels": [{"name": "parentSuite", "value": "mirrordrill sweeps"}, {"name": "suite", "value": name},
+                    {"name": "framework", "value": "mirrordrill"}],
+         "parameters": [{"name": p.key, "value": ",".join(map(str, p.values))} for p in result.params]}
+    (results / "sweep-result.json").write_text(json.dumps(r))

@@ -71,3 +71,93 @@ def test_knee_is_where_one_more_step_adds_under_ten_percent():
     from harness.sweep import find_knee
     assert find_knee([(4, 200), (1, 100), (2, 190), (8, 205)]) == 2
     assert find_knee([(1, 100), (2, 200), (4, 400)]) == 4
+
+
+def _sweep_point(streams, replicator, carried, bounded=False, error=None):
+    from harness.sweep import SweepPoint
+    return SweepPoint(params={"num_streams": streams, "replicator": replicator}, run_dir="/nowhere", passed=True,
+                      replicated_records_s=carried, sustained_records_s=carried, produced_records_s=5000.0,
+                      lag_bounded=bounded, final_lag=0 if bounded else 9000, latency_p50_ms=10, latency_p99_ms=90,
+                      replicator_cpu_s=12.0, replicator_cpu_cores=0.8, lost=0, seconds=100.0,
+                      load_avg=(3.0, 2.0, 1.0), error=error)
+
+
+def test_sweep_recommendation_names_the_knee_and_the_headroom_per_line(tmp_path):
+    from harness.sweep import Ceiling, SweepResult, parse_params
+    params = parse_params(["replicator=pyspark,mirrormaker2", "num_streams=1,2,4"])
+    points = [_sweep_point(1, "pyspark", 1000.0), _sweep_point(2, "pyspark", 1900.0), _sweep_point(4, "pyspark", 1950.0),
+              _sweep_point(1, "mirrormaker2", 3000.0, bounded=True), _sweep_point(2, "mirrormaker2", None, error="boom")]
+    result = SweepResult(tmp_path, params, points, Ceiling(8000.0, 4000.0, 1024, (1.0, 1.0, 1.0)))
+    assert result.swept == "num_streams" and result.others == ["replicator"]  # the numeric axis, whatever the order
+    rec = result.recommendation().splitlines()
+    assert rec[0].startswith("replicator=pyspark: throughput stops growing at num_streams=2 (~1,900 records/s")
+    assert "1,425-1,520 records/s" in rec[0]  # 75-80% of the knee's throughput
+    assert "lower bound" in rec[1] and "replicator=mirrormaker2" in rec[1]  # it kept up: not saturated
+    stalled = SweepResult(tmp_path, params, [_sweep_point(1, "pyspark", 0.0), _sweep_point(2, "pyspark", 0.0)], None)
+    assert "nothing replicated while load ran" in stalled.recommendation()
+    table = result.table()
+    assert "FAILED: boom" in table and "GROWING (9000)" in table and "ceiling" in table
+
+
+def test_sweep_resume_reads_points_and_ceiling_and_skips_torn_lines(tmp_path):
+    from dataclasses import asdict
+    import json
+    from harness.sweep import Ceiling, SweepPoint, _read_jsonl
+    pt = _sweep_point(1, "pyspark", 1000.0)
+    path = tmp_path / "sweep.jsonl"
+    path.write_text(json.dumps({"ceiling": asdict(Ceiling(1.0, 2.0, 10, (1.0, 2.0, 3.0)))}) + "\n"
+                    + json.dumps(asdict(pt)) + "\n" + '{"params": {"num_str')
+    rows = _read_jsonl(path)
+    assert len(rows) == 2
+    assert Ceiling.from_json(rows[0]["ceiling"]).records_s == 1.0
+    assert SweepPoint.from_json(rows[1]) == pt
+
+
+def test_sweep_cpu_meter_reads_own_time_of_processes_under_a_folder(tmp_path):
+    import subprocess
+    import sys
+    import time
+    from harness.sweep import CpuMeter
+    busy = subprocess.Popen([sys.executable, "-c", "import time\nwhile time.process_time() < 0.6: pass"],
+                            cwd=tmp_path)
+    try:
+        with CpuMeter(tmp_path, interval_s=0.2) as meter:
+            busy.wait(60)
+            time.sleep(0.5)
+    finally:
+        busy.kill()
+    assert 0.1 < meter.cpu_s < 1.0  # its own 0.6 s, as last sampled; not the test's
+    t0, t1 = meter.samples[0][0], meter.samples[-1][0]
+    assert meter.cpu_between(t0, t1) == meter.samples[-1][1] - meter.samples[0][1]
+
+
+def test_sweep_interrupted_keeps_finished_points_and_resume_skips_them(tmp_path, monkeypatch):
+    import json
+    from pathlib import Path
+    import pytest
+    from harness.sweep import Sweep, parse_params
+    drill = Path(__file__).resolve().parents[2] / "scenarios" / "sweep-capacity.yaml"
+    ran, interrupt_at = [], [2]
+
+    def fake_point(self, run_dir, combo):  # the drill itself: a point, then Ctrl-C inside the second
+        ran.append(combo["num_streams"])
+        if combo["num_streams"] in interrupt_at:
+            return None  # what _run_point returns when the drill was interrupted
+        point = _sweep_point(combo["num_streams"], "pyspark", 1000.0 * combo["num_streams"])
+        point.params = combo
+        return point
+
+    monkeypatch.setattr(Sweep, "_run_point", fake_point)
+    logs = []
+    sweep = Sweep(drill, parse_params(["num_streams=1,2,4"]), tmp_path / "s", measure_ceiling=False, log=logs.append)
+    with pytest.raises(KeyboardInterrupt):
+        sweep.run()
+    rows = [json.loads(x) for x in (tmp_path / "s" / "sweep.jsonl").read_text().splitlines()]
+    assert [r["params"]["num_streams"] for r in rows if "params" in r] == [1]
+    assert "interrupted: 1 point(s) measured" in (tmp_path / "s" / "sweep.txt").read_text()
+    assert (tmp_path / "s" / "sweep-throughput.png").exists()
+    ran.clear()
+    interrupt_at.clear()  # the resumed run is not interrupted
+    result = Sweep(drill, parse_params(["num_streams=1,2,4"]), tmp_path / "s", measure_ceiling=False,
+                   log=logs.append).run()
+    assert ran == [2, 4] and [p.params["num_streams"] for p in result.points] == [1, 2, 4]
