@@ -85,7 +85,8 @@ def transform(df: "DataFrame", plan: StreamPlan) -> "DataFrame":
     if plan.use_provenance:
         # Identity names carry no history, so the clusters a record passed through travel with
         # it; a record that already visited the target is dropped instead of looping.
-        prov = (f"element_at(transform(filter(coalesce(headers, array()), h -> h.key = '{PROVENANCE_HEADER}'), "
+        # try_element_at: Spark 4 runs ANSI SQL, where element_at of an empty array is an error
+        prov = (f"try_element_at(transform(filter(coalesce(headers, array()), h -> h.key = '{PROVENANCE_HEADER}'), "
                 f"h -> cast(h.value as string)), -1)")
         df = df.withColumn("_prov", F.expr(prov)).where(
             F.expr(f"_prov IS NULL OR NOT array_contains(split(_prov, ','), '{plan.target_alias}')"))
