@@ -20,6 +20,7 @@ from harness.kafka.broker import BrokerPorts, listener_name_for
 from harness.kafka.cluster import ClusterSpec, KafkaCluster
 from harness.network.toxiproxy import ToxiproxyServer
 from harness.network.wan import ProxyRoute, WanLink, proxy_name
+from harness.network.stable_address import StableAddress
 from harness.ports import LOOPBACK, PortAllocator
 from harness.process import ProcessSupervisor
 
@@ -99,6 +100,8 @@ class Environment:
         self.clusters: dict[str, KafkaCluster] = {}
         self.links: dict[frozenset, WanLink] = {}
         self.toxiproxy: ToxiproxyServer | None = None
+        self.stable_addresses: dict[str, StableAddress] = {}
+        self._ports = PortAllocator()
         self.startup = StartupReport()
         self._started = False
 
@@ -116,6 +119,20 @@ class Environment:
         except KeyError:
             raise UnknownCluster(f"no WAN link between {a!r} and {b!r}; links are "
                                  f"{sorted(l.name for l in self.links.values())}") from None
+
+    def add_stable_address(self, points_to: str, name: str = "clients") -> StableAddress:
+        """A stable bootstrap address for applications, resolving to ``points_to`` for now."""
+        cluster = self.cluster(points_to)
+        if self.toxiproxy is None:
+            raise RuntimeError("start the environment before adding a stable address")
+        slots = max(len(c.brokers) for c in self.clusters.values())
+        address = StableAddress(name, [self._ports.take() for _ in range(slots)], self.toxiproxy.client)
+        address.create(cluster)
+        self.stable_addresses[name] = address
+        return address
+
+    def remove_stable_address(self, name: str) -> None:
+        self.stable_addresses.pop(name).remove()
 
     # --- lifecycle --------------------------------------------------------------------
     def __enter__(self) -> "Environment":
@@ -135,7 +152,7 @@ class Environment:
         artifacts = self._artifacts or Bootstrap().ensure_all(with_allure=False)
         self._started = True
         self.workdir.mkdir(parents=True, exist_ok=True)
-        ports = PortAllocator()
+        ports = self._ports
 
         self.toxiproxy = ToxiproxyServer(artifacts.toxiproxy_server, ports.take(), self.workdir)
         self.supervisor.add(self.toxiproxy.process)
@@ -207,6 +224,8 @@ class Environment:
                 for name, c in self.clusters.items()
             },
             "links": [l.describe() for l in self.links.values()],
+            "stable_addresses": {n: {"bootstrap": a.bootstrap, "points_to": a.points_to}
+                                 for n, a in self.stable_addresses.items()},
         }
 
     def _routes(self, a: str, b: str) -> Iterable[ProxyRoute]:

@@ -79,6 +79,9 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
                 p["rate"] = value
         elif key == "duration":
             d["duration"] = value
+        elif key == "backlog":
+            for b in d.get("load", {}).get("backlog", []):
+                b["records"] = value
         else:
             for f in d["replication"]["flows"]:
                 f.setdefault("settings", {})[_SHORTHANDS.get(key, key)] = value
@@ -178,6 +181,8 @@ def _start_ticks(pid: int) -> int:
 
 # --- one point ------------------------------------------------------------------------------
 WARMUP_S = 5  # seconds of load left out of the sustained rate: batches and connections ramp up
+SATURATED_LAG = 1000  # records queued at the start of a second: the replicator had work all that second
+MIN_SATURATED_S = 5  # fewer saturated seconds than this measure start-up, not a rate
 
 
 @dataclass
@@ -198,13 +203,24 @@ class SweepPoint:
     replicator_cpu_cores: float | None   # average cores those processes kept busy while load ran
     lost: int | None
     seconds: float
+    # mean replicated per second over the seconds the flow had work queued (a backlog, or load
+    # above its capacity): its ceiling at this setting, independent of what load was offered
+    saturated_records_s: float | None = None
+    saturated_s: int = 0
     of_ceiling: float | None = None
     load_avg: tuple[float, float, float] | None = None  # os.getloadavg() when the point finished
     error: str | None = None              # a drill that failed to run: retried by a resumed sweep
 
     @property
+    def saturated(self) -> bool:
+        return self.saturated_records_s is not None and self.saturated_s >= MIN_SATURATED_S
+
+    @property
     def capacity(self) -> float | None:
-        """The throughput the sweep compares: what the flow carried while load ran."""
+        """The throughput the sweep compares: the saturated rate when the flow was saturated long
+        enough to measure it, else what it carried while load ran (a lower bound)."""
+        if self.saturated:
+            return self.saturated_records_s
         return self.sustained_records_s if self.sustained_records_s is not None else self.replicated_records_s
 
     @classmethod
@@ -238,11 +254,15 @@ def measure_point(run_dir: Path, params: dict, cpu: "CpuMeter | float", seconds:
         if isinstance(cpu, CpuMeter):
             used = cpu.cpu_between(load_start + skip, load_end)
             cores = round(used / (load_end - load_start - skip), 2) if used is not None and load_end - load_start > skip else None
+    saturated_rate, saturated_s = (saturated_rate_of(flow.series) if flow is not None and flow.series is not None
+                                   else (None, 0))
     cpu_s = cpu.cpu_s if isinstance(cpu, CpuMeter) else float(cpu)
     if cores is None and load_s:
         cores = round(cpu_s / load_s, 2)
     # bounded: at the end of the load the flow is at most ~5 s of production behind
     bounded = final_lag is not None and offered is not None and final_lag <= 5 * max(offered, 1)
+    if saturated_s >= MIN_SATURATED_S:
+        bounded = False  # it had more work than it could do: the rate measured is its ceiling
     lat = f.get("latency_ms") or {}
     return SweepPoint(
         params=params, run_dir=str(run_dir), passed=bool(s.get("passed")),
@@ -251,7 +271,21 @@ def measure_point(run_dir: Path, params: dict, cpu: "CpuMeter | float", seconds:
         produced_records_s=round(offered, 1) if offered is not None else None, lag_bounded=bounded,
         final_lag=final_lag, latency_p50_ms=lat.get("p50"), latency_p99_ms=lat.get("p99"),
         replicator_cpu_s=round(cpu_s, 1), replicator_cpu_cores=cores, lost=f.get("lost"),
-        seconds=round(seconds, 1), load_avg=_load_avg(), error=s.get("error"))
+        seconds=round(seconds, 1), load_avg=_load_avg(), error=s.get("error"),
+        saturated_records_s=saturated_rate, saturated_s=saturated_s)
+
+
+def saturated_rate_of(series) -> tuple[float | None, int]:
+    """Mean records/s replicated over the seconds that started with at least ``SATURATED_LAG``
+    records queued, leaving out the first ``WARMUP_S`` seconds after replication began."""
+    first = next((sec for sec, v in series.replicated.points() if v), None)
+    if first is None:
+        return None, 0
+    seconds = [sec for sec, v in series.lag.points()
+               if sec >= first + WARMUP_S and v is not None and (series.lag.at(sec - 1) or 0) >= SATURATED_LAG]
+    if not seconds:
+        return None, 0
+    return round(sum(series.replicated.at(sec) or 0 for sec in seconds) / len(seconds), 1), len(seconds)
 
 
 def _load_avg() -> tuple[float, float, float] | None:
@@ -350,6 +384,7 @@ class SweepResult:
     params: list[SweepParam]
     points: list[SweepPoint]
     ceiling: Ceiling | None
+    ceiling_after: Ceiling | None = None  # measured again once the points ran: was the machine steady?
     plot: Path | None = None
     run_dirs: list[Path] = field(default_factory=list)
     interrupted: bool = False
@@ -371,6 +406,7 @@ class SweepResult:
         rows = [[str(pt.params.get(k)) for k in keys] + (
             [_fmt(pt.produced_records_s), _fmt(pt.capacity),
              f"{pt.of_ceiling:.0%}" if pt.of_ceiling is not None else "–",
+             f"saturated {pt.saturated_s}s" if pt.saturated else
              "bounded" if pt.lag_bounded else f"GROWING ({_fmt(pt.final_lag)})",
              _fmt(pt.latency_p50_ms), _fmt(pt.latency_p99_ms), _fmt(pt.replicator_cpu_cores), _fmt(pt.lost),
              f"{pt.load_avg[0]:.1f}" if pt.load_avg else "–"]
@@ -379,13 +415,21 @@ class SweepResult:
         widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
         lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-        lines.append("carried/s: replicated records/s while load ran; with lag bounded the flow kept up with the "
-                     "offered rate, so its capacity is at least that")
+        lines.append("carried/s: when saturated (records queued all the time: a backlog or load above capacity), "
+                     "the mean replicated records/s over those seconds -- the flow's ceiling at that setting; "
+                     "otherwise replicated records/s while load ran, and with lag bounded its capacity is at "
+                     "least that")
         if self.ceiling:
             c = self.ceiling
             lines.append(f"machine ceiling: ProducerPerformance {c.produce_records_s:,.0f}/s into the target, plain "
                          f"consumer {c.consume_records_s:,.0f}/s on the source, of {c.record_size} B records"
                          + (f" (load avg {c.load_avg[0]:.1f})" if c.load_avg else ""))
+        if self.ceiling_after:
+            c = self.ceiling_after
+            lines.append(f"machine ceiling again after the points: {c.produce_records_s:,.0f}/s into the target, "
+                         f"{c.consume_records_s:,.0f}/s from the source"
+                         + (f" (load avg {c.load_avg[0]:.1f})" if c.load_avg else "")
+                         + " -- a large change means the machine was busier during one of the measurements")
         if self.interrupted:
             lines.append(f"interrupted: {len(self.points)} point(s) measured; rerun the same command to finish")
         return "\n".join(lines)
@@ -544,6 +588,12 @@ class Sweep:
                 self._add(result, point, Path(point.run_dir))
                 if key not in done:
                     self._log_point(i, len(combos), slug, point)
+            if self.measure_ceiling and measured:
+                self.log("measuring the ceiling again, after the points")
+                result.ceiling_after = measure_ceiling(self.out_dir / "ceiling-after", _record_size(self.drill),
+                                                       records=self.ceiling_records,
+                                                       partitions=_partitions(self.drill), log=self.log)
+                _append(jsonl, {"ceiling_after": asdict(result.ceiling_after)})
         except KeyboardInterrupt:
             result.interrupted = True
             self.log(f"interrupted: {len(result.points)} point(s) kept in {jsonl}; "
@@ -644,6 +694,8 @@ def _append(path: Path, row: dict) -> None:
 
 
 def _record_size(drill: dict) -> int:
+    for b in drill.get("load", {}).get("backlog", []):
+        return int(b.get("record_size", 1024))
     for p in drill.get("load", {}).get("producers", []):
         size = (p.get("record_size") or {}).get("fixed")
         if size:

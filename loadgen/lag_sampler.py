@@ -43,7 +43,9 @@ class LagSampler:
         self.request_timeout_s = request_timeout_s or max(0.5, min(5.0, interval_s * 0.8))
         self.path = history_path(history_dir, LAG_SAMPLES,
                                  writer_tag or f"lag-{cluster}-{secrets.token_hex(4)}")
-        self._admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+        # log_level 0: while a cluster is down (a drill kills it) librdkafka would print a
+        # "Connection refused" line per retry; failures reach us as request errors instead.
+        self._admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._writer: LagSampleWriter | None = None

@@ -74,7 +74,9 @@ class Observer:
             "log_level": 3,
             **(consumer_config or {}),
         }
-        self._admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+        # log_level 0: while a cluster is down (a drill kills it) librdkafka would print a
+        # "Connection refused" line per retry; failures reach us as request errors instead.
+        self._admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
         self._lock = threading.Lock()
         self._positions: dict[Partition, int] = {}   # next offset to read, per partition
         self._assigned: set[Partition] = set()

@@ -70,9 +70,21 @@ class FailoverInput:
     acked: Sequence[AckedSend]
     observed: Sequence[TargetRecord]
     dr_topics: tuple[str, ...] = ()
+    # When ``dr`` was wiped and rebuilt (a failback that switched back to it): records acked
+    # there before then are gone and cannot be owed to the group. None: never wiped.
+    dr_since_ms: int | None = None
 
     def __post_init__(self) -> None:
         validate_flow(self.primary, self.dr, self.topic_map)
+
+
+WIPE_EVENT_KIND = "wipe"  # a timeline event of this kind named "wipe <cluster>": its data was deleted
+
+
+def wipe_times(timeline: Sequence[TimelineEvent], cluster: str) -> list[int]:
+    """When ``cluster`` was wiped, in order: each wipe starts a new incarnation of its partitions,
+    whose offsets restart at 0."""
+    return sorted(e.start_ts_ms for e in timeline if e.kind == WIPE_EVENT_KIND and e.name == f"wipe {cluster}")
 
 
 def validate_flow(source: str, target: str, topic_map: Mapping[str, str]) -> None:

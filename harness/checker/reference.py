@@ -14,6 +14,7 @@ was first seen in. So the flow's figures are the sum of its topics' figures.
 from __future__ import annotations
 
 import gc
+from bisect import bisect_right
 from collections import Counter, defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from typing import Iterator
 from harness.checker.figures import (Tally, event_impact, figure_fields, first_ids,
                                      flow_series, latency_stats)
 from harness.checker.model import (FailoverInput, FailoverResult, FlowInput, FlowResult,
-                                   IdSamples, MessageId, TopicResult)
+                                   IdSamples, MessageId, TopicResult, wipe_times)
 from loadgen.histories import AckedSend
 
 Position = tuple[str, int, int]  # (topic, partition, offset)
@@ -107,7 +108,7 @@ def _check_flow(inp: FlowInput) -> FlowResult:
             key = (u.producer_id, u.seq)
             uncertain_topic[key] = min(u.topic, uncertain_topic.get(key, u.topic))
 
-    reordered = _reordered(ledger, sightings)
+    reordered = _reordered(ledger, sightings, wipe_times(inp.timeline, source))
 
     tallies = {t: Tally() for t in source_topics}
     latencies: dict[str, list[int]] = {t: [] for t in source_topics}
@@ -196,17 +197,19 @@ def _check_flow(inp: FlowInput) -> FlowResult:
 
 
 def _reordered(ledger: dict[MessageId, _Ledger],
-               sightings: dict[MessageId, _Sighting]) -> set[MessageId]:
+               sightings: dict[MessageId, _Sighting], wipes: list[int]) -> set[MessageId]:
     """Replicated ids that landed below an earlier source record of their partition.
 
     Walk each source partition in source offset order; a record is reordered when its
     first target position is lower than the highest first target position, in the same
-    target partition, of a record before it.
+    target partition, of a record before it. A wiped source starts its partitions again at
+    offset 0: each incarnation (records acked between two wipes) is walked on its own.
     """
-    walks: dict[tuple[str, int], list[tuple[int, MessageId]]] = defaultdict(list)
+    walks: dict[tuple[str, int, int], list[tuple[int, MessageId]]] = defaultdict(list)
     for mid, led in ledger.items():
         if mid in sightings:
-            walks[(led.first.topic, led.first.partition)].append((led.first.offset, mid))
+            epoch = bisect_right(wipes, led.first.ack_ts_ms)
+            walks[(led.first.topic, led.first.partition, epoch)].append((led.first.offset, mid))
     out: set[MessageId] = set()
     for walk in walks.values():
         walk.sort()
@@ -269,7 +272,8 @@ def _check_failover(inp: FailoverInput) -> FailoverResult:
         mid = (a.producer_id, a.seq)
         if a.cluster == inp.primary and a.topic in primary_topics:
             primary_ack[mid] = min(a.ack_ts_ms, primary_ack.get(mid, a.ack_ts_ms))
-        elif a.cluster == inp.dr and a.topic in inp.dr_topics:
+        elif a.cluster == inp.dr and a.topic in inp.dr_topics and (
+                inp.dr_since_ms is None or a.ack_ts_ms >= inp.dr_since_ms):
             dr_acked.add(mid)
 
     on_dr = {(o.producer_id, o.seq) for o in inp.observed

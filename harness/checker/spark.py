@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from harness.checker.figures import Tally, event_impact, figure_fields, flow_series
 from harness.checker.model import (PERCENTILES, SAMPLE_SIZE, CheckerInputError,
                                    FailoverResult, FlowResult, IdSamples, LatencyStats,
-                                   MessageId, TopicResult, validate_flow)
+                                   MessageId, TopicResult, validate_flow, wipe_times)
 from harness.checker.spark_io import load_history
 from loadgen.histories import (ACKED_SENDS, LAG_SAMPLES, PROCESSED_RECORDS, TARGET_RECORDS,
                                UNCERTAIN_SENDS, TimelineEvent, history_files)
@@ -63,6 +63,7 @@ class SparkFailoverInput:
     acked: DataFrame
     observed: DataFrame
     dr_topics: tuple[str, ...] = ()
+    dr_since_ms: int | None = None  # see FailoverInput
 
     def __post_init__(self) -> None:
         validate_flow(self.primary, self.dr, self.topic_map)
@@ -82,13 +83,13 @@ def load_flow_input(spark: SparkSession, directory: str | os.PathLike, source: s
 def load_failover_input(spark: SparkSession, directory: str | os.PathLike, group: str,
                         strategy: str, primary: str, dr: str, failure_ts_ms: int,
                         topic_map: Mapping[str, str],
-                        dr_topics: tuple[str, ...] = ()) -> SparkFailoverInput:
+                        dr_topics: tuple[str, ...] = (), dr_since_ms: int | None = None) -> SparkFailoverInput:
     """A failed-over group's input from a run's history directory."""
     def frame(kind):
         return load_history(spark, kind, history_files(directory, kind)).frame
     return SparkFailoverInput(group, strategy, primary, dr, failure_ts_ms, dict(topic_map),
                               frame(PROCESSED_RECORDS), frame(ACKED_SENDS),
-                              frame(TARGET_RECORDS), tuple(dr_topics))
+                              frame(TARGET_RECORDS), tuple(dr_topics), dr_since_ms)
 
 
 def _require_nearest_rank(spark: SparkSession) -> None:
@@ -130,6 +131,7 @@ def _samples(ids: DataFrame, flags: Mapping[str, Column]) -> dict[str, tuple[Mes
 def _flow_ids(inp: SparkFlowInput, source_topics: list[str], remotes: list[str]) -> DataFrame:
     """One row per id seen in the ledger or on the target, with every per-id verdict."""
     col = F.col
+    wipes = wipe_times(inp.timeline, inp.source)
     acks = inp.acked.where((col("cluster") == inp.source) & col("topic").isin(source_topics))
     ledger = acks.groupBy(*ID).agg(
         F.min(F.struct("ack_ts_ms", "topic", "partition", "offset", "send_ts_ms",
@@ -176,8 +178,13 @@ def _flow_ids(inp: SparkFlowInput, source_topics: list[str], remotes: list[str])
                        | (seen_in != col("a.topic")))).alias("misplaced"),
         F.when(replicated, col("s.seen_ts_ms") - col("a.send_ts_ms")).alias("latency"))
 
-    # Walk each source partition in source order, per target partition it landed in.
-    walk = (Window.partitionBy("topic", "a_partition", "s_topic", "s_partition")
+    # Walk each source partition in source order, per target partition it landed in; a wiped
+    # source restarts its offsets, so each incarnation (acks between two wipes) walks alone.
+    epoch = F.lit(0)
+    for wiped_at in wipes:
+        epoch = epoch + F.when(col("ack_ts") >= wiped_at, 1).otherwise(0)
+    ids = ids.withColumn("epoch", epoch)
+    walk = (Window.partitionBy("topic", "a_partition", "epoch", "s_topic", "s_partition")
             .orderBy("a_offset", *ID).rowsBetween(Window.unboundedPreceding, -1))
     highest_before = F.max("s_offset").over(walk)
     return ids.withColumn(
@@ -338,7 +345,8 @@ def check_failover(inp: SparkFailoverInput) -> FailoverResult:
                                     & col("topic").isin(primary_topics))
                     .groupBy(*ID).agg(F.min("ack_ts_ms").alias("ack_ts")))
     in_dr_topics = col("topic").isin(list(inp.dr_topics)) if inp.dr_topics else F.lit(False)
-    dr_acked = (inp.acked.where((col("cluster") == inp.dr) & in_dr_topics)
+    since = (col("ack_ts_ms") >= inp.dr_since_ms) if inp.dr_since_ms is not None else F.lit(True)
+    dr_acked = (inp.acked.where((col("cluster") == inp.dr) & in_dr_topics & since)
                 .select(*ID).distinct().withColumn("dr_acked", F.lit(True)))
     reached = (inp.observed.where((col("cluster") == inp.dr)
                                   & col("topic").isin(sorted(inp.topic_map)))

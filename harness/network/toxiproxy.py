@@ -65,9 +65,16 @@ class ToxiproxyClient:
         self._call("POST", "/proxies", {"name": name, "listen": f"{LOOPBACK}:{listen_port}",
                                         "upstream": upstream, "enabled": True})
 
+    def delete_proxy(self, name: str) -> None:
+        self._call("DELETE", f"/proxies/{name}")
+
     def set_enabled(self, name: str, enabled: bool) -> None:
         """A disabled proxy closes its connections and refuses new ones (a hard partition)."""
         self._call("POST", f"/proxies/{name}", {"enabled": enabled})
+
+    def set_upstream(self, name: str, upstream: str) -> None:
+        """Point a proxy elsewhere; Toxiproxy restarts it, closing the connections it held."""
+        self._call("POST", f"/proxies/{name}", {"upstream": upstream, "enabled": True})
 
     def toxics(self, proxy: str) -> dict[str, dict]:
         return {t["name"]: t for t in (self._call("GET", f"/proxies/{proxy}/toxics") or [])}

@@ -354,6 +354,20 @@ class OffsetLagProbe:
         self.timeout_s = timeout_s
         self._admins: dict[str, AdminClient] = {}
         self._previous: dict[tuple[str, str, int], tuple[float, int]] = {}
+        self._target_base: dict[tuple[str, str, int], int] = {}  # (target cluster, topic, partition) -> offset
+
+    def count_target_from_now(self) -> None:
+        """Measure lag against what targets receive from now on, not their whole log.
+
+        For replication out of a wiped (rebuilt) cluster: its offsets restarted at 0 while the
+        remote topics still hold the copies made before, so ``source end - remote end`` would
+        read zero lag before anything was copied.
+        """
+        for target in {f.target for f in self.setup.flows}:
+            topics = self._admin(target).list_topics(timeout=self.timeout_s).topics
+            parts = [TopicPartition(t, p) for t, meta in topics.items() for p in meta.partitions]
+            for (topic, p), end in self._end_offsets(target, parts).items():
+                self._target_base[(target, topic, p)] = end
 
     def sample(self) -> ReplicatorMetrics:
         """Measure every flow's selected topic-partitions now."""
@@ -408,6 +422,8 @@ class OffsetLagProbe:
             for p in range(count):
                 src = source_ends.get((topic, p))
                 dst = target_ends.get((remote[topic], p))
+                if dst is not None:
+                    dst -= self._target_base.get((flow.target, remote[topic], p), 0)
                 lag = max(0, src - dst) if src is not None and dst is not None else None
                 rate = None
                 key = (flow.name, topic, p)
@@ -522,6 +538,10 @@ class Replicator(ABC):
         """Per topic-partition rates, lag and latency where the replicator can tell."""
 
     @abstractmethod
+    def count_target_from_now(self) -> None:
+        """Lag counts only what targets receive from now on (see OffsetLagProbe.count_target_from_now)."""
+        raise UnsupportedOperation(f"{type(self).__name__} cannot rebase its lag measurement")
+
     def translate_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
         """Target-cluster offsets ``{(remote_topic, partition): offset}`` for ``group``'s source commits."""
 
@@ -632,6 +652,9 @@ class ProcessReplicator(Replicator):
 
     def metrics(self) -> ReplicatorMetrics | None:
         return self._probe.sample()
+
+    def count_target_from_now(self) -> None:
+        self._probe.count_target_from_now()
 
     def log_paths(self) -> dict[str, Path]:
         return {p.name: p.log_path for p in self.processes}

@@ -49,4 +49,5 @@ def check_group(h: Histories, failover: dict):
         group=failover["group"], strategy=failover["strategy"], primary=failover["primary"], dr=failover["dr"],
         failure_ts_ms=failover["failure_ts_ms"], topic_map=dict(failover["topic_map"]),
         processed=[p for p in h.processed if p.group == failover["group"]], acked=h.acked,
-        observed=[r for r in h.observed if r.cluster == failover["dr"]], dr_topics=tuple(failover["dr_topics"])))
+        observed=[r for r in h.observed if r.cluster == failover["dr"]], dr_topics=tuple(failover["dr_topics"]),
+        dr_since_ms=failover.get("dr_since_ms")))

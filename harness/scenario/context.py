@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Callable
 
 from harness.environment import Environment
-from harness.replicators.base import Replicator
+from harness.network.stable_address import StableAddress
+from harness.replicators.base import FlowSpec, Replicator
 from harness.scenario.model import ConsumerDef, ProducerDef, Scenario
 from loadgen.app_consumer import AppConsumer, CommitPolicy
 from loadgen.histories import TimelineEvent, TimelineEventWriter, history_path
@@ -65,6 +66,12 @@ class DrillContext:
     load_started_at: float = 0.0  # monotonic
     load_until: float = 0.0  # seconds after load start; a late failover extends it (see failover.py)
     failovers: list[dict] = field(default_factory=list)
+    failbacks: list[dict] = field(default_factory=list)
+    # Builds another replicator of the drill's kind (failback's copy back, re-protect): flows, folder.
+    new_replicator: Callable[[list[FlowSpec], Path], Replicator] | None = None
+    retired_replicators: list[Replicator] = field(default_factory=list)  # replaced by failback; stopped at the end
+    stable_address: StableAddress | None = None
+    wiped_at: dict[str, int] = field(default_factory=dict)  # cluster -> when a failback wiped it (ms)
     abandoned: set[str] = field(default_factory=set)  # clusters lost in an unplanned failover
     stop_requested: threading.Event = field(default_factory=threading.Event)
     _timeline: TimelineEventWriter | None = None
@@ -81,6 +88,15 @@ class DrillContext:
             w.write(TimelineEvent(name=name, kind=kind, start_ts_ms=start_ms, end_ts_ms=end_ms, outcome=outcome,
                                   detail=detail))
             w.flush()
+
+    def bootstrap_for(self, cluster: str) -> str:
+        """Where applications on ``cluster`` bootstrap: the stable address while it resolves
+        there, else the cluster's own brokers. The harness's own instruments never use this."""
+        a = self.stable_address
+        return a.bootstrap if a is not None and a.points_to == cluster else self.env.cluster(cluster).bootstrap
+
+    def all_replicators(self) -> list[Replicator]:
+        return [self.replicator, *self.retired_replicators]
 
     def elapsed(self) -> float:
         return time.monotonic() - self.load_started_at if self.load_started_at else 0.0

@@ -29,6 +29,7 @@ from harness.scenario.model import Scenario
 from harness.scenario.summary import evaluate, render_table, write_summary
 from harness.scenario.topology import check_pairs, flow_specs, link_conditions_of, origin_topics, topology_of
 from loadgen.app_consumer import StartPosition
+from loadgen.backlog import produce_backlog
 from loadgen.lag_sampler import LagSampler
 from loadgen.observer import Observer
 from reports.allure_results import record_allure_results
@@ -85,12 +86,17 @@ class Drill:
             for t in s.topics:
                 env.cluster(t.cluster).create_topics([NewTopic(t.name, t.partitions, t.replication_factor or 1,
                                                                config={k: str(v) for k, v in t.config.items()})])
+            self._produce_backlog(env, histories)
             self.phase = f"starting replicator ({self.kind})"
             setup = ReplicationSetup(env=env, flows=flow_specs(s), policy=s.replication.policy,
                                      separator=s.replication.separator, workdir=self.out_dir / "replicator")
             replicator = make_replicator(self.kind, setup, **self._replicator_options())
             ctx = DrillContext(scenario=s, out_dir=self.out_dir, env=env, replicator=replicator,
-                               histories=histories, log=self.log)
+                               histories=histories, log=self.log, new_replicator=self._replicator_factory(env))
+            if s.stable_address is not None:
+                ctx.stable_address = env.add_stable_address(s.stable_address.points_to)
+                self.log(f"applications bootstrap through the stable address {ctx.stable_address.bootstrap} "
+                         f"(now {s.stable_address.points_to}; failovers re-point it)")
             self.log(f"starting {self.kind} replicator (logs: {', '.join(map(str, replicator.log_paths().values()))})")
             # started before the replicator: its start-up can take minutes on a busy machine
             threading.Thread(target=self._progress, args=(ctx, progress_stop, started), daemon=True).start()
@@ -134,7 +140,7 @@ class Drill:
             # Each part stops even if another fails or a second Ctrl-C arrives meanwhile: no
             # process may outlive the drill, and summary.json is still written.
             parts = [("clients", lambda: self._stop_clients(ctx, drain=drain) if ctx else None),
-                     ("replicator", lambda: ctx.replicator.stop() if ctx else None),
+                     ("replicator", lambda: [r.stop() for r in ctx.all_replicators()] if ctx else None),
                      ("environment", lambda: [self.log(p) for p in env.stop()])]
             for what, stop in parts:
                 try:
@@ -162,6 +168,24 @@ class Drill:
             shutil.rmtree(self.out_dir / name, ignore_errors=True)
         for name in ("summary.json", "error.txt", "check-error.txt"):
             (self.out_dir / name).unlink(missing_ok=True)
+
+    def _produce_backlog(self, env: Environment, histories: Path) -> None:
+        for b in self.scenario.load.backlog:
+            self.phase = f"writing a backlog into {b.cluster}/{b.topic}"
+            self.log(f"writing a backlog of {b.records:,} records of {b.record_size} B into {b.cluster}/{b.topic}")
+            r = produce_backlog(b.cluster, env.cluster(b.cluster).bootstrap, b.topic, b.records, b.record_size,
+                                histories)
+            self.log(f"backlog written in {r.seconds:.1f}s ({r.records_s:,.0f} records/s)")
+
+    def _replicator_factory(self, env: Environment):
+        """Builds further replicators of this drill's kind (failback's copy back, re-protect)."""
+        s = self.scenario
+
+        def build(flows, workdir: Path):
+            setup = ReplicationSetup(env=env, flows=flows, policy=s.replication.policy,
+                                     separator=s.replication.separator, workdir=workdir)
+            return make_replicator(self.kind, setup, **self._replicator_options())
+        return build
 
     def _replicator_options(self) -> dict:
         r = self.scenario.replication
@@ -196,7 +220,7 @@ class Drill:
             ctx.lag_samplers.append(sampler)
         for c in s.load.consumers:
             consumer = new_app_consumer(c, ctx.histories)
-            consumer.start(c.cluster, env.cluster(c.cluster).bootstrap, list(c.topics), StartPosition.committed("earliest"))
+            consumer.start(c.cluster, ctx.bootstrap_for(c.cluster), list(c.topics), StartPosition.committed("earliest"))
             ctx.consumers.append(ConsumerSlot(c, consumer, c.cluster))
         for p in s.load.producers:
             slot = ProducerSlot(p, p.cluster)
@@ -231,7 +255,8 @@ class Drill:
         def alive(cluster: str) -> bool:
             return cluster not in ctx.abandoned and any(b.running and not b.process.paused
                                                         for b in ctx.env.cluster(cluster).brokers)
-        live = [f"{f.source}->{f.target}" for f in self.scenario.replication.flows if alive(f.source)]
+        # the flows of the replicator running now: a failback replaces the drill's own
+        live = [f"{f.source}->{f.target}" for f in ctx.replicator.setup.flows if alive(f.source)]
         if not live:
             return 0
         lags = failover.lag_by_flow(ctx)
@@ -281,6 +306,7 @@ class Drill:
                    step_failures: list[str]) -> dict:
         s = self.scenario
         flows, failovers, timeline = [], [], []
+        failbacks = list(ctx.failbacks) if ctx else []
         check_error = None
         try:
             h = Histories(self.out_dir / "histories")
@@ -295,7 +321,7 @@ class Drill:
         except Exception as e:
             check_error = f"{type(e).__name__}: {e}"
             (self.out_dir / "check-error.txt").write_text(traceback.format_exc())
-        expectations = evaluate(s, flows, failovers)
+        expectations = evaluate(s, flows, failovers, failbacks)
         if step_failures:
             expectations.append({"name": "every timeline step succeeded", "passed": False,
                                  "actual": len(step_failures), "limit": 0, "op": "==", "failures": step_failures})
@@ -305,7 +331,8 @@ class Drill:
             "scenario": s.name, "replicator": self.kind, "passed": passed,
             "started_at": datetime.fromtimestamp(started, timezone.utc).isoformat(),
             "duration_s": round(time.time() - started, 1), "interrupted": interrupted,
-            "error": error or check_error, "flows": flows, "failovers": failovers, "expectations": expectations,
+            "error": error or check_error, "flows": flows, "failovers": failovers, "failbacks": failbacks,
+            "expectations": expectations,
             "timeline": [asdict(e) for e in timeline],
             "logs": self._log_paths(ctx, env),
             "rerun": f"mirrordrill run {self.scenario_path} --replicator {self.kind} --out {self.out_dir}-rerun",
@@ -316,6 +343,8 @@ class Drill:
         if env.toxiproxy is not None:
             logs["toxiproxy"] = str(env.toxiproxy.process.log_path)
         if ctx is not None:
-            logs["replicator"] = {k: str(v) for k, v in ctx.replicator.log_paths().items()}
+            # a failback adds replicators with the same node names: the folder tells them apart
+            logs["replicator"] = {(k if r.setup.workdir == self.out_dir / "replicator" else f"{k} ({r.setup.workdir.name})"): str(v)
+                                  for r in ctx.all_replicators() for k, v in r.log_paths().items()}
             logs["load"] = [str(r.log_path) for slot in ctx.producers for r in slot.runs]
         return logs

@@ -67,7 +67,7 @@ def start_producer(ctx: DrillContext, slot: ProducerSlot, cluster: str, duration
     """Start (a new instance of) a producer definition against ``cluster``."""
     d = slot.definition
     topics = d.topics if isinstance(d.topics, dict) else list(d.topics)
-    spec = LoadSpec(cluster=cluster, bootstrap_servers=ctx.env.cluster(cluster).bootstrap, topics=topics,
+    spec = LoadSpec(cluster=cluster, bootstrap_servers=ctx.bootstrap_for(cluster), topics=topics,
                     rate=d.rate, duration_s=duration_s, users=d.users, record_size=d.record_size, keys=d.keys,
                     producer=dict(d.settings), producer_id_prefix=f"{d.name or 'load'}-{cluster}",
                     output_dir=ctx.histories)
@@ -160,7 +160,8 @@ def _move_one(ctx: DrillContext, slot: ConsumerSlot, primary: str, dr: str, fail
     remote, local = dr_topics_for(ctx, slot, primary, dr)
     # Registered before it starts on dr: a group that fails to start there still has its cost measured.
     slot.failover = {"group": group, "strategy": slot.definition.failover_strategy, "primary": primary, "dr": dr,
-                     "failure_ts_ms": failure_ms, "topic_map": remote, "dr_topics": tuple(local)}
+                     "failure_ts_ms": failure_ms, "topic_map": remote, "dr_topics": tuple(local),
+                     "dr_since_ms": ctx.wiped_at.get(dr)}
     ctx.failovers.append(slot.failover)
     t = now_ms()
     position = start_position(ctx, slot, primary, dr, failure_ms)
@@ -168,7 +169,7 @@ def _move_one(ctx: DrillContext, slot: ConsumerSlot, primary: str, dr: str, fail
                f"{slot.definition.failover_strategy}: {position.strategy}")
     existing = ctx.env.cluster(dr).admin().list_topics(timeout=15).topics
     topics = [t for t in remote if t in existing] + [t for t in local if t in existing]
-    slot.consumer.start(dr, ctx.env.cluster(dr).bootstrap, topics or list(remote), position)
+    slot.consumer.start(dr, ctx.bootstrap_for(dr), topics or list(remote), position)
     slot.cluster = dr
     return f"{group}: {slot.definition.failover_strategy} -> {dr}"
 
@@ -189,15 +190,30 @@ def _remaining(ctx: DrillContext) -> float:
     return ctx.load_until - ctx.elapsed()
 
 
+def repoint_stable_address(ctx: DrillContext, primary: str, dr: str) -> None:
+    """What an operator does to the DNS name: clients restarted from now on find ``dr``."""
+    a = ctx.stable_address
+    if a is None or a.points_to != primary:
+        return
+    t = now_ms()
+    a.point_to(ctx.env.cluster(dr))
+    ctx.record(f"re-point {a.bootstrap} to {dr}", "failover", t, now_ms(), "ok", f"was {primary}")
+
+
 # --- the two failovers --------------------------------------------------------------------
-def planned(ctx: DrillContext, step: Failover) -> str:
+def planned(ctx: DrillContext, step: Failover, restart_finished: bool = False) -> str:
+    """``restart_finished``: also move producers whose load already ended (a switch back after a
+    long failback must still show the applications working on the cluster they return to)."""
     flow = f"{step.source}->{step.target}"
     failure_ms = now_ms()
     producers = stop_producers_on(ctx, step.source)
+    if restart_finished:
+        producers += [slot for slot in ctx.producers if slot.cluster == step.source and slot not in producers]
     ctx.record(f"stop producers on {step.source}", "failover", failure_ms, now_ms(), "ok", f"{len(producers)} stopped")
     t = now_ms()
     lag = wait_drained(ctx, flow, step.drain_timeout)
     ctx.record(f"drain {flow}", "failover", t, now_ms(), "ok" if lag == 0 else "timeout", f"lag {lag}")
+    repoint_stable_address(ctx, step.source, step.target)
     t = now_ms()
     notes = move_consumers(ctx, step.source, step.target, failure_ms, commit=True)
     ctx.record(f"move consumers to {step.target}", "failover", t, now_ms(), "ok", "; ".join(notes))
@@ -215,6 +231,7 @@ def unplanned(ctx: DrillContext, step: Failover) -> str:
                 link.partition()
     ctx.abandoned.add(step.source)  # nothing more will come from it: no drain waits for it
     ctx.record(f"{step.source} lost ({step.how})", "failover", failure_ms, now_ms(), "ok")
+    repoint_stable_address(ctx, step.source, step.target)
     producers = [s for s in ctx.producers if s.cluster == step.source and s.runner is not None and s.runner.running]
     # Producers against a dead cluster take a while to give up; consumers need not wait for that.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="failover-producers") as pool:

@@ -94,7 +94,17 @@ class ConsumerDef(_M):
     timestamp_margin_s: float = Field(10.0, ge=0, description="timestamp strategy: seek this far before the incident")
 
 
+class BacklogDef(_M):
+    """Records written into ``topic`` before the replicator starts (capacity drills)."""
+
+    cluster: str
+    topic: str
+    records: int = Field(ge=1, le=10_000_000)
+    record_size: int = Field(1024, ge=64, le=1_000_000)
+
+
 class LoadDef(_M):
+    backlog: list[BacklogDef] = Field(default_factory=list)
     producers: list[ProducerDef] = Field(default_factory=list)
     consumers: list[ConsumerDef] = Field(default_factory=list)
 
@@ -194,6 +204,23 @@ class Failover(_Step):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+class Failback(_Step):
+    """After a failover ``to -> from``: rebuild the old primary ``to`` from the new primary ``from``.
+
+    The replication out of the old primary stops, the old primary is wiped (data and committed
+    offsets) and started empty, a replicator copies ``from -> to``, and the drill checks that
+    the two converge. With ``switch_back`` the applications then move back to ``to`` the
+    planned way, and replication ``to -> from`` starts afresh (re-protect).
+    """
+
+    do: Literal["failback"]
+    source: str = Field(alias="from")  # the new primary (where applications run now)
+    target: str = Field(alias="to")  # the old primary, to be wiped and rebuilt
+    switch_back: bool = False
+    timeout: Seconds = 180.0  # for the copy back to converge
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
 class WaitDrain(_Step):
     do: Literal["wait_drain"]
     flow: str | None = None
@@ -201,12 +228,12 @@ class WaitDrain(_Step):
 
 
 Step = Annotated[Union[SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep, ClusterStep,
-                       ReplicatorStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, WaitDrain],
+                       ReplicatorStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain],
                  Field(discriminator="do")]
 
 STEP_NAMES = sorted({lit for cls in (SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep,
                                      ClusterStep, ReplicatorStep, CreateTopic, AddPartitions, SetTopicConfig,
-                                     Failover, WaitDrain)
+                                     Failover, Failback, WaitDrain)
                      for lit in cls.model_fields["do"].annotation.__args__})
 
 
@@ -215,6 +242,7 @@ FLOW_METRICS = ("acked", "replicated", "lost", "duplicates", "reordered", "corru
                 "latency_ms.p50", "latency_ms.p90", "latency_ms.p99", "latency_ms.max",
                 "throughput_records_s", "throughput_mb_s")
 FAILOVER_METRICS = ("failover.skipped", "failover.reprocessed", "failover.rto_s", "failover.rpo_records")
+FAILBACK_METRICS = ("failback.missing", "failback.extra", "failback.converge_s")
 _LIMIT = re.compile(r"^\s*(<=|>=|==|<|>)?\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
@@ -243,12 +271,20 @@ def parse_expectation(key: str, value: Any) -> Expectation:
     if not m:
         raise ValueError(f"expectation {key!r}: write a metric name, optionally scoped as metric[flow or group]")
     metric, scope = m.group(1), m.group(2)
-    if metric not in FLOW_METRICS + FAILOVER_METRICS:
-        raise ValueError(f"expectation on unknown metric {metric!r}; valid: {', '.join(FLOW_METRICS + FAILOVER_METRICS)}")
+    known = FLOW_METRICS + FAILOVER_METRICS + FAILBACK_METRICS
+    if metric not in known:
+        raise ValueError(f"expectation on unknown metric {metric!r}; valid: {', '.join(known)}")
     lm = _LIMIT.match(str(value)) if not isinstance(value, bool) else None
     if not lm:
         raise ValueError(f"expectation {key}: limit {value!r} is not a number or a comparison like '<= 100'")
     return Expectation(metric=metric, scope=scope, op=lm.group(1) or "==", limit=float(lm.group(2)))
+
+
+class StableAddressDef(_M):
+    """Clients bootstrap through one stable address (a proxy, as a DNS name would be in
+    production) instead of a cluster's own brokers; every failover re-points it."""
+
+    points_to: str  # the cluster it resolves to when the drill starts
 
 
 class Scenario(_M):
@@ -262,6 +298,7 @@ class Scenario(_M):
     replication: ReplicationDef
     load: LoadDef = LoadDef()
     timeline: list[Step] = Field(default_factory=list)
+    stable_address: StableAddressDef | None = None
     duration: Seconds = Field(60.0, gt=0, description="seconds of load")
     drain_timeout: Seconds = Field(120.0, ge=0)
     expectations: dict[str, Any] = Field(default_factory=dict)

@@ -7,9 +7,9 @@ import time
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, NewPartitions, NewTopic, ResourceType
 
 from harness.network.wan import LinkConditions
-from harness.scenario import failover
+from harness.scenario import failback, failover
 from harness.scenario.context import DrillContext
-from harness.scenario.model import (AddPartitions, Blackhole, BrokerStep, ClusterStep, CreateTopic, Failover, Heal,
+from harness.scenario.model import (AddPartitions, Blackhole, BrokerStep, ClusterStep, CreateTopic, Failback, Failover, Heal,
                                     Partition, ReplicatorStep, ResetConnections, SetLink, SetTopicConfig, WaitDrain)
 
 
@@ -21,7 +21,7 @@ def describe(step) -> str:
         return f"{step.do} {step.link[0]}<->{step.link[1]}" + (f" ({step.direction})" if step.direction else "")
     if isinstance(step, BrokerStep):
         return f"{step.do} {step.cluster}/{step.broker}"
-    if isinstance(step, Failover):
+    if isinstance(step, (Failover, Failback)):
         return f"{step.do} {step.source}->{step.target}"
     cluster = getattr(step, "cluster", None)
     topic = getattr(step, "topic", None)
@@ -92,6 +92,8 @@ def run_step(ctx: DrillContext, step) -> str:
         return "drained" if lag == 0 else f"still {lag} records behind after {step.timeout:g}s"
     if isinstance(step, Failover):
         return failover.planned(ctx, step) if step.do == "planned_failover" else failover.unplanned(ctx, step)
+    if isinstance(step, Failback):
+        return failback.run(ctx, step)
     raise ValueError(f"step {step.do!r} has no implementation")
 
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.scenario.model import FAILOVER_METRICS, Scenario
+from harness.scenario.model import FAILBACK_METRICS, FAILOVER_METRICS, Scenario
 
 
 def _get(d: dict, dotted: str) -> Any:
@@ -17,11 +17,14 @@ def _get(d: dict, dotted: str) -> Any:
     return d
 
 
-def evaluate(scenario: Scenario, flows: list[dict], failovers: list[dict]) -> list[dict]:
-    """One row per expectation and flow (or group) it applies to."""
+def evaluate(scenario: Scenario, flows: list[dict], failovers: list[dict], failbacks: list[dict] = ()) -> list[dict]:
+    """One row per expectation and flow (or group, or failback) it applies to."""
     rows = []
     for e in scenario.parsed_expectations():
-        if e.metric in FAILOVER_METRICS:
+        if e.metric in FAILBACK_METRICS:
+            field = e.metric.removeprefix("failback.")
+            targets = [(f["name"], f) for f in failbacks if e.scope in (None, f["name"])]
+        elif e.metric in FAILOVER_METRICS:
             field = e.metric.removeprefix("failover.")
             targets = [(f["group"], f) for f in failovers if e.scope in (None, f["group"])]
         else:
@@ -64,6 +67,11 @@ def render_table(summary: dict) -> str:
         for g in summary["failovers"]:
             lines.append(f"  {g['group'] + ' (' + g['strategy'] + ')':<28}{g['skipped']:>9}{g['reprocessed']:>12}"
                          f"{_n(g.get('rto_s')):>8}{g['rpo_records']:>10}")
+    if summary.get("failbacks"):
+        lines.append(f"  {'failback (copy back)':<28}{'topics':>9}{'records':>12}{'missing':>8}{'extra':>10}{'secs':>8}")
+        for b in summary["failbacks"]:
+            lines.append(f"  {b['name'] + (' converged' if b['converged'] else ' NOT converged'):<28}{b['topics']:>9}"
+                         f"{b['records']:>12}{_n(b['missing']):>8}{_n(b['extra']):>10}{_n(b['converge_s']):>8}")
     for e in summary["expectations"]:
         lines.append(f"  [{'ok' if e['passed'] else 'FAIL'}] {e['name']} (actual {_n(e['actual'])})")
     return "\n".join(lines)

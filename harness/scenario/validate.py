@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.environment import CLUSTER_NAME
-from harness.scenario.model import FAILOVER_METRICS, Failover, Scenario, parse_expectation
+from harness.scenario.model import FAILBACK_METRICS, FAILOVER_METRICS, Failback, Failover, Scenario, parse_expectation
 from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml
 
 
@@ -150,6 +150,10 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
                 if t not in topics[p.cluster]:
                     bad(("load", "producers", i, "topics"), f"topic {t!r} is not declared on {p.cluster} "
                                                             f"(declared: {sorted(topics[p.cluster])})")
+    for i, b in enumerate(s.load.backlog):
+        if known(("load", "backlog", i, "cluster"), b.cluster) and b.topic not in topics[b.cluster]:
+            bad(("load", "backlog", i, "topic"), f"topic {b.topic!r} is not declared on {b.cluster} "
+                                                 f"(declared: {sorted(topics[b.cluster])})")
     groups = set()
     for i, c in enumerate(s.load.consumers):
         if c.group in groups:
@@ -160,8 +164,12 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
                 if t not in topics[c.cluster]:
                     bad(("load", "consumers", i, "topics"), f"topic {t!r} is not declared on {c.cluster}")
 
+    if s.stable_address is not None:
+        known(("stable_address", "points_to"), s.stable_address.points_to)
+
     last_at = 0.0
-    has_failover = False
+    has_failover = has_failback = False
+    failed_over: set[tuple[str, str]] = set()  # (old primary, new primary) so far in the timeline
     for i, step in enumerate(s.timeline):
         at = ("timeline", i)
         if step.at is not None:
@@ -197,6 +205,13 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
             if known(at + ("from",), step.source) & known(at + ("to",), step.target):
                 if f"{step.source}->{step.target}" not in flows:
                     bad(at, f"no flow {step.source}->{step.target} to fail over along; flows are {sorted(flows)}")
+                failed_over.add((step.source, step.target))
+        if isinstance(step, Failback):
+            has_failback = True
+            if known(at + ("from",), step.source) & known(at + ("to",), step.target):
+                if (step.target, step.source) not in failed_over:
+                    bad(at, f"failback {step.source}->{step.target} needs an earlier failover "
+                            f"from {step.target} to {step.source} in the timeline")
     for key, value in s.expectations.items():
         path = ("expectations", key)
         try:
@@ -204,11 +219,15 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
         except ValueError as err:
             bad(path, str(err))
             continue
+        if e.metric in FAILBACK_METRICS and not has_failback:
+            bad(path, f"{e.metric} needs a failback step in the timeline")
         if e.metric in FAILOVER_METRICS and not has_failover:
             bad(path, f"{e.metric} needs a planned_failover or unplanned_failover step in the timeline")
         if e.scope and e.metric in FAILOVER_METRICS and e.scope not in groups:
             bad(path, f"unknown consumer group {e.scope!r}; groups are {sorted(groups)}")
-        if e.scope and e.metric not in FAILOVER_METRICS and e.scope not in _reachable(flows):
+        if e.scope and e.metric in FAILBACK_METRICS and e.scope not in {f"{a}->{b}" for b, a in failed_over}:
+            bad(path, f"unknown failback {e.scope!r}; write it as new primary->old primary")
+        if e.scope and e.metric not in FAILOVER_METRICS + FAILBACK_METRICS and e.scope not in _reachable(flows):
             bad(path, f"unknown flow {e.scope!r}; flows (and chains of them) are {sorted(_reachable(flows))}")
     return out
 

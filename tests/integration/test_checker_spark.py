@@ -165,3 +165,32 @@ def test_spark_reads_history_files_like_python(spark, tmp_path, kind):
         assert sorted(got, key=repr) == sorted(python.rows, key=repr)
         assert loaded.torn == python.torn
     assert spark_load_history(spark, kind, []).frame.count() == 0
+
+
+def test_spark_and_reference_agree_after_a_wipe(spark, tmp_path):
+    """A failback wipes a cluster: its offsets restart at 0 (not reordering), and what it held
+    before is not owed to a group that switches back onto it."""
+    t0, wiped = 1_700_000_000_000, 1_700_000_030_000
+    acked = [H.AckedSend("A", "t", 0, i, "p", i, t0 + i, t0 + i, 100, i) for i in range(3)]
+    acked += [H.AckedSend("A", "t", 0, i, "q", i, wiped + 5000 + i, wiped + 5000 + i, 100, i) for i in range(2)]
+    observed = [H.TargetRecord("B", "A.t", 0, i, "p", i, t0 + 50, True, i) for i in range(3)]
+    observed += [H.TargetRecord("B", "A.t", 0, 3 + i, "q", i, wiped + 6000, True, i) for i in range(2)]
+    timeline = [H.TimelineEvent("wipe A", "wipe", wiped, wiped + 4000, "ok", "")]
+    _write(tmp_path, H.ACKED_SENDS, acked)
+    _write(tmp_path, H.TARGET_RECORDS, observed)
+    flow = FlowInput("A", "B", {"A.t": "t"}, acked, observed, timeline=timeline)
+    reference = check_flow(flow)
+    assert (reference.replicated, reference.reordered) == (5, 0)
+    on_spark = spark_checker.check_flow(spark_checker.load_flow_input(spark, tmp_path, "A", "B", {"A.t": "t"},
+                                                                      timeline))
+    assert on_spark == reference
+
+    # a switch back from B onto the rebuilt A: p's records were on A before the wipe
+    processed = [H.ProcessedRecord("g", "A", "t", 0, i, "q", i, wiped + 9000) for i in range(2)]
+    _write(tmp_path, H.PROCESSED_RECORDS, processed)
+    fo = dict(group="g", strategy="translated", primary="B", dr="A", failure_ts_ms=wiped + 8000,
+              topic_map={"B.t": "t"}, dr_topics=("t",), dr_since_ms=wiped)
+    reference = check_failover(FailoverInput(processed=processed, acked=acked, observed=[], **fo))
+    assert (reference.available, reference.skipped) == (2, 0)
+    on_spark = spark_checker.check_failover(spark_checker.load_failover_input(spark, tmp_path, **fo))
+    assert on_spark == reference

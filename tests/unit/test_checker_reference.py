@@ -371,3 +371,41 @@ def test_failover_before_failure_is_strict_and_no_dr_processing_means_no_rto():
     assert r.rto_s is None
     assert (r.rpo_records, r.rpo_window_s) == (1, 0.0)  # acked at F is not before F
     assert r.summary()["rpo_sample"] == [["p", 0]]
+
+
+# --------------------------------------------------------------------------- wiped clusters
+
+
+def wipe(cluster, at):
+    return TimelineEvent(f"wipe {cluster}", "wipe", at, at + 5000, "ok", "")
+
+
+def test_offsets_restarting_after_a_wipe_of_the_source_are_not_reordering():
+    # before the wipe: offsets 0..2 land at 0..2; after it the source restarts at offset 0
+    # and those records land after the old ones, at 3..4
+    acked = [ack("p", i, acked=T0 + i) for i in range(3)]
+    acked += [ack("q", i, offset=i, acked=T0 + 60_000 + i) for i in range(2)]
+    observed = [seen("p", i) for i in range(3)] + [seen("q", i, offset=3 + i) for i in range(2)]
+    assert flow(acked, observed).reordered == 2  # without the wipe on the timeline: reordered
+    r = flow(acked, observed, timeline=[wipe("A", T0 + 30_000)])
+    assert counts(r) == expect(acked=5, replicated=5)
+    # a wipe of another cluster changes nothing
+    assert flow(acked, observed, timeline=[wipe("B", T0 + 30_000)]).reordered == 2
+
+
+def test_reordering_within_one_incarnation_still_counts_after_a_wipe():
+    acked = [ack("q", i, offset=i, acked=T0 + 60_000 + i) for i in range(2)]
+    observed = [seen("q", 0, offset=1), seen("q", 1, offset=0)]
+    assert flow(acked, observed, timeline=[wipe("A", T0 + 30_000)]).reordered == 1
+
+
+def test_records_acked_on_dr_before_it_was_wiped_are_not_owed_to_the_group():
+    # a switch back onto a rebuilt cluster B: id 0 was acked on B before the wipe and is gone
+    acked = [ack("d", 0, topic="t", cluster="B", acked=F - 50_000),
+             ack("d", 1, topic="t", cluster="B", acked=F + 1000)]
+    proc = [ProcessedRecord("g", "B", "t", 0, 1, "d", 1, F + 2000)]  # B's own topic t
+    kw = dict(processed=proc, acked=acked, observed=[], dr_topics=("t",))
+    before = check_failover(FailoverInput("g", "translated", "A", "B", F, MAP, **kw))
+    assert (before.available, before.skipped) == (2, 1)
+    after = check_failover(FailoverInput("g", "translated", "A", "B", F, MAP, dr_since_ms=F - 10_000, **kw))
+    assert (after.available, after.skipped) == (1, 0)

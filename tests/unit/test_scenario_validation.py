@@ -186,3 +186,43 @@ def test_scoped_expectation_may_name_a_forwarding_chain():
     assert s.parsed_expectations()[0].scope == "primary->far"
     p = only_problem(text + "expectations:\n  lost[far->primary]: 0\n")
     assert "unknown flow 'far->primary'" in p.message and "'primary->far'" in p.message
+
+
+FAILOVER = "timeline:\n  - {at: 5s, do: unplanned_failover, from: primary, to: dr}\n"
+
+
+def test_failback_is_valid_after_the_failover_it_undoes():
+    s = parse_scenario(BASE + FAILOVER + "  - {at: 10s, do: failback, from: dr, to: primary, switch_back: true}\n"
+                       "expectations:\n  failback.missing[dr->primary]: 0\n", FILE)
+    step = s.timeline[1]
+    assert (step.source, step.target, step.switch_back) == ("dr", "primary", True)
+
+
+def test_failback_without_a_failover():
+    text = BASE + "timeline:\n  - {at: 10s, do: failback, from: dr, to: primary}\n"
+    p = only_problem(text)
+    assert (p.line, p.field) == (line_of(text, "do: failback"), "timeline[0]")
+    assert "needs an earlier failover from primary to dr" in p.message
+
+
+def test_failback_in_the_wrong_direction():
+    p = only_problem(BASE + FAILOVER + "  - {at: 10s, do: failback, from: primary, to: dr}\n")
+    assert "needs an earlier failover from dr to primary" in p.message
+
+
+def test_failback_metric_without_a_failback():
+    p = only_problem(BASE + FAILOVER + "expectations:\n  failback.converge_s: '<= 60'\n")
+    assert "needs a failback step" in p.message
+
+
+def test_failback_metric_scoped_to_an_unknown_failback():
+    p = only_problem(BASE + FAILOVER + "  - {at: 10s, do: failback, from: dr, to: primary}\n"
+                     "expectations:\n  failback.missing[primary->dr]: 0\n")
+    assert "unknown failback 'primary->dr'" in p.message
+
+
+def test_stable_address_must_point_at_a_known_cluster():
+    text = BASE + "stable_address: {points_to: primry}\n"
+    p = only_problem(text)
+    assert (p.line, p.field) == (line_of(text, "stable_address"), "stable_address.points_to")
+    assert "unknown cluster 'primry'" in p.message

@@ -1,0 +1,174 @@
+"""Failback: rebuild the old primary from the new one, check the two converge, optionally switch back.
+
+After a failover the old primary may hold records the DR cluster never got, and its copy of
+everything else is stale; simply reversing replication would leave it inconsistent. The clean
+way (the seed chapter's "after the failover") is what this step does:
+
+1. stop replication out of the old primary (its source is about to disappear);
+2. wipe the old primary -- data and committed offsets -- and start it empty;
+3. replicate the new primary back into it with a fresh replicator of the drill's kind;
+4. wait until every topic that copy covers holds on the old primary exactly what the new
+   primary holds (compared record by record, per partition);
+5. with ``switch_back``: move the applications back the planned way (stop producers, drain,
+   translate group offsets through the copy back, restart), then re-protect: a fresh
+   replicator copies the old primary to the DR cluster again, as before the incident.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+
+from harness.checker.model import WIPE_EVENT_KIND
+from harness.kafka.reading import read_topic
+from harness.replicators.base import FlowSpec
+from harness.scenario import failover
+from harness.scenario.context import DrillContext, now_ms
+from harness.scenario.model import Failback, Failover
+from loadgen.observer import Observer
+from replicator.filters import TopicFilter, TopicSelector
+
+CLUSTER_START_TIMEOUT_S = 180.0
+
+
+def reversed_flows(ctx: DrillContext, new_primary: str, old_primary: str) -> list[FlowSpec]:
+    """The drill's flows old -> new, turned round (same topic selection, settings and placement)."""
+    return [FlowSpec(new_primary, old_primary, topics=f.topics, topics_exclude=f.topics_exclude,
+                     placement=f.placement, settings=f.settings)
+            for f in ctx.replicator.setup.flows if f.source == old_primary and f.target == new_primary]
+
+
+def run(ctx: DrillContext, step: Failback) -> str:
+    new, old = step.source, step.target
+    flows = reversed_flows(ctx, new, old)
+    if not flows:
+        raise RuntimeError(f"failback {new}->{old}: the running replicator has no flow {old}->{new} to reverse")
+    if ctx.new_replicator is None:
+        raise RuntimeError("failback needs the drill's replicator factory")
+    original_flows = [f for f in ctx.replicator.setup.flows]
+
+    t = now_ms()
+    ctx.replicator.stop()
+    ctx.retired_replicators.append(ctx.replicator)
+    ctx.record(f"stop replication out of {old}", "failback", t, now_ms(), "ok")
+
+    t = now_ms()
+    _wipe_and_start(ctx, old)
+    ctx.wiped_at[old] = t
+    # the checker reads this event: offsets of the wiped cluster's partitions restart at 0 here
+    ctx.record(f"wipe {old}", WIPE_EVENT_KIND, t, now_ms(), "ok", "data and committed offsets deleted; started empty")
+
+    t = now_ms()
+    reverse = ctx.new_replicator(flows, ctx.out_dir / "failback" / "copy-back")
+    ctx.log(f"failback: copying {new} back into {old} (logs: {', '.join(map(str, reverse.log_paths().values()))})")
+    reverse.start()
+    ctx.replicator = reverse
+    _observe_copy(ctx, new, old, flows)
+    ctx.record(f"start replication {new}->{old}", "failback", t, now_ms(), "ok")
+
+    result = wait_converged(ctx, new, old, flows, step.timeout, started_ms=t)
+    ctx.failbacks.append(result)
+    ctx.record(f"converge {new}->{old}", "failback", t, now_ms(), "ok" if result["converged"] else "timeout",
+               f"{result['topics']} topic(s): missing {result['missing']}, extra {result['extra']}")
+    outcome = (f"{old} rebuilt from {new}: " + ("converged" if result["converged"] else "NOT converged")
+               + f" in {result['converge_s']:.1f}s (missing {result['missing']}, extra {result['extra']})")
+    if not step.switch_back:
+        return outcome
+    if not result["converged"]:
+        raise RuntimeError(outcome + "; not switching back onto a cluster that does not hold what the other does")
+    back = Failover(do="planned_failover", source=new, target=old, drain_timeout=step.timeout)
+    outcome += "; switch back: " + failover.planned(ctx, back, restart_finished=True)
+
+    t = now_ms()
+    ctx.replicator.stop()
+    ctx.retired_replicators.append(ctx.replicator)
+    reprotect = ctx.new_replicator(original_flows, ctx.out_dir / "failback" / "re-protect")
+    # the wiped primary's offsets restarted at 0 while dr keeps the copies made before the incident
+    reprotect.count_target_from_now()
+    reprotect.start()
+    ctx.replicator = reprotect
+    ctx.record(f"re-protect {old}->{new}", "failback", t, now_ms(), "ok", "fresh replication as before the incident")
+    return outcome + f"; replication {old}->{new} restarted"
+
+
+def _wipe_and_start(ctx: DrillContext, cluster_name: str) -> None:
+    # A primary lost to a hard partition is reachable again only once its links are healed.
+    for link in ctx.env.links.values():
+        if cluster_name in (link.a, link.b):
+            link.heal()
+    cluster = ctx.env.cluster(cluster_name)
+    cluster.wipe()
+    cluster.start()
+    cluster.wait_ready(CLUSTER_START_TIMEOUT_S)
+    ctx.abandoned.discard(cluster_name)  # alive again: what flows out of it can be drained
+
+
+def _observe_copy(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec]) -> None:
+    """Record what arrives on the rebuilt primary: a switch back's cost is measured against it."""
+    prefix = re.escape(ctx.replicator.setup.remote_prefix(new))
+    pattern = "^" + prefix + "(?:" + "|".join(f"(?:{t})" for f in flows for t in f.topics) + ")$"
+    observer = Observer(old, ctx.env.cluster(old).bootstrap, pattern, ctx.histories, writer_tag=f"observer-{old}-copy-back")
+    ctx.observers.append(observer.start())
+
+
+# --- convergence -------------------------------------------------------------------------
+def compared_topics(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec]) -> dict[str, str]:
+    """Topics the copy back covers: name on the new primary -> name on the old primary."""
+    setup = ctx.replicator.setup
+    existing = ctx.env.cluster(new).admin().list_topics(timeout=15).topics
+    out: dict[str, str] = {}
+    for f in flows:
+        selector = TopicSelector(new, old, TopicFilter(tuple(f.topics), tuple(f.topics_exclude)),
+                                 setup.replication_policy(new), heartbeats_replication_enabled=False)
+        out.update({t: selector.remote_topic(t) for t in existing if selector.should_replicate_topic(t)})
+    return out
+
+
+def _read(bootstrap: str, topics: dict[str, str], side: int) -> dict[tuple[str, int], list[bytes]]:
+    """Every record of the compared topics on one side (0: new primary names, 1: old primary names)."""
+    out: dict[tuple[str, int], list[bytes]] = {}
+    for pair in sorted(topics.items()):
+        for m in read_topic(bootstrap, pair[side]):
+            out.setdefault((pair[0], m.partition()), []).append(bytes(m.value() or b""))
+    return out
+
+
+def _difference(a: dict, b: dict) -> int:
+    """Records of ``a`` not in ``b``, per topic partition, counting repeats."""
+    return sum(sum((Counter(a[k]) - Counter(b.get(k, ()))).values()) for k in a)
+
+
+def wait_converged(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec], timeout_s: float,
+                   started_ms: int) -> dict:
+    """Wait until the old primary holds every record the new one held when the copy had drained.
+
+    The new primary keeps taking writes, so the comparison is against a snapshot: read the new
+    primary once the copy's lag reached zero, then re-read the old one until it holds all of
+    that snapshot (missing), and finally check it holds nothing the new primary does not hold,
+    read again after it (extra): a record written in between is neither missing nor extra.
+    """
+    deadline = time.monotonic() + timeout_s
+    result = {"from": new, "to": old, "name": f"{new}->{old}", "converged": False, "topics": 0,
+              "records": 0, "missing": None, "extra": None, "converge_s": None}
+    new_bs, old_bs = ctx.env.cluster(new).bootstrap, ctx.env.cluster(old).bootstrap
+    snapshot, topics = None, {}
+    while not ctx.stop_requested.is_set():
+        try:
+            if snapshot is None and (failover.current_lag(ctx) == 0 or time.monotonic() > deadline - 15):
+                topics = compared_topics(ctx, new, old, flows)
+                snapshot = _read(new_bs, topics, 0) if topics else None
+                result.update(topics=len(topics), records=sum(map(len, (snapshot or {}).values())))
+            if snapshot is not None:
+                copy = _read(old_bs, topics, 1)
+                result.update(missing=_difference(snapshot, copy), converge_s=round((now_ms() - started_ms) / 1000, 1))
+                if result["missing"] == 0:
+                    result["extra"] = _difference(copy, _read(new_bs, topics, 0))
+                    result["converged"] = result["extra"] == 0
+                    return result
+        except Exception as e:  # a topic being created, a broker still electing leaders
+            ctx.log(f"failback: comparing {new} and {old}: {type(e).__name__}: {e}")
+        if time.monotonic() > deadline:
+            return result
+        time.sleep(2.0)
+    return result
