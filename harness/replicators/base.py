@@ -682,3 +682,41 @@ def read_log_since(path: Path, offset: int) -> str:
     except OSError:
         return ""
     return "".join(line for line in text.splitlines(keepends=True) if not line.startswith(_HARNESS_LOG_LINE))
+
+
+class NodeReplicator(ProcessReplicator):
+    """A replicator run as one process per node -- the flows placed together -- each node with
+    its own rendered properties file and log (``workdir``, ``config_path``, ``log_path``,
+    ``process``, ``properties``, ``name``, ``flows``): MirrorMaker 2 and ours alike."""
+
+    nodes: list[Any]
+
+    @abstractmethod
+    def render(self, node: Any) -> str:
+        """The properties text of one node's process (needs the environment's addresses)."""
+
+    def brokers_of(self, cluster: str) -> int:
+        return next(c.brokers for c in self.setup.env.spec.clusters if c.name == cluster)
+
+    def _prepare(self) -> None:
+        for node in self.nodes:
+            node.workdir.mkdir(parents=True, exist_ok=True)
+            node.properties = self.render(node)
+            node.config_path.write_text(node.properties)
+
+    @property
+    def processes(self) -> list[ManagedProcess]:
+        return [n.process for n in self.nodes if n.process is not None]
+
+    def node_summary(self, node: Any) -> dict[str, Any]:
+        """What describe() says of every node: where its files are and its redacted properties."""
+        text = node.properties
+        if text is None:
+            try:
+                text = self.render(node)
+            except Exception as err:  # addresses exist only once the environment runs
+                text = f"# not rendered yet: {err}"
+        return {"name": node.name, "flows": [f.name for f in node.flows], "config_path": str(node.config_path),
+                "log_path": str(node.log_path), "pid": node.process.pid if node.process else None,
+                "properties": redact_properties(text)}
+

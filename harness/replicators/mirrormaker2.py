@@ -51,13 +51,12 @@ from harness.replicators.base import (
     DEFAULT_STOP_GRACE_S,
     DRILL_FLOW_INTERVALS,
     FlowSpec,
-    ProcessReplicator,
+    NodeReplicator,
     ReplicationSetup,
     ReplicatorError,
     ReplicatorMetrics,
     ReplicatorNotReady,
     read_log_since,
-    redact_properties,
     redact_settings,
     replication_factor_for,
 )
@@ -115,7 +114,7 @@ def plan_nodes(setup: ReplicationSetup, root: Path) -> list[Mm2Node]:
     return list(nodes.values())
 
 
-class MirrorMaker2Replicator(ProcessReplicator):
+class MirrorMaker2Replicator(NodeReplicator):
     """Real Apache MirrorMaker 2 (Kafka's ``connect-mirror`` jars) in dedicated mode."""
 
     kind = "mirrormaker2"
@@ -157,18 +156,15 @@ class MirrorMaker2Replicator(ProcessReplicator):
             MAIN_CLASS, str(node.config_path), "--clusters", node.target,
         ]
 
-    def _brokers(self, cluster: str) -> int:
-        return next(c.brokers for c in self.setup.env.spec.clusters if c.name == cluster)
-
     def flow_defaults(self, flow: FlowSpec) -> dict[str, str]:
         """What this adapter adds under a flow's own settings (replication factors, drill intervals)."""
-        target_rf = str(replication_factor_for(self._brokers(flow.target)))
+        target_rf = str(replication_factor_for(self.brokers_of(flow.target)))
         syncs_on = flow.target if flow.settings.get("offset-syncs.topic.location") == "target" else flow.source
         defaults = {
             "replication.factor": target_rf,
             "checkpoints.topic.replication.factor": target_rf,
             "heartbeats.topic.replication.factor": target_rf,
-            "offset-syncs.topic.replication.factor": str(replication_factor_for(self._brokers(syncs_on))),
+            "offset-syncs.topic.replication.factor": str(replication_factor_for(self.brokers_of(syncs_on))),
         }
         if self.drill_intervals:
             defaults.update(DRILL_FLOW_INTERVALS)
@@ -176,7 +172,7 @@ class MirrorMaker2Replicator(ProcessReplicator):
 
     def worker_defaults(self, target: str) -> dict[str, str]:
         """Connect worker settings for the herders that write into ``target``."""
-        rf = str(replication_factor_for(self._brokers(target)))
+        rf = str(replication_factor_for(self.brokers_of(target)))
         settings = {"offset.storage.replication.factor": rf, "config.storage.replication.factor": rf,
                     "status.storage.replication.factor": rf, **STARTUP_SETTINGS}
         if self.drill_intervals:
@@ -206,17 +202,7 @@ class MirrorMaker2Replicator(ProcessReplicator):
         ]
         return "\n".join(header) + "\n" + to_mm2_properties(config, include_mirrordrill=False)
 
-    def _prepare(self) -> None:
-        for node in self.nodes:
-            node.workdir.mkdir(parents=True, exist_ok=True)
-            node.properties = self.render(node)
-            node.config_path.write_text(node.properties)
-
     # --- processes --------------------------------------------------------------------
-    @property
-    def processes(self) -> list[ManagedProcess]:
-        return [n.process for n in self.nodes if n.process is not None]
-
     def node_for(self, source: str, target: str) -> Mm2Node:
         flow = self.setup.flow(source, target)
         return next(n for n in self.nodes if flow in n.flows)
@@ -310,21 +296,8 @@ class MirrorMaker2Replicator(ProcessReplicator):
 
     # --- description ------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
-        nodes = []
-        for node in self.nodes:
-            text = node.properties
-            if text is None:
-                try:
-                    text = self.render(node)
-                except Exception as err:  # addresses exist only once the environment runs
-                    text = f"# not rendered yet: {err}"
-            nodes.append({
-                "name": node.name, "target": node.target, "location": node.location,
-                "flows": [f.name for f in node.flows], "config_path": str(node.config_path),
-                "log_path": str(node.log_path), "pid": node.process.pid if node.process else None,
-                "argv": _short_argv(node.process.argv) if node.process else [],
-                "properties": redact_properties(text),
-            })
+        nodes = [{**self.node_summary(node), "target": node.target, "location": node.location,
+                  "argv": _short_argv(node.process.argv) if node.process else []} for node in self.nodes]
         return {
             "kind": self.kind, "policy": self.setup.policy, "separator": self.setup.separator,
             "heap_mb": self.heap_mb, "drill_intervals": self.drill_intervals,

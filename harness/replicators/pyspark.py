@@ -29,18 +29,19 @@ from harness.replicators.base import (
     DRILL_FLOW_INTERVALS,
     FlowSpec,
     PartitionMetrics,
-    ProcessReplicator,
+    NodeReplicator,
     ReplicationSetup,
     ReplicatorError,
     ReplicatorMetrics,
     ReplicatorNotReady,
-    redact_properties,
     replication_factor_for,
 )
 from harness.kafka.reading import read_topic
 from replicator.config import ReplicatorConfig, to_mm2_properties
 from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex
+
+SOURCE_PROBE_TIMEOUT_S = 3.0  # is the source reachable at all, before asking it for a group's offsets
 
 
 @dataclass
@@ -70,7 +71,7 @@ class ReplicatorNode:
         return self.workdir / "replicator.log"
 
 
-class PySparkReplicator(ProcessReplicator):
+class PySparkReplicator(NodeReplicator):
     """mirrordrill's own replicator (Spark Structured Streaming), one process per location."""
 
     kind = "pyspark"
@@ -109,12 +110,9 @@ class PySparkReplicator(ProcessReplicator):
         return env
 
     # --- configuration ----------------------------------------------------------------
-    def _brokers(self, cluster: str) -> int:
-        return next(c.brokers for c in self.setup.env.spec.clusters if c.name == cluster)
-
     def flow_defaults(self, flow: FlowSpec) -> dict[str, str]:
         """Replication factors sized to the clusters and the same drill intervals MM2 gets."""
-        rf = str(replication_factor_for(self._brokers(flow.target)))
+        rf = str(replication_factor_for(self.brokers_of(flow.target)))
         defaults = {"replication.factor": rf, "checkpoints.topic.replication.factor": rf,
                     "heartbeats.topic.replication.factor": rf, "offset-syncs.topic.replication.factor": rf}
         if self.drill_intervals:
@@ -134,17 +132,7 @@ class PySparkReplicator(ProcessReplicator):
                   f"from {node.location!r}.\n")
         return header + to_mm2_properties(self.node_config(node))
 
-    def _prepare(self) -> None:
-        for node in self.nodes:
-            node.workdir.mkdir(parents=True, exist_ok=True)
-            node.properties = self.render(node)
-            node.config_path.write_text(node.properties)
-
     # --- processes --------------------------------------------------------------------
-    @property
-    def processes(self) -> list[ManagedProcess]:
-        return [n.process for n in self.nodes if n.process is not None]
-
     def status(self, node: ReplicatorNode) -> dict:
         """The replicator's own metrics.json (empty before its first write)."""
         try:
@@ -177,8 +165,12 @@ class PySparkReplicator(ProcessReplicator):
                                  + "; ".join(reasons) + "\n" + tails)
 
     # --- offsets ----------------------------------------------------------------------
-    def _source_commits(self, group: str, source: str) -> dict[tuple[str, int], int]:
-        admin = self.setup.env.cluster(source).admin()
+    def _source_commits(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
+        # Asked from the target's data center, through the WAN, as an operator there would: a
+        # source that is cut off by a partition is as unavailable as a dead one.
+        admin = self.setup.env.cluster(source).admin(from_cluster=target)
+        # a dead or cut-off source fails this in seconds; the group lookup would wait much longer
+        admin.list_topics(timeout=SOURCE_PROBE_TIMEOUT_S)
         res = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=10)[group]
         return {(tp.topic, tp.partition): tp.offset for tp in res.result(timeout=15).topic_partitions
                 if tp.offset >= 0}
@@ -198,7 +190,7 @@ class PySparkReplicator(ProcessReplicator):
         """Exact translation: first target position whose source offset is >= the group's commit."""
         flow = self.setup.flow(source, target)
         try:
-            commits = self._source_commits(group, source)
+            commits = self._source_commits(group, source, target)
         except (KafkaException, TimeoutError):
             commits = self._checkpointed_commits(group, source, target)  # the source is gone
         selector = self.setup.flow_config(flow).topic_selector()
@@ -233,18 +225,8 @@ class PySparkReplicator(ProcessReplicator):
         return ReplicatorMetrics(sample.taken_at, "end-offsets + producer acks", rows, sample.notes)
 
     def describe(self) -> dict[str, Any]:
-        nodes = []
-        for node in self.nodes:
-            text = node.properties
-            if text is None:
-                try:
-                    text = self.render(node)
-                except Exception as err:  # addresses exist only once the environment runs
-                    text = f"# not rendered yet: {err}"
-            nodes.append({"name": node.name, "location": node.location, "flows": [f.name for f in node.flows],
-                          "config_path": str(node.config_path), "log_path": str(node.log_path),
-                          "status_path": str(node.status_path),
-                          "pid": node.process.pid if node.process else None, "properties": redact_properties(text)})
+        nodes = [{**self.node_summary(node), "location": node.location, "status_path": str(node.status_path)}
+                 for node in self.nodes]
         return {"kind": self.kind, "mode": self.mode or "per flow (default microbatch)",
                 "policy": self.setup.policy, "separator": self.setup.separator,
                 "flows": [{"name": f.name, "topics": list(f.topics), "placement": f.placement,
