@@ -255,6 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _raise_terminated)
+    # A shell starts background jobs with SIGINT ignored; `kill -INT` (what CI runners send)
+    # must still stop a drill the way Ctrl-C does.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return args.func(args)
     except BootstrapError as e:
