@@ -537,11 +537,16 @@ class Replicator(ABC):
     def metrics(self) -> ReplicatorMetrics | None:
         """Per topic-partition rates, lag and latency where the replicator can tell."""
 
-    @abstractmethod
     def count_target_from_now(self) -> None:
         """Lag counts only what targets receive from now on (see OffsetLagProbe.count_target_from_now)."""
         raise UnsupportedOperation(f"{type(self).__name__} cannot rebase its lag measurement")
 
+    def forget_source_positions(self, source: str) -> None:
+        """``source`` was wiped: positions kept from before would point into a log that restarted
+        at offset 0. Called before start; a replicator keeping positions only in its own (fresh)
+        working folder has nothing to forget."""
+
+    @abstractmethod
     def translate_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
         """Target-cluster offsets ``{(remote_topic, partition): offset}`` for ``group``'s source commits."""
 

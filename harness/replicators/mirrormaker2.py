@@ -247,6 +247,20 @@ class MirrorMaker2Replicator(NodeReplicator):
                     reasons.append(f"{flow.name}: no source task replicating yet")
         return reasons
 
+    def forget_source_positions(self, source: str) -> None:
+        """MM2 keeps a flow's source positions in Connect's offsets topic on the target
+        (``mm2-offsets.<source>.internal``); after the source was wiped those positions are stale,
+        and one below the new log end would make MM2 skip records. Deleted; MM2 creates it again."""
+        for target in {f.target for f in self.setup.flows if f.source == source}:
+            topic = f"mm2-offsets.{source}.internal"
+            admin = self.setup.env.cluster(target).admin()
+            if topic not in admin.list_topics(timeout=15).topics:
+                continue
+            admin.delete_topics([topic], operation_timeout=30)[topic].result(timeout=35)
+            deadline = time.monotonic() + 30
+            while topic in admin.list_topics(timeout=15).topics and time.monotonic() < deadline:
+                time.sleep(0.5)  # deletion completes asynchronously; a worker must not find the old one
+
     # --- MM2's own topics -------------------------------------------------------------
     def heartbeats(self, cluster: str, topic: str = "heartbeats", since_ms: int | None = None) -> list[Heartbeat]:
         """Heartbeats in ``topic`` on ``cluster`` (``heartbeats``, or ``<src>.heartbeats`` upstream ones)."""

@@ -86,6 +86,7 @@ def run(ctx: DrillContext, step: Failback) -> str:
     reprotect = ctx.new_replicator(original_flows, ctx.out_dir / "failback" / "re-protect")
     # the wiped primary's offsets restarted at 0 while dr keeps the copies made before the incident
     reprotect.count_target_from_now()
+    reprotect.forget_source_positions(old)
     reprotect.start()
     ctx.replicator = reprotect
     ctx.record(f"re-protect {old}->{new}", "failback", t, now_ms(), "ok", "fresh replication as before the incident")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,8 @@ replication:
   flows:
     - {source: primary, target: dr, topics: [capacity]}
 load:
+  backlog:
+    - {cluster: primary, topic: capacity, records: 5000, record_size: 256}
   producers:
     - {name: capacity, cluster: primary, topics: [capacity], rate: 300, record_size: {fixed: 256}}
 duration: 12s
@@ -51,6 +54,9 @@ def test_two_point_sweep_writes_table_plot_recommendation_and_resumes(artifacts,
         assert p["sustained_records_s"] > 0 and p["replicated_records_s"] > 0
         assert p["produced_records_s"] > 0 and p["replicator_cpu_s"] > 0
         assert p["load_avg"] and len(p["load_avg"]) == 3
+        # the backlog written before the replicator started is in the ledger and was replicated
+        flow = json.loads((Path(p["run_dir"]) / "summary.json").read_text())["flows"][0]
+        assert flow["acked"] >= 5000 and flow["lost"] == 0 and flow["unexpected"] == 0
     assert len(result.points) == 2 and result.ceiling is None and not result.interrupted
     text = (out / "sweep.txt").read_text()
     assert "num_streams" in text and "carried/s" in text

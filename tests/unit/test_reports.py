@@ -161,3 +161,28 @@ def test_sweep_interrupted_keeps_finished_points_and_resume_skips_them(tmp_path,
     result = Sweep(drill, parse_params(["num_streams=1,2,4"]), tmp_path / "s", measure_ceiling=False,
                    log=logs.append).run()
     assert ran == [2, 4] and [p.params["num_streams"] for p in result.points] == [1, 2, 4]
+
+
+def test_saturated_rate_counts_only_seconds_that_started_with_work_queued():
+    from types import SimpleNamespace
+
+    from harness.checker.model import SecondSeries
+    from harness.sweep import WARMUP_S, saturated_rate_of
+    # replication starts at second 2; the backlog (lag >= 1000) lasts until second 14
+    replicated = [0, 0] + [500] * WARMUP_S + [3000] * 8 + [200] * 5
+    lag = [50_000] * 15 + [0] * 5
+    series = SimpleNamespace(replicated=SecondSeries(100, tuple(replicated)), lag=SecondSeries(100, tuple(lag)))
+    rate, seconds = saturated_rate_of(series)
+    # seconds 107..115 start with a queue (lag at the end of 106..114): eight of 3000/s, one of 200/s
+    assert seconds == 9 and rate == round((8 * 3000 + 200) / 9, 1)
+
+
+def test_saturated_rate_is_absent_when_the_flow_kept_up():
+    from types import SimpleNamespace
+
+    from harness.checker.model import SecondSeries
+    from harness.sweep import saturated_rate_of
+    series = SimpleNamespace(replicated=SecondSeries(0, (100,) * 30), lag=SecondSeries(0, (40,) * 30))
+    assert saturated_rate_of(series) == (None, 0)
+    nothing = SimpleNamespace(replicated=SecondSeries(0, (0,) * 30), lag=SecondSeries(0, (5000,) * 30))
+    assert saturated_rate_of(nothing) == (None, 0)

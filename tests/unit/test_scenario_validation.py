@@ -226,3 +226,10 @@ def test_stable_address_must_point_at_a_known_cluster():
     p = only_problem(text)
     assert (p.line, p.field) == (line_of(text, "stable_address"), "stable_address.points_to")
     assert "unknown cluster 'primry'" in p.message
+
+
+def test_backlog_on_an_undeclared_topic():
+    text = BASE.replace("load:\n", "load:\n  backlog:\n    - {cluster: primary, topic: payments, records: 1000}\n", 1)
+    p = only_problem(text)
+    assert (p.line, p.field) == (line_of(text, "topic: payments"), "load.backlog[0].topic")
+    assert "topic 'payments' is not declared on primary" in p.message
