@@ -93,6 +93,7 @@ def drill_result(run: RunData, flow: FlowData | None) -> TestResult:
     result.steps += _timeline_steps(s, flow)
     result.steps += [_expectation_step(e, stop) for e in expectations]
     result.steps += [_failover_step(fo, stop) for fo in s.get("failovers", [])]
+    result.steps += [_failback_step(fb, stop) for fb in s.get("failbacks", [])]
     return result
 
 
@@ -156,8 +157,17 @@ def _expectation_step(e: dict, at_ms: int) -> TestStepResult:
 
 def _failover_step(fo: dict, at_ms: int) -> TestStepResult:
     return TestStepResult(
-        name=f"failover of group {fo.get('group')} ({fo.get('strategy')})", status=Status.PASSED, start=at_ms,
+        name=f"failover of group {fo.get('group')} ({fo.get('strategy')}, {fo.get('primary')}->{fo.get('dr')})",
+        status=Status.PASSED, start=at_ms,
         stop=at_ms, parameters=[Parameter(k, str(fo.get(k))) for k in ("skipped", "reprocessed", "rto_s", "rpo_records")])
+
+
+def _failback_step(fb: dict, at_ms: int) -> TestStepResult:
+    ok = bool(fb.get("converged"))
+    return TestStepResult(
+        name=f"failback {fb.get('name')}: {'converged' if ok else 'NOT converged'}",
+        status=Status.PASSED if ok else Status.FAILED, start=at_ms, stop=at_ms,
+        parameters=[Parameter(k, str(fb.get(k))) for k in ("topics", "records", "missing", "extra", "converge_s")])
 
 
 def attach_to_pytest(run_dir: Path) -> None:

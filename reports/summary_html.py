@@ -42,10 +42,16 @@ def summary_html(summary: dict) -> str:
         parts.append(_row(cells))
     parts.append("</table>")
     if summary.get("failovers"):
-        cols = ("group", "strategy", "skipped", "reprocessed", "rto_s", "rpo_records")
+        cols = ("group", "strategy", "primary", "dr", "skipped", "reprocessed", "rto_s", "rpo_records")
         parts.append("<table>" + _row(list(cols), header=True))
         for fo in summary["failovers"]:
             parts.append(_row([_num(fo.get(c)) for c in cols]))
+        parts.append("</table>")
+    if summary.get("failbacks"):
+        cols = ("name", "converged", "topics", "records", "missing", "extra", "converge_s")
+        parts.append("<table>" + _row(["failback (new primary->rebuilt)", *cols[1:]], header=True))
+        for fb in summary["failbacks"]:
+            parts.append(_row([_num(fb.get(c)) for c in cols]))
         parts.append("</table>")
     parts.append("<table>" + _row(["<th class='l'>expectation</th>", "actual", "limit", "result"], header=True))
     for e in summary.get("expectations", []):

@@ -21,6 +21,9 @@ _CLOSED_BY = {
     "pause_replicator": ("resume_replicator", "restart_replicator"),
 }
 _CLOSERS = {k for v in _CLOSED_BY.values() for k in v} - set(_CLOSED_BY)
+# Events recorded inside a step (a failover's "stop producers", a failback's "wipe"): the step
+# itself is shaded; twenty sub-steps would bury the plot under its legend.
+_PARTS_OF_A_STEP = {"failover", "failback_part", "wipe"}
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,6 @@ def fault_windows(timeline: list[dict], end_ms: int) -> list[Window]:
                            and _subject(c) == _subject(e)), None)
             stop = (closer.get("end_ts_ms") or closer["start_ts_ms"]) if closer else end_ms
             out.append(Window(e["name"], kind, e["start_ts_ms"], stop, e.get("outcome", ""), True))
-        elif kind not in _CLOSERS:
+        elif kind not in _CLOSERS and kind not in _PARTS_OF_A_STEP:
             out.append(Window(e["name"], kind, e["start_ts_ms"], stop, e.get("outcome", ""), False))
     return out

@@ -51,7 +51,7 @@ def run(ctx: DrillContext, step: Failback) -> str:
     t = now_ms()
     ctx.replicator.stop()
     ctx.retired_replicators.append(ctx.replicator)
-    ctx.record(f"stop replication out of {old}", "failback", t, now_ms(), "ok")
+    ctx.record(f"stop replication out of {old}", "failback_part", t, now_ms(), "ok")
 
     t = now_ms()
     _wipe_and_start(ctx, old)
@@ -65,11 +65,11 @@ def run(ctx: DrillContext, step: Failback) -> str:
     reverse.start()
     ctx.replicator = reverse
     _observe_copy(ctx, new, old, flows)
-    ctx.record(f"start replication {new}->{old}", "failback", t, now_ms(), "ok")
+    ctx.record(f"start replication {new}->{old}", "failback_part", t, now_ms(), "ok")
 
     result = wait_converged(ctx, new, old, flows, step.timeout, started_ms=t)
     ctx.failbacks.append(result)
-    ctx.record(f"converge {new}->{old}", "failback", t, now_ms(), "ok" if result["converged"] else "timeout",
+    ctx.record(f"converge {new}->{old}", "failback_part", t, now_ms(), "ok" if result["converged"] else "timeout",
                f"{result['topics']} topic(s): missing {result['missing']}, extra {result['extra']}")
     outcome = (f"{old} rebuilt from {new}: " + ("converged" if result["converged"] else "NOT converged")
                + f" in {result['converge_s']:.1f}s (missing {result['missing']}, extra {result['extra']})")
@@ -89,7 +89,7 @@ def run(ctx: DrillContext, step: Failback) -> str:
     reprotect.forget_source_positions(old)
     reprotect.start()
     ctx.replicator = reprotect
-    ctx.record(f"re-protect {old}->{new}", "failback", t, now_ms(), "ok", "fresh replication as before the incident")
+    ctx.record(f"re-protect {old}->{new}", "failback_part", t, now_ms(), "ok", "fresh replication as before the incident")
     return outcome + f"; replication {old}->{new} restarted"
 
 

@@ -63,9 +63,10 @@ def render_table(summary: dict) -> str:
                      f"{f['reordered']:>7}{f['corrupted']:>8}{f['unexpected']:>7}{_n(lat.get('p50')):>8}"
                      f"{_n(lat.get('p99')):>8}{_n(rate):>9}")
     if summary["failovers"]:
-        lines.append(f"  {'group (strategy)':<28}{'skipped':>9}{'reprocessed':>12}{'RTO s':>8}{'RPO recs':>10}")
+        lines.append(f"  {'group (strategy, move)':<28}{'skipped':>9}{'reprocessed':>12}{'RTO s':>8}{'RPO recs':>10}")
         for g in summary["failovers"]:
-            lines.append(f"  {g['group'] + ' (' + g['strategy'] + ')':<28}{g['skipped']:>9}{g['reprocessed']:>12}"
+            who = f"{g['group']} ({g['strategy']}, {g['primary']}->{g['dr']})"
+            lines.append(f"  {who:<28}{g['skipped']:>9}{g['reprocessed']:>12}"
                          f"{_n(g.get('rto_s')):>8}{g['rpo_records']:>10}")
     if summary.get("failbacks"):
         lines.append(f"  {'failback (copy back)':<28}{'topics':>9}{'records':>12}{'missing':>8}{'extra':>10}{'secs':>8}")

@@ -22,6 +22,15 @@ def test_a_fault_lasts_until_the_step_that_ends_it():
     assert "heal a<->b" not in windows
 
 
+def test_parts_of_a_failover_or_failback_are_not_shaded_on_their_own():
+    timeline = [_event("unplanned_failover primary->dr", "unplanned_failover", 0, 900),
+                _event("stop producers on primary", "failover", 10, 300),
+                _event("failback dr->primary", "failback", 1000, 5000), _event("wipe primary", "wipe", 1100, 1500),
+                _event("converge dr->primary", "failback_part", 1500, 4000)]
+    labels = [w.label for w in fault_windows(timeline, end_ms=9999)]
+    assert labels == ["unplanned_failover primary->dr", "failback dr->primary"]
+
+
 def test_heal_of_another_link_does_not_end_a_fault():
     timeline = [_event("blackhole a<->b", "blackhole", 0, 10), _event("heal a<->c", "heal", 50, 60)]
     (w,) = fault_windows(timeline, end_ms=99)
