@@ -46,7 +46,7 @@ def run(ctx: DrillContext, step: Failback) -> str:
         raise RuntimeError(f"failback {new}->{old}: the running replicator has no flow {old}->{new} to reverse")
     if ctx.new_replicator is None:
         raise RuntimeError("failback needs the drill's replicator factory")
-    original_flows = [f for f in ctx.replicator.setup.flows]
+    original_flows = list(ctx.replicator.setup.flows)
 
     t = now_ms()
     ctx.replicator.stop()

@@ -212,6 +212,10 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
                 if (step.target, step.source) not in failed_over:
                     bad(at, f"failback {step.source}->{step.target} needs an earlier failover "
                             f"from {step.target} to {step.source} in the timeline")
+                elif others := sorted(flows - {f"{step.target}->{step.source}"}):
+                    bad(at, f"failback rebuilds one active/passive pair: the replicator running "
+                            f"{step.target}->{step.source} is stopped with it, so the drill may have no other "
+                            f"flows (found {others})")
     for key, value in s.expectations.items():
         path = ("expectations", key)
         try:

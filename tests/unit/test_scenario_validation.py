@@ -233,3 +233,11 @@ def test_backlog_on_an_undeclared_topic():
     p = only_problem(text)
     assert (p.line, p.field) == (line_of(text, "topic: payments"), "load.backlog[0].topic")
     assert "topic 'payments' is not declared on primary" in p.message
+
+
+def test_failback_only_in_an_active_passive_pair():
+    text = BASE.replace("  dr: {brokers: 1}\n", "  dr: {brokers: 1}\n  far: {brokers: 1}\n") \
+        .replace("links:\n  - between: [primary, dr]\n", "links:\n  - between: [primary, dr]\n  - between: [dr, far]\n") \
+        .replace("      topics: [orders]\nload:", "      topics: [orders]\n    - {source: dr, target: far}\nload:")
+    p = only_problem(text + FAILOVER + "  - {at: 10s, do: failback, from: dr, to: primary}\n")
+    assert "failback rebuilds one active/passive pair" in p.message and "['dr->far']" in p.message
