@@ -256,6 +256,8 @@ def measure_point(run_dir: Path, params: dict, cpu: "CpuMeter | float", seconds:
             cores = round(used / (load_end - load_start - skip), 2) if used is not None and load_end - load_start > skip else None
     saturated_rate, saturated_s = (saturated_rate_of(flow.series) if flow is not None and flow.series is not None
                                    else (None, 0))
+    if (yaml.safe_load(run.scenario_text or "{}") or {}).get("load", {}).get("backlog"):
+        offered = None  # a backlog written up front is not a rate: the mean would mix it with start-up
     cpu_s = cpu.cpu_s if isinstance(cpu, CpuMeter) else float(cpu)
     if cores is None and load_s:
         cores = round(cpu_s / load_s, 2)
@@ -404,7 +406,7 @@ class SweepResult:
         head = keys + ["offered/s", "carried/s", "of ceiling", "lag", "p50 ms", "p99 ms", "cpu cores",
                        "not yet replicated", "load avg"]
         rows = [[str(pt.params.get(k)) for k in keys] + (
-            [_fmt(pt.produced_records_s), _fmt(pt.capacity),
+            [_fmt(pt.produced_records_s) if pt.produced_records_s is not None else "backlog", _fmt(pt.capacity),
              f"{pt.of_ceiling:.0%}" if pt.of_ceiling is not None else "–",
              f"saturated {pt.saturated_s}s" if pt.saturated else
              "bounded" if pt.lag_bounded else f"GROWING ({_fmt(pt.final_lag)})",
@@ -642,7 +644,8 @@ class Sweep:
             self.log(f"[{i}/{n}] {slug}: FAILED: {pt.error} (see {pt.run_dir})")
             return
         of = f" ({pt.of_ceiling:.0%} of the ceiling)" if pt.of_ceiling is not None else ""
-        self.log(f"[{i}/{n}] {slug}: {_fmt(pt.capacity)} of {_fmt(pt.produced_records_s)} records/s carried{of}, "
+        offered = "a backlog" if pt.produced_records_s is None else f"{_fmt(pt.produced_records_s)} records/s"
+        self.log(f"[{i}/{n}] {slug}: {_fmt(pt.capacity)} records/s carried of {offered}{of}, "
                  f"lag {'bounded' if pt.lag_bounded else 'GROWING'}, p99 {pt.latency_p99_ms} ms, "
                  f"{pt.replicator_cpu_cores} cores, load avg {_fmt_load(pt.load_avg)}")
 

@@ -52,7 +52,8 @@ def test_two_point_sweep_writes_table_plot_recommendation_and_resumes(artifacts,
     for p in points:
         assert p["error"] is None, p
         assert p["sustained_records_s"] > 0 and p["replicated_records_s"] > 0
-        assert p["produced_records_s"] > 0 and p["replicator_cpu_s"] > 0
+        assert p["produced_records_s"] is None  # a drill with a backlog offers no rate to compare with
+        assert p["replicator_cpu_s"] > 0
         assert p["load_avg"] and len(p["load_avg"]) == 3
         # the backlog written before the replicator started is in the ledger and was replicated
         flow = json.loads((Path(p["run_dir"]) / "summary.json").read_text())["flows"][0]
