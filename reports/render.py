@@ -72,6 +72,7 @@ def render(run_dirs: list[Path], out_dir: Path, history: Path | None = None, nam
     out_dir.mkdir(parents=True, exist_ok=True)
     history = Path(history).resolve() if history else default_history(run_dirs)
     history.parent.mkdir(parents=True, exist_ok=True)
+    earlier = history.read_text().splitlines(keepends=True) if history.exists() else []
     title = name or _title(run_dirs)
     config = out_dir.parent / f".{out_dir.name}.allurerc.json"
     config.write_text(json.dumps(allure_config(title, out_dir, history), indent=2))
@@ -87,7 +88,27 @@ def render(run_dirs: list[Path], out_dir: Path, history: Path | None = None, nam
     if proc.returncode != 0 or not html.exists():
         raise ReportError(f"allure generate failed (exit {proc.returncode}): {' '.join(cmd)}\n"
                           f"{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+    _drop_repeated_entry(history, earlier)
     return RenderedReport(html, history)
+
+
+def _result_ids(line: str) -> set[str]:
+    try:
+        return {r.get("id") for r in json.loads(line).get("testResults", {}).values()}
+    except (ValueError, AttributeError):
+        return set()
+
+
+def _drop_repeated_entry(history: Path, earlier: list[str]) -> None:
+    """Rendering the same runs again must not add a second point to every trend: Allure appends
+    an entry per report, so an entry whose results are all in earlier entries is taken back."""
+    lines = history.read_text().splitlines(keepends=True) if history.exists() else []
+    if len(lines) != len(earlier) + 1 or lines[:-1] != earlier:
+        return  # not the one entry this render appended (another writer, or none): leave it
+    seen = set().union(*(_result_ids(line) for line in earlier)) if earlier else set()
+    new = _result_ids(lines[-1])
+    if new and new <= seen:
+        history.write_text("".join(earlier))
 
 
 def _title(run_dirs: list[Path]) -> str:

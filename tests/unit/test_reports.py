@@ -195,3 +195,17 @@ def test_saturated_rate_is_absent_when_the_flow_kept_up():
     assert saturated_rate_of(series) == (None, 0)
     nothing = SimpleNamespace(replicated=SecondSeries(0, (0,) * 30), lag=SecondSeries(0, (5000,) * 30))
     assert saturated_rate_of(nothing) == (None, 0)
+
+
+def test_a_render_of_runs_already_in_the_history_adds_no_trend_point(tmp_path):
+    import json
+
+    from reports.render import _drop_repeated_entry
+    history = tmp_path / "h.jsonl"
+    first = json.dumps({"uuid": "a", "testResults": {"k1": {"id": "r1"}}}) + "\n"
+    history.write_text(first + json.dumps({"uuid": "b", "testResults": {"k1": {"id": "r1"}}}) + "\n")
+    _drop_repeated_entry(history, [first])
+    assert history.read_text() == first
+    history.write_text(first + json.dumps({"uuid": "c", "testResults": {"k2": {"id": "r2"}}}) + "\n")
+    _drop_repeated_entry(history, [first])
+    assert len(history.read_text().splitlines()) == 2  # a new run: kept
