@@ -646,7 +646,7 @@ class Sweep:
         of = f" ({pt.of_ceiling:.0%} of the ceiling)" if pt.of_ceiling is not None else ""
         offered = "a backlog" if pt.produced_records_s is None else f"{_fmt(pt.produced_records_s)} records/s"
         self.log(f"[{i}/{n}] {slug}: {_fmt(pt.capacity)} records/s carried of {offered}{of}, "
-                 f"lag {'bounded' if pt.lag_bounded else 'GROWING'}, p99 {pt.latency_p99_ms} ms, "
+                 f"lag {f'saturated {pt.saturated_s}s' if pt.saturated else 'bounded' if pt.lag_bounded else 'GROWING'}, p99 {pt.latency_p99_ms} ms, "
                  f"{pt.replicator_cpu_cores} cores, load avg {_fmt_load(pt.load_avg)}")
 
     def _write(self, result: SweepResult) -> None:
