@@ -30,7 +30,7 @@ import yaml
 # sweep keys that are not flow settings, and the flow setting a shorthand stands for
 _SHORTHANDS = {"num_streams": "tasks.max", "linger.ms": "producer.linger.ms", "batch.size": "producer.batch.size"}
 TARGET_UTILISATION = (0.75, 0.80)  # size for headroom: bursts and failover catch-up need it
-KNEE_GAIN = 0.10  # a step that adds less than 10% throughput is past the knee
+KNEE_GAIN = 0.10  # a setting within 10% of the best throughput is past the knee
 
 
 class SweepError(ValueError):
@@ -500,12 +500,14 @@ def _lines(points: list[SweepPoint], swept: str, others: list[str]) -> dict[str,
 
 
 def find_knee(points: list[tuple[Any, float]]) -> Any:
-    """The first setting after which one more step adds less than ``KNEE_GAIN`` throughput."""
+    """The smallest setting within ``KNEE_GAIN`` of the best throughput measured: more of the
+    parameter adds less than that. Judged against the best rather than step by step, so one
+    noisy point (a dip on a shared machine) does not end the search early."""
     pts = sorted(points, key=lambda p: _order(p[0]))
-    for (x, y), (_, y_next) in zip(pts, pts[1:]):
-        if y > 0 and (y_next - y) / y < KNEE_GAIN:
-            return x
-    return pts[-1][0] if pts else None
+    if not pts:
+        return None
+    best = max(y for _, y in pts)
+    return next(x for x, y in pts if y >= (1 - KNEE_GAIN) * best)
 
 
 class Sweep:
