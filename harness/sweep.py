@@ -555,7 +555,9 @@ class Sweep:
             _append(jsonl, header)
         done = {json.dumps(r["params"], sort_keys=True): r for r in rows if "params" in r and not r.get("error")}
         ceilings = [r["ceiling"] for r in rows if "ceiling" in r]
-        result = SweepResult(self.out_dir, self.params, [], Ceiling.from_json(ceilings[-1]) if ceilings else None)
+        afters = [r["ceiling_after"] for r in rows if "ceiling_after" in r]
+        result = SweepResult(self.out_dir, self.params, [], Ceiling.from_json(ceilings[-1]) if ceilings else None,
+                             ceiling_after=Ceiling.from_json(afters[-1]) if afters else None)
         combos = self.combinations()
         self.log(f"{len(combos)} point(s), {len(done)} already measured in {jsonl}; load average "
                  f"{_fmt_load(_load_avg())} on {os.cpu_count()} cores")
