@@ -157,8 +157,11 @@ def cmd_replicate(args) -> int:
 def cmd_report(args) -> int:
     """Render one single-file HTML report (Allure 3) from run folders, extending their history."""
     from reports.render import ReportError, render
-    runs = [Path(d) for d in args.dirs]
-    out = Path(args.out) if args.out else (runs[0] / "report" if len(runs) == 1 else Path("runs") / "report")
+    given = [Path(d) for d in args.dirs]
+    # a sweep folder stands for its points (each a drill run)
+    runs = [r for d in given for r in (sorted(p.parent for p in d.glob("points/*/summary.json"))
+                                       if not (d / "summary.json").exists() and (d / "sweep.jsonl").exists() else [d])]
+    out = Path(args.out) if args.out else (given[0] / "report" if len(given) == 1 else Path("runs") / "report")
     try:
         rendered = render(runs, out, history=Path(args.history) if args.history else None, name=args.name)
     except ReportError as e:

@@ -387,6 +387,7 @@ class SweepResult:
     points: list[SweepPoint]
     ceiling: Ceiling | None
     ceiling_after: Ceiling | None = None  # measured again once the points ran: was the machine steady?
+    started_ms: int = field(default_factory=lambda: int(time.time() * 1000))
     plot: Path | None = None
     run_dirs: list[Path] = field(default_factory=list)
     interrupted: bool = False
@@ -768,8 +769,26 @@ def _allure_sweep(result: SweepResult) -> None:
     name = f"sweep over {', '.join(p.key for p in result.params)}"
     r = {"uuid": str(uuid.uuid4()), "name": name, "fullName": f"mirrordrill.sweep.{name}",
          "historyId": hashlib.md5(name.encode()).hexdigest(), "status": "passed" if result.points else "broken",
-         "start": now, "stop": now, "description": text, "attachments": attachments,
+         # a zero-length result broke its page in Allure 3 once the history held an earlier one
+         "start": result.started_ms, "stop": max(now, result.started_ms + 1), "description": text, "descriptionHtml": _sweep_html(result),
+         "attachments": attachments,
          "labels": [{"name": "parentSuite", "value": "mirrordrill sweeps"}, {"name": "suite", "value": name},
                     {"name": "framework", "value": "mirrordrill"}],
          "parameters": [{"name": p.key, "value": ",".join(map(str, p.values))} for p in result.params]}
     (results / "sweep-result.json").write_text(json.dumps(r))
+
+
+def _sweep_html(result: SweepResult) -> str:
+    """The sweep's page: recommendation first, then the plot (inlined) and the table as typed."""
+    import base64
+    from html import escape
+    parts = ["<h3>Recommendation</h3><ul>"]
+    parts += [f"<li>{escape(line)}</li>" for line in result.recommendation().splitlines()]
+    parts.append("</ul>")
+    if result.plot and result.plot.exists():
+        data = base64.b64encode(result.plot.read_bytes()).decode()
+        parts.append(f'<img alt="throughput vs {escape(result.swept)}" style="max-width:100%" '
+                     f'src="data:image/png;base64,{data}"/>')
+    parts.append(f"<pre style='font-size:11px;overflow-x:auto'>{escape(result.table())}</pre>")
+    return "".join(parts)
+
