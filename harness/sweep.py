@@ -739,9 +739,11 @@ def _allure_point(run_dir: Path, combo: dict, point: SweepPoint) -> None:
         r = json.loads(f.read_text())
         r["name"] = f"{r.get('name', '')} sweep {label}"
         r["historyId"] = hashlib.md5(f"{r.get('historyId', '')}\0{label}".encode()).hexdigest()
-        r.setdefault("parameters", []).extend({"name": k, "value": str(v)} for k, v in combo.items())
+        known = {p.get("name") for p in r.get("parameters", [])}  # the drill already names its replicator
+        r.setdefault("parameters", []).extend({"name": k, "value": str(v)} for k, v in combo.items() if k not in known)
+        lag = f"saturated {point.saturated_s}s" if point.saturated else "bounded" if point.lag_bounded else "growing"
         r["parameters"] += [{"name": "carried records/s", "value": _fmt(point.capacity), "excluded": True},
-                            {"name": "lag", "value": "bounded" if point.lag_bounded else "growing", "excluded": True}]
+                            {"name": "lag", "value": lag, "excluded": True}]
         f.write_text(json.dumps(r))
 
 
