@@ -138,6 +138,11 @@ def sweep_plot(rows: list[dict], param: str, metric: str, series_keys: list[str]
         xs = [x if numeric else str(x) for x, _ in pts]
         ax.plot(xs, [y for _, y in pts], marker="o", label=label)
     ax.set(title=f"{ylabel} vs {param}", xlabel=param, ylabel=ylabel)
+    xs_all = sorted({r["params"][param] for r in rows})
+    if all(isinstance(x, (int, float)) and x > 0 for x in xs_all) and xs_all and xs_all[-1] / xs_all[0] >= 8:
+        # streams and batch sizes are swept in doublings: equal steps on a log axis
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(xs_all, [f"{x:g}" for x in xs_all])
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
