@@ -179,7 +179,7 @@ def cmd_sweep(args) -> int:
     try:
         params = parse_params(args.param)
         sweep = Sweep(Path(args.file), params, Path(args.out) if args.out else None,
-                      measure_ceiling=not args.no_ceiling)
+                      measure_ceiling=not args.no_ceiling, repeat=args.repeat)
         result = sweep.run()
     except (SweepError, ScenarioInvalid) as e:
         print(f"mirrordrill sweep: {e}", file=sys.stderr)
@@ -240,6 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "flow setting; repeat for a grid")
     s.add_argument("--out", help="sweep folder (default: runs/sweep-<scenario>-<time>)")
     s.add_argument("--no-ceiling", action="store_true", help="skip the machine-ceiling measurement")
+    s.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="run every combination N times; the knee and the plot use each one's median run")
     s.add_argument("--report", action="store_true", help="also render the HTML report of every point")
     s.set_defaults(func=cmd_sweep)
 

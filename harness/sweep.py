@@ -207,6 +207,7 @@ class SweepPoint:
     # above its capacity): its ceiling at this setting, independent of what load was offered
     saturated_records_s: float | None = None
     saturated_s: int = 0
+    run: int = 1  # with --repeat, which run of this combination
     of_ceiling: float | None = None
     load_avg: tuple[float, float, float] | None = None  # os.getloadavg() when the point finished
     error: str | None = None              # a drill that failed to run: retried by a resumed sweep
@@ -401,12 +402,41 @@ class SweepResult:
     def others(self) -> list[str]:
         return [p.key for p in self.params if p.key != self.swept]
 
+    def representative(self) -> list[SweepPoint]:
+        """One point per combination: with repeated runs, the run of median capacity (the lower
+        median, so every figure shown comes from one real run); failed runs only if all failed."""
+        groups: dict[str, list[SweepPoint]] = {}
+        for pt in self.points:
+            groups.setdefault(json.dumps(pt.params, sort_keys=True), []).append(pt)
+        out = []
+        for runs in groups.values():
+            ok = sorted((pt for pt in runs if not pt.error and pt.capacity is not None), key=lambda pt: pt.capacity)
+            out.append(ok[(len(ok) - 1) // 2] if ok else runs[-1])
+        return out
+
+    def spread(self) -> list[str]:
+        """Per combination run more than once: the median and the range of its capacities."""
+        groups: dict[str, list[SweepPoint]] = {}
+        for pt in self.points:
+            if not pt.error and pt.capacity is not None:
+                groups.setdefault(", ".join(f"{k}={v}" for k, v in pt.params.items()), []).append(pt)
+        lines = []
+        for label, runs in groups.items():
+            if len(runs) > 1:
+                caps = sorted(pt.capacity for pt in runs)
+                lines.append(f"{label}: {len(runs)} runs, median {_fmt(caps[(len(caps) - 1) // 2])}, "
+                             f"range {_fmt(caps[0])}-{_fmt(caps[-1])} records/s")
+        return lines
+
     def table(self) -> str:
         """A plain-text table, one line per point."""
         keys = [p.key for p in self.params]
+        repeated = any(pt.run > 1 for pt in self.points)
         head = keys + ["offered/s", "carried/s", "of ceiling", "lag", "p50 ms", "p99 ms", "cpu cores",
                        "not yet replicated", "load avg"]
-        rows = [[str(pt.params.get(k)) for k in keys] + (
+        if repeated:
+            head = head[:len(keys)] + ["run"] + head[len(keys):]
+        rows = [[str(pt.params.get(k)) for k in keys] + ([str(pt.run)] if repeated else []) + (
             [_fmt(pt.produced_records_s) if pt.produced_records_s is not None else "backlog", _fmt(pt.capacity),
              f"{pt.of_ceiling:.0%}" if pt.of_ceiling is not None else "–",
              f"saturated {pt.saturated_s}s" if pt.saturated else
@@ -433,6 +463,10 @@ class SweepResult:
                          f"{c.consume_records_s:,.0f}/s from the source"
                          + (f" (load avg {c.load_avg[0]:.1f})" if c.load_avg else "")
                          + " -- a large change means the machine was busier during one of the measurements")
+        spread = self.spread()
+        if spread:
+            lines.append("repeated combinations (the knee and the plot use each one's median run):")
+            lines += [f"  {line}" for line in spread]
         if self.interrupted:
             lines.append(f"interrupted: {len(self.points)} point(s) measured; rerun the same command to finish")
         return "\n".join(lines)
@@ -444,7 +478,7 @@ class SweepResult:
         swept, others = self.swept, self.others
         lo_u, hi_u = TARGET_UTILISATION
         out = []
-        for label, all_pts in _lines(self.points, swept, others).items():
+        for label, all_pts in _lines(self.representative(), swept, others).items():
             pts = [pt for pt in all_pts if not pt.error and pt.capacity]
             if not pts:
                 failed = [pt for pt in all_pts if pt.error]
@@ -522,7 +556,10 @@ class Sweep:
 
     def __init__(self, drill_file: Path, params: list[SweepParam], out_dir: Path | None = None,
                  measure_ceiling: bool = True, log: Callable[[str], None] | None = None,
-                 ceiling_records: int = 200_000):
+                 ceiling_records: int = 200_000, repeat: int = 1):
+        if repeat < 1:
+            raise SweepError(f"--repeat {repeat}: run each combination at least once")
+        self.repeat = repeat
         from harness.scenario.validate import load_scenario
         self.drill_file = Path(drill_file)
         load_scenario(self.drill_file)  # fail before anything starts
@@ -554,12 +591,14 @@ class Sweep:
                              "a resumed sweep must run the same drill: use a new --out folder")
         if not earlier:
             _append(jsonl, header)
-        done = {json.dumps(r["params"], sort_keys=True): r for r in rows if "params" in r and not r.get("error")}
+        done = {_point_key(r["params"], r.get("run", 1)): r for r in rows if "params" in r and not r.get("error")}
         ceilings = [r["ceiling"] for r in rows if "ceiling" in r]
         afters = [r["ceiling_after"] for r in rows if "ceiling_after" in r]
         result = SweepResult(self.out_dir, self.params, [], Ceiling.from_json(ceilings[-1]) if ceilings else None,
                              ceiling_after=Ceiling.from_json(afters[-1]) if afters else None)
-        combos = self.combinations()
+        # every run of every combination, in order: runs of one combination are spread out over the
+        # sweep (all first runs, then all second runs) so a busy spell of the machine hits one run of many
+        combos = [(combo, run) for run in range(1, self.repeat + 1) for combo in self.combinations()]
         self.log(f"{len(combos)} point(s), {len(done)} already measured in {jsonl}; load average "
                  f"{_fmt_load(_load_avg())} on {os.cpu_count()} cores")
         try:
@@ -573,10 +612,10 @@ class Sweep:
             elif result.ceiling is not None:
                 self.log(f"machine ceiling from the earlier run: {result.ceiling.records_s:,.0f} records/s")
             started, measured = time.monotonic(), 0
-            for i, combo in enumerate(combos, 1):
-                slug = "-".join(f"{k}={v}" for k, v in combo.items()).replace("/", "_")
+            for i, (combo, run) in enumerate(combos, 1):
+                slug = "-".join(f"{k}={v}" for k, v in combo.items()).replace("/", "_") + (f"-run{run}" if run > 1 else "")
                 run_dir = self.out_dir / "points" / f"{i:02d}-{slug}"
-                key = json.dumps(combo, sort_keys=True)
+                key = _point_key(combo, run)
                 if key in done:  # a resumed sweep keeps what it measured
                     point = SweepPoint.from_json(done[key])
                     self.log(f"[{i}/{len(combos)}] {slug}: already measured ({_fmt(point.capacity)} records/s)")
@@ -590,6 +629,7 @@ class Sweep:
                     point = self._run_point(run_dir, combo)
                     if point is None:  # the drill was interrupted: nothing to keep of this point
                         raise KeyboardInterrupt
+                    point.run = run
                     _append(jsonl, asdict(point))
                     measured += 1
                 self._add(result, point, Path(point.run_dir))
@@ -668,7 +708,8 @@ class Sweep:
 
     def _plot(self, result: SweepResult) -> Path | None:
         # a point that replicated nothing is a measurement (0), a point that failed to run is not
-        rows = [dict(asdict(p), capacity=p.capacity) for p in result.points if not p.error and p.capacity is not None]
+        rows = [dict(asdict(p), capacity=p.capacity) for p in result.representative()
+                if not p.error and p.capacity is not None]
         if not rows:
             return None
         from reports.plots import sweep_plot
@@ -713,6 +754,12 @@ def _record_size(drill: dict) -> int:
 
 def _partitions(drill: dict) -> int:
     return max([int(t.get("partitions", 3)) for t in drill.get("topics", [])] or [3])
+
+
+def _point_key(params: dict, run: int) -> str:
+    """A point's identity in sweep.jsonl: its combination, and which run of it (run 1 unmarked, so
+    sweeps written before --repeat existed resume as they are)."""
+    return json.dumps(params, sort_keys=True) + (f"#{run}" if run > 1 else "")
 
 
 def _read_jsonl(path: Path) -> list[dict]:

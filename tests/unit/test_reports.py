@@ -211,3 +211,30 @@ def test_a_render_of_runs_already_in_the_history_adds_no_trend_point(tmp_path):
     history.write_text(first + json.dumps({"uuid": "c", "testResults": {"k2": {"id": "r2"}}}) + "\n")
     _drop_repeated_entry(history, [first])
     assert len(history.read_text().splitlines()) == 2  # a new run: kept
+
+
+def test_repeated_runs_use_the_median_run_for_the_knee_and_show_their_spread(tmp_path):
+    from dataclasses import replace
+
+    from harness.sweep import SweepResult, parse_params
+    params = parse_params(["num_streams=1,2"])
+    runs = {1: [4000.0, 6000.0, 5000.0], 2: [5200.0, 9000.0, 5100.0]}
+    points = [replace(_sweep_point(n, "mirrormaker2", cap), params={"num_streams": n}, run=i + 1)
+              for n, caps in runs.items() for i, cap in enumerate(caps)]
+    result = SweepResult(tmp_path, params, points, None)
+    assert [pt.capacity for pt in result.representative()] == [5000.0, 5200.0]  # one noisy 9,000 moves nothing
+    rec = result.recommendation()
+    assert "throughput stops growing at num_streams=1 (~5,000 records/s" in rec
+    table = result.table()
+    assert table.splitlines()[0].split()[:2] == ["num_streams", "run"]
+    assert "num_streams=2: 3 runs, median 5,200.0, range 5,100.0-9,000.0 records/s" in table
+
+
+def test_repeat_must_be_positive(tmp_path):
+    import pytest as _pytest
+
+    from harness.sweep import Sweep, SweepError, parse_params
+    from pathlib import Path
+    drill = Path(__file__).parents[2] / "scenarios" / "sweep-capacity.yaml"
+    with _pytest.raises(SweepError, match="at least once"):
+        Sweep(drill, parse_params(["num_streams=1"]), tmp_path, repeat=0)
