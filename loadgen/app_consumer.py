@@ -128,7 +128,7 @@ class ConsumerRun:
 def fetch_committed_offsets(bootstrap: str, group: str, timeout_s: float = 15.0
                             ) -> dict[Partition, int]:
     """A group's committed offsets on a cluster (works while no member is running)."""
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
     futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
                                                 request_timeout=timeout_s)
     result = futures[group].result(timeout=timeout_s + 5)
@@ -271,7 +271,9 @@ class AppConsumer:
             # Also where a committed offset is out of range (a log truncated at failover).
             "auto.offset.reset": position.fallback,
             "on_commit": self._on_commit,
-            "log_level": 3,
+            # 0: an instance abandoned with a dead cluster retries for the rest of the drill and would
+            # print a librdkafka line per retry; errors still arrive as error events (logged below)
+            "log_level": 0,
             **self._extra_conf,
         }
 

@@ -71,7 +71,7 @@ class Observer:
             "fetch.min.bytes": 1,
             "isolation.level": "read_committed",
             "enable.partition.eof": False,
-            "log_level": 3,
+            "log_level": 0,  # errors arrive as error events; a down cluster would print a line per retry
             **(consumer_config or {}),
         }
         # log_level 0: while a cluster is down (a drill kills it) librdkafka would print a
