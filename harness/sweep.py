@@ -226,10 +226,16 @@ class SweepPoint:
 
     @classmethod
     def from_json(cls, row: dict) -> "SweepPoint":
-        kw = {k: v for k, v in row.items() if k in cls.__dataclass_fields__}
-        if kw.get("load_avg") is not None:
-            kw["load_avg"] = tuple(kw["load_avg"])
-        return cls(**kw)
+        return _from_row(cls, row)
+
+
+def _from_row(cls, row: dict):
+    """A dataclass from a sweep.jsonl row: unknown keys (an older or newer mirrordrill) are
+    ignored, and the load average JSON stored as a list is a tuple again."""
+    kw = {k: v for k, v in row.items() if k in cls.__dataclass_fields__}
+    if kw.get("load_avg") is not None:
+        kw["load_avg"] = tuple(kw["load_avg"])
+    return cls(**kw)
 
 
 def measure_point(run_dir: Path, params: dict, cpu: "CpuMeter | float", seconds: float) -> SweepPoint:
@@ -315,10 +321,7 @@ class Ceiling:
 
     @classmethod
     def from_json(cls, row: dict) -> "Ceiling":
-        kw = {k: v for k, v in row.items() if k in cls.__dataclass_fields__}
-        if kw.get("load_avg") is not None:
-            kw["load_avg"] = tuple(kw["load_avg"])
-        return cls(**kw)
+        return _from_row(cls, row)
 
 
 _PERF_LINE = re.compile(r"(\d+) records sent, ([\d.]+) records/sec")

@@ -88,11 +88,10 @@ class Drill:
                                                                config={k: str(v) for k, v in t.config.items()})])
             self._produce_backlog(env, histories)
             self.phase = f"starting replicator ({self.kind})"
-            setup = ReplicationSetup(env=env, flows=flow_specs(s), policy=s.replication.policy,
-                                     separator=s.replication.separator, workdir=self.out_dir / "replicator")
-            replicator = make_replicator(self.kind, setup, **self._replicator_options())
+            new_replicator = self._replicator_factory(env)
+            replicator = new_replicator(flow_specs(s), self.out_dir / "replicator")
             ctx = DrillContext(scenario=s, out_dir=self.out_dir, env=env, replicator=replicator,
-                               histories=histories, log=self.log, new_replicator=self._replicator_factory(env))
+                               histories=histories, log=self.log, new_replicator=new_replicator)
             if s.stable_address is not None:
                 ctx.stable_address = env.add_stable_address(s.stable_address.points_to)
                 self.log(f"applications bootstrap through the stable address {ctx.stable_address.bootstrap} "
@@ -178,7 +177,7 @@ class Drill:
             self.log(f"backlog written in {r.seconds:.1f}s ({r.records_s:,.0f} records/s)")
 
     def _replicator_factory(self, env: Environment):
-        """Builds further replicators of this drill's kind (failback's copy back, re-protect)."""
+        """Builds replicators of this drill's kind: the drill's own, and a failback's copy back and re-protect."""
         s = self.scenario
 
         def build(flows, workdir: Path):

@@ -23,16 +23,13 @@ from loadgen.spec import LoadSpec
 # --- lag ---------------------------------------------------------------------------------
 def current_lag(ctx: DrillContext, flow: str | None = None) -> int | None:
     """Records not yet replicated (source end minus target end), summed over flows; None if unknown."""
-    try:
-        m = ctx.replicator.metrics()
-    except Exception:
+    lags = lag_by_flow(ctx)
+    if lags is None:
         return None
-    if m is None:
+    chosen = [v for f, v in lags.items() if flow is None or f == flow]
+    if not chosen or any(v is None for v in chosen):
         return None
-    rows = [p for p in m.partitions if flow is None or p.flow == flow]
-    if not rows or any(p.lag_records is None for p in rows):
-        return None
-    return sum(p.lag_records for p in rows)
+    return sum(chosen)
 
 
 def lag_by_flow(ctx: DrillContext) -> dict[str, int | None] | None:
