@@ -91,8 +91,10 @@ class Browser:
             # Chromium reads commands on fd 3 and answers on fd 4; a tiny Python trampoline puts the
             # pipes there and execs it (sh cannot name descriptors above 9; preexec_fn is not thread-safe).
             with open(errors, "wb") as err:
+                # its own process group: Chromium's helper processes (zygote, renderer) go with it
                 proc = subprocess.Popen([sys.executable, "-c", _TRAMPOLINE, str(to_chrome_r), str(from_chrome_w), *cmd],
-                                        stdout=subprocess.DEVNULL, stderr=err, pass_fds=(to_chrome_r, from_chrome_w))
+                                        stdout=subprocess.DEVNULL, stderr=err, pass_fds=(to_chrome_r, from_chrome_w),
+                                        start_new_session=True)
             os.close(to_chrome_r)
             os.close(from_chrome_w)
             deadline = time.monotonic() + timeout_s
@@ -139,10 +141,32 @@ class Browser:
                     raise RuntimeError(f"script failed: {result['exceptionDetails']}")
                 return result["result"].get("value")
             finally:
-                proc.kill()  # a throwaway browser: nothing to save
+                # A throwaway browser: nothing to save. The whole group, and only once every helper
+                # is gone may the profile be deleted (one still writing into it made rmtree fail).
+                _kill_group(proc.pid)
                 proc.wait(timeout=30)
                 os.close(to_chrome_w)
                 os.close(from_chrome_r)
+
+
+def _kill_group(pgid: int, timeout_s: float = 15.0) -> None:
+    """SIGKILL a process group and wait until none of its processes is left."""
+    import os
+    import signal
+    import time
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        except PermissionError:  # only zombies left, waiting for their parent to reap them
+            pass
+        time.sleep(0.05)
+        try:
+            os.waitpid(pgid, os.WNOHANG)  # the leader is our child: reap it so the group can empty
+        except ChildProcessError:
+            pass
 
 
 def _high_fd(fd: int) -> int:
