@@ -16,6 +16,7 @@ from harness import versions
 from harness.bootstrap import Bootstrap, BootstrapError
 from harness.environment import Environment, TopologySpec
 from harness.kafka.cluster import ClusterSpec
+from harness.kafka.reading import watermarks
 from harness.network.probe import measure_round_trip
 from harness.process import ProcessError
 
@@ -183,7 +184,7 @@ def _count_value(bootstrap: str, topic: str, value: bytes, timeout_s: float = 15
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"__doctor-{uuid.uuid4().hex[:6]}",
                   "enable.auto.commit": False, "log_level": 0})
     try:
-        _, high = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=timeout_s)
+        _, high = watermarks(c, topic, [0], timeout_s)[0]
         c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
         n, pos, deadline = 0, 0, time.monotonic() + timeout_s
         while pos < high and time.monotonic() < deadline:

@@ -26,6 +26,7 @@ from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, Consumer, ConsumerGro
 from confluent_kafka.admin import AdminClient
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from harness.kafka.reading import watermarks
 from loadgen.envelope import decode
 from loadgen.histories import (PROCESSED_RECORDS, ProcessedRecord, ProcessedRecordWriter,
                                history_path)
@@ -318,7 +319,7 @@ class AppConsumer:
             if tp.offset in (OFFSET_BEGINNING, OFFSET_END):
                 # Resolved here, not on the first fetch: the run then records where it
                 # really began, and "latest" means the end at the moment of assignment.
-                low, high = consumer.get_watermark_offsets(tp, timeout=15.0)
+                low, high = watermarks(consumer, tp.topic, [tp.partition], 15.0)[tp.partition]
                 tp.offset = low if tp.offset == OFFSET_BEGINNING else high
             run.positioned.add((tp.topic, tp.partition))
             run.start_offsets[(tp.topic, tp.partition)] = tp.offset

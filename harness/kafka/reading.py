@@ -5,7 +5,31 @@ from __future__ import annotations
 import time
 import uuid
 
-from confluent_kafka import Consumer, Message, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+
+# Answers a partition gives while its leader is moving or, after a restart, while the
+# leader's high watermark has not caught up with its followers yet: ask again.
+_TRANSIENT = {KafkaError.OFFSET_NOT_AVAILABLE, KafkaError.LEADER_NOT_AVAILABLE,
+              KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError._TRANSPORT,
+              KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.REQUEST_TIMED_OUT}
+
+
+def watermarks(consumer: Consumer, topic: str, partitions, timeout_s: float = 30.0) -> dict[int, tuple[int, int]]:
+    """(low, high) offsets of each partition, asking again while the broker says it cannot answer yet."""
+    deadline = time.monotonic() + timeout_s
+    marks: dict[int, tuple[int, int]] = {}
+    for p in partitions:
+        while True:
+            try:
+                marks[p] = consumer.get_watermark_offsets(
+                    TopicPartition(topic, p), timeout=max(1.0, deadline - time.monotonic()))
+                break
+            except KafkaException as e:
+                error = e.args[0]
+                if time.monotonic() >= deadline or not (error.retriable() or error.code() in _TRANSIENT):
+                    raise
+                time.sleep(0.2)
+    return marks
 
 
 def read_topic(bootstrap: str, topic: str, since_ms: int | None = None, timeout_s: float = 30.0) -> list[Message]:
@@ -17,7 +41,7 @@ def read_topic(bootstrap: str, topic: str, since_ms: int | None = None, timeout_
         if metadata is None or metadata.error is not None:
             return []  # not created yet
         partitions = sorted(metadata.partitions)
-        marks = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s) for p in partitions}
+        marks = watermarks(consumer, topic, partitions, timeout_s)
         ends = {p: high for p, (_, high) in marks.items()}
         # Start at the log start (retention and compaction move it), or at the first record at/after since_ms.
         positions = {p: low for p, (low, _) in marks.items()}

@@ -8,6 +8,7 @@ import uuid
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 
+from harness.kafka.reading import watermarks
 from loadgen import envelope
 
 
@@ -32,23 +33,7 @@ def produce_values(bootstrap: str, topic: str, values: list[bytes], timeout_s: f
 
 def read_values(bootstrap: str, topic: str, partitions: int = 1, timeout_s: float = 30.0) -> list[bytes]:
     """Every value in ``topic`` from the beginning up to the current end offsets."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"test-{uuid.uuid4().hex[:6]}",
-                  "enable.auto.commit": False, "log_level": 0})
-    try:
-        ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1] for p in range(partitions)}
-        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
-        pos = {p: 0 for p in range(partitions)}
-        out: list[bytes] = []
-        deadline = time.monotonic() + timeout_s
-        while any(pos[p] < ends[p] for p in pos) and time.monotonic() < deadline:
-            m = c.poll(0.5)
-            if m is None or m.error():
-                continue
-            pos[m.partition()] = m.offset() + 1
-            out.append(m.value())
-        return out
-    finally:
-        c.close()
+    return [m.value() for m in read_records(bootstrap, topic, partitions, timeout_s)]
 
 
 def wait_for(check, timeout_s: float, what: str, interval_s: float = 1.0):
@@ -94,7 +79,7 @@ def read_records(bootstrap: str, topic: str, partitions: int, timeout_s: float =
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"test-{uuid.uuid4().hex[:6]}",
                   "enable.auto.commit": False, "log_level": 0})
     try:
-        ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1] for p in range(partitions)}
+        ends = {p: high for p, (_, high) in watermarks(c, topic, range(partitions), timeout_s).items()}
         c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
         pos = {p: 0 for p in range(partitions)}
         out = []

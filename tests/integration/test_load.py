@@ -16,9 +16,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import NewPartitions, NewTopic
 
+from harness.kafka.reading import watermarks
 from harness.process import ProcessError
 from tests.integration.kafka_helpers import produce_enveloped
 from tests.integration.kafka_helpers import unique_topic as unique
@@ -43,15 +44,8 @@ Position = tuple[str, int, int]
 def end_offsets(c: Consumer, topics: dict[str, int], timeout_s: float = 30.0
                 ) -> dict[tuple[str, int], int]:
     """High watermarks; waits while a just-created topic is not yet in the metadata."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return {(t, p): c.get_watermark_offsets(TopicPartition(t, p), timeout=timeout_s)[1]
-                    for t, n in topics.items() for p in range(n)}
-        except KafkaException:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
+    return {(t, p): high for t, n in topics.items()
+            for p, (_, high) in watermarks(c, t, range(n), timeout_s).items()}
 
 
 def read_positions(bootstrap: str, topics: dict[str, int], timeout_s: float = 30.0
