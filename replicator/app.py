@@ -26,7 +26,7 @@ from replicator.headers import source_offset_of
 from replicator.heartbeats import HeartbeatEmitter
 from replicator.metrics import MetricsTracker, as_document, write_json_atomically
 from replicator.offset_index import OffsetIndex
-from replicator.spark_stream import StreamPlan, start_query
+from replicator.spark_stream import StreamPlan, start_query, warm_up
 from replicator.topic_sync import TopicSync
 
 if TYPE_CHECKING:
@@ -73,6 +73,9 @@ class FlowStatus:
     last_error: str | None = None
     heartbeats: int = 0
     checkpoints: int = 0
+    # The query's last micro-batch as Spark reports it (batch id, rows, where its time went):
+    # what a person asks first when replication is slow.
+    last_batch: dict | None = None
 
 
 class FlowRuntime:
@@ -119,6 +122,7 @@ class FlowRuntime:
         self._lag_consumer: Consumer | None = None
         self._source_consumer: Consumer | None = None
         self._restart_after = 0.0
+        self._warmed_up = False
 
     # --- data path --------------------------------------------------------------------
     def plan(self) -> StreamPlan:
@@ -156,6 +160,8 @@ class FlowRuntime:
             self.query = None
             self._restart_after = now + 2.0
             self.refresh.now()
+        if self.query is not None:
+            self._guard("progress", self._record_progress)
         if self.refresh.due(now) or (self.query is None and now >= self._restart_after):
             self._guard("topic sync", lambda: self._refresh_and_start(spark, now))
         if self.config_sync.due(now) and self.topic_sync.config_filter is not None:
@@ -171,9 +177,29 @@ class FlowRuntime:
             log.info("flow %s: topics now %s; restarting the query", self.name, list(self.topics))
             self.stop_query()
         if self.query is None and self.topics and now >= self._restart_after:
+            if not self._warmed_up:
+                self._warm_up(spark)
             self.query = start_query(spark, self.plan())
             self.status.query_starts += 1
             log.info("flow %s: replicating %s (%s mode)", self.name, list(self.topics), self.flow.mode)
+
+    def _warm_up(self, spark: "SparkSession") -> None:
+        """Once per process, before the first query: pay Spark's first-batch cost before records wait on it."""
+        self._warmed_up = True  # a failed warm-up is not retried: the query itself will do
+        started = time.monotonic()
+        try:
+            warm_up(spark, self.plan())
+            log.info("flow %s: Spark warmed up in %.1fs", self.name, time.monotonic() - started)
+        except Exception as e:
+            log.warning("flow %s: warm-up failed after %.1fs (the first batch will be slow): %s",
+                        self.name, time.monotonic() - started, str(e)[:500])
+
+    def _record_progress(self) -> None:
+        progress = self.query.lastProgress
+        if progress:
+            self.status.last_batch = {"batch_id": progress.get("batchId"),
+                                      "input_rows": progress.get("numInputRows"),
+                                      "duration_ms": progress.get("durationMs", {})}
 
     def _heartbeat(self) -> None:
         self.heartbeats.emit()
@@ -279,8 +305,13 @@ class Replicator:
                  .config("spark.jars", ",".join(str(j) for j in self.jars))
                  .config("spark.ui.enabled", os.environ.get("MIRRORDRILL_SPARK_UI", "false"))
                  .config("spark.sql.shuffle.partitions", "2")
+                 # streaming turns adaptive execution off anyway (with a warning per query start)
+                 .config("spark.sql.adaptive.enabled", "false")
                  .config("spark.ui.showConsoleProgress", "false")
                  .config("spark.local.dir", str(self.workdir / "spark-tmp"))
+                 # Spark leaves an empty artifacts-<uuid> folder in the JVM's temp dir per session:
+                 # keep it in the replicator's own work folder rather than littering /tmp.
+                 .config("spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={self.workdir / 'spark-tmp'}")
                  .config("spark.driver.memory", os.environ.get("MIRRORDRILL_SPARK_DRIVER_MEMORY", "1g"))
                  .config("spark.sql.streaming.stopTimeout", "10s")
                  .getOrCreate())

@@ -8,6 +8,7 @@ split one Kafka partition across tasks and reorder it).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -100,30 +101,63 @@ def transform(df: "DataFrame", plan: StreamPlan) -> "DataFrame":
     return df.select(topic.alias("topic"), "key", "value", "partition", F.expr(headers).alias("headers"))
 
 
-def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
-    """Start the flow's streaming query (resuming from its checkpoint if one exists)."""
-    reader = (spark.readStream.format("kafka")
+def _read_kafka(reader, plan: StreamPlan):
+    """The flow's Kafka source options on a batch or a streaming reader."""
+    reader = (reader.format("kafka")
               .option("kafka.bootstrap.servers", plan.source_bootstrap)
               .option("subscribe", ",".join(plan.topics))
-              .option("startingOffsets", plan.starting_offsets)
               .option("includeHeaders", "true")
               # A source offset that vanished (retention, a wiped cluster) is reported in the
               # log and skipped, as MM2's consumer does, rather than stopping replication forever.
               .option("failOnDataLoss", "false"))
-    if plan.max_offsets_per_trigger and plan.mode == "microbatch":
-        reader = reader.option("maxOffsetsPerTrigger", str(plan.max_offsets_per_trigger))
     for k, v in plan.consumer_settings().items():
         reader = reader.option(f"kafka.{k}", v)
-    out = transform(reader.load(), plan)
+    return reader
 
-    writer = (out.writeStream.format("kafka")
-              .queryName(plan.name)
+
+def _write_kafka(writer, plan: StreamPlan):
+    """The flow's Kafka sink options on a batch or a streaming writer."""
+    writer = (writer.format("kafka")
               .option("kafka.bootstrap.servers", plan.target_bootstrap)
               .option("kafka.interceptor.classes", INTERCEPTOR_CLASS)
-              .option("kafka.mirrordrill.metrics.dir", str(plan.metrics_dir))
-              .option("checkpointLocation", str(plan.checkpoint_dir)))
+              .option("kafka.mirrordrill.metrics.dir", str(plan.metrics_dir)))
     for k, v in plan.producer_settings().items():
         writer = writer.option(f"kafka.{k}", v)
+    return writer
+
+
+def warm_up(spark: "SparkSession", plan: StreamPlan) -> None:
+    """Run the flow's read-transform-write once, as a batch job over an empty offset range.
+
+    A fresh Spark spends seconds on the first batch of a query (class loading, code
+    generation, the sink's producer); without this, the first records a drill sends after
+    the replicator is ready wait that long. The range is empty (from the current end of
+    every partition to the same end), so nothing is written; the producer it opens stays in
+    Spark's pool, keyed by the same settings the streaming sink uses.
+    """
+    future_ms = int((time.time() + 86_400) * 1000)
+    source = (_read_kafka(spark.read, plan)
+              # "latest" is refused as a batch start; a timestamp past every record, falling
+              # back to the latest offset, is the same position.
+              .option("startingTimestamp", str(future_ms))
+              .option("startingOffsetsByTimestampStrategy", "latest")
+              .option("endingOffsets", "latest")
+              # bounded: an unreachable source must not hold the control plane for minutes
+              .option("fetchOffset.numRetries", "1")
+              .option("kafka.request.timeout.ms", "10000")
+              .option("kafka.default.api.timeout.ms", "15000"))
+    _write_kafka(transform(source.load(), plan).write, plan).save()
+
+
+def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
+    """Start the flow's streaming query (resuming from its checkpoint if one exists)."""
+    reader = _read_kafka(spark.readStream, plan).option("startingOffsets", plan.starting_offsets)
+    if plan.max_offsets_per_trigger and plan.mode == "microbatch":
+        reader = reader.option("maxOffsetsPerTrigger", str(plan.max_offsets_per_trigger))
+    out = transform(reader.load(), plan)
+    writer = (_write_kafka(out.writeStream, plan)
+              .queryName(plan.name)
+              .option("checkpointLocation", str(plan.checkpoint_dir)))
     if plan.mode == "realtime":
         writer = writer.outputMode("update").trigger(realTime=plan.trigger_interval or "10 seconds")
     else:
