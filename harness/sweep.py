@@ -74,6 +74,10 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
             if value not in ("pyspark", "mirrormaker2"):
                 raise SweepError(f"replicator={value!r}: valid values are pyspark, mirrormaker2")
             d["replication"]["replicator"] = value
+        elif key == "mode":
+            if value not in ("microbatch", "realtime"):
+                raise SweepError(f"mode={value!r}: valid values are microbatch, realtime (pyspark's execution mode)")
+            d["replication"]["mode"] = value
         elif key == "rate":
             for p in d.get("load", {}).get("producers", []):
                 p["rate"] = value

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.integration
 
 TOPICS = ["pst-.*"]
 CONFIG_TOPIC = unique_topic("pst-cfg")  # exists before the replicator starts, with non-default configs
+BACKLOG = [f"before-start-{i}".encode() for i in range(60)]  # in CONFIG_TOPIC before the replicator starts
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +30,7 @@ def repl(wan_env, artifacts):
     east = wan_env.cluster("east")
     east.create_topics([NewTopic(CONFIG_TOPIC, 3, 1, config={"retention.ms": "7200000", "min.insync.replicas": "1",
                                                                "cleanup.policy": "delete"})])
+    produce(east.bootstrap, CONFIG_TOPIC, BACKLOG, partition=lambda i: i % 3)
     setup = ReplicationSetup(env=wan_env, flows=[
         FlowSpec("east", "west", topics=TOPICS, settings={"sync.group.offsets.enabled": "true"}),
         FlowSpec("west", "east", topics=TOPICS),
@@ -178,6 +180,21 @@ def test_metrics_report_latency_and_lag(repl: PySparkReplicator):
     status = json.loads(repl.nodes[1].status_path.read_text() if repl.nodes[1].location == "west"
                         else repl.nodes[0].status_path.read_text())
     assert status["flows"]["east->west"]
+    # where a slow flow's time goes: the last micro-batch as Spark reported it
+    batch = status["status"]["east->west"]["last_batch"]
+    assert batch["batch_id"] >= 0 and batch["duration_ms"]["triggerExecution"] >= 0
+
+
+def test_warm_up_runs_before_the_query_and_copies_nothing(repl: PySparkReplicator):
+    west_node = next(n for n in repl.nodes if n.location == "west")
+    log_text = west_node.log_path.read_text()
+    assert "east->west: Spark warmed up" in log_text
+    assert log_text.index("east->west: Spark warmed up") < log_text.index("east->west: replicating")
+    # records that were there before the start land once: the warm-up reads an empty range
+    west = repl.setup.env.cluster("west")
+    remote = repl.remote_topic("east", CONFIG_TOPIC)
+    wait_for(lambda: len(values_in(west, remote)) >= len(BACKLOG), 120, "the backlog replicated")
+    assert sorted(values_in(west, remote)) == sorted(BACKLOG)
 
 
 def test_kill_9_and_restart_loses_nothing(repl: PySparkReplicator):

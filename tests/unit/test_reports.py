@@ -74,6 +74,9 @@ def test_sweep_params_map_to_flow_and_load_settings():
     assert "settings" not in drill["replication"]["flows"][0]  # the original is untouched
     with pytest.raises(SweepError):
         parse_params(["num_streams"])
+    assert apply_params(drill, {"mode": "realtime"})["replication"]["mode"] == "realtime"
+    with pytest.raises(SweepError, match="microbatch, realtime"):
+        apply_params(drill, {"mode": "fast"})
 
 
 def test_knee_is_where_one_more_step_adds_under_ten_percent():
