@@ -97,8 +97,14 @@ class OffsetIndex:
             self._parts[key] = PartitionIndex(topic, partition)
         return self._parts[key]
 
-    def refresh(self, partitions: list[tuple[str, int]], timeout_s: float = 60.0) -> None:
-        """Read each listed target partition from where the index stopped to its current end."""
+    def refresh(self, partitions: list[tuple[str, int]], timeout_s: float = 60.0,
+                start_at: dict[tuple[str, int], int] | None = None) -> None:
+        """Read each listed target partition from where the index stopped to its current end.
+
+        ``start_at``: a position per partition below which every record is known to hold a
+        source offset below the commits that will be translated (a checkpoint's downstream
+        offset); reading starts there instead of at the log start.
+        """
         if self._consumer is None:
             self._consumer = Consumer(self._conf)
         c = self._consumer
@@ -106,7 +112,7 @@ class OffsetIndex:
         for topic, p in partitions:
             idx = self.partition(topic, p)
             low, high = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-            idx.skip_to(low)
+            idx.skip_to(max(low, min((start_at or {}).get((topic, p), low), high)))
             if idx.scanned_to < high:
                 todo[(topic, p)] = high
         if not todo:

@@ -547,8 +547,13 @@ class Replicator(ABC):
         working folder has nothing to forget."""
 
     @abstractmethod
-    def translate_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
-        """Target-cluster offsets ``{(remote_topic, partition): offset}`` for ``group``'s source commits."""
+    def translate_offsets(self, group: str, source: str, target: str, *,
+                          source_lost: bool = False) -> dict[tuple[str, int], int]:
+        """Target-cluster offsets ``{(remote_topic, partition): offset}`` for ``group``'s source commits.
+
+        ``source_lost``: the source has been declared lost (an unplanned failover), so an
+        adapter that could ask it for the group's commits goes straight to what the target holds.
+        """
 
     def remote_topic(self, source_cluster: str, topic: str) -> str:
         """Name ``topic`` of ``source_cluster`` gets on a target cluster."""

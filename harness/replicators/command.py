@@ -200,8 +200,10 @@ class CommandReplicator(ProcessReplicator):
                                  f"after {self.ready_timeout_s:.0f}s\n{tails}")
 
     # --- offsets ----------------------------------------------------------------------
-    def translate_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
-        """Run the translation command for this flow and group; parse its JSON answer."""
+    def translate_offsets(self, group: str, source: str, target: str, *,
+                          source_lost: bool = False) -> dict[tuple[str, int], int]:
+        """Run the translation command for this flow and group; parse its JSON answer (the command
+        decides for itself where to look, whether or not the source is lost)."""
         if self.translate_template is None:
             raise UnsupportedOperation(
                 "the command replicator cannot translate consumer offsets on its own: give the adapter "

@@ -281,8 +281,10 @@ class MirrorMaker2Replicator(NodeReplicator):
                 out.append(cp)
         return out
 
-    def translate_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
-        """The latest checkpoint per remote partition of ``group``: MM2's own translation, as emitted."""
+    def translate_offsets(self, group: str, source: str, target: str, *,
+                          source_lost: bool = False) -> dict[tuple[str, int], int]:
+        """The latest checkpoint per remote partition of ``group``: MM2's own translation, as emitted
+        (read from the target alone, whether or not the source is lost)."""
         latest: dict[tuple[str, int], int] = {}
         try:
             for cp in self.checkpoints(source, target, group):

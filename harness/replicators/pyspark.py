@@ -175,37 +175,53 @@ class PySparkReplicator(NodeReplicator):
         return {(tp.topic, tp.partition): tp.offset for tp in res.result(timeout=15).topic_partitions
                 if tp.offset >= 0}
 
-    def _checkpointed_commits(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
-        topic = self.setup.replication_policy(source).checkpoints_topic(source)
-        latest: dict[tuple[str, int], int] = {}
-        for m in read_topic(self.setup.env.cluster(target).bootstrap, topic):
+    def _checkpoints(self, group: str, source: str, target: str) -> dict[tuple[str, int], Checkpoint]:
+        """The group's latest checkpoint per source partition, from the target's checkpoints topic."""
+        policy = self.setup.replication_policy(source)
+        latest: dict[tuple[str, int], Checkpoint] = {}
+        for m in read_topic(self.setup.env.cluster(target).bootstrap, policy.checkpoints_topic(source)):
             if m.key() and m.value():
                 cp = Checkpoint.decode(m.key(), m.value())
                 if cp.group == group:
-                    latest[(cp.topic, cp.partition)] = cp.upstream_offset
-        policy = self.setup.replication_policy(source)
-        return {(policy.original_topic(t), p): off for (t, p), off in latest.items()}
+                    latest[(policy.original_topic(cp.topic), cp.partition)] = cp
+        return latest
 
-    def translate_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
-        """Exact translation: first target position whose source offset is >= the group's commit."""
+    def translate_offsets(self, group: str, source: str, target: str, *,
+                          source_lost: bool = False) -> dict[tuple[str, int], int]:
+        """Exact translation: first target position whose source offset is >= the group's commit.
+
+        The commits come from the source when it answers, else from the newest checkpoints on the
+        target. The target is read from the newest checkpoint's position on (everything before
+        it holds older source offsets), so failing over costs a short read, not the whole topic.
+        """
         flow = self.setup.flow(source, target)
-        try:
-            commits = self._source_commits(group, source, target)
-        except (KafkaException, TimeoutError):
-            commits = self._checkpointed_commits(group, source, target)  # the source is gone
+        checkpoints = self._checkpoints(group, source, target)
+        commits = None
+        if not source_lost:
+            try:
+                commits = self._source_commits(group, source, target)
+            except (KafkaException, TimeoutError):
+                pass  # unreachable: as good as lost
+        if commits is None:
+            commits = {key: cp.upstream_offset for key, cp in checkpoints.items()}
         selector = self.setup.flow_config(flow).topic_selector()
+        wanted = {(self.setup.remote_topic(source, topic), partition): committed
+                  for (topic, partition), committed in sorted(commits.items())
+                  if selector.should_checkpoint_topic(topic)}
+        # A checkpoint (U -> D) says every position below D holds a source offset below U: a
+        # commit at or past U translates to D or later.
+        start_at = {}
+        for (topic, partition), committed in commits.items():
+            cp = checkpoints.get((topic, partition))
+            if cp is not None and cp.upstream_offset <= committed:
+                start_at[(self.setup.remote_topic(source, topic), partition)] = cp.downstream_offset
         index = OffsetIndex({"bootstrap.servers": self.setup.env.cluster(target).bootstrap})
         try:
-            out = {}
-            for (topic, partition), committed in sorted(commits.items()):
-                if not selector.should_checkpoint_topic(topic):
-                    continue
-                remote = self.setup.remote_topic(source, topic)
-                try:
-                    out[(remote, partition)] = index.translate(remote, partition, committed)
-                except KafkaException as err:
-                    raise ReplicatorError(f"translating {group} {topic}-{partition} onto {target}: {err}") from err
-            return out
+            try:
+                index.refresh(sorted(wanted), start_at=start_at)
+            except (KafkaException, TimeoutError) as err:
+                raise ReplicatorError(f"translating {group} onto {target}: {err}") from err
+            return {key: index.translate(*key, committed, refresh=False) for key, committed in wanted.items()}
         finally:
             index.close()
 

@@ -105,7 +105,9 @@ def start_position(ctx: DrillContext, slot: ConsumerSlot, primary: str, dr: str,
     """Where the group starts on the DR cluster, by its strategy."""
     strategy = slot.definition.failover_strategy
     if strategy == "translated":
-        offsets = ctx.replicator.translate_offsets(slot.definition.group, primary, dr)
+        # an unplanned failover has declared the primary lost: no time spent asking it
+        offsets = ctx.replicator.translate_offsets(slot.definition.group, primary, dr,
+                                                   source_lost=primary in ctx.abandoned)
         # a partition with no translation starts at the beginning: reprocess, never skip
         return StartPosition.at_offsets(offsets, fallback="earliest") if offsets else StartPosition.earliest()
     if strategy == "timestamp":

@@ -153,6 +153,8 @@ def test_checkpoints_translate_exactly_and_never_ahead(repl: PySparkReplicator):
     assert downs == sorted(downs), "checkpoints must be monotonic"
     assert all(c.downstream_offset <= c.upstream_offset for c in cps), "never ahead of the source position"
     assert cps[-1].downstream_offset == 170
+    # with the source declared lost (unplanned failover), the newest checkpoint is the commit
+    assert repl.translate_offsets(group, "east", "west", source_lost=True) == {(remote, 0): 170}
 
     # sync.group.offsets.enabled: the group is absent on the target, so its offset is written there
     from confluent_kafka import ConsumerGroupTopicPartitions
