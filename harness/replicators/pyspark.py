@@ -205,16 +205,18 @@ class PySparkReplicator(NodeReplicator):
         if commits is None:
             commits = {key: cp.upstream_offset for key, cp in checkpoints.items()}
         selector = self.setup.flow_config(flow).topic_selector()
-        wanted = {(self.setup.remote_topic(source, topic), partition): committed
-                  for (topic, partition), committed in sorted(commits.items())
-                  if selector.should_checkpoint_topic(topic)}
-        # A checkpoint (U -> D) says every position below D holds a source offset below U: a
-        # commit at or past U translates to D or later.
-        start_at = {}
-        for (topic, partition), committed in commits.items():
+        wanted: dict[tuple[str, int], int] = {}  # remote partition -> committed source offset
+        start_at: dict[tuple[str, int], int] = {}
+        for (topic, partition), committed in sorted(commits.items()):
+            if not selector.should_checkpoint_topic(topic):
+                continue
+            key = (self.setup.remote_topic(source, topic), partition)
+            wanted[key] = committed
+            # A checkpoint (U -> D) says every position below D holds a source offset below U:
+            # a commit at or past U translates to D or later.
             cp = checkpoints.get((topic, partition))
             if cp is not None and cp.upstream_offset <= committed:
-                start_at[(self.setup.remote_topic(source, topic), partition)] = cp.downstream_offset
+                start_at[key] = cp.downstream_offset
         index = OffsetIndex({"bootstrap.servers": self.setup.env.cluster(target).bootstrap})
         try:
             try:
