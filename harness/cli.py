@@ -11,7 +11,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from harness.bootstrap import Bootstrap, BootstrapError
+from primitives.bootstrap import Bootstrap, BootstrapError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 

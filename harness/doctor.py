@@ -12,13 +12,13 @@ from typing import Callable
 
 from confluent_kafka import KafkaException, Producer, libversion
 
-from harness import versions
-from harness.bootstrap import Bootstrap, BootstrapError
+from primitives import versions
+from primitives.bootstrap import Bootstrap, BootstrapError
 from harness.environment import Environment, TopologySpec
 from harness.kafka.cluster import ClusterSpec
-from harness.kafka.reading import watermarks
+from primitives.kafka.reading import watermarks
 from harness.network.probe import measure_round_trip
-from harness.process import ProcessError
+from primitives.process import ProcessError
 
 INJECTED_LATENCY_MS = 50
 

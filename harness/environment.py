@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from harness.bootstrap import Artifacts, Bootstrap
+from primitives.bootstrap import Artifacts, Bootstrap
 from harness.kafka.broker import BrokerPorts, listener_name_for
 from harness.kafka.cluster import ClusterSpec, KafkaCluster
 from harness.network.toxiproxy import ToxiproxyServer
 from harness.network.wan import ProxyRoute, WanLink, proxy_name
 from harness.network.stable_address import StableAddress
-from harness.ports import LOOPBACK, PortAllocator
-from harness.process import ProcessSupervisor
+from primitives.ports import LOOPBACK, PortAllocator
+from primitives.process import ProcessSupervisor
 
 CLUSTER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 

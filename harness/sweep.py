@@ -340,10 +340,10 @@ def measure_ceiling(workdir: Path, record_size: int, records: int = 200_000, par
     """
     from confluent_kafka import Consumer
     from confluent_kafka.admin import NewTopic
-    from harness.bootstrap import Bootstrap
+    from primitives.bootstrap import Bootstrap
     from harness.environment import Environment, TopologySpec
     from harness.kafka.cluster import ClusterSpec
-    from harness.process import _die_with_parent
+    from primitives.process import _die_with_parent
     boot = Bootstrap()
     java, classpath = boot.java(), os.pathsep.join(map(str, boot.jvm_classpath("broker")))
     spec = TopologySpec(clusters=(ClusterSpec("source"), ClusterSpec("target")))

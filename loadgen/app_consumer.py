@@ -26,7 +26,7 @@ from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, Consumer, ConsumerGro
 from confluent_kafka.admin import AdminClient
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from harness.kafka.reading import watermarks
+from primitives.kafka.reading import watermarks
 from loadgen.envelope import decode
 from loadgen.histories import (PROCESSED_RECORDS, ProcessedRecord, ProcessedRecordWriter,
                                history_path)

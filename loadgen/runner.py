@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from harness.process import ManagedProcess, ProcessError, ProcessSupervisor
+from primitives.process import ManagedProcess, ProcessError, ProcessSupervisor
 from loadgen.histories import ACKED_SENDS, UNCERTAIN_SENDS, history_path
 from loadgen.spec import LoadSpec, LoadStats
 

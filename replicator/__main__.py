@@ -19,7 +19,7 @@ def resolve_jars(explicit: str | None) -> list[Path]:
     if spec:
         return [Path(p) for p in spec.split(",") if p]
     try:
-        from harness.bootstrap import Bootstrap
+        from primitives.bootstrap import Bootstrap
     except ImportError:
         raise SystemExit("replicator: no jars given; pass --jars (Spark's spark-sql-kafka connector and its "
                          "dependencies, plus mirrordrill-replicator-jvm.jar) or install mirrordrill") from None

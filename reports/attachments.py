@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.replicators.base import REDACTED, is_secret_key, redact_properties
+from primitives.redaction import REDACTED, is_secret_key, redact_properties
 from reports import plots
 from reports.run_data import FlowData, RunData
 from reports.summary_html import summary_html

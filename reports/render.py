@@ -77,7 +77,7 @@ def render(run_dirs: list[Path], out_dir: Path, history: Path | None = None, nam
     config = out_dir.parent / f".{out_dir.name}.allurerc.json"
     config.write_text(json.dumps(allure_config(title, out_dir, history), indent=2))
     if allure_cli is None:
-        from harness.bootstrap import Bootstrap
+        from primitives.bootstrap import Bootstrap
         allure_cli = Bootstrap().allure_cli()
     cmd = [str(allure_cli), "generate", *map(str, results), "--config", str(config), "--output", str(out_dir)]
     # Allure prints coloured progress; keep it for the error message only.

@@ -28,7 +28,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def artifacts():
     """Every installed artifact (installed on first use, from the cache afterwards)."""
-    from harness.bootstrap import Bootstrap
+    from primitives.bootstrap import Bootstrap
     return Bootstrap().ensure_all(with_allure=False)
 
 

@@ -440,7 +440,7 @@ def parse_args(argv: list[str] | None):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from harness.bootstrap import Bootstrap
+    from primitives.bootstrap import Bootstrap
     from harness.environment import Environment, TopologySpec
     from harness.kafka.cluster import ClusterSpec
 

@@ -8,8 +8,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.ports import LOOPBACK
-from harness.process import ManagedProcess, ProcessError
+from primitives.ports import LOOPBACK
+from primitives.process import ManagedProcess, ProcessError
 
 LOG4J_CONFIG = Path(__file__).resolve().parent.parent / "resources" / "log4j2.properties"
 

@@ -13,7 +13,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.kafka.broker import BrokerPorts, BrokerSettings, KafkaBroker
-from harness.process import ProcessError
+from primitives.process import ProcessError
 
 READY_TOPIC = "__mirrordrill_ready"  # "__" keeps it out of every replicator's default filter
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from harness.kafka.cluster import KafkaCluster
 from harness.network.toxiproxy import ToxiproxyClient
-from harness.ports import LOOPBACK
+from primitives.ports import LOOPBACK
 
 
 @dataclass

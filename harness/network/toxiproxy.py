@@ -13,8 +13,8 @@ from pathlib import Path
 
 import requests
 
-from harness.ports import LOOPBACK
-from harness.process import ManagedProcess, ProcessError
+from primitives.ports import LOOPBACK
+from primitives.process import ManagedProcess, ProcessError
 
 
 class ToxiproxyError(RuntimeError):

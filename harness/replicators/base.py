@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from harness.process import ManagedProcess
+from primitives.process import ManagedProcess
+from primitives.redaction import redact_properties
 from replicator.config import ConfigError, ConfigWarning, FlowConfig, ReplicatorConfig, parse_mm2_properties
 from replicator.filters import DEFAULT_TOPICS, DEFAULT_TOPICS_EXCLUDE
 from replicator.policy import POLICY_NAMES, DefaultReplicationPolicy, IdentityReplicationPolicy, policy_from_name
@@ -436,55 +437,6 @@ class OffsetLagProbe:
                                              source_end_offset=src, target_end_offset=dst, lag_records=lag,
                                              records_per_s=rate))
         return rows
-
-
-# ======================================================================================
-# Redaction (describe() goes into reports)
-# ======================================================================================
-_SECRET_KEY = re.compile(r"(password|secret|jaas|token|credential|api[._-]?key|ssl\.key|private)", re.IGNORECASE)
-REDACTED = "[redacted]"
-
-
-def is_secret_key(key: str) -> bool:
-    """True for setting names whose values must not appear in reports."""
-    return bool(_SECRET_KEY.search(key))
-
-
-def redact_settings(settings: Mapping[str, str]) -> dict[str, str]:
-    """A copy of ``settings`` with the values of secret-looking keys replaced."""
-    return {k: REDACTED if is_secret_key(k) else v for k, v in settings.items()}
-
-
-def redact_properties(text: str) -> str:
-    """A properties file with the values of secret-looking keys replaced."""
-    out = []
-    for line in text.splitlines():
-        stripped = line.lstrip()
-        match = re.match(r"([^=:\s]+)(\s*[=:]\s*|\s+)(.*)$", stripped)
-        if match and not stripped.startswith(("#", "!")) and is_secret_key(match.group(1)):
-            line = line[: len(line) - len(stripped)] + match.group(1) + match.group(2) + REDACTED
-        out.append(line)
-    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
-
-
-def redact_argv(argv: Sequence[str]) -> list[str]:
-    """A command line with values of secret-looking options (``--x-password v``, ``k=v``) replaced."""
-    out: list[str] = []
-    hide_next = False
-    for arg in argv:
-        if hide_next:
-            out.append(REDACTED)
-            hide_next = False
-            continue
-        name, eq, _ = arg.partition("=")
-        if eq and is_secret_key(name):
-            out.append(f"{name}={REDACTED}")
-        elif arg.startswith("-") and is_secret_key(arg):
-            out.append(arg)
-            hide_next = True
-        else:
-            out.append(arg)
-    return out
 
 
 # ======================================================================================

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.process import ManagedProcess
+from primitives.process import ManagedProcess
 from harness.replicators.base import (
     DEFAULT_STOP_GRACE_S,
     FlowSpec,
@@ -33,8 +33,8 @@ from harness.replicators.base import (
     SetupError,
     UnsupportedOperation,
     read_log_since,
-    redact_argv,
 )
+from primitives.redaction import redact_argv
 
 PLACEHOLDERS: Mapping[str, str] = {
     "source_bootstrap": "the source cluster's bootstrap servers, as seen from where the replicator runs",

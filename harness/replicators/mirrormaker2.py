@@ -43,10 +43,10 @@ from typing import Any
 
 from confluent_kafka import KafkaException
 
-from harness.bootstrap import Artifacts, Bootstrap
+from primitives.bootstrap import Artifacts, Bootstrap
 from harness.kafka.broker import LOG4J_CONFIG
-from harness.kafka.reading import read_topic
-from harness.process import ManagedProcess
+from primitives.kafka.reading import read_topic
+from primitives.process import ManagedProcess
 from harness.replicators.base import (
     DEFAULT_STOP_GRACE_S,
     DRILL_FLOW_INTERVALS,
@@ -57,9 +57,9 @@ from harness.replicators.base import (
     ReplicatorMetrics,
     ReplicatorNotReady,
     read_log_since,
-    redact_settings,
     replication_factor_for,
 )
+from primitives.redaction import redact_settings
 from replicator.config import ReplicatorConfig, to_mm2_properties
 from replicator.mm2_format import Checkpoint, Heartbeat
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 
-from harness.bootstrap import Artifacts, Bootstrap, REPO_ROOT
-from harness.process import ManagedProcess
+from primitives.bootstrap import Artifacts, Bootstrap, REPO_ROOT
+from primitives.process import ManagedProcess
 from harness.replicators.base import (
     DEFAULT_STOP_GRACE_S,
     DRILL_FLOW_INTERVALS,
@@ -36,7 +36,7 @@ from harness.replicators.base import (
     ReplicatorNotReady,
     replication_factor_for,
 )
-from harness.kafka.reading import read_topic
+from primitives.kafka.reading import read_topic
 from replicator.config import ReplicatorConfig, to_mm2_properties
 from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex

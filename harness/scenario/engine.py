@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from harness.bootstrap import Artifacts
+from primitives.bootstrap import Artifacts
 from harness.environment import Environment
 from harness.replicators import make_replicator
 from harness.replicators.base import ReplicationSetup

@@ -21,7 +21,7 @@ import time
 from collections import Counter
 
 from harness.checker.model import WIPE_EVENT_KIND
-from harness.kafka.reading import read_topic
+from primitives.kafka.reading import read_topic
 from harness.replicators.base import FlowSpec
 from harness.scenario import failover
 from harness.scenario.context import DrillContext, now_ms

@@ -8,7 +8,7 @@ import uuid
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 
-from harness.kafka.reading import watermarks
+from primitives.kafka.reading import watermarks
 from loadgen import envelope
 
 

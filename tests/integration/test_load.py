@@ -19,8 +19,8 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import NewPartitions, NewTopic
 
-from harness.kafka.reading import watermarks
-from harness.process import ProcessError
+from primitives.kafka.reading import watermarks
+from primitives.process import ProcessError
 from tests.integration.kafka_helpers import produce_enveloped
 from tests.integration.kafka_helpers import unique_topic as unique
 from loadgen import envelope

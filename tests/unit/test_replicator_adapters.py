@@ -25,7 +25,7 @@ from harness.replicators import (
     UnsupportedOperation,
     make_replicator,
 )
-from harness.replicators.base import redact_argv, redact_properties
+from primitives.redaction import redact_argv, redact_properties
 from harness.replicators.command import CommandTemplate, CommandTemplateError, PLACEHOLDERS, parse_translation
 from harness.replicators.mirrormaker2 import plan_nodes
 from replicator.mm2_format import Checkpoint, Heartbeat

@@ -5,7 +5,7 @@ import json
 import re
 from pathlib import Path
 
-from harness import versions
+from primitives import versions
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from harness import versions
+from primitives import versions
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REPLICATOR_JVM_DIR = REPO_ROOT / "replicator" / "jvm"
@@ -96,7 +96,7 @@ class Bootstrap:
 
     # --- JVM artifacts ----------------------------------------------------------------
     def jvm_classpath(self, profile: str) -> tuple[Path, ...]:
-        """Jars of one profile of harness/jvm/pom.xml (broker, mirrormaker, spark-kafka)."""
+        """Jars of one profile of primitives/jvm/pom.xml (broker, mirrormaker, spark-kafka)."""
         if profile not in JVM_PROFILES:
             raise ValueError(f"unknown JVM profile {profile!r}; expected one of {JVM_PROFILES}")
         dest = self.home / "jvm" / f"{profile}-{_digest(versions.POM_PATH)}"

@@ -1,6 +1,6 @@
 """Pinned versions of everything mirrordrill installs.
 
-The JVM pins live in ``harness/jvm/pom.xml`` (Maven resolves from there), the Python pins in
+The JVM pins live in ``primitives/jvm/pom.xml`` (Maven resolves from there), the Python pins in
 ``pyproject.toml`` and the Allure pin in ``reports/allure/package-lock.json``; this module
 holds the one pin that has no file of its own (Toxiproxy) and reads the others, so a test can
 check that they agree (pyspark must equal the Spark Kafka connector).
