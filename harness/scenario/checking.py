@@ -6,6 +6,7 @@ from pathlib import Path
 
 from harness.checker.model import FailoverInput, FlowInput
 from harness.checker.reference import check_failover, check_flow
+from harness.scenario.context import FailoverRecord
 from harness.scenario.topology import CheckPair
 from loadgen.histories import (history_files, read_acked_sends, read_lag_samples, read_processed_records,
                                read_target_records, read_timeline_events, read_uncertain_sends)
@@ -44,10 +45,10 @@ def check_pair(h: Histories, pair: CheckPair):
                                 timeline=h.timeline))
 
 
-def check_group(h: Histories, failover: dict):
+def check_group(h: Histories, failover: FailoverRecord):
     return check_failover(FailoverInput(
-        group=failover["group"], strategy=failover["strategy"], primary=failover["primary"], dr=failover["dr"],
-        failure_ts_ms=failover["failure_ts_ms"], topic_map=dict(failover["topic_map"]),
-        processed=[p for p in h.processed if p.group == failover["group"]], acked=h.acked,
-        observed=[r for r in h.observed if r.cluster == failover["dr"]], dr_topics=tuple(failover["dr_topics"]),
-        dr_since_ms=failover.get("dr_since_ms")))
+        group=failover.group, strategy=failover.strategy, primary=failover.primary, dr=failover.dr,
+        failure_ts_ms=failover.failure_ts_ms, topic_map=dict(failover.topic_map),
+        processed=[p for p in h.processed if p.group == failover.group], acked=h.acked,
+        observed=[r for r in h.observed if r.cluster == failover.dr], dr_topics=tuple(failover.dr_topics),
+        dr_since_ms=failover.dr_since_ms))

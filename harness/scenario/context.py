@@ -6,7 +6,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from harness.environment import Environment
 from harness.network.stable_address import StableAddress
@@ -40,6 +40,43 @@ def new_app_consumer(definition: ConsumerDef, histories: Path) -> AppConsumer:
                        CommitPolicy(mode=c.mode, interval_ms=c.interval_ms, every_records=c.every_records))
 
 
+@dataclass(frozen=True)
+class FailoverRecord:
+    """One consumer group moved by a failover: what the checker needs to measure its cost."""
+
+    group: str
+    strategy: str  # the group's failover_strategy
+    primary: str
+    dr: str
+    failure_ts_ms: int  # when the primary was declared lost (or producers stopped, when planned)
+    topic_map: Mapping[str, str]  # remote copy on dr -> original topic on the primary
+    dr_topics: tuple[str, ...]  # same-named topics the group also reads on dr
+    dr_since_ms: int | None = None  # dr was wiped by a failback then: older acks cannot be there
+
+
+@dataclass(frozen=True)
+class FailbackRecord:
+    """How a failback's copy back converged; ``summary()`` is its entry in summary.json."""
+
+    source: str  # the new primary, copied from
+    target: str  # the old primary, wiped and rebuilt
+    converged: bool = False
+    topics: int = 0  # topics compared
+    records: int = 0  # records the new primary held when the copy had drained
+    missing: int | None = None  # None until a comparison could be made
+    extra: int | None = None
+    converge_s: float | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.source}->{self.target}"
+
+    def summary(self) -> dict:
+        return {"from": self.source, "to": self.target, "name": self.name, "converged": self.converged,
+                "topics": self.topics, "records": self.records, "missing": self.missing, "extra": self.extra,
+                "converge_s": self.converge_s}
+
+
 @dataclass
 class ConsumerSlot:
     """One consumer group's application: the instance running now, on which cluster."""
@@ -47,7 +84,7 @@ class ConsumerSlot:
     definition: ConsumerDef
     consumer: AppConsumer
     cluster: str
-    failover: dict | None = None  # strategy, failure time, primary, dr once it moved
+    failover: FailoverRecord | None = None  # set once it moved
     retired: list[AppConsumer] = field(default_factory=list)  # instances that died with their cluster
 
 
@@ -65,8 +102,8 @@ class DrillContext:
     lag_samplers: list[LagSampler] = field(default_factory=list)
     load_started_at: float = 0.0  # monotonic
     load_until: float = 0.0  # seconds after load start; a late failover extends it (see failover.py)
-    failovers: list[dict] = field(default_factory=list)
-    failbacks: list[dict] = field(default_factory=list)
+    failovers: list[FailoverRecord] = field(default_factory=list)
+    failbacks: list[FailbackRecord] = field(default_factory=list)
     # Builds another replicator of the drill's kind (failback's copy back, re-protect): flows, folder.
     new_replicator: Callable[[list[FlowSpec], Path], Replicator] | None = None
     retired_replicators: list[Replicator] = field(default_factory=list)  # replaced by failback; stopped at the end

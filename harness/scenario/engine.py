@@ -305,7 +305,7 @@ class Drill:
                    step_failures: list[str]) -> dict:
         s = self.scenario
         flows, failovers, timeline = [], [], []
-        failbacks = list(ctx.failbacks) if ctx else []
+        failbacks = [fb.summary() for fb in ctx.failbacks] if ctx else []
         check_error = None
         try:
             h = Histories(self.out_dir / "histories")

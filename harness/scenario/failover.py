@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from confluent_kafka.admin import NewTopic
 
-from harness.scenario.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
+from harness.scenario.context import (ConsumerSlot, DrillContext, FailoverRecord, ProducerSlot, new_app_consumer,
+                                      now_ms)
 from harness.scenario.model import Failover
 from loadgen.app_consumer import StartPosition
 from loadgen.runner import LoadRunner
@@ -158,9 +159,9 @@ def _move_one(ctx: DrillContext, slot: ConsumerSlot, primary: str, dr: str, fail
         ctx.record(f"stop {group} on {primary}", "failover", t, now_ms(), "ok", "abandoned; new instance on " + dr)
     remote, local = dr_topics_for(ctx, slot, primary, dr)
     # Registered before it starts on dr: a group that fails to start there still has its cost measured.
-    slot.failover = {"group": group, "strategy": slot.definition.failover_strategy, "primary": primary, "dr": dr,
-                     "failure_ts_ms": failure_ms, "topic_map": remote, "dr_topics": tuple(local),
-                     "dr_since_ms": ctx.wiped_at.get(dr)}
+    slot.failover = FailoverRecord(group=group, strategy=slot.definition.failover_strategy, primary=primary, dr=dr,
+                                   failure_ts_ms=failure_ms, topic_map=remote, dr_topics=tuple(local),
+                                   dr_since_ms=ctx.wiped_at.get(dr))
     ctx.failovers.append(slot.failover)
     t = now_ms()
     position = start_position(ctx, slot, primary, dr, failure_ms)
