@@ -227,14 +227,18 @@ class WaitDrain(_Step):
     timeout: Seconds = 120.0
 
 
-Step = Annotated[Union[SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep, ClusterStep,
-                       ReplicatorStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain],
-                 Field(discriminator="do")]
+# Every step model; each ``do:`` value of these has one action in harness/scenario/actions/.
+STEP_TYPES = (SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep, ClusterStep, ReplicatorStep,
+              CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain)
+Step = Annotated[Union[STEP_TYPES], Field(discriminator="do")]
 
-STEP_NAMES = sorted({lit for cls in (SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep,
-                                     ClusterStep, ReplicatorStep, CreateTopic, AddPartitions, SetTopicConfig,
-                                     Failover, Failback, WaitDrain)
-                     for lit in cls.model_fields["do"].annotation.__args__})
+
+def do_values(step_type: type[_Step]) -> tuple[str, ...]:
+    """The ``do:`` names one step model accepts."""
+    return step_type.model_fields["do"].annotation.__args__
+
+
+STEP_NAMES = sorted({do for step_type in STEP_TYPES for do in do_values(step_type)})
 
 
 # --- expectations -----------------------------------------------------------------------

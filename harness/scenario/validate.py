@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from harness.environment import CLUSTER_NAME
+from harness.scenario.actions.base import TimelineFacts
+from harness.scenario.actions.registry import action_for
 from harness.scenario.model import FAILBACK_METRICS, FAILOVER_METRICS, Failback, Failover, Scenario, parse_expectation
 from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml
 
@@ -167,9 +169,9 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
     if s.stable_address is not None:
         known(("stable_address", "points_to"), s.stable_address.points_to)
 
+    facts = TimelineFacts(scenario=s, links=frozenset(links), flows=frozenset(flows),
+                          topics={c: frozenset(names) for c, names in topics.items()})
     last_at = 0.0
-    has_failover = has_failback = False
-    failed_over: set[tuple[str, str]] = set()  # (old primary, new primary) so far in the timeline
     for i, step in enumerate(s.timeline):
         at = ("timeline", i)
         if step.at is not None:
@@ -180,42 +182,13 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
             last_at = max(last_at, step.at)
         if step.when is not None and step.when.flow and step.when.flow not in flows:
             bad(at + ("when", "flow"), f"unknown flow {step.when.flow!r}; flows are {sorted(flows)}")
-        link = getattr(step, "link", None)
-        if link is not None:
-            if all(known(at + ("link", j), e) for j, e in enumerate(link)) and frozenset(link) not in links:
-                bad(at + ("link",), f"no WAN link between {link[0]} and {link[1]}")
-            d = getattr(step, "direction", None)
-            if d is not None and d not in (f"{link[0]}->{link[1]}", f"{link[1]}->{link[0]}", "both"):
-                bad(at + ("direction",), f"direction {d!r}: valid are '{link[0]}->{link[1]}', "
-                                         f"'{link[1]}->{link[0]}' or 'both'")
-            if step.do == "partition" and d not in (None, "both"):
-                bad(at + ("direction",), "a hard partition cuts TCP both ways; use blackhole for one direction")
-        cluster = getattr(step, "cluster", None)
-        if cluster is not None and known(at + ("cluster",), cluster):
-            broker = getattr(step, "broker", None)
-            if broker is not None and broker > s.clusters[cluster].brokers:
-                bad(at + ("broker",), f"cluster {cluster} has brokers 1..{s.clusters[cluster].brokers}")
-            topic = getattr(step, "topic", None)
-            if step.do in ("add_partitions", "set_topic_config") and topic not in topics[cluster]:
-                if not any(getattr(p, "topic", None) == topic and getattr(p, "do", "") == "create_topic"
-                           for p in s.timeline[:i]):
-                    bad(at + ("topic",), f"topic {topic!r} is not declared on {cluster}")
-        if isinstance(step, Failover):
-            has_failover = True
-            if known(at + ("from",), step.source) & known(at + ("to",), step.target):
-                if f"{step.source}->{step.target}" not in flows:
-                    bad(at, f"no flow {step.source}->{step.target} to fail over along; flows are {sorted(flows)}")
-                failed_over.add((step.source, step.target))
-        if isinstance(step, Failback):
-            has_failback = True
-            if known(at + ("from",), step.source) & known(at + ("to",), step.target):
-                if (step.target, step.source) not in failed_over:
-                    bad(at, f"failback {step.source}->{step.target} needs an earlier failover "
-                            f"from {step.target} to {step.source} in the timeline")
-                elif others := sorted(flows - {f"{step.target}->{step.source}"}):
-                    bad(at, f"failback rebuilds one active/passive pair: the replicator running "
-                            f"{step.target}->{step.source} is stopped with it, so the drill may have no other "
-                            f"flows (found {others})")
+        for problem in action_for(step).validate(step, replace(facts, earlier=tuple(s.timeline[:i]))):
+            bad(at + problem.field, problem.message)
+
+    has_failover = any(isinstance(step, Failover) for step in s.timeline)
+    has_failback = any(isinstance(step, Failback) for step in s.timeline)
+    failed_over = {(step.source, step.target) for step in s.timeline  # (old primary, new primary)
+                   if isinstance(step, Failover) and step.source in s.clusters and step.target in s.clusters}
     for key, value in s.expectations.items():
         path = ("expectations", key)
         try:

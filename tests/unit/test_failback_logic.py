@@ -1,5 +1,6 @@
 """Pure logic of failback: the record-by-record comparison and its expectations."""
 
+from harness.scenario.context import FailbackRecord
 from harness.scenario.failback import _difference
 from harness.scenario.summary import evaluate
 from harness.scenario.validate import parse_scenario
@@ -42,3 +43,11 @@ def test_failback_expectations_are_judged_on_the_failback_figures():
 def test_a_failback_that_never_ran_fails_its_expectations():
     rows = evaluate(parse_scenario(SCENARIO, "t.yaml"), [], [], [])
     assert rows and not any(r["passed"] for r in rows)
+
+
+def test_a_failback_record_keeps_the_summary_fields_and_names_the_pair_new_to_old():
+    record = FailbackRecord(source="dr", target="primary", converged=True, topics=2, records=10, missing=0, extra=0,
+                            converge_s=4.5)
+    assert record.summary() == {"from": "dr", "to": "primary", "name": "dr->primary", "converged": True, "topics": 2,
+                                "records": 10, "missing": 0, "extra": 0, "converge_s": 4.5}
+    assert FailbackRecord(source="dr", target="primary").summary()["missing"] is None  # never compared

@@ -1,0 +1,26 @@
+"""planned_failover, unplanned_failover: move producers and consumers from a primary to its DR cluster."""
+
+from __future__ import annotations
+
+from harness.scenario import failover
+from harness.scenario.actions.base import NotUndoable, StepProblem, TimelineFacts
+from harness.scenario.actions.move_action import MoveAction
+from harness.scenario.context import DrillContext
+from harness.scenario.model import Failover
+
+
+class FailoverAction(MoveAction):
+    step_type = Failover
+
+    def validate_pair(self, step: Failover, facts: TimelineFacts) -> list[StepProblem]:
+        if f"{step.source}->{step.target}" in facts.flows:
+            return []
+        return [StepProblem((), f"no flow {step.source}->{step.target} to fail over along; "
+                                f"flows are {sorted(facts.flows)}")]
+
+    def apply(self, ctx: DrillContext, step: Failover) -> str:
+        return failover.planned(ctx, step) if step.do == "planned_failover" else failover.unplanned(ctx, step)
+
+    def undo(self, ctx: DrillContext, step: Failover) -> str:
+        raise NotUndoable(f"{step.do} is undone by a failback step ({step.target}->{step.source}): "
+                          f"the old primary must be rebuilt from the new one before applications return")

@@ -1,0 +1,49 @@
+"""Which action carries out each ``do:`` of the drill file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from harness.scenario.actions.add_partitions import AddPartitionsAction
+from harness.scenario.actions.base import Action
+from harness.scenario.actions.blackhole import BlackholeAction
+from harness.scenario.actions.broker import BrokerAction
+from harness.scenario.actions.cluster import ClusterStepAction
+from harness.scenario.actions.create_topic import CreateTopicAction
+from harness.scenario.actions.failback import FailbackAction
+from harness.scenario.actions.failover import FailoverAction
+from harness.scenario.actions.heal import HealAction
+from harness.scenario.actions.partition import PartitionAction
+from harness.scenario.actions.replicator import ReplicatorAction
+from harness.scenario.actions.reset_connections import ResetConnectionsAction
+from harness.scenario.actions.set_link import SetLinkAction
+from harness.scenario.actions.set_topic_config import SetTopicConfigAction
+from harness.scenario.actions.wait_drain import WaitDrainAction
+
+ACTION_TYPES: tuple[type[Action], ...] = (
+    SetLinkAction, BlackholeAction, PartitionAction, HealAction, ResetConnectionsAction,
+    BrokerAction, ClusterStepAction, ReplicatorAction,
+    CreateTopicAction, AddPartitionsAction, SetTopicConfigAction,
+    FailoverAction, FailbackAction, WaitDrainAction,
+)
+
+
+def _by_do_name(action_types: tuple[type[Action], ...]) -> Mapping[str, Action]:
+    out: dict[str, Action] = {}
+    for action in (action_type() for action_type in action_types):
+        for do in action.handles():
+            if do in out:
+                raise TypeError(f"do: {do!r} is handled by both {type(out[do]).__name__} and {type(action).__name__}")
+            out[do] = action
+    return MappingProxyType(out)
+
+
+ACTIONS: Mapping[str, Action] = _by_do_name(ACTION_TYPES)
+
+
+def action_for(step) -> Action:
+    try:
+        return ACTIONS[step.do]
+    except KeyError:
+        raise ValueError(f"step {step.do!r} has no implementation") from None

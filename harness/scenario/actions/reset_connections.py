@@ -1,0 +1,20 @@
+"""reset_connections: every open connection over a WAN link is closed once; clients reconnect at once."""
+
+from __future__ import annotations
+
+from harness.scenario.actions.base import NotUndoable
+from harness.scenario.actions.link_action import LinkAction
+from harness.scenario.context import DrillContext
+from harness.scenario.model import ResetConnections
+
+
+class ResetConnectionsAction(LinkAction):
+    step_type = ResetConnections
+
+    def apply(self, ctx: DrillContext, step: ResetConnections) -> str:
+        ctx.env.link(*step.link).reset_connections()
+        return "connections reset"
+
+    def undo(self, ctx: DrillContext, step: ResetConnections) -> str:
+        raise NotUndoable("reset_connections has no inverse: closed connections are not reopened, "
+                          "clients reconnect by themselves")
