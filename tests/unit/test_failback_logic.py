@@ -1,5 +1,9 @@
 """Pure logic of failback: the record-by-record comparison and its expectations."""
 
+import threading
+from types import SimpleNamespace
+
+from harness.scenario import failback, failover
 from harness.scenario.context import FailbackRecord
 from harness.scenario.failback import _difference
 from harness.scenario.summary import evaluate
@@ -51,3 +55,15 @@ def test_a_failback_record_keeps_the_summary_fields_and_names_the_pair_new_to_ol
     assert record.summary() == {"from": "dr", "to": "primary", "name": "dr->primary", "converged": True, "topics": 2,
                                 "records": 10, "missing": 0, "extra": 0, "converge_s": 4.5}
     assert FailbackRecord(source="dr", target="primary").summary()["missing"] is None  # never compared
+
+
+def test_wait_converged_compares_a_snapshot_of_the_new_primary_with_the_rebuilt_one(monkeypatch):
+    sides = {"new:9092": {("orders", 0): [b"a", b"b"]}, "old:9092": {("orders", 0): [b"a", b"b"]}}
+    monkeypatch.setattr(failover, "current_lag", lambda ctx: 0)
+    monkeypatch.setattr(failback, "compared_topics", lambda ctx, new, old, flows: {"orders": "dr.orders"})
+    monkeypatch.setattr(failback, "_read", lambda bootstrap, topics, side: sides[bootstrap])
+    env = SimpleNamespace(cluster=lambda name: SimpleNamespace(bootstrap=f"{name}:9092"))
+    ctx = SimpleNamespace(env=env, stop_requested=threading.Event(), log=print)
+    record = failback.wait_converged(ctx, "new", "old", [], timeout_s=30, started_ms=failback.now_ms())
+    assert (record.name, record.converged, record.topics, record.records, record.missing, record.extra) == (
+        "new->old", True, 1, 2, 0, 0)
