@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.environment import CLUSTER_NAME
-from harness.scenario.actions.base import TimelineFacts
+from harness.scenario.actions.base import TimelineFacts, unknown_cluster
 from harness.scenario.actions.registry import action_for
 from harness.scenario.model import FAILBACK_METRICS, FAILOVER_METRICS, Failback, Failover, Scenario, parse_expectation
 from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml
@@ -108,10 +108,9 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
             bad(("clusters", name), f"cluster name {name!r} is invalid: a letter, then letters, digits, '_' or '-'")
 
     def known(path: tuple, name: str) -> bool:
-        if name not in s.clusters:
-            bad(path, f"unknown cluster {name!r}; clusters are {clusters}")
-            return False
-        return True
+        for problem in unknown_cluster(s, path, name):
+            bad(problem.field, problem.message)
+        return name in s.clusters
 
     links = set()
     if s.links is None:

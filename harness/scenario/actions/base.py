@@ -40,9 +40,14 @@ class TimelineFacts:
     earlier: tuple[BaseModel, ...] = ()  # the timeline's steps before this one
 
     def unknown_cluster(self, field: tuple[str | int, ...], name: str) -> list[StepProblem]:
-        if name in self.scenario.clusters:
-            return []
-        return [StepProblem(field, f"unknown cluster {name!r}; clusters are {list(self.scenario.clusters)}")]
+        return unknown_cluster(self.scenario, field, name)
+
+
+def unknown_cluster(scenario: Scenario, field: tuple[str | int, ...], name: str) -> list[StepProblem]:
+    """The problem of naming a cluster the drill file does not declare (none when it does)."""
+    if name in scenario.clusters:
+        return []
+    return [StepProblem(field, f"unknown cluster {name!r}; clusters are {list(scenario.clusters)}")]
 
 
 class Action(ABC):
