@@ -63,7 +63,7 @@ def test_allure_config_is_single_file_with_history(tmp_path):
 
 def test_sweep_params_map_to_flow_and_load_settings():
     import pytest
-    from harness.sweep import SweepError, apply_params, parse_params
+    from harness.sweep.params import SweepError, apply_params, parse_params
     (p,) = parse_params(["num_streams=1,2,4"])
     assert p.values == (1, 2, 4)
     drill = {"replication": {"replicator": "pyspark", "flows": [{"source": "a", "target": "b"}]},
@@ -80,7 +80,7 @@ def test_sweep_params_map_to_flow_and_load_settings():
 
 
 def test_knee_is_where_one_more_step_adds_under_ten_percent():
-    from harness.sweep import find_knee
+    from harness.sweep.knee import find_knee
     assert find_knee([(4, 200), (1, 100), (2, 190), (8, 205)]) == 2
     assert find_knee([(1, 100), (2, 200), (4, 400)]) == 4
     # a dip at 2 (a busy moment on a shared machine) does not stop the search at 1
@@ -88,7 +88,7 @@ def test_knee_is_where_one_more_step_adds_under_ten_percent():
 
 
 def _sweep_point(streams, replicator, carried, bounded=False, error=None):
-    from harness.sweep import SweepPoint
+    from harness.sweep.model import SweepPoint
     return SweepPoint(params={"num_streams": streams, "replicator": replicator}, run_dir="/nowhere", passed=True,
                       replicated_records_s=carried, sustained_records_s=carried, produced_records_s=5000.0,
                       lag_bounded=bounded, final_lag=0 if bounded else 9000, latency_p50_ms=10, latency_p99_ms=90,
@@ -97,7 +97,9 @@ def _sweep_point(streams, replicator, carried, bounded=False, error=None):
 
 
 def test_sweep_recommendation_names_the_knee_and_the_headroom_per_line(tmp_path):
-    from harness.sweep import Ceiling, SweepResult, parse_params
+    from harness.sweep.model import Ceiling
+    from harness.sweep.params import parse_params
+    from harness.sweep.result import SweepResult
     params = parse_params(["replicator=pyspark,mirrormaker2", "num_streams=1,2,4"])
     points = [_sweep_point(1, "pyspark", 1000.0), _sweep_point(2, "pyspark", 1900.0), _sweep_point(4, "pyspark", 1950.0),
               _sweep_point(1, "mirrormaker2", 3000.0, bounded=True), _sweep_point(2, "mirrormaker2", None, error="boom")]
@@ -116,7 +118,8 @@ def test_sweep_recommendation_names_the_knee_and_the_headroom_per_line(tmp_path)
 def test_sweep_resume_reads_points_and_ceiling_and_skips_torn_lines(tmp_path):
     from dataclasses import asdict
     import json
-    from harness.sweep import Ceiling, SweepPoint, _read_jsonl
+    from harness.sweep.journal import read_jsonl as _read_jsonl
+    from harness.sweep.model import Ceiling, SweepPoint
     pt = _sweep_point(1, "pyspark", 1000.0)
     path = tmp_path / "sweep.jsonl"
     path.write_text(json.dumps({"ceiling": asdict(Ceiling(1.0, 2.0, 10, (1.0, 2.0, 3.0)))}) + "\n"
@@ -131,7 +134,7 @@ def test_sweep_cpu_meter_reads_own_time_of_processes_under_a_folder(tmp_path):
     import subprocess
     import sys
     import time
-    from harness.sweep import CpuMeter
+    from primitives.cpu import CpuMeter
     busy = subprocess.Popen([sys.executable, "-c", "import time\nwhile time.process_time() < 0.6: pass"],
                             cwd=tmp_path)
     try:
@@ -149,7 +152,9 @@ def test_sweep_interrupted_keeps_finished_points_and_resume_skips_them(tmp_path,
     import json
     from pathlib import Path
     import pytest
-    from harness.sweep import Sweep, parse_params
+    from harness.cli import SweepReports
+    from harness.sweep.params import parse_params
+    from harness.sweep.run import Sweep
     drill = Path(__file__).resolve().parents[2] / "scenarios" / "sweep-capacity.yaml"
     ran, interrupt_at = [], [2]
 
@@ -163,7 +168,8 @@ def test_sweep_interrupted_keeps_finished_points_and_resume_skips_them(tmp_path,
 
     monkeypatch.setattr(Sweep, "_run_point", fake_point)
     logs = []
-    sweep = Sweep(drill, parse_params(["num_streams=1,2,4"]), tmp_path / "s", measure_ceiling=False, log=logs.append)
+    sweep = Sweep(drill, parse_params(["num_streams=1,2,4"]), tmp_path / "s", measure_ceiling=False, log=logs.append,
+                  reports=SweepReports())
     with pytest.raises(KeyboardInterrupt):
         sweep.run()
     rows = [json.loads(x) for x in (tmp_path / "s" / "sweep.jsonl").read_text().splitlines()]
@@ -173,7 +179,7 @@ def test_sweep_interrupted_keeps_finished_points_and_resume_skips_them(tmp_path,
     ran.clear()
     interrupt_at.clear()  # the resumed run is not interrupted
     result = Sweep(drill, parse_params(["num_streams=1,2,4"]), tmp_path / "s", measure_ceiling=False,
-                   log=logs.append).run()
+                   log=logs.append, reports=SweepReports()).run()
     assert ran == [2, 4] and [p.params["num_streams"] for p in result.points] == [1, 2, 4]
 
 
@@ -181,7 +187,7 @@ def test_saturated_rate_counts_only_seconds_that_started_with_work_queued():
     from types import SimpleNamespace
 
     from harness.checker.model import SecondSeries
-    from harness.sweep import WARMUP_S, saturated_rate_of
+    from harness.sweep.measure import WARMUP_S, saturated_rate_of
     # replication starts at second 2; the backlog (lag >= 1000) lasts until second 14
     replicated = [0, 0] + [500] * WARMUP_S + [3000] * 8 + [200] * 5
     lag = [50_000] * 15 + [0] * 5
@@ -195,7 +201,7 @@ def test_saturated_rate_is_absent_when_the_flow_kept_up():
     from types import SimpleNamespace
 
     from harness.checker.model import SecondSeries
-    from harness.sweep import saturated_rate_of
+    from harness.sweep.measure import saturated_rate_of
     series = SimpleNamespace(replicated=SecondSeries(0, (100,) * 30), lag=SecondSeries(0, (40,) * 30))
     assert saturated_rate_of(series) == (None, 0)
     nothing = SimpleNamespace(replicated=SecondSeries(0, (0,) * 30), lag=SecondSeries(0, (5000,) * 30))
@@ -219,7 +225,8 @@ def test_a_render_of_runs_already_in_the_history_adds_no_trend_point(tmp_path):
 def test_repeated_runs_use_the_median_run_for_the_knee_and_show_their_spread(tmp_path):
     from dataclasses import replace
 
-    from harness.sweep import SweepResult, parse_params
+    from harness.sweep.params import parse_params
+    from harness.sweep.result import SweepResult
     params = parse_params(["num_streams=1,2"])
     runs = {1: [4000.0, 6000.0, 5000.0], 2: [5200.0, 9000.0, 5100.0]}
     points = [replace(_sweep_point(n, "mirrormaker2", cap), params={"num_streams": n}, run=i + 1)
@@ -236,7 +243,8 @@ def test_repeated_runs_use_the_median_run_for_the_knee_and_show_their_spread(tmp
 def test_repeat_must_be_positive(tmp_path):
     import pytest as _pytest
 
-    from harness.sweep import Sweep, SweepError, parse_params
+    from harness.sweep.params import SweepError, parse_params
+    from harness.sweep.run import Sweep
     from pathlib import Path
     drill = Path(__file__).parents[2] / "scenarios" / "sweep-capacity.yaml"
     with _pytest.raises(SweepError, match="at least once"):
