@@ -1,7 +1,8 @@
 """CPU time of processes, read from ``/proc`` (Linux; no psutil).
 
 One meter for every benchmark and the sweep: a process's own user + system time
-(:func:`process_cpu_seconds`), a process tree's (:func:`tree_cpu_seconds`), and a sampler of
+(:func:`process_cpu_seconds`), a process tree's (:func:`tree_cpu_seconds`), the children this
+process already waited for (:func:`waited_children_cpu_seconds`), and a sampler of
 every process working under a folder (:class:`CpuMeter`), which is how the sweep finds the
 replicator's processes whatever started them.
 """
@@ -9,6 +10,7 @@ replicator's processes whatever started them.
 from __future__ import annotations
 
 import os
+import resource
 import threading
 import time
 from dataclasses import dataclass
@@ -50,6 +52,12 @@ def process_cpu_seconds(pid: int) -> float | None:
     """
     stat = read_stat(pid)
     return stat.own_s if stat else None
+
+
+def waited_children_cpu_seconds() -> float:
+    """CPU seconds of this process's children that have ended and been waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _all_pids() -> list[int]:

@@ -10,7 +10,6 @@ time: on a shared machine the CPU figure is the steadier one. Figures, not a tes
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -20,6 +19,7 @@ from harness.checker.model import FlowInput
 from harness.checker.reference import check_flow as reference_check
 from harness.checker.synthetic import COUNTS, FaultPlan, synthesize_flow
 from loadgen import histories as H
+from primitives.cpu import process_cpu_seconds
 
 
 def _faults(records: int) -> FaultPlan:
@@ -91,13 +91,6 @@ def main(argv: list[str] | None = None) -> int:
         return _bench_spark(args, directory, source, target, topic_map, timeline, reference)
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (Linux), to compare runs on a busy machine."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _bench_spark(args, directory, source, target, topic_map, timeline, reference) -> int:
     from pyspark.sql import SparkSession
 
@@ -116,12 +109,12 @@ def _bench_spark(args, directory, source, target, topic_map, timeline, reference
           f"driver memory {args.driver_memory})")
     jvm = spark.sparkContext._gateway.proc.pid  # spark-submit execs the driver JVM
     try:
-        t, cpu = time.perf_counter(), _cpu_seconds(jvm) + time.process_time()
+        t, cpu = time.perf_counter(), (process_cpu_seconds(jvm) or 0.0) + time.process_time()
         inp = spark_checker.load_flow_input(spark, directory, source, target, topic_map,
                                             timeline)
         on_spark = spark_checker.check_flow(inp)
         spark_s = time.perf_counter() - t
-        cpu = _cpu_seconds(jvm) + time.process_time() - cpu
+        cpu = (process_cpu_seconds(jvm) or 0.0) + time.process_time() - cpu
     finally:
         spark.stop()
     agree = on_spark == reference
