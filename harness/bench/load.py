@@ -1,7 +1,7 @@
 """How much one load process can produce: ``python -m harness.bench.load``.
 
 Starts a one-broker cluster with ``harness.environment.Environment``, then
-1. measures the ledger writer alone (AckedSendWriter rows/s, flushed per batch as the
+1. measures the ledger writer alone (HistoryWriter(ACKED_SENDS) rows/s, flushed per batch as the
    producer does);
 2. runs one load process unthrottled to find its ceiling, then at a fraction of that
    ceiling to check it holds: the highest rate held within 5 % is the max sustained rate.
@@ -21,7 +21,9 @@ from confluent_kafka.admin import NewTopic
 
 from harness.environment import Environment, TopologySpec
 from harness.kafka.cluster import ClusterSpec
-from loadgen.histories import AckedSend, AckedSendWriter
+from loadgen.histories.kinds import ACKED_SENDS
+from loadgen.histories.records import AckedSend
+from loadgen.histories.writer import HistoryWriter
 from loadgen.runner import LoadRunner
 from loadgen.spec import LoadSpec, LoadStats
 from primitives.cpu import waited_children_cpu_seconds
@@ -30,8 +32,8 @@ UNTHROTTLED = 1_000_000.0
 
 
 def ledger_rate(path: Path, rows: int = 200_000, batch: int = 500) -> float:
-    """Rows/s through AckedSendWriter, flushed to the OS every ``batch`` rows."""
-    writer = AckedSendWriter(path)
+    """Rows/s through HistoryWriter(ACKED_SENDS), flushed to the OS every ``batch`` rows."""
+    writer = HistoryWriter(ACKED_SENDS, path)
     started = time.perf_counter()
     for i in range(rows):
         writer.write(AckedSend("bench", "bench-topic", i % 6, i, "load-0a1b2c3d-u0", i,
@@ -81,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="mirrordrill-bench-"))
     try:
         rows_s = ledger_rate(workdir / "ledger-bench.csv")
-        print(f"ledger writer (AckedSendWriter, flush every 500 rows): {rows_s:,.0f} rows/s")
+        print(f"ledger writer (HistoryWriter(ACKED_SENDS), flush every 500 rows): {rows_s:,.0f} rows/s")
         spec = TopologySpec(clusters=(ClusterSpec("bench"),))
         with Environment(spec, workdir / "env", log=lambda m: print(f"  {m}")) as env:
             cluster = env.cluster("bench")

@@ -234,7 +234,7 @@ def bench_one(env, artifacts, name: str, args, out: Path, clock: Clock) -> Bench
     from harness.replicators import make_replicator
     from harness.replicators.base import FlowSpec, ReplicationSetup
     from loadgen.backlog import produce_backlog
-    from loadgen.histories import read_acked_sends, read_target_records, read_uncertain_sends
+    from loadgen.histories.reader import read_acked_sends, read_target_records, read_uncertain_sends
     from loadgen.observer import Observer
     from loadgen.runner import LoadRunner
     from loadgen.spec import LoadSpec

@@ -18,7 +18,10 @@ from pathlib import Path
 from harness.checker.model import FlowInput
 from harness.checker.reference import check_flow as reference_check
 from harness.checker.synthetic import COUNTS, FaultPlan, synthesize_flow
-from loadgen import histories as H
+from loadgen.histories.kinds import (ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS, HistoryKind,
+                                     history_files, history_path)
+from loadgen.histories.reader import read_acked_sends, read_target_records, read_uncertain_sends
+from loadgen.histories.writer import HistoryWriter
 from primitives.cpu import process_cpu_seconds
 
 
@@ -30,8 +33,8 @@ def _faults(records: int) -> FaultPlan:
                      uncertain_undelivered=each, rereads=each)
 
 
-def _write(directory: Path, kind: H.HistoryKind, rows, files: int) -> None:
-    writers = [H.HistoryWriter(kind, H.history_path(directory, kind, f"w{n}"))
+def _write(directory: Path, kind: HistoryKind, rows, files: int) -> None:
+    writers = [HistoryWriter(kind, history_path(directory, kind, f"w{n}"))
                for n in range(files)]
     for n, w in enumerate(writers):
         w.write_many(rows[n::files])
@@ -57,9 +60,9 @@ def main(argv: list[str] | None = None) -> int:
                                     partitions=args.partitions, faults=_faults(args.records),
                                     lag_samples=False, shuffle=False)
         flow = synthetic.flow
-        _write(directory, H.ACKED_SENDS, flow.acked, files=4)
-        _write(directory, H.TARGET_RECORDS, flow.observed, files=2)
-        _write(directory, H.UNCERTAIN_SENDS, flow.uncertain, files=1)
+        _write(directory, ACKED_SENDS, flow.acked, files=4)
+        _write(directory, TARGET_RECORDS, flow.observed, files=2)
+        _write(directory, UNCERTAIN_SENDS, flow.uncertain, files=1)
         print(f"generated {args.records:,} records ({len(flow.observed):,} target reads) "
               f"in {time.perf_counter() - t:.1f}s under {directory}")
         source, target, topic_map, timeline = (flow.source, flow.target, dict(flow.topic_map),
@@ -68,9 +71,9 @@ def main(argv: list[str] | None = None) -> int:
         del synthetic, flow  # the reference reads its own copy from the files
 
         t, cpu = time.perf_counter(), time.process_time()
-        acked = H.read_acked_sends(H.history_files(directory, H.ACKED_SENDS))
-        observed = H.read_target_records(H.history_files(directory, H.TARGET_RECORDS))
-        uncertain = H.read_uncertain_sends(H.history_files(directory, H.UNCERTAIN_SENDS))
+        acked = read_acked_sends(history_files(directory, ACKED_SENDS))
+        observed = read_target_records(history_files(directory, TARGET_RECORDS))
+        uncertain = read_uncertain_sends(history_files(directory, UNCERTAIN_SENDS))
         read_s = time.perf_counter() - t
         t = time.perf_counter()
         reference = reference_check(FlowInput(source, target, topic_map, acked, observed,
