@@ -172,14 +172,39 @@ def cmd_report(args) -> int:
     return EXIT_OK
 
 
+class SweepReports:
+    """The sweep's plot and Allure results, drawn by reports/ (above the harness) as the sweep goes:
+    after every point and on every way out, Ctrl-C included."""
+
+    def label_point(self, run_dir: Path, combo: dict, point) -> None:
+        from harness.sweep.table import fmt
+        from reports.sweep_allure import label_point_results
+        label_point_results(run_dir / "allure-results", combo, fmt(point.capacity), point.lag_label)
+
+    def draw_plot(self, result) -> Path | None:
+        from reports.sweep_plot import draw_sweep_plot
+        # a point that replicated nothing is a measurement (0), a point that failed to run is not
+        capacities = [(p.params, p.capacity) for p in result.representative() if not p.error and p.capacity is not None]
+        return draw_sweep_plot(result.out_dir / "sweep-throughput.png", capacities, result.swept, result.others,
+                               result.ceiling.records_s if result.ceiling else None)
+
+    def write_allure(self, result) -> None:
+        from reports.sweep_allure import write_sweep_result
+        if result.run_dirs:
+            write_sweep_result(result.run_dirs[0] / "allure-results", {p.key: list(p.values) for p in result.params},
+                               result.swept, result.table(), result.recommendation(), result.plot,
+                               result.started_ms, passed=bool(result.points))
+
+
 def cmd_sweep(args) -> int:
     """Run a drill once per parameter combination and size the flow from the results."""
-    from harness.sweep import Sweep, SweepError, parse_params
     from harness.scenario.validate import ScenarioInvalid
+    from harness.sweep.params import SweepError, parse_params
+    from harness.sweep.run import Sweep
     try:
         params = parse_params(args.param)
         sweep = Sweep(Path(args.file), params, Path(args.out) if args.out else None,
-                      measure_ceiling=not args.no_ceiling, repeat=args.repeat)
+                      measure_ceiling=not args.no_ceiling, repeat=args.repeat, reports=SweepReports())
         result = sweep.run()
     except (SweepError, ScenarioInvalid) as e:
         print(f"mirrordrill sweep: {e}", file=sys.stderr)

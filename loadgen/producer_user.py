@@ -42,8 +42,9 @@ try:
 except ModuleNotFoundError:  # `locust -f loadgen/producer_user.py` from a checkout not installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from loadgen.envelope import EnvelopeEncoder
-from loadgen.histories import (ACKED_SENDS, UNCERTAIN_SENDS, AckedSend, AckedSendWriter,
-                               UncertainSend, UncertainSendWriter, history_path)
+from loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS, history_path
+from loadgen.histories.records import AckedSend, UncertainSend
+from loadgen.histories.writer import HistoryWriter
 from loadgen.spec import KeySpec, LatencySummary, LoadSpec, LoadStats, SizeSpec, TopicStats
 
 log = logging.getLogger("loadgen.producer")
@@ -225,8 +226,8 @@ class LoadSession:
         self.ledger_path = history_path(spec.output_dir, ACKED_SENDS, tag)
         self.uncertain_path = history_path(spec.output_dir, UNCERTAIN_SENDS, tag)
         self.stats_path = Path(spec.output_dir) / f"load-stats.{tag}.json"
-        self.acked = AckedSendWriter(self.ledger_path)
-        self.uncertain = UncertainSendWriter(self.uncertain_path)
+        self.acked = HistoryWriter(ACKED_SENDS, self.ledger_path)
+        self.uncertain = HistoryWriter(UNCERTAIN_SENDS, self.uncertain_path)
         self.clients: list[ProducerClient] = []
         self.started_ts_ms: int | None = None
         self._started_mono: float | None = None

@@ -7,8 +7,9 @@ from pathlib import Path
 from harness.checker.model import FailoverInput, FlowInput
 from harness.checker.reference import check_failover, check_flow
 from harness.scenario.topology import CheckPair
-from loadgen.histories import (history_files, read_acked_sends, read_lag_samples, read_processed_records,
-                               read_target_records, read_timeline_events, read_uncertain_sends)
+from loadgen.histories.kinds import history_files
+from loadgen.histories.reader import (read_acked_sends, read_lag_samples, read_processed_records,
+                                      read_target_records, read_timeline_events, read_uncertain_sends)
 
 
 class Histories:

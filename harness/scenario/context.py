@@ -13,7 +13,9 @@ from harness.network.stable_address import StableAddress
 from harness.replicators.base import FlowSpec, Replicator
 from harness.scenario.model import ConsumerDef, ProducerDef, Scenario
 from loadgen.app_consumer import AppConsumer, CommitPolicy
-from loadgen.histories import TimelineEvent, TimelineEventWriter, history_path
+from loadgen.histories.kinds import TIMELINE_EVENTS, history_path
+from loadgen.histories.records import TimelineEvent
+from loadgen.histories.writer import HistoryWriter
 from loadgen.lag_sampler import LagSampler
 from loadgen.observer import Observer
 from loadgen.runner import LoadRunner
@@ -74,12 +76,12 @@ class DrillContext:
     wiped_at: dict[str, int] = field(default_factory=dict)  # cluster -> when a failback wiped it (ms)
     abandoned: set[str] = field(default_factory=set)  # clusters lost in an unplanned failover
     stop_requested: threading.Event = field(default_factory=threading.Event)
-    _timeline: TimelineEventWriter | None = None
+    _timeline: HistoryWriter[TimelineEvent] | None = None
     _timeline_lock: threading.Lock = field(default_factory=threading.Lock)  # failover moves groups in parallel
 
-    def timeline_writer(self) -> TimelineEventWriter:
+    def timeline_writer(self) -> HistoryWriter[TimelineEvent]:
         if self._timeline is None:
-            self._timeline = TimelineEventWriter(history_path(self.histories, "timeline", "engine"))
+            self._timeline = HistoryWriter(TIMELINE_EVENTS, history_path(self.histories, "timeline", "engine"))
         return self._timeline
 
     def record(self, name: str, kind: str, start_ms: int, end_ms: int | None, outcome: str, detail: str = "") -> None:
