@@ -42,6 +42,7 @@ try:
 except ModuleNotFoundError:  # `locust -f loadgen/producer_user.py` from a checkout not installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from loadgen.envelope import EnvelopeEncoder
+from primitives.kafka.topics import create_topics
 from loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS, history_path
 from loadgen.histories.records import AckedSend, UncertainSend
 from loadgen.histories.writer import HistoryWriter
@@ -340,14 +341,7 @@ def check_producer_settings(spec: LoadSpec) -> None:
 def ensure_topics(spec: LoadSpec, partitions: int, timeout_s: float = 30.0) -> None:
     """Create the spec's topics that do not exist yet (replication factor: broker default)."""
     admin = AdminClient({"bootstrap.servers": spec.bootstrap_servers, "log_level": 3})
-    futures = admin.create_topics([NewTopic(t, partitions) for t in spec.topics],
-                                  operation_timeout=timeout_s, request_timeout=timeout_s)
-    for name, fut in futures.items():
-        try:
-            fut.result(timeout=timeout_s + 5)
-        except KafkaException as e:
-            if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-                raise
+    create_topics(admin, [NewTopic(t, partitions) for t in spec.topics], timeout_s)
 
 
 # --------------------------------------------------------------------------- the user
