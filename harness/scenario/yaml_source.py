@@ -80,7 +80,9 @@ def _dotted(path: Path_) -> str:
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:
-    return yaml.safe_load(yaml.serialize(node))
+    # The resolver has already tagged the node: construct the value from that tag. (Serializing
+    # the node and loading it again fails for an empty value such as "timeline:".)
+    return yaml.SafeLoader("").construct_object(node, deep=True)
 
 
 def load_yaml(text: str, file: str) -> tuple[Any, SourceMap]:

@@ -42,3 +42,9 @@ def test_a_folder_and_a_binary_file_are_one_line_each(tmp_path):
     binary.write_bytes(b"name: \xff\xfe\x00x\n")
     with pytest.raises(YamlSyntaxError, match="not a UTF-8 text file"):
         load_yaml_file(binary)
+
+
+def test_empty_values_and_typed_scalars_load_as_yaml_defines():
+    data, _ = load_yaml("timeline:\nrate: 200\nratio: 0.5\nenabled: true\nname: '90'\nwhen: 2026-11-23\n", "d.yaml")
+    assert data["timeline"] is None and data["rate"] == 200 and data["ratio"] == 0.5
+    assert data["enabled"] is True and data["name"] == "90" and str(data["when"]) == "2026-11-23"
