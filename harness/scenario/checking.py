@@ -84,13 +84,14 @@ class Checked:
     timeline: list[TimelineEntry] = field(default_factory=list)
 
 
-def check_drill(histories: Path, pairs: list[CheckPair], failovers: list) -> Checked:
-    """Check every flow and every failed-over group once, with the series the plots draw."""
+def check_drill(histories: Path, pairs: list[CheckPair], failovers: list, out: Checked) -> None:
+    """Check every flow and every failed-over group once, with the series the plots draw, into
+    ``out`` as it goes: when one check fails, what was checked before it is still reported."""
     h = Histories(histories)
-    out = Checked(timeline=[TimelineEntry.model_validate(e, from_attributes=True) for e in h.timeline])
+    out.timeline = [TimelineEntry.model_validate(e, from_attributes=True) for e in h.timeline]
     for pair in pairs:
         result = check_pair(h, pair)
         out.flows.append(FlowSummary.of(result.summary(), pair.name, pair.via))
         out.plots[pair.name] = FlowPlotData(result.series, latency_samples(h, pair))
-    out.failovers = [check_group(h, fo) for fo in failovers]
-    return out
+    for fo in failovers:
+        out.failovers.append(check_group(h, fo))

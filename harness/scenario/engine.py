@@ -297,8 +297,8 @@ class Drill:
         failbacks = [FailbackSummary.model_validate(fb) for fb in (ctx.failbacks if ctx else [])]
         checked, check_error = Checked(), None
         try:
-            checked = check_drill(self.out_dir / "histories", check_pairs(s, origin_topics(s)),
-                                  ctx.failovers if ctx else [])
+            check_drill(self.out_dir / "histories", check_pairs(s, origin_topics(s)), ctx.failovers if ctx else [],
+                        checked)
         except Exception as e:
             check_error = f"{type(e).__name__}: {e}"
             (self.out_dir / "check-error.txt").write_text(traceback.format_exc())
