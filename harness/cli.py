@@ -121,9 +121,20 @@ def cmd_validate(args) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
+def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None = None, artifacts=None,
+              log=None):
+    """Run a drill, then write its Allure results from what it saved: what ``mirrordrill run`` does,
+    and what tests that need a drill's report call. Returns the drill's ``harness.results.DrillResults``."""
+    from harness.scenario.engine import Drill
+    from reports.allure_results import record_allure_results
+    log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
+    results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log).run()
+    record_allure_results(results.run_dir, log)
+    return results
+
+
 def cmd_run(args) -> int:
     """Run one drill; exit 0 only when it ran and every expectation held."""
-    from harness.scenario.engine import Drill
     from harness.scenario.validate import ScenarioInvalid, load_scenario
     try:
         scenario = load_scenario(Path(args.file))
@@ -131,7 +142,7 @@ def cmd_run(args) -> int:
         print(str(e), file=sys.stderr)
         return EXIT_USAGE
     out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
-    result = Drill(scenario, Path(args.file), out, replicator=args.replicator).run()
+    result = run_drill(scenario, Path(args.file), out, replicator=args.replicator)
     if args.report:
         from reports.render import ReportError, render
         try:
@@ -139,7 +150,7 @@ def cmd_run(args) -> int:
             print(f"report: {rendered.html} (history: {rendered.history})")
         except ReportError as e:
             print(f"mirrordrill run: the drill ran, but its report could not be rendered: {e}", file=sys.stderr)
-    if result.summary.get("interrupted"):
+    if result.summary.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_OK if result.passed else EXIT_FAILED
 

@@ -1,5 +1,6 @@
 """Pure logic of failback: the record-by-record comparison and its expectations."""
 
+from harness.results import FailbackSummary
 from harness.scenario.failback import _difference
 from harness.scenario.summary import evaluate
 from harness.scenario.validate import parse_scenario
@@ -33,12 +34,15 @@ expectations:
 
 def test_failback_expectations_are_judged_on_the_failback_figures():
     s = parse_scenario(SCENARIO, "t.yaml")
-    rows = evaluate(s, [], [], [{"name": "dr->primary", "missing": 0, "converge_s": 75.0}])
-    assert [(r["name"], r["passed"], r["actual"]) for r in rows] == [
+    failback = FailbackSummary.model_validate({"from": "dr", "to": "primary", "name": "dr->primary", "converged": True,
+                                               "topics": 1, "records": 10, "missing": 0, "extra": 0,
+                                               "converge_s": 75.0})
+    rows = evaluate(s, [], [], [failback])
+    assert [(r.name, r.passed, r.actual) for r in rows] == [
         ("failback.missing[dr->primary] == 0", True, 0),
         ("failback.converge_s[dr->primary] <= 60", False, 75.0)]
 
 
 def test_a_failback_that_never_ran_fails_its_expectations():
     rows = evaluate(parse_scenario(SCENARIO, "t.yaml"), [], [], [])
-    assert rows and not any(r["passed"] for r in rows)
+    assert rows and not any(r.passed for r in rows)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.results import DrillSummary, TimelineEntry
 from reports.attachments import redact_yaml
 from reports.render import allure_config, default_history
 from reports.summary_html import summary_html
@@ -9,7 +10,7 @@ from reports.timeline import fault_windows
 
 
 def _event(name, kind, start, end, outcome="ok"):
-    return {"name": name, "kind": kind, "start_ts_ms": start, "end_ts_ms": end, "outcome": outcome, "detail": ""}
+    return TimelineEntry(name=name, kind=kind, start_ts_ms=start, end_ts_ms=end, outcome=outcome, detail="")
 
 
 def test_a_fault_lasts_until_the_step_that_ends_it():
@@ -44,12 +45,25 @@ def test_scenario_secrets_are_redacted_in_block_and_flow_style():
     assert "tasks.max: 2" in out and "topics: [a]" in out
 
 
+def _figures(**figures):
+    zero = {"acked": 0, "replicated": 0, "lost": 0, "duplicates": 0, "reordered": 0, "corrupted": 0, "unexpected": 0,
+            "latency_ms": {"p50": None, "p90": None, "p99": None, "max": None}, "throughput_records_s": None,
+            "throughput_mb_s": None, "misplaced": 0, "uncertain_delivered": 0, "source_duplicates": 0,
+            "replicated_bytes": 0, "latency_count": 0}
+    return {**zero, **figures}
+
+
 def test_summary_table_marks_violations():
-    summary = {"scenario": "s", "replicator": "r", "passed": False, "flows": [
-        {"source": "a", "target": "b", "acked": 10, "replicated": 9, "lost": 1, "duplicates": 0, "reordered": 0,
-         "corrupted": 0, "unexpected": 0, "latency_ms": {"p50": 5, "p90": 6, "p99": 7, "max": 8},
-         "throughput_records_s": 1.5, "throughput_mb_s": 0.1}],
-        "expectations": [{"name": "lost[a->b] == 0", "passed": False, "actual": 1, "limit": 0}]}
+    flow = {"source": "a", "target": "b", "topics": ["t"], "name": "a->b", "via": [], "by_topic": {}, "events": [],
+            "samples": {k: [] for k in ("lost", "duplicates", "reordered", "misplaced", "corrupted", "unexpected",
+                                        "uncertain_delivered")},
+            **_figures(acked=10, replicated=9, lost=1, latency_ms={"p50": 5, "p90": 6, "p99": 7, "max": 8},
+                       throughput_records_s=1.5, throughput_mb_s=0.1)}
+    summary = DrillSummary.model_validate({
+        "schema": 1, "scenario": "s", "replicator": "r", "passed": False, "started_at": "2026-01-01T00:00:00+00:00",
+        "duration_s": 1.0, "interrupted": False, "error": None, "flows": [flow], "failovers": [], "failbacks": [],
+        "expectations": [{"name": "lost[a->b] == 0", "passed": False, "actual": 1, "limit": 0, "op": "=="}],
+        "timeline": [], "logs": {"brokers": {}}, "rerun": "mirrordrill run s.yaml"})
     html = summary_html(summary)
     assert "FAILED" in html and "VIOLATED" in html and "<td class='bad'>1</td>" in html
 
