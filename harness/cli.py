@@ -187,10 +187,16 @@ class SweepReports:
     """The sweep's plot and Allure results, drawn by reports/ (above the harness) as the sweep goes:
     after every point and on every way out, Ctrl-C included."""
 
-    def label_point(self, run_dir: Path, combo: dict, point) -> None:
+    def __init__(self, log=None) -> None:
+        self.log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
+
+    def record_point(self, run_dir: Path, combo: dict, point) -> None:
         from harness.sweep.table import fmt
+        from reports.allure_results import record_allure_results
         from reports.sweep_allure import label_point_results
-        label_point_results(run_dir / "allure-results", combo, fmt(point.capacity), point.lag_label)
+        # the drill saved its results; its Allure results are written here, then named for the combination
+        if record_allure_results(run_dir, self.log) is not None:
+            label_point_results(run_dir / "allure-results", combo, fmt(point.capacity), point.lag_label)
 
     def draw_plot(self, result) -> Path | None:
         from reports.sweep_plot import draw_sweep_plot

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import yaml
-
+from harness.results import load_results
 from harness.sweep.model import MIN_SATURATED_S, SweepPoint
 from primitives.cpu import CpuMeter
 
@@ -16,30 +13,12 @@ WARMUP_S = 5  # seconds of load left out of the sustained rate: batches and conn
 SATURATED_LAG = 1000  # records queued at the start of a second: the replicator had work all that second
 
 
-@dataclass
-class _RunFigures:
-    """What a point reads of a finished drill."""
-
-    summary: dict
-    flow_summary: dict
-    series: Any  # the first flow's per-second series (harness.checker.model.FlowSeries), or None
-    has_backlog: bool
-
-
-def _read_run(run_dir: Path) -> _RunFigures:
-    # TODO(lead): read harness.results.load_results instead; reports/ is above the harness and
-    # this is its last import from here.
-    from reports.run_data import load_run
-    run = load_run(run_dir)
-    flow = run.flows[0] if run.flows else None
-    return _RunFigures(run.summary, flow.summary if flow else {}, flow.series if flow is not None else None,
-                       bool((yaml.safe_load(run.scenario_text or "{}") or {}).get("load", {}).get("backlog")))
-
-
 def measure_point(run_dir: Path, params: dict, cpu: CpuMeter | float, seconds: float) -> SweepPoint:
-    """Figures of one finished drill, from its summary and the checker's series."""
-    run = _read_run(run_dir)
-    s, f, series = run.summary, run.flow_summary, run.series
+    """Figures of one finished drill, from its saved results (summary and the checker's series)."""
+    run = load_results(run_dir)
+    s = run.summary
+    flow = run.flows[0] if run.flows else None
+    f, series = (flow.summary, flow.series) if flow is not None else (None, None)
     sustained = offered = final_lag = load_s = cores = None
     if series is not None and series.produced.values:
         load_start = series.produced.start_s
@@ -56,7 +35,7 @@ def measure_point(run_dir: Path, params: dict, cpu: CpuMeter | float, seconds: f
             used = cpu.cpu_between(load_start + skip, load_end)
             cores = round(used / (load_end - load_start - skip), 2) if used is not None and load_end - load_start > skip else None
     saturated_rate, saturated_s = saturated_rate_of(series) if series is not None else (None, 0)
-    if run.has_backlog:
+    if s.backlog_records:
         offered = None  # a backlog written up front is not a rate: the mean would mix it with start-up
     cpu_s = cpu.cpu_s if isinstance(cpu, CpuMeter) else float(cpu)
     if cores is None and load_s:
@@ -65,15 +44,15 @@ def measure_point(run_dir: Path, params: dict, cpu: CpuMeter | float, seconds: f
     bounded = final_lag is not None and offered is not None and final_lag <= 5 * max(offered, 1)
     if saturated_s >= MIN_SATURATED_S:
         bounded = False  # it had more work than it could do: the rate measured is its ceiling
-    lat = f.get("latency_ms") or {}
     return SweepPoint(
-        params=params, run_dir=str(run_dir), passed=bool(s.get("passed")),
-        replicated_records_s=f.get("throughput_records_s"),
+        params=params, run_dir=str(run_dir), passed=s.passed,
+        replicated_records_s=f.throughput_records_s if f else None,
         sustained_records_s=round(sustained, 1) if sustained is not None else None,
         produced_records_s=round(offered, 1) if offered is not None else None, lag_bounded=bounded,
-        final_lag=final_lag, latency_p50_ms=lat.get("p50"), latency_p99_ms=lat.get("p99"),
-        replicator_cpu_s=round(cpu_s, 1), replicator_cpu_cores=cores, lost=f.get("lost"),
-        seconds=round(seconds, 1), load_avg=load_avg(), error=s.get("error"),
+        final_lag=final_lag, latency_p50_ms=f.latency_ms.p50 if f else None,
+        latency_p99_ms=f.latency_ms.p99 if f else None,
+        replicator_cpu_s=round(cpu_s, 1), replicator_cpu_cores=cores, lost=f.lost if f else None,
+        seconds=round(seconds, 1), load_avg=load_avg(), error=s.error,
         saturated_records_s=saturated_rate, saturated_s=saturated_s)
 
 

@@ -26,8 +26,8 @@ class SweepReports(Protocol):
     """What draws a sweep's plot and writes its Allure results: the CLI hands one in (reports/ sits
     above the harness), so the sweep itself only saves figures."""
 
-    def label_point(self, run_dir: Path, combo: dict, point: SweepPoint) -> None:
-        """A freshly measured point's drill results become one test per combination."""
+    def record_point(self, run_dir: Path, combo: dict, point: SweepPoint) -> None:
+        """A freshly measured point's drill results become Allure results, one test per combination."""
 
     def draw_plot(self, result: SweepResult) -> Path | None:
         """The throughput plot as the sweep stands; its path, or None with nothing to draw."""
@@ -139,14 +139,14 @@ class Sweep:
         with CpuMeter(run_dir / "replicator") as cpu:
             drill = Drill(load_scenario(scenario_file), scenario_file, run_dir, log=self.log)
             summary = drill.run().summary  # stops everything it started, whatever happens
-        if summary.get("interrupted"):
+        if summary.interrupted:
             return None
         try:
             point = measure_point(run_dir, combo, cpu, time.monotonic() - t0)
         except Exception as e:  # a drill that could not be checked: kept as a failed point
             point = failed_point(run_dir, combo, cpu.cpu_s, time.monotonic() - t0, e)
         if self.reports is not None:
-            self.reports.label_point(run_dir, combo, point)
+            self.reports.record_point(run_dir, combo, point)
         return point
 
     def _add(self, result: SweepResult, point: SweepPoint, run_dir: Path) -> None:

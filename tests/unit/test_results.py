@@ -13,7 +13,7 @@ from harness.checker.reference import check_failover, check_flow
 from harness.results import (SCHEMA, DrillResults, DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary,
                              FlowPlotData, FlowSummary, LatencySample, ResultsUnavailable, load_results,
                              save_results)
-from loadgen.histories import AckedSend, ProcessedRecord, TargetRecord
+from loadgen.histories.records import AckedSend, ProcessedRecord, TargetRecord
 
 # summary.json of a real run of tests/integration/report_fixtures.py's tiny drill, written by
 # the engine before results were typed (it has no "schema"): the field names CI jobs read.
