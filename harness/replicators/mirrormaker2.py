@@ -5,7 +5,7 @@ One MM2 process per target data center and placement: ``MirrorMaker mm2.properti
 produces locally; placed at the source it does the opposite. Each process's file names only
 the clusters of its own flows, so MM2 starts no herders for pairs it does not serve.
 
-The file is rendered by ``replicator.config.to_mm2_properties`` from the flows (the same
+The file is rendered by ``replicator.config.render.to_mm2_properties`` from the flows (the same
 model our replicator runs from), plus what a drill on a small cluster needs:
 
 * replication factors of remote and internal topics sized to the cluster (min(3, brokers));
@@ -47,20 +47,14 @@ from primitives.bootstrap import Artifacts, Bootstrap
 from harness.kafka.broker import LOG4J_CONFIG
 from primitives.kafka.reading import read_topic
 from primitives.process import ManagedProcess
-from harness.replicators.base import (
-    DEFAULT_STOP_GRACE_S,
-    DRILL_FLOW_INTERVALS,
-    FlowSpec,
-    NodeReplicator,
-    ReplicationSetup,
-    ReplicatorError,
-    ReplicatorMetrics,
-    ReplicatorNotReady,
-    read_log_since,
-    replication_factor_for,
-)
+from harness.replicators.errors import ReplicatorError, ReplicatorNotReady
+from harness.replicators.interface import DEFAULT_STOP_GRACE_S
+from harness.replicators.measurements import ReplicatorMetrics
+from harness.replicators.processes import NodeReplicator, read_log_since
+from harness.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from primitives.redaction import redact_settings
-from replicator.config import ReplicatorConfig, to_mm2_properties
+from replicator.config.model import ReplicatorConfig
+from replicator.config.render import to_mm2_properties
 from replicator.mm2_format import Checkpoint, Heartbeat
 
 MAIN_CLASS = "org.apache.kafka.connect.mirror.MirrorMaker"

@@ -24,20 +24,14 @@ from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 
 from primitives.bootstrap import Artifacts, Bootstrap, REPO_ROOT
 from primitives.process import ManagedProcess
-from harness.replicators.base import (
-    DEFAULT_STOP_GRACE_S,
-    DRILL_FLOW_INTERVALS,
-    FlowSpec,
-    PartitionMetrics,
-    NodeReplicator,
-    ReplicationSetup,
-    ReplicatorError,
-    ReplicatorMetrics,
-    ReplicatorNotReady,
-    replication_factor_for,
-)
+from harness.replicators.errors import ReplicatorError, ReplicatorNotReady
+from harness.replicators.interface import DEFAULT_STOP_GRACE_S
+from harness.replicators.measurements import PartitionMetrics, ReplicatorMetrics
+from harness.replicators.processes import NodeReplicator
+from harness.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from primitives.kafka.reading import read_topic
-from replicator.config import ReplicatorConfig, to_mm2_properties
+from replicator.config.model import ReplicatorConfig
+from replicator.config.render import to_mm2_properties
 from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex
 

@@ -21,7 +21,7 @@ from typing import Callable
 from primitives.bootstrap import Artifacts
 from harness.environment import Environment
 from harness.replicators import make_replicator
-from harness.replicators.base import ReplicationSetup
+from harness.replicators.setup import ReplicationSetup
 from harness.scenario import failover, steps
 from harness.scenario.checking import Histories, check_group, check_pair
 from harness.scenario.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms

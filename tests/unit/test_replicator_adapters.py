@@ -29,7 +29,8 @@ from primitives.redaction import redact_argv, redact_properties
 from harness.replicators.command import CommandTemplate, CommandTemplateError, PLACEHOLDERS, parse_translation
 from harness.replicators.mirrormaker2 import plan_nodes
 from replicator.mm2_format import Checkpoint, Heartbeat
-from replicator.config import parse_mm2_properties, read_properties
+from replicator.config.properties_reader import parse_mm2_properties
+from replicator.config.properties_syntax import read_properties
 
 JARS = [Path("/jars/connect-mirror.jar"), Path("/jars/kafka-clients.jar")]
 
