@@ -5,13 +5,16 @@ from __future__ import annotations
 import time
 from abc import abstractmethod
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
+
+from confluent_kafka import KafkaException
 
 from harness.replicators.errors import ReplicatorNotReady
 from harness.replicators.interface import DEFAULT_STOP_GRACE_S, Replicator
 from harness.replicators.measurements import OffsetLagProbe, ReplicatorMetrics
-from harness.replicators.setup import ReplicationSetup
+from harness.replicators.setup import FlowSpec, ReplicationSetup
 from primitives.process import ManagedProcess
 from primitives.redaction import redact_properties
 
@@ -130,16 +133,69 @@ def read_log_since(path: Path, offset: int) -> str:
     return "".join(line for line in text.splitlines(keepends=True) if not line.startswith(_HARNESS_LOG_LINE))
 
 
-class NodeReplicator(ProcessReplicator):
-    """A replicator run as one process per node -- the flows placed together -- each node with
-    its own rendered properties file and log (``workdir``, ``config_path``, ``log_path``,
-    ``process``, ``properties``, ``name``, ``flows``): MirrorMaker 2 and ours alike."""
+@dataclass
+class ProcessNode:
+    """One process of a node-based replicator: the flows placed together in ``location``, its
+    folder, the properties rendered for it (once written) and the process. Subclasses name the
+    process and its two files."""
 
-    nodes: list[Any]
+    location: str
+    flows: list[FlowSpec]
+    workdir: Path
+    process: ManagedProcess | None = field(default=None, repr=False)
+    properties: str | None = None
+
+    config_name: ClassVar[str]
+    log_name: ClassVar[str]
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def config_path(self) -> Path:
+        return self.workdir / self.config_name
+
+    @property
+    def log_path(self) -> Path:
+        return self.workdir / self.log_name
+
+
+class NodeReplicator(ProcessReplicator):
+    """A replicator run as one process per node, each with its own rendered properties file and
+    log: MirrorMaker 2 and ours alike."""
+
+    nodes: list[ProcessNode]
+
+    label: ClassVar[str]  # what the readiness error calls the replicator
 
     @abstractmethod
-    def render(self, node: Any) -> str:
+    def render(self, node: ProcessNode) -> str:
         """The properties text of one node's process (needs the environment's addresses)."""
+
+    @abstractmethod
+    def _node_not_ready(self, node: ProcessNode, started_at: float, log: str) -> list[str]:
+        """Why ``node`` is not ready yet ([] when it is); ``log`` is what it logged since starting."""
+
+    def _wait_ready(self, started_at: float, log_offsets: dict[str, int], deadline: float) -> None:
+        """Ask every node, once a second, until none has a reason left or the deadline passes."""
+        reasons = ["not checked yet"]
+        while time.monotonic() < deadline:
+            self._raise_if_dead("starting")
+            reasons = []
+            for node in self.nodes:
+                try:
+                    reasons += self._node_not_ready(node, started_at,
+                                                    read_log_since(node.log_path, log_offsets[node.name]))
+                except (KafkaException, TimeoutError) as err:  # a busy cluster: look again
+                    reasons.append(f"{node.name}: could not check yet: {err}")
+            if not reasons:
+                return
+            time.sleep(1.0)
+        tails = "\n".join(f"--- {n.log_path} (last lines) ---\n{n.process.log_tail(25)}"
+                          for n in self.nodes if n.process is not None)
+        raise ReplicatorNotReady(f"{self.label} not ready after {self.ready_timeout_s:.0f}s: "
+                                 + "; ".join(reasons) + "\n" + tails)
 
     def brokers_of(self, cluster: str) -> int:
         return next(c.brokers for c in self.setup.env.spec.clusters if c.name == cluster)
@@ -154,7 +210,7 @@ class NodeReplicator(ProcessReplicator):
     def processes(self) -> list[ManagedProcess]:
         return [n.process for n in self.nodes if n.process is not None]
 
-    def node_summary(self, node: Any) -> dict[str, Any]:
+    def node_summary(self, node: ProcessNode) -> dict[str, Any]:
         """What describe() says of every node: where its files are and its redacted properties."""
         text = node.properties
         if text is None:

@@ -93,16 +93,19 @@ class _YamlReader:
         return draft
 
     # -- node helpers ---------------------------------------------------------------
+    def _error(self, problem: str, node: yaml.Node, key: str, **details: Any) -> ConfigError:
+        """A problem with ``key``, reported at the line of ``node``."""
+        return ConfigError(problem, source=self.source, line=node.start_mark.line + 1, key=key, **details)
+
     def _loc(self, key: str, node: yaml.Node) -> Location:
         return Location(key, node.start_mark.line + 1)
 
     def _mapping(self, node: yaml.Node, path: str) -> dict[str, tuple[yaml.Node, yaml.Node]]:
         if not isinstance(node, yaml.MappingNode):
-            raise ConfigError(
+            raise self._error(
                 "expected a mapping",
-                source=self.source,
-                line=node.start_mark.line + 1,
-                key=path,
+                node,
+                path,
                 valid="key: value pairs",
             )
         result: dict[str, tuple[yaml.Node, yaml.Node]] = {}
@@ -111,11 +114,10 @@ class _YamlReader:
             if not isinstance(key, str):
                 key = str(key)
             if key in result:
-                raise ConfigError(
+                raise self._error(
                     f"duplicate key (first on line {result[key][0].start_mark.line + 1})",
-                    source=self.source,
-                    line=key_node.start_mark.line + 1,
-                    key=_join(path, key),
+                    key_node,
+                    _join(path, key),
                     valid="each key once",
                 )
             result[key] = (key_node, value_node)
@@ -132,11 +134,10 @@ class _YamlReader:
         if key in FLOW_PROPERTY_KEYS and FLOW_PROPERTY_KEYS[key] in allowed:
             suggestions = [FLOW_PROPERTY_KEYS[key]]  # an MM2 name: offer its YAML spelling
         listed = ", ".join(allowed) if len(allowed) <= 10 else ", ".join(allowed[:8]) + ", … (FlowConfig field names)"
-        raise ConfigError(
+        raise self._error(
             "unknown key",
-            source=self.source,
-            line=node.start_mark.line + 1,
-            key=_join(path, key),
+            node,
+            _join(path, key),
             suggestions=suggestions,
             valid=f"{what}: {listed}",
         )
@@ -162,11 +163,10 @@ class _YamlReader:
 
     def _read_flows(self, node: yaml.Node) -> None:
         if not isinstance(node, yaml.SequenceNode):
-            raise ConfigError(
+            raise self._error(
                 "expected a list of flows",
-                source=self.source,
-                line=node.start_mark.line + 1,
-                key="flows",
+                node,
+                "flows",
                 valid="- {source: A, target: B}",
             )
         for index, item in enumerate(node.value):
@@ -175,30 +175,27 @@ class _YamlReader:
             ends: dict[str, str] = {}
             for end in ("source", "target"):
                 if end not in body:
-                    raise ConfigError(
+                    raise self._error(
                         f"missing '{end}'",
-                        source=self.source,
-                        line=item.start_mark.line + 1,
-                        key=path,
+                        item,
+                        path,
                         valid="source: <cluster> and target: <cluster>",
                     )
                 value = self._scalar(body[end][1])
                 if not isinstance(value, str) or value not in self.draft.clusters:
-                    raise ConfigError(
+                    raise self._error(
                         f"cluster {value!r} is not declared under clusters",
-                        source=self.source,
-                        line=body[end][1].start_mark.line + 1,
-                        key=f"{path}.{end}",
+                        body[end][1],
+                        f"{path}.{end}",
                         suggestions=difflib.get_close_matches(str(value), list(self.draft.clusters), n=2),
                         valid="one of " + ", ".join(self.draft.clusters),
                     )
                 ends[end] = value
             if any(d.source == ends["source"] and d.target == ends["target"] for d in self.draft.flows):
-                raise ConfigError(
+                raise self._error(
                     f"flow {ends['source']}->{ends['target']} is declared twice",
-                    source=self.source,
-                    line=item.start_mark.line + 1,
-                    key=path,
+                    item,
+                    path,
                     valid="each flow once",
                 )
             flow = FlowDraft(ends["source"], ends["target"], self._loc(path, item), index)
@@ -227,11 +224,10 @@ class _YamlReader:
                 continue
             name = "tasks_max" if key == "num_streams" else key
             if name in fields:
-                raise ConfigError(
+                raise self._error(
                     "tasks_max and num_streams are the same setting; give one",
-                    source=self.source,
-                    line=key_node.start_mark.line + 1,
-                    key=key_path,
+                    key_node,
+                    key_path,
                     valid="tasks_max or num_streams",
                 )
             value = self._scalar(value_node)
@@ -245,11 +241,10 @@ class _YamlReader:
             return parse_mm2_list(value)
         if isinstance(value, list) and all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
             return [str(v) for v in value]
-        raise ConfigError(
+        raise self._error(
             "expected a list of strings",
-            source=self.source,
-            line=node.start_mark.line + 1,
-            key=path,
+            node,
+            path,
             valid="[a, b] or 'a, b'",
         )
 
@@ -261,11 +256,10 @@ class _YamlReader:
             elif isinstance(value, (int, float, str)):
                 value = str(value).strip()
             else:
-                raise ConfigError(
+                raise self._error(
                     "expected a single value",
-                    source=self.source,
-                    line=value_node.start_mark.line + 1,
-                    key=_join(path, key),
+                    value_node,
+                    _join(path, key),
                     valid="a string, number or boolean",
                 )
             target[key] = Setting(value, self._loc(_join(path, key), key_node))

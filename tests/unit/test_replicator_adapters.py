@@ -237,6 +237,19 @@ def test_separator_must_not_occur_in_cluster_names(tmp_path):
         ReplicationSetup(env, [FlowSpec("us-east", "us-west")], separator="-")
 
 
+def test_setup_settings_reach_the_config_unchanged(tmp_path):
+    # The setup writes its settings with the replicator's own properties escaping, so any
+    # value survives the trip through the MM2 properties loader.
+    value = "#lead\\tab\there # not a comment\nnext line é"
+    setup = ReplicationSetup(environment(tmp_path), [FlowSpec("east", "west", settings={"consumer.client.id": value})])
+    assert setup.flow_config(setup.flows[0]).consumer["client.id"] == value
+
+
+def test_flow_ends_are_checked_by_the_replicators_rule():
+    with pytest.raises(SetupError, match=r"invalid cluster alias 'no way'"):
+        FlowSpec("no way", "west")
+
+
 def test_topics_regex_joins_like_mm2():
     flow = FlowSpec("east", "west", topics=["orders", "pay.*"], topics_exclude=[])
     assert flow.topics_regex == "orders|pay.*" and flow.topics_exclude_regex == ""
