@@ -215,7 +215,7 @@ class ReplicationSetup:
         """
         flows = list(flows)
         aliases = sorted({a for f in flows for a in (f.source, f.target)})
-        lines = ["clusters = " + ", ".join(aliases)]
+        lines = [format_property("clusters", ", ".join(aliases))]
         for alias in aliases:
             # Before the environment starts there are no ports: validation only needs a shape.
             address = self.bootstrap(alias, location) if resolve_addresses else "127.0.0.1:9"
