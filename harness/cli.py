@@ -158,10 +158,16 @@ def cmd_run(args) -> int:
 def cmd_replicate(args) -> int:
     """Run the bundled replicator standalone until SIGTERM or Ctrl-C."""
     from replicator.__main__ import main as replicator_main
+
+    def installed_jars() -> list[Path]:
+        # The replicator itself knows no installation; this one is mirrordrill's.
+        b = Bootstrap()
+        return [*b.jvm_classpath("spark-kafka"), b.replicator_jar()]
+
     argv = ["--config", args.config, "--workdir", args.workdir, "--log-level", args.log_level]
     if args.jars:
         argv += ["--jars", args.jars]
-    return replicator_main(argv)
+    return replicator_main(argv, default_jars=installed_jars)
 
 
 # --- report / sweep -----------------------------------------------------------------------
@@ -264,7 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--config", required=True, help="MirrorMaker 2 properties file or mirrordrill replicator YAML")
     s.add_argument("--workdir", default="mirrordrill-replicator",
                    help="checkpoints, metrics.json and Spark scratch space (default: ./mirrordrill-replicator)")
-    s.add_argument("--jars", help="comma-separated jars for Spark (default: installed by the bootstrap)")
+    s.add_argument("--jars", help="comma-separated jars for Spark (default: $MIRRORDRILL_REPLICATOR_JARS, the "
+                   "configuration's mirrordrill.spark.jars, else the ones mirrordrill installed)")
     s.add_argument("--log-level", default="INFO")
     s.set_defaults(func=cmd_replicate)
 

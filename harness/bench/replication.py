@@ -232,7 +232,7 @@ def bench_one(env, artifacts, name: str, args, out: Path, clock: Clock) -> Bench
     from harness.checker.model import FlowInput
     from harness.checker.reference import check_flow
     from harness.replicators import make_replicator
-    from harness.replicators.base import FlowSpec, ReplicationSetup
+    from harness.replicators.setup import FlowSpec, ReplicationSetup
     from loadgen.backlog import produce_backlog
     from loadgen.histories.reader import read_acked_sends, read_target_records, read_uncertain_sends
     from loadgen.observer import Observer

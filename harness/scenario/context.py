@@ -10,7 +10,8 @@ from typing import Callable
 
 from harness.environment import Environment
 from harness.network.stable_address import StableAddress
-from harness.replicators.base import FlowSpec, Replicator
+from harness.replicators.interface import Replicator
+from harness.replicators.setup import FlowSpec
 from harness.scenario.model import ConsumerDef, ProducerDef, Scenario
 from loadgen.app_consumer import AppConsumer, CommitPolicy
 from loadgen.histories.kinds import TIMELINE_EVENTS, history_path

@@ -21,7 +21,7 @@ from typing import Callable
 from primitives.bootstrap import Artifacts
 from harness.environment import Environment
 from harness.replicators import make_replicator
-from harness.replicators.base import ReplicationSetup
+from harness.replicators.setup import ReplicationSetup
 from harness.results import DrillResults, DrillSummary, ExpectationRow, FailbackSummary, Logs, save_results
 from harness.scenario import failover, steps
 from harness.scenario.checking import Checked, check_drill

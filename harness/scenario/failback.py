@@ -22,7 +22,7 @@ from collections import Counter
 
 from harness.checker.model import WIPE_EVENT_KIND
 from primitives.kafka.reading import read_topic
-from harness.replicators.base import FlowSpec
+from harness.replicators.setup import FlowSpec
 from harness.scenario import failover
 from harness.scenario.context import DrillContext, now_ms
 from harness.scenario.model import Failback, Failover
