@@ -121,9 +121,20 @@ def cmd_validate(args) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
+def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None = None, artifacts=None,
+              log=None):
+    """Run a drill, then write its Allure results from what it saved: what ``mirrordrill run`` does,
+    and what tests that need a drill's report call. Returns the drill's ``harness.results.DrillResults``."""
+    from harness.scenario.engine import Drill
+    from reports.allure_results import record_allure_results
+    log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
+    results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log).run()
+    record_allure_results(results.run_dir, log)
+    return results
+
+
 def cmd_run(args) -> int:
     """Run one drill; exit 0 only when it ran and every expectation held."""
-    from harness.scenario.engine import Drill
     from harness.scenario.validate import ScenarioInvalid, load_scenario
     try:
         scenario = load_scenario(Path(args.file))
@@ -131,7 +142,7 @@ def cmd_run(args) -> int:
         print(str(e), file=sys.stderr)
         return EXIT_USAGE
     out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
-    result = Drill(scenario, Path(args.file), out, replicator=args.replicator).run()
+    result = run_drill(scenario, Path(args.file), out, replicator=args.replicator)
     if args.report:
         from reports.render import ReportError, render
         try:
@@ -139,7 +150,7 @@ def cmd_run(args) -> int:
             print(f"report: {rendered.html} (history: {rendered.history})")
         except ReportError as e:
             print(f"mirrordrill run: the drill ran, but its report could not be rendered: {e}", file=sys.stderr)
-    if result.summary.get("interrupted"):
+    if result.summary.interrupted:
         return EXIT_INTERRUPTED
     return EXIT_OK if result.passed else EXIT_FAILED
 
@@ -147,10 +158,16 @@ def cmd_run(args) -> int:
 def cmd_replicate(args) -> int:
     """Run the bundled replicator standalone until SIGTERM or Ctrl-C."""
     from replicator.__main__ import main as replicator_main
+
+    def installed_jars() -> list[Path]:
+        # The replicator itself knows no installation; this one is mirrordrill's.
+        b = Bootstrap()
+        return [*b.jvm_classpath("spark-kafka"), b.replicator_jar()]
+
     argv = ["--config", args.config, "--workdir", args.workdir, "--log-level", args.log_level]
     if args.jars:
         argv += ["--jars", args.jars]
-    return replicator_main(argv)
+    return replicator_main(argv, default_jars=installed_jars)
 
 
 # --- report / sweep -----------------------------------------------------------------------
@@ -172,14 +189,45 @@ def cmd_report(args) -> int:
     return EXIT_OK
 
 
+class SweepReports:
+    """The sweep's plot and Allure results, drawn by reports/ (above the harness) as the sweep goes:
+    after every point and on every way out, Ctrl-C included."""
+
+    def __init__(self, log=None) -> None:
+        self.log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
+
+    def record_point(self, run_dir: Path, combo: dict, point) -> None:
+        from harness.sweep.table import fmt
+        from reports.allure_results import record_allure_results
+        from reports.sweep_allure import label_point_results
+        # the drill saved its results; its Allure results are written here, then named for the combination
+        if record_allure_results(run_dir, self.log) is not None:
+            label_point_results(run_dir / "allure-results", combo, fmt(point.capacity), point.lag_label)
+
+    def draw_plot(self, result) -> Path | None:
+        from reports.sweep_plot import draw_sweep_plot
+        # a point that replicated nothing is a measurement (0), a point that failed to run is not
+        capacities = [(p.params, p.capacity) for p in result.representative() if not p.error and p.capacity is not None]
+        return draw_sweep_plot(result.out_dir / "sweep-throughput.png", capacities, result.swept, result.others,
+                               result.ceiling.records_s if result.ceiling else None)
+
+    def write_allure(self, result) -> None:
+        from reports.sweep_allure import write_sweep_result
+        if result.run_dirs:
+            write_sweep_result(result.run_dirs[0] / "allure-results", {p.key: list(p.values) for p in result.params},
+                               result.swept, result.table(), result.recommendation(), result.plot,
+                               result.started_ms, passed=bool(result.points))
+
+
 def cmd_sweep(args) -> int:
     """Run a drill once per parameter combination and size the flow from the results."""
-    from harness.sweep import Sweep, SweepError, parse_params
     from harness.scenario.validate import ScenarioInvalid
+    from harness.sweep.params import SweepError, parse_params
+    from harness.sweep.run import Sweep
     try:
         params = parse_params(args.param)
         sweep = Sweep(Path(args.file), params, Path(args.out) if args.out else None,
-                      measure_ceiling=not args.no_ceiling, repeat=args.repeat)
+                      measure_ceiling=not args.no_ceiling, repeat=args.repeat, reports=SweepReports())
         result = sweep.run()
     except (SweepError, ScenarioInvalid) as e:
         print(f"mirrordrill sweep: {e}", file=sys.stderr)
@@ -222,7 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--config", required=True, help="MirrorMaker 2 properties file or mirrordrill replicator YAML")
     s.add_argument("--workdir", default="mirrordrill-replicator",
                    help="checkpoints, metrics.json and Spark scratch space (default: ./mirrordrill-replicator)")
-    s.add_argument("--jars", help="comma-separated jars for Spark (default: installed by the bootstrap)")
+    s.add_argument("--jars", help="comma-separated jars for Spark (default: $MIRRORDRILL_REPLICATOR_JARS, the "
+                   "configuration's mirrordrill.spark.jars, else the ones mirrordrill installed)")
     s.add_argument("--log-level", default="INFO")
     s.set_defaults(func=cmd_replicate)
 

@@ -28,8 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from primitives.kafka.reading import watermarks
 from loadgen.envelope import decode
-from loadgen.histories import (PROCESSED_RECORDS, ProcessedRecord, ProcessedRecordWriter,
-                               history_path)
+from loadgen.histories.kinds import PROCESSED_RECORDS, history_path
+from loadgen.histories.records import ProcessedRecord
+from loadgen.histories.writer import HistoryWriter
 from loadgen.spec import TopicSelection
 
 log = logging.getLogger(__name__)
@@ -156,7 +157,7 @@ class AppConsumer:
         self._extra_conf = dict(consumer_config or {})
         self.path = history_path(history_dir, PROCESSED_RECORDS,
                                  writer_tag or f"app-{group}-{secrets.token_hex(4)}")
-        self._writer: ProcessedRecordWriter | None = None
+        self._writer: HistoryWriter[ProcessedRecord] | None = None
         self._lock = threading.Lock()
         self._committed: dict[Partition, int] = {}
         self._processed: dict[Partition, int] = {}
@@ -208,7 +209,7 @@ class AppConsumer:
             raise RuntimeError(f"consumer of group {self.group} is already running; stop it first")
         selection = TopicSelection.of(topics)
         if self._writer is None:
-            self._writer = ProcessedRecordWriter(self.path)
+            self._writer = HistoryWriter(PROCESSED_RECORDS, self.path)
         run = ConsumerRun(cluster, bootstrap, position, started_ts_ms=now_ms())
         with self._lock:
             self.runs.append(run)

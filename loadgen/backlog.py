@@ -16,7 +16,9 @@ from pathlib import Path
 from confluent_kafka import KafkaException, Producer
 
 from loadgen.envelope import EnvelopeEncoder
-from loadgen.histories import ACKED_SENDS, AckedSend, AckedSendWriter, history_path
+from loadgen.histories.kinds import ACKED_SENDS, history_path
+from loadgen.histories.records import AckedSend
+from loadgen.histories.writer import HistoryWriter
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ def produce_backlog(cluster: str, bootstrap: str, topic: str, records: int, reco
                     timeout_s: float = 300.0) -> BacklogResult:
     """Write ``records`` enveloped records of ``record_size`` bytes (keyless: spread over partitions)."""
     encoder = EnvelopeEncoder(f"backlog-{cluster}-{topic}")
-    writer = AckedSendWriter(history_path(histories, ACKED_SENDS, encoder.producer_id))
+    writer = HistoryWriter(ACKED_SENDS, history_path(histories, ACKED_SENDS, encoder.producer_id))
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
                          "linger.ms": 20, "batch.size": 1_000_000, "queue.buffering.max.messages": 200_000,
                          "queue.buffering.max.kbytes": 512 * 1024, "log_level": 0})

@@ -18,7 +18,9 @@ from typing import Sequence
 from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from loadgen.histories import LAG_SAMPLES, LagSample, LagSampleWriter, history_path
+from loadgen.histories.kinds import LAG_SAMPLES, history_path
+from loadgen.histories.records import LagSample
+from loadgen.histories.writer import HistoryWriter
 from loadgen.spec import TopicSelection
 
 log = logging.getLogger(__name__)
@@ -48,7 +50,7 @@ class LagSampler:
         self._admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._writer: LagSampleWriter | None = None
+        self._writer: HistoryWriter[LagSample] | None = None
         self.samples = 0
         self.failed_samples = 0   # no answer at all: no rows for that tick
         self.partial_samples = 0  # some partitions without an answer
@@ -95,7 +97,7 @@ class LagSampler:
         if self.running:
             raise RuntimeError(f"lag sampler on {self.cluster} is already running")
         self._stop.clear()
-        self._writer = LagSampleWriter(self.path)
+        self._writer = HistoryWriter(LAG_SAMPLES, self.path)
         self._thread = threading.Thread(target=self._run, name=f"lag-{self.cluster}", daemon=True)
         self._thread.start()
         return self

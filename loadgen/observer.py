@@ -31,7 +31,9 @@ from confluent_kafka import (OFFSET_BEGINNING, Consumer, IsolationLevel, KafkaEx
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from loadgen.envelope import decode_verified
-from loadgen.histories import TARGET_RECORDS, TargetRecord, TargetRecordWriter, history_path
+from loadgen.histories.kinds import TARGET_RECORDS, history_path
+from loadgen.histories.records import TargetRecord
+from loadgen.histories.writer import HistoryWriter
 from loadgen.spec import TopicSelection
 
 log = logging.getLogger(__name__)
@@ -86,7 +88,7 @@ class Observer:
         self._discovered = threading.Condition(self._lock)
         self._want_positions = 0                      # > 0 while a drain waits
         self._thread: threading.Thread | None = None
-        self._writer: TargetRecordWriter | None = None
+        self._writer: HistoryWriter[TargetRecord] | None = None
         self.records = 0
         self.undecodable = 0
         self.bad_checksums = 0
@@ -103,7 +105,7 @@ class Observer:
         if self.running:
             raise RuntimeError(f"observer on {self.cluster} is already running")
         self._stop.clear()
-        self._writer = TargetRecordWriter(self.path)
+        self._writer = HistoryWriter(TARGET_RECORDS, self.path)
         self.started_ts_ms = now_ms()
         self._thread = threading.Thread(target=self._run, name=f"observer-{self.cluster}",
                                         daemon=True)

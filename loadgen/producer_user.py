@@ -42,8 +42,10 @@ try:
 except ModuleNotFoundError:  # `locust -f loadgen/producer_user.py` from a checkout not installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from loadgen.envelope import EnvelopeEncoder
-from loadgen.histories import (ACKED_SENDS, UNCERTAIN_SENDS, AckedSend, AckedSendWriter,
-                               UncertainSend, UncertainSendWriter, history_path)
+from primitives.kafka.topics import create_topics
+from loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS, history_path
+from loadgen.histories.records import AckedSend, UncertainSend
+from loadgen.histories.writer import HistoryWriter
 from loadgen.spec import KeySpec, LatencySummary, LoadSpec, LoadStats, SizeSpec, TopicStats
 
 log = logging.getLogger("loadgen.producer")
@@ -225,8 +227,8 @@ class LoadSession:
         self.ledger_path = history_path(spec.output_dir, ACKED_SENDS, tag)
         self.uncertain_path = history_path(spec.output_dir, UNCERTAIN_SENDS, tag)
         self.stats_path = Path(spec.output_dir) / f"load-stats.{tag}.json"
-        self.acked = AckedSendWriter(self.ledger_path)
-        self.uncertain = UncertainSendWriter(self.uncertain_path)
+        self.acked = HistoryWriter(ACKED_SENDS, self.ledger_path)
+        self.uncertain = HistoryWriter(UNCERTAIN_SENDS, self.uncertain_path)
         self.clients: list[ProducerClient] = []
         self.started_ts_ms: int | None = None
         self._started_mono: float | None = None
@@ -339,14 +341,7 @@ def check_producer_settings(spec: LoadSpec) -> None:
 def ensure_topics(spec: LoadSpec, partitions: int, timeout_s: float = 30.0) -> None:
     """Create the spec's topics that do not exist yet (replication factor: broker default)."""
     admin = AdminClient({"bootstrap.servers": spec.bootstrap_servers, "log_level": 3})
-    futures = admin.create_topics([NewTopic(t, partitions) for t in spec.topics],
-                                  operation_timeout=timeout_s, request_timeout=timeout_s)
-    for name, fut in futures.items():
-        try:
-            fut.result(timeout=timeout_s + 5)
-        except KafkaException as e:
-            if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-                raise
+    create_topics(admin, [NewTopic(t, partitions) for t in spec.topics], timeout_s)
 
 
 # --------------------------------------------------------------------------- the user

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from primitives.process import ManagedProcess, ProcessError, ProcessSupervisor
-from loadgen.histories import ACKED_SENDS, UNCERTAIN_SENDS, history_path
+from loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS, history_path
 from loadgen.spec import LoadSpec, LoadStats
 
 _REPO = Path(__file__).resolve().parents[1]

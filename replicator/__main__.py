@@ -8,23 +8,41 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
-from replicator.config import ConfigError, load_config
+from replicator.config.errors import ConfigError
+from replicator.config.loading import load_config
+from replicator.config.model import ReplicatorConfig
+
+JARS_ENV = "MIRRORDRILL_REPLICATOR_JARS"
 
 
-def resolve_jars(explicit: str | None) -> list[Path]:
-    """Spark's Kafka connector and our interceptor: given, from the environment, or from mirrordrill's cache."""
-    spec = explicit or os.environ.get("MIRRORDRILL_REPLICATOR_JARS")
+class NoJars(ValueError):
+    """No way of finding Spark's jars was given; the message names the three ways."""
+
+
+def resolve_jars(
+    explicit: str | None, config: ReplicatorConfig, default: Callable[[], list[Path]] | None = None
+) -> list[Path]:
+    """Spark's Kafka connector and our interceptor: --jars, else the environment, else the config.
+
+    The replicator runs without mirrordrill (it is what a user hands to spark-submit), so it
+    looks nowhere else by itself; a caller that knows where jars are (``mirrordrill replicate``:
+    the ones it installed) passes ``default``, asked only when none of the three is given.
+    """
+    spec = explicit or os.environ.get(JARS_ENV)
     if spec:
         return [Path(p) for p in spec.split(",") if p]
-    try:
-        from primitives.bootstrap import Bootstrap
-    except ImportError:
-        raise SystemExit("replicator: no jars given; pass --jars (Spark's spark-sql-kafka connector and its "
-                         "dependencies, plus mirrordrill-replicator-jvm.jar) or install mirrordrill") from None
-    b = Bootstrap()
-    return [*b.jvm_classpath("spark-kafka"), b.replicator_jar()]
+    if config.jars:
+        return [Path(p) for p in config.jars]
+    if default is not None:
+        return default()
+    raise NoJars(
+        "no jars for Spark (spark-sql-kafka with its dependencies, and mirrordrill-replicator-jvm.jar); "
+        f"give them as --jars a.jar,b.jar, in the environment variable {JARS_ENV}, or in the configuration "
+        "as mirrordrill.spark.jars (YAML: jars); './mirrordrill replicate' passes the ones it installed"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,12 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", required=True, help="MM2 properties file or mirrordrill YAML")
     p.add_argument("--workdir", default="mirrordrill-replicator",
                    help="checkpoints, metrics.json and Spark's scratch space (default: ./mirrordrill-replicator)")
-    p.add_argument("--jars", help="comma-separated jars for Spark (default: from mirrordrill's cache)")
+    p.add_argument("--jars", help=f"comma-separated jars for Spark (default: ${JARS_ENV}, else the configuration's "
+                                   "mirrordrill.spark.jars)")
     p.add_argument("--log-level", default="INFO")
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, default_jars: Callable[[], list[Path]] | None = None) -> int:
+    """Run until SIGTERM or Ctrl-C; ``default_jars`` is asked for jars when no way gives any."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -50,13 +70,18 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         print(f"replicator: {e}", file=sys.stderr)
         return 2
+    try:
+        jars = resolve_jars(args.jars, config, default_jars)
+    except NoJars as e:
+        print(f"replicator: {e}", file=sys.stderr)
+        return 2
     for w in config.warnings:
         logging.getLogger("replicator").warning("%s", w)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     from replicator.app import Replicator
-    Replicator(config, Path(args.workdir), resolve_jars(args.jars)).run(stop)
+    Replicator(config, Path(args.workdir), jars).run(stop)
     return 0
 
 

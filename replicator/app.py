@@ -21,7 +21,8 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from replicator.checkpoints import CheckpointEmitter
-from replicator.config import FlowConfig, ReplicatorConfig
+from replicator.config.flow import FlowConfig
+from replicator.config.model import ReplicatorConfig
 from replicator.headers import source_offset_of
 from replicator.heartbeats import HeartbeatEmitter
 from replicator.metrics import MetricsTracker, as_document, write_json_atomically

@@ -18,9 +18,10 @@ from allure_commons.logger import AllureFileLogger
 from allure_commons.model2 import (ATTACHMENT_PATTERN, Attachment, Label, Parameter, Status, StatusDetails,
                                    TestResult, TestStepResult)
 
+from harness.results import (DrillResults, DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary,
+                             FlowResults, load_results)
 from reports.attachments import DrillAttachment, flow_plots, log_tails, run_attachments
 from reports.summary_html import overview_html
-from reports.run_data import FlowData, RunData, load_run
 
 RESULTS_DIR = "allure-results"
 _STEP_STATUS = {"ok": Status.PASSED, "failed": Status.FAILED, "timeout": Status.FAILED}
@@ -28,11 +29,11 @@ _FLOW_IN_NAME = re.compile(r"\[([^\]]+)\]")
 
 
 def write_allure_results(run_dir: Path) -> Path:
-    """Write Allure results for the run in ``run_dir`` (replacing earlier ones); returns their folder."""
-    run = load_run(Path(run_dir))
+    """Write Allure results for the run saved in ``run_dir`` (replacing earlier ones); returns their folder."""
+    run = load_results(Path(run_dir))
     out = run.run_dir / RESULTS_DIR
     logger = AllureFileLogger(out, clean=True)
-    shared = run_attachments(run) + ([] if run.summary.get("passed") else log_tails(run))
+    shared = run_attachments(run) + ([] if run.passed else log_tails(run))
     flows = run.flows or [None]  # a drill that failed before checking still gets a (broken) result
     for flow in flows:
         result = drill_result(run, flow)
@@ -68,15 +69,15 @@ def _stable_id(*parts: str) -> str:
     return hashlib.md5("\0".join(parts).encode()).hexdigest()
 
 
-def drill_result(run: RunData, flow: FlowData | None) -> TestResult:
+def drill_result(run: DrillResults, flow: FlowResults | None) -> TestResult:
     """The test result of one flow of a run (without attachments): labels, status, steps."""
     s = run.summary
     flow_name = flow.name if flow is not None else "no flow checked"
     several = len(run.flows) > 1
     title = f"{run.name} [{run.replicator}]" + (f" {flow_name}" if several else "")
     start = run.started_ms
-    stop = start + int(float(s.get("duration_s") or 0) * 1000)
-    expectations = [e for e in s.get("expectations", []) if _belongs(e, flow_name)]
+    stop = start + int(s.duration_s * 1000)
+    expectations = [e for e in s.expectations if _belongs(e, flow_name)]
     status, details = _status(s, expectations)
     result = TestResult(
         uuid=str(uuid.uuid4()), name=title, fullName=f"mirrordrill.{run.name}.{run.replicator}.{flow_name}",
@@ -92,90 +93,87 @@ def drill_result(run: RunData, flow: FlowData | None) -> TestResult:
     )
     result.steps += _timeline_steps(s, flow)
     result.steps += [_expectation_step(e, stop) for e in expectations]
-    result.steps += [_failover_step(fo, stop) for fo in s.get("failovers", [])]
-    result.steps += [_failback_step(fb, stop) for fb in s.get("failbacks", [])]
+    result.steps += [_failover_step(fo, stop) for fo in s.failovers]
+    result.steps += [_failback_step(fb, stop) for fb in s.failbacks]
     return result
 
 
-def _belongs(expectation: dict, flow_name: str) -> bool:
+def _belongs(expectation: ExpectationRow, flow_name: str) -> bool:
     """Expectations name their flow in brackets; unbracketed ones concern the whole drill."""
-    m = _FLOW_IN_NAME.search(str(expectation.get("name", "")))
+    m = _FLOW_IN_NAME.search(expectation.name)
     return m is None or m.group(1) == flow_name.split(" (via")[0]
 
 
-def _status(s: dict, expectations: list[dict]) -> tuple[str, StatusDetails | None]:
-    if s.get("error") or s.get("interrupted"):
-        return Status.BROKEN, StatusDetails(message=s.get("error") or "interrupted before the drill finished",
-                                            trace=f"rerun: {s.get('rerun', '')}")
-    failed = [e for e in expectations if not e.get("passed")]
+def _status(s: DrillSummary, expectations: list[ExpectationRow]) -> tuple[str, StatusDetails | None]:
+    if s.error or s.interrupted:
+        return Status.BROKEN, StatusDetails(message=s.error or "interrupted before the drill finished",
+                                            trace=f"rerun: {s.rerun}")
+    failed = [e for e in expectations if not e.passed]
     if failed:
         return Status.FAILED, StatusDetails(message="; ".join(
-            f"{e['name']}: actual {e.get('actual')}" for e in failed), trace=f"rerun: {s.get('rerun', '')}")
-    if not s.get("passed"):  # a violated expectation of another flow fails the drill, not this flow
+            f"{e.name}: actual {e.actual}" for e in failed), trace=f"rerun: {s.rerun}")
+    if not s.passed:  # a violated expectation of another flow fails the drill, not this flow
         return Status.PASSED, StatusDetails(message="this flow held; another flow of the drill did not")
     return Status.PASSED, None
 
 
-def _description(run: RunData, flow: FlowData | None) -> str:
-    f = flow.summary if flow is not None else {}
-    lat = f.get("latency_ms") or {}
+def _description(run: DrillResults, flow: FlowResults | None) -> str:
+    f = flow.summary if flow is not None else None
+    fig = lambda k: getattr(f, k) if f is not None else None  # noqa: E731
+    lat = lambda k: getattr(f.latency_ms, k) if f is not None else None  # noqa: E731
     return (f"{run.name} replicated by {run.replicator}. "
-            f"acked {f.get('acked')}, replicated {f.get('replicated')}, lost {f.get('lost')}, "
-            f"duplicates {f.get('duplicates')}, reordered {f.get('reordered')}, corrupted {f.get('corrupted')}, "
-            f"unexpected {f.get('unexpected')}; latency p50 {lat.get('p50')} ms, p99 {lat.get('p99')} ms. "
+            f"acked {fig('acked')}, replicated {fig('replicated')}, lost {fig('lost')}, "
+            f"duplicates {fig('duplicates')}, reordered {fig('reordered')}, corrupted {fig('corrupted')}, "
+            f"unexpected {fig('unexpected')}; latency p50 {lat('p50')} ms, p99 {lat('p99')} ms. "
             f"Run folder: {run.run_dir}")
 
 
-def _timeline_steps(s: dict, flow: FlowData | None) -> list[TestStepResult]:
-    impact = {(e["name"], e["start_ts_ms"]): e for e in (flow.summary.get("events", []) if flow else [])}
+def _timeline_steps(s: DrillSummary, flow: FlowResults | None) -> list[TestStepResult]:
+    impact = {(e.name, e.start_ts_ms): e for e in (flow.summary.events if flow else [])}
     steps = []
-    for e in s.get("timeline", []):
-        outcome = e.get("outcome", "")
-        params = [Parameter("kind", e["kind"]), Parameter("outcome", outcome)]
-        if e.get("detail"):
-            params.append(Parameter("detail", str(e["detail"])))
-        hit = impact.get((e["name"], e["start_ts_ms"]))
+    for e in s.timeline:
+        params = [Parameter("kind", e.kind), Parameter("outcome", e.outcome)]
+        if e.detail:
+            params.append(Parameter("detail", e.detail))
+        hit = impact.get((e.name, e.start_ts_ms))
         if hit:
-            params += [Parameter("acked during", str(hit.get("acked"))), Parameter("lost of those", str(hit.get("lost"))),
-                       Parameter("max lag during", str(hit.get("max_lag")))]
-        status = _STEP_STATUS.get(outcome, Status.BROKEN)
+            params += [Parameter("acked during", str(hit.acked)), Parameter("lost of those", str(hit.lost)),
+                       Parameter("max lag during", str(hit.max_lag))]
+        status = _STEP_STATUS.get(e.outcome, Status.BROKEN)
         steps.append(TestStepResult(
-            name=e["name"], status=status, start=e["start_ts_ms"], stop=e.get("end_ts_ms") or e["start_ts_ms"],
+            name=e.name, status=status, start=e.start_ts_ms, stop=e.end_ts_ms or e.start_ts_ms,
             parameters=params,
-            statusDetails=StatusDetails(message=str(e.get("detail"))) if status != Status.PASSED else None))
+            statusDetails=StatusDetails(message=e.detail) if status != Status.PASSED else None))
     return steps
 
 
-def _expectation_step(e: dict, at_ms: int) -> TestStepResult:
-    ok = bool(e.get("passed"))
-    op, limit = e.get("op", ""), e.get("limit")
+def _expectation_step(e: ExpectationRow, at_ms: int) -> TestStepResult:
     return TestStepResult(
-        name=f"expect {e['name']}", status=Status.PASSED if ok else Status.FAILED, start=at_ms, stop=at_ms,
-        parameters=[Parameter("actual", str(e.get("actual"))), Parameter("limit", f"{op} {limit}".strip())],
-        statusDetails=None if ok else StatusDetails(message=f"actual {e.get('actual')}, expected {op} {limit}"))
+        name=f"expect {e.name}", status=Status.PASSED if e.passed else Status.FAILED, start=at_ms, stop=at_ms,
+        parameters=[Parameter("actual", str(e.actual)), Parameter("limit", f"{e.op} {e.limit}".strip())],
+        statusDetails=None if e.passed else StatusDetails(message=f"actual {e.actual}, expected {e.op} {e.limit}"))
 
 
-def _failover_step(fo: dict, at_ms: int) -> TestStepResult:
+def _failover_step(fo: FailoverSummary, at_ms: int) -> TestStepResult:
     return TestStepResult(
-        name=f"failover of group {fo.get('group')} ({fo.get('strategy')}, {fo.get('primary')}->{fo.get('dr')})",
+        name=f"failover of group {fo.group} ({fo.strategy}, {fo.primary}->{fo.dr})",
         status=Status.PASSED, start=at_ms,
-        stop=at_ms, parameters=[Parameter(k, str(fo.get(k))) for k in ("skipped", "reprocessed", "rto_s", "rpo_records")])
+        stop=at_ms, parameters=[Parameter(k, str(getattr(fo, k))) for k in ("skipped", "reprocessed", "rto_s", "rpo_records")])
 
 
-def _failback_step(fb: dict, at_ms: int) -> TestStepResult:
-    ok = bool(fb.get("converged"))
+def _failback_step(fb: FailbackSummary, at_ms: int) -> TestStepResult:
     return TestStepResult(
-        name=f"failback {fb.get('name')}: {'converged' if ok else 'NOT converged'}",
-        status=Status.PASSED if ok else Status.FAILED, start=at_ms, stop=at_ms,
-        parameters=[Parameter(k, str(fb.get(k))) for k in ("topics", "records", "missing", "extra", "converge_s")])
+        name=f"failback {fb.name}: {'converged' if fb.converged else 'NOT converged'}",
+        status=Status.PASSED if fb.converged else Status.FAILED, start=at_ms, stop=at_ms,
+        parameters=[Parameter(k, str(getattr(fb, k))) for k in ("topics", "records", "missing", "extra", "converge_s")])
 
 
 def attach_to_pytest(run_dir: Path) -> None:
     """From a pytest drill test (allure-pytest): attach the same plots, summary and logs to the test."""
     import allure
-    run = load_run(Path(run_dir))
+    run = load_results(Path(run_dir))
     items = [a for f in run.flows for a in flow_plots(run, f)] + run_attachments(run)
-    if not run.summary.get("passed"):
+    if not run.passed:
         items += log_tails(run)
     allure.dynamic.label("replicator", run.replicator)
     allure.dynamic.label("scenario", run.name)

@@ -1,7 +1,9 @@
-"""Everything a drill's report attaches, built once from a run folder.
+"""Everything a drill's report attaches, built once from a drill's saved results.
 
 Both paths use this list: ``write_allure_results`` (after ``mirrordrill run``) writes it
-into ``allure-results``, and a pytest drill test hands it to ``allure.attach``.
+into ``allure-results``, and a pytest drill test hands it to ``allure.attach``. Files of the
+run folder (the scenario, the replicator's configuration, logs) are attached as they are when
+present; nothing here needs them to draw the report.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from primitives.redaction import REDACTED, is_secret_key, redact_properties
+from harness.results import DrillResults, FlowResults
 from reports import plots
-from reports.run_data import FlowData, RunData
 from reports.summary_html import summary_html
 from reports.timeline import fault_windows
 
@@ -31,23 +33,23 @@ class DrillAttachment:
     extension: str
 
 
-def load_start_ms(run: RunData) -> int:
+def load_start_ms(run: DrillResults) -> int:
     """The x-axis origin of plots: when load or the first step began (not cluster start-up)."""
     starts = [f.series.produced.start_s * 1000 for f in run.flows if f.series is not None and f.series.produced.values]
-    starts += [e["start_ts_ms"] for e in run.summary.get("timeline", [])]
+    starts += [e.start_ts_ms for e in run.summary.timeline]
     return min(starts) if starts else run.started_ms
 
 
-def _end_ms(run: RunData) -> int:
-    ends = [e.get("end_ts_ms") or e["start_ts_ms"] for e in run.summary.get("timeline", [])]
+def _end_ms(run: DrillResults) -> int:
+    ends = [e.end_ts_ms or e.start_ts_ms for e in run.summary.timeline]
     ends += [f.series.lag.end_s * 1000 for f in run.flows if f.series is not None and f.series.lag.end_s]
     return max(ends) if ends else run.started_ms
 
 
-def flow_plots(run: RunData, flow: FlowData) -> list[DrillAttachment]:
+def flow_plots(run: DrillResults, flow: FlowResults) -> list[DrillAttachment]:
     """Lag (faults shaded), latency over time and distribution, throughput: PNGs."""
     t0 = load_start_ms(run)
-    windows = fault_windows(run.summary.get("timeline", []), _end_ms(run))
+    windows = fault_windows(run.summary.timeline, _end_ms(run))
     png = lambda name, body: DrillAttachment(f"{flow.name}: {name}", body, "image/png", "png")  # noqa: E731
     return [
         png("lag over time", plots.lag_plot(flow, windows, t0)),
@@ -57,14 +59,18 @@ def flow_plots(run: RunData, flow: FlowData) -> list[DrillAttachment]:
     ]
 
 
-def run_attachments(run: RunData) -> list[DrillAttachment]:
-    """The summary (table and JSON), the scenario file and the replicator's configuration (redacted)."""
+def run_attachments(run: DrillResults) -> list[DrillAttachment]:
+    """The summary (table and JSON), and when the run folder still holds them, the scenario file
+    and the replicator's configuration (redacted)."""
     out = [
         DrillAttachment("summary", summary_html(run.summary).encode(), "text/html", "html"),
-        DrillAttachment("summary.json", json.dumps(run.summary, indent=2).encode(), "application/json", "json"),
+        DrillAttachment("summary.json", json.dumps(run.summary.to_json(), indent=2).encode(), "application/json", "json"),
     ]
-    if run.scenario_text:
-        out.append(DrillAttachment("scenario.yaml", redact_yaml(run.scenario_text).encode(), "text/plain", "yaml"))
+    if run.run_dir is None:
+        return out
+    scenario = run.run_dir / "scenario.yaml"
+    if scenario.is_file():
+        out.append(DrillAttachment("scenario.yaml", redact_yaml(scenario.read_text()).encode(), "text/plain", "yaml"))
     config = replicator_config_text(run.run_dir / "replicator")
     if config:
         out.append(DrillAttachment("replicator configuration (secrets redacted)", config.encode(), "text/plain", "txt"))
@@ -96,15 +102,14 @@ def replicator_config_text(folder: Path) -> str:
     return "\n".join(parts)
 
 
-def log_tails(run: RunData, lines: int = LOG_TAIL_LINES) -> list[DrillAttachment]:
+def log_tails(run: DrillResults, lines: int = LOG_TAIL_LINES) -> list[DrillAttachment]:
     """The last lines of every broker, replicator, proxy and load log named in summary.json."""
-    logs = run.summary.get("logs") or {}
-    named: list[tuple[str, str]] = []
-    for group in ("brokers", "replicator"):
-        named += [(f"{group[:-1] if group == 'brokers' else group} {k} log", v) for k, v in (logs.get(group) or {}).items()]
-    if logs.get("toxiproxy"):
-        named.append(("toxiproxy log", logs["toxiproxy"]))
-    named += [(f"load log {Path(p).name}", p) for p in logs.get("load") or []]
+    logs = run.summary.logs
+    named: list[tuple[str, str]] = [(f"broker {k} log", v) for k, v in logs.brokers.items()]
+    named += [(f"replicator {k} log", v) for k, v in (logs.replicator or {}).items()]
+    if logs.toxiproxy:
+        named.append(("toxiproxy log", logs.toxiproxy))
+    named += [(f"load log {Path(p).name}", p) for p in logs.load or []]
     out = []
     for title, path in named:
         tail = _tail(Path(path), lines)

@@ -14,7 +14,7 @@ matplotlib.use("Agg")  # before pyplot: reports are made on headless machines
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from reports.run_data import FlowData  # noqa: E402
+from harness.results import FlowResults  # noqa: E402
 from reports.timeline import Window  # noqa: E402
 
 _FAULT_COLOURS = ("tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink")
@@ -41,6 +41,16 @@ def _shade(ax, windows: list[Window], t0_ms: int) -> None:
                    label=w.label + ("" if w.outcome in ("ok", "") else f" ({w.outcome})"))
 
 
+def _timed_png(fig: Figure, ax, windows: list[Window], t0_ms: int, title: str, ylabel: str) -> bytes:
+    """A plot over the drill's seconds, faults shaded, finished the same way for every series."""
+    _shade(ax, windows, t0_ms)
+    ax.set(title=title, xlabel=_XLABEL, ylabel=ylabel)
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper right", fontsize=8)
+    ax.grid(alpha=0.3)
+    return _png(fig)
+
+
 def _seconds(points, t0_ms: int) -> tuple[list[float], list]:
     xs, ys = [], []
     for sec, v in points:
@@ -49,7 +59,7 @@ def _seconds(points, t0_ms: int) -> tuple[list[float], list]:
     return xs, ys
 
 
-def lag_plot(flow: FlowData, windows: list[Window], t0_ms: int) -> bytes:
+def lag_plot(flow: FlowResults, windows: list[Window], t0_ms: int) -> bytes:
     """Exact lag (acknowledged, not yet replicated) and offset lag over time, faults shaded."""
     fig, ax = plt.subplots(figsize=_SIZE)
     if flow.series is not None:
@@ -59,30 +69,20 @@ def lag_plot(flow: FlowData, windows: list[Window], t0_ms: int) -> bytes:
         if off:
             ax.plot(*_seconds(off, t0_ms), label="offset lag (source end - target end)", color="tab:cyan",
                     linewidth=1, linestyle="--")
-    _shade(ax, windows, t0_ms)
-    ax.set(title=f"{flow.name}: replication lag", xlabel=_XLABEL, ylabel="records")
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="upper right", fontsize=8)
-    ax.grid(alpha=0.3)
-    return _png(fig)
+    return _timed_png(fig, ax, windows, t0_ms, f"{flow.name}: replication lag", "records")
 
 
-def throughput_plot(flow: FlowData, windows: list[Window], t0_ms: int) -> bytes:
+def throughput_plot(flow: FlowResults, windows: list[Window], t0_ms: int) -> bytes:
     """Records per second produced on the source vs replicated to the target."""
     fig, ax = plt.subplots(figsize=_SIZE)
     if flow.series is not None:
         ax.plot(*_seconds(flow.series.produced.points(), t0_ms), label="produced (acked/s)", color="tab:green")
         ax.plot(*_seconds(flow.series.replicated.points(), t0_ms), label="replicated (first seen/s)",
                 color="tab:blue")
-    _shade(ax, windows, t0_ms)
-    ax.set(title=f"{flow.name}: throughput", xlabel=_XLABEL, ylabel="records/s")
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="upper right", fontsize=8)
-    ax.grid(alpha=0.3)
-    return _png(fig)
+    return _timed_png(fig, ax, windows, t0_ms, f"{flow.name}: throughput", "records/s")
 
 
-def latency_over_time_plot(flow: FlowData, windows: list[Window], t0_ms: int) -> bytes:
+def latency_over_time_plot(flow: FlowResults, windows: list[Window], t0_ms: int) -> bytes:
     """Per-second p50/p99/max replication latency of records by the second they arrived."""
     by_second: dict[int, list[int]] = {}
     for s in flow.latencies:
@@ -94,25 +94,20 @@ def latency_over_time_plot(flow: FlowData, windows: list[Window], t0_ms: int) ->
         for q, colour in ((0.5, "tab:blue"), (0.99, "tab:orange"), (1.0, "tab:red")):
             ys = [_quantile(sorted(by_second[s]), q) for s in secs]
             ax.plot(xs, ys, label="max" if q == 1.0 else f"p{int(q * 100)}", color=colour, linewidth=1.2)
-    _shade(ax, windows, t0_ms)
-    ax.set(title=f"{flow.name}: replication latency by arrival second", xlabel=_XLABEL,
-           ylabel="ms")
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="upper right", fontsize=8)
-    ax.grid(alpha=0.3)
-    return _png(fig)
+    return _timed_png(fig, ax, windows, t0_ms, f"{flow.name}: replication latency by arrival second", "ms")
 
 
-def latency_distribution_plot(flow: FlowData) -> bytes:
+def latency_distribution_plot(flow: FlowResults) -> bytes:
     """Histogram of per-record latency with the checker's p50/p90/p99/max marked."""
     fig, ax = plt.subplots(figsize=_SIZE)
     values = [s.latency_ms for s in flow.latencies]
     if values:
         ax.hist(values, bins=min(60, max(10, len(set(values)) // 4 or 10)), color="tab:blue", alpha=0.7)
-    stats = flow.summary.get("latency_ms") or {}
+    stats = flow.summary.latency_ms
     for (name, colour) in (("p50", "tab:green"), ("p90", "tab:olive"), ("p99", "tab:orange"), ("max", "tab:red")):
-        if stats.get(name) is not None:
-            ax.axvline(stats[name], color=colour, linestyle="--", label=f"{name} = {stats[name]} ms")
+        value = getattr(stats, name)
+        if value is not None:
+            ax.axvline(value, color=colour, linestyle="--", label=f"{name} = {value} ms")
     ax.set(title=f"{flow.name}: latency distribution ({len(values)} records)", xlabel="ms", ylabel="records")
     ax.legend(loc="upper right", fontsize=8)
     ax.grid(alpha=0.3)

@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.results import DrillResults, ResultsUnavailable, load_results
 from reports.allure_results import RESULTS_DIR, write_allure_results
 
 HISTORY_FILE = ".allure-history.jsonl"
@@ -21,7 +22,8 @@ REPORT_FILE = "index.html"
 
 
 class ReportError(RuntimeError):
-    """Allure could not render the report; the message carries its output."""
+    """The report could not be rendered: a run folder without readable results (the message says
+    how to re-run the drill), or Allure failing (the message carries its output)."""
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,12 @@ def render(run_dirs: list[Path], out_dir: Path, history: Path | None = None, nam
            allure_cli: Path | None = None) -> RenderedReport:
     """As :func:`render_report`, returning where the history went too."""
     run_dirs = [Path(d).resolve() for d in run_dirs]
+    try:
+        runs = [load_results(d) for d in run_dirs]
+    except ResultsUnavailable as e:
+        raise ReportError(str(e)) from None
     results = []
     for d in run_dirs:
-        if not (d / "summary.json").exists():
-            raise ReportError(f"{d}: no summary.json; is it the --out folder of a 'mirrordrill run'?")
         r = d / RESULTS_DIR
         # Results from an older mirrordrill (or an interrupted write) are regenerated from the run.
         if not any(r.glob("*-result.json")):
@@ -73,7 +77,7 @@ def render(run_dirs: list[Path], out_dir: Path, history: Path | None = None, nam
     history = Path(history).resolve() if history else default_history(run_dirs)
     history.parent.mkdir(parents=True, exist_ok=True)
     earlier = history.read_text().splitlines(keepends=True) if history.exists() else []
-    title = name or _title(run_dirs)
+    title = name or _title(runs)
     config = out_dir.parent / f".{out_dir.name}.allurerc.json"
     config.write_text(json.dumps(allure_config(title, out_dir, history), indent=2))
     if allure_cli is None:
@@ -111,11 +115,10 @@ def _drop_repeated_entry(history: Path, earlier: list[str]) -> None:
         history.write_text("".join(earlier))
 
 
-def _title(run_dirs: list[Path]) -> str:
+def _title(runs: list[DrillResults]) -> str:
     names = []
-    for d in run_dirs:
-        s = json.loads((d / "summary.json").read_text())
-        label = f"{s.get('scenario')} [{s.get('replicator')}]"
+    for run in runs:
+        label = f"{run.name} [{run.replicator}]"
         if label not in names:
             names.append(label)
     return "mirrordrill: " + (", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else ""))

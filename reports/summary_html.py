@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from html import escape
 
+from harness.results import DrillResults, DrillSummary, FlowResults
+
 _FLOW_COLUMNS = ("acked", "replicated", "lost", "duplicates", "reordered", "corrupted", "unexpected")
 _STYLE = ("body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse;margin:8px 0}"
           "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right} th{background:#f3f3f3}"
@@ -21,59 +23,57 @@ def _row(cells: list[str], header: bool = False) -> str:
     return "<tr>" + "".join(c if c.startswith("<t") else f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>"
 
 
-def summary_html(summary: dict) -> str:
+def summary_html(summary: DrillSummary) -> str:
     """Flows, failovers and expectations of one ``summary.json`` as tables."""
-    verdict = ('<span class="ok">PASSED</span>' if summary.get("passed") else '<span class="bad">FAILED</span>')
+    verdict = ('<span class="ok">PASSED</span>' if summary.passed else '<span class="bad">FAILED</span>')
     parts = [f"<html><head><meta charset='utf-8'><style>{_STYLE}</style></head><body>",
-             f"<h3>{escape(str(summary.get('scenario')))} with {escape(str(summary.get('replicator')))}: {verdict}</h3>",
-             f"<p>started {escape(str(summary.get('started_at', '')))}, took {_num(summary.get('duration_s'))} s"
-             + (f"; <span class='bad'>error: {escape(str(summary['error']))}</span>" if summary.get("error") else "")
-             + ("; <span class='bad'>interrupted</span>" if summary.get("interrupted") else "") + "</p>"]
+             f"<h3>{escape(summary.scenario)} with {escape(summary.replicator)}: {verdict}</h3>",
+             f"<p>started {escape(summary.started_at)}, took {_num(summary.duration_s)} s"
+             + (f"; <span class='bad'>error: {escape(summary.error)}</span>" if summary.error else "")
+             + ("; <span class='bad'>interrupted</span>" if summary.interrupted else "") + "</p>"]
     parts.append("<table>" + _row(["<th class='l'>flow</th>", *_FLOW_COLUMNS, "p50 ms", "p90 ms", "p99 ms", "max ms",
                                    "records/s", "MB/s"], header=True))
-    for f in summary.get("flows", []):
-        lat = f.get("latency_ms") or {}
-        cells = [f"<td class='l'>{escape(f.get('name') or f['source'] + '->' + f['target'])}</td>"]
+    for f in summary.flows:
+        lat = f.latency_ms
+        cells = [f"<td class='l'>{escape(f.name)}</td>"]
         for c in _FLOW_COLUMNS:
-            bad = c not in ("acked", "replicated") and (f.get(c) or 0) > 0
-            cells.append(f"<td class='{'bad' if bad else ''}'>{_num(f.get(c))}</td>")
-        cells += [_num(lat.get(k)) for k in ("p50", "p90", "p99", "max")]
-        cells += [_num(f.get("throughput_records_s")), _num(f.get("throughput_mb_s"))]
+            bad = c not in ("acked", "replicated") and getattr(f, c) > 0
+            cells.append(f"<td class='{'bad' if bad else ''}'>{_num(getattr(f, c))}</td>")
+        cells += [_num(getattr(lat, k)) for k in ("p50", "p90", "p99", "max")]
+        cells += [_num(f.throughput_records_s), _num(f.throughput_mb_s)]
         parts.append(_row(cells))
     parts.append("</table>")
-    if summary.get("failovers"):
+    if summary.failovers:
         cols = ("group", "strategy", "primary", "dr", "skipped", "reprocessed", "rto_s", "rpo_records")
         parts.append("<table>" + _row(list(cols), header=True))
-        for fo in summary["failovers"]:
-            parts.append(_row([_num(fo.get(c)) for c in cols]))
+        for fo in summary.failovers:
+            parts.append(_row([_num(getattr(fo, c)) for c in cols]))
         parts.append("</table>")
-    if summary.get("failbacks"):
+    if summary.failbacks:
         cols = ("name", "converged", "topics", "records", "missing", "extra", "converge_s")
         parts.append("<table>" + _row(["failback (new primary->rebuilt)", *cols[1:]], header=True))
-        for fb in summary["failbacks"]:
-            parts.append(_row([_num(fb.get(c)) for c in cols]))
+        for fb in summary.failbacks:
+            parts.append(_row([_num(getattr(fb, c)) for c in cols]))
         parts.append("</table>")
     parts.append("<table>" + _row(["<th class='l'>expectation</th>", "actual", "limit", "result"], header=True))
-    for e in summary.get("expectations", []):
-        mark = "<td class='ok'>held</td>" if e.get("passed") else "<td class='bad'>VIOLATED</td>"
-        parts.append(_row([f"<td class='l'>{escape(str(e.get('name')))}</td>", _num(e.get("actual")),
-                           _num(e.get("limit")), mark]))
+    for e in summary.expectations:
+        mark = "<td class='ok'>held</td>" if e.passed else "<td class='bad'>VIOLATED</td>"
+        parts.append(_row([f"<td class='l'>{escape(e.name)}</td>", _num(e.actual), _num(e.limit), mark]))
     parts.append("</table></body></html>")
     return "\n".join(parts)
 
 
-def overview_html(run, flow, plots) -> str:
+def overview_html(run: DrillResults, flow: FlowResults | None, plots) -> str:
     """A flow's figures and its plots (inlined as data URIs) for the top of its Allure page."""
     import base64
-    f = flow.summary if flow is not None else {}
-    lat = f.get("latency_ms") or {}
-    figures = " · ".join(f"{k}={_num(f.get(k))}" for k in _FLOW_COLUMNS)
+    f = flow.summary if flow is not None else None  # a drill that failed before checking has no figures
+    fig = lambda k: _num(getattr(f, k) if f is not None else None)  # noqa: E731
+    lat = lambda k: _num(getattr(f.latency_ms, k) if f is not None else None)  # noqa: E731
     parts = [f"<p><b>{escape(run.name)}</b> replicated by <b>{escape(run.replicator)}</b>"
              f"{' — flow ' + escape(flow.name) if flow is not None else ''}</p>",
-             f"<p class='figures'>{figures}</p>",
-             f"<p>latency p50={_num(lat.get('p50'))} ms · p90={_num(lat.get('p90'))} ms · "
-             f"p99={_num(lat.get('p99'))} ms · max={_num(lat.get('max'))} ms · "
-             f"throughput {_num(f.get('throughput_records_s'))} records/s</p>"]
+             f"<p class='figures'>{' · '.join(f'{k}={fig(k)}' for k in _FLOW_COLUMNS)}</p>",
+             f"<p>latency p50={lat('p50')} ms · p90={lat('p90')} ms · p99={lat('p99')} ms · max={lat('max')} ms · "
+             f"throughput {fig('throughput_records_s')} records/s</p>"]
     for p in plots:
         data = base64.b64encode(p.body).decode()
         parts.append(f"<p><img alt='{escape(p.name)}' title='{escape(p.name)}' style='max-width:100%' "

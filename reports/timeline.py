@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.results import TimelineEntry
+
 # step kind -> kinds that end the condition it starts on the same subject
 _CLOSED_BY = {
     "blackhole": ("heal",), "partition": ("heal",), "set_link": ("heal", "set_link"),
@@ -38,25 +40,25 @@ class Window:
     is_fault: bool
 
 
-def _subject(event: dict) -> str:
-    name, kind = event["name"], event["kind"]
+def _subject(event: TimelineEntry) -> str:
+    name, kind = event.name, event.kind
     return name[len(kind):].strip() if name.startswith(kind) else name
 
 
-def fault_windows(timeline: list[dict], end_ms: int) -> list[Window]:
+def fault_windows(timeline: list[TimelineEntry], end_ms: int) -> list[Window]:
     """Faults paired with the step that ended them; other steps (failover, drain) as themselves.
 
     A fault never ended lasts until ``end_ms``. Closing steps do not get a window of their own.
     """
     out: list[Window] = []
-    events = sorted(timeline, key=lambda e: e["start_ts_ms"])
+    events = sorted(timeline, key=lambda e: e.start_ts_ms)
     for i, e in enumerate(events):
-        kind, stop = e["kind"], e.get("end_ts_ms") or end_ms
+        kind, stop = e.kind, e.end_ts_ms or end_ms
         if kind in _CLOSED_BY:
-            closer = next((c for c in events[i + 1:] if c["kind"] in _CLOSED_BY[kind]
+            closer = next((c for c in events[i + 1:] if c.kind in _CLOSED_BY[kind]
                            and _subject(c) == _subject(e)), None)
-            stop = (closer.get("end_ts_ms") or closer["start_ts_ms"]) if closer else end_ms
-            out.append(Window(e["name"], kind, e["start_ts_ms"], stop, e.get("outcome", ""), True))
+            stop = (closer.end_ts_ms or closer.start_ts_ms) if closer else end_ms
+            out.append(Window(e.name, kind, e.start_ts_ms, stop, e.outcome, True))
         elif kind not in _CLOSERS and kind not in _PARTS_OF_A_STEP:
-            out.append(Window(e["name"], kind, e["start_ts_ms"], stop, e.get("outcome", ""), False))
+            out.append(Window(e.name, kind, e.start_ts_ms, stop, e.outcome, False))
     return out

@@ -5,7 +5,7 @@ toxics); for each replicator in turn, on a fresh topic of its own (``--partition
 partitions, records of ``--size`` bytes), the replicator placed at the target as usual:
 
 1. **throughput**: a backlog of ``--records`` records is produced on ``src`` before the
-   replicator starts (a plain confluent-kafka producer, as fast as it goes); the clock runs
+   replicator starts (``loadgen.backlog``, as fast as librdkafka batches allow); the clock runs
    from the replicator being *ready* until every record is on ``dst`` (sum of the remote
    topic's end offsets, polled every 0.1 s). Records already copied when it became ready
    (it may start copying while its readiness check is still running) are left out of the
@@ -36,6 +36,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from primitives.cpu import tree_cpu_seconds
 
 MB = 1_000_000  # SI megabytes, as the checker's throughput_mb_s
 
@@ -179,39 +181,6 @@ class Clock:
         return m
 
 
-def produce_backlog(bootstrap: str, topic: str, records: int, size: int, partitions: int) -> float:
-    """``records`` values of ``size`` random bytes, round robin over partitions; seconds taken."""
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
-                         "linger.ms": 20, "batch.size": 1_000_000, "compression.type": "none",
-                         "queue.buffering.max.messages": 200_000, "queue.buffering.max.kbytes": 512 * 1024,
-                         "log_level": 0})
-    payload = os.urandom(size)
-    errors: list[str] = []
-
-    def delivered(err, _msg) -> None:
-        if err is not None:
-            errors.append(str(err))
-
-    started = time.monotonic()
-    for i in range(records):
-        while True:
-            try:
-                producer.produce(topic, payload, partition=i % partitions, on_delivery=delivered)
-                break
-            except BufferError:
-                producer.poll(0.05)
-        if i % 2000 == 0:
-            producer.poll(0)
-    left = producer.flush(180)
-    took = time.monotonic() - started
-    if left or errors:
-        raise RuntimeError(f"backlog on {topic}: {left} record(s) not acknowledged, {len(errors)} failed "
-                           f"({errors[:3]})")
-    return took
-
-
 class Offsets:
     """End offsets of one topic on one cluster (a long-lived admin client)."""
 
@@ -245,29 +214,6 @@ class Offsets:
             f.result(timeout=timeout_s + 5)
 
 
-def _cpu_seconds(pids: Iterable[int | None]) -> float | None:
-    """User + system CPU of these processes and their live children; None without psutil."""
-    try:
-        import psutil
-    except ImportError:
-        return None
-    total = 0.0
-    for pid in pids:
-        if pid is None:
-            continue
-        try:
-            proc = psutil.Process(pid)
-            for p in [proc, *proc.children(recursive=True)]:
-                try:
-                    t = p.cpu_times()
-                    total += t.user + t.system + getattr(t, "children_user", 0) + getattr(t, "children_system", 0)
-                except psutil.Error:
-                    continue
-        except psutil.Error:
-            continue
-    return total
-
-
 def wait_until(condition: Callable[[], bool], timeout_s: float, interval_s: float = 0.1) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -286,8 +232,9 @@ def bench_one(env, artifacts, name: str, args, out: Path, clock: Clock) -> Bench
     from harness.checker.model import FlowInput
     from harness.checker.reference import check_flow
     from harness.replicators import make_replicator
-    from harness.replicators.base import FlowSpec, ReplicationSetup
-    from loadgen.histories import read_acked_sends, read_target_records, read_uncertain_sends
+    from harness.replicators.setup import FlowSpec, ReplicationSetup
+    from loadgen.backlog import produce_backlog
+    from loadgen.histories.reader import read_acked_sends, read_target_records, read_uncertain_sends
     from loadgen.observer import Observer
     from loadgen.runner import LoadRunner
     from loadgen.spec import LoadSpec
@@ -300,7 +247,9 @@ def bench_one(env, artifacts, name: str, args, out: Path, clock: Clock) -> Bench
     src.create_topics([NewTopic(topic, args.partitions, 1)])
 
     clock.mark(f"{name}: producing backlog", res.load)
-    res.backlog_produce_s = round(produce_backlog(src.bootstrap, topic, args.records, args.size, args.partitions), 2)
+    # the drills' backlog writer: enveloped records and their ledger, under out/backlog/<name>
+    backlog = produce_backlog("src", src.bootstrap, topic, args.records, args.size, out / "backlog" / name)
+    res.backlog_produce_s = round(backlog.seconds, 2)
     source = Offsets(src, topic, args.partitions)
     backlog_ends = source.ends() or {}
     if sum(backlog_ends.values()) != args.records:
@@ -320,13 +269,13 @@ def bench_one(env, artifacts, name: str, args, out: Path, clock: Clock) -> Bench
     with replicator:
         t_ready = time.monotonic()
         res.at_ready = target.total()
-        cpu0 = _cpu_seconds(p.pid for p in replicator.processes)
+        cpu0 = tree_cpu_seconds(p.pid for p in replicator.processes)
         res.startup_s = round(t_ready - t_start, 1)
         clock.mark(f"{name}: ready ({res.at_ready} on dst)", res.load)
 
         done = wait_until(lambda: target.total() >= args.records, args.backlog_timeout)
         t_done = time.monotonic()
-        cpu1 = _cpu_seconds(p.pid for p in replicator.processes)
+        cpu1 = tree_cpu_seconds(p.pid for p in replicator.processes)
         res.backlog_target_records = target.total()
         clock.mark(f"{name}: backlog replicated" if done else f"{name}: backlog TIMEOUT", res.load)
         if not done:  # the rate so far, and no latency phase: a lagging replicator would skew it
@@ -341,8 +290,7 @@ def bench_one(env, artifacts, name: str, args, out: Path, clock: Clock) -> Bench
         rate, mb = backlog_rate(args.records - res.at_ready, args.size, t_done - t_ready)
         res.records_s = round(rate, 1) if rate is not None else None
         res.mb_s = round(mb, 2) if mb is not None else None
-        if cpu0 is not None and cpu1 is not None:
-            res.cpu_s = round(cpu1 - cpu0, 1)
+        res.cpu_s = round(cpu1 - cpu0, 1)
         if res.backlog_target_records > args.records:
             res.notes.append(f"{res.backlog_target_records - args.records} backlog duplicates on dst")
         if res.at_ready:

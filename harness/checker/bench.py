@@ -10,7 +10,6 @@ time: on a shared machine the CPU figure is the steadier one. Figures, not a tes
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -19,7 +18,11 @@ from pathlib import Path
 from harness.checker.model import FlowInput
 from harness.checker.reference import check_flow as reference_check
 from harness.checker.synthetic import COUNTS, FaultPlan, synthesize_flow
-from loadgen import histories as H
+from loadgen.histories.kinds import (ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS, HistoryKind,
+                                     history_files, history_path)
+from loadgen.histories.reader import read_acked_sends, read_target_records, read_uncertain_sends
+from loadgen.histories.writer import HistoryWriter
+from primitives.cpu import process_cpu_seconds
 
 
 def _faults(records: int) -> FaultPlan:
@@ -30,8 +33,8 @@ def _faults(records: int) -> FaultPlan:
                      uncertain_undelivered=each, rereads=each)
 
 
-def _write(directory: Path, kind: H.HistoryKind, rows, files: int) -> None:
-    writers = [H.HistoryWriter(kind, H.history_path(directory, kind, f"w{n}"))
+def _write(directory: Path, kind: HistoryKind, rows, files: int) -> None:
+    writers = [HistoryWriter(kind, history_path(directory, kind, f"w{n}"))
                for n in range(files)]
     for n, w in enumerate(writers):
         w.write_many(rows[n::files])
@@ -57,9 +60,9 @@ def main(argv: list[str] | None = None) -> int:
                                     partitions=args.partitions, faults=_faults(args.records),
                                     lag_samples=False, shuffle=False)
         flow = synthetic.flow
-        _write(directory, H.ACKED_SENDS, flow.acked, files=4)
-        _write(directory, H.TARGET_RECORDS, flow.observed, files=2)
-        _write(directory, H.UNCERTAIN_SENDS, flow.uncertain, files=1)
+        _write(directory, ACKED_SENDS, flow.acked, files=4)
+        _write(directory, TARGET_RECORDS, flow.observed, files=2)
+        _write(directory, UNCERTAIN_SENDS, flow.uncertain, files=1)
         print(f"generated {args.records:,} records ({len(flow.observed):,} target reads) "
               f"in {time.perf_counter() - t:.1f}s under {directory}")
         source, target, topic_map, timeline = (flow.source, flow.target, dict(flow.topic_map),
@@ -68,9 +71,9 @@ def main(argv: list[str] | None = None) -> int:
         del synthetic, flow  # the reference reads its own copy from the files
 
         t, cpu = time.perf_counter(), time.process_time()
-        acked = H.read_acked_sends(H.history_files(directory, H.ACKED_SENDS))
-        observed = H.read_target_records(H.history_files(directory, H.TARGET_RECORDS))
-        uncertain = H.read_uncertain_sends(H.history_files(directory, H.UNCERTAIN_SENDS))
+        acked = read_acked_sends(history_files(directory, ACKED_SENDS))
+        observed = read_target_records(history_files(directory, TARGET_RECORDS))
+        uncertain = read_uncertain_sends(history_files(directory, UNCERTAIN_SENDS))
         read_s = time.perf_counter() - t
         t = time.perf_counter()
         reference = reference_check(FlowInput(source, target, topic_map, acked, observed,
@@ -91,13 +94,6 @@ def main(argv: list[str] | None = None) -> int:
         return _bench_spark(args, directory, source, target, topic_map, timeline, reference)
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (Linux), to compare runs on a busy machine."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _bench_spark(args, directory, source, target, topic_map, timeline, reference) -> int:
     from pyspark.sql import SparkSession
 
@@ -116,12 +112,12 @@ def _bench_spark(args, directory, source, target, topic_map, timeline, reference
           f"driver memory {args.driver_memory})")
     jvm = spark.sparkContext._gateway.proc.pid  # spark-submit execs the driver JVM
     try:
-        t, cpu = time.perf_counter(), _cpu_seconds(jvm) + time.process_time()
+        t, cpu = time.perf_counter(), (process_cpu_seconds(jvm) or 0.0) + time.process_time()
         inp = spark_checker.load_flow_input(spark, directory, source, target, topic_map,
                                             timeline)
         on_spark = spark_checker.check_flow(inp)
         spark_s = time.perf_counter() - t
-        cpu = _cpu_seconds(jvm) + time.process_time() - cpu
+        cpu = (process_cpu_seconds(jvm) or 0.0) + time.process_time() - cpu
     finally:
         spark.stop()
     agree = on_spark == reference

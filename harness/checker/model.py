@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
 
-from loadgen.histories import (AckedSend, LagSample, ProcessedRecord, TargetRecord,
-                               TimelineEvent, UncertainSend)
+from loadgen.histories.records import (AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
+                                       UncertainSend)
 
 MessageId = tuple[str, int]
 

@@ -24,7 +24,7 @@ from harness.checker.figures import (Tally, event_impact, figure_fields, first_i
                                      flow_series, latency_stats)
 from harness.checker.model import (FailoverInput, FailoverResult, FlowInput, FlowResult,
                                    IdSamples, MessageId, TopicResult, wipe_times)
-from loadgen.histories import AckedSend
+from loadgen.histories.records import AckedSend
 
 Position = tuple[str, int, int]  # (topic, partition, offset)
 

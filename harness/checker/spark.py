@@ -21,8 +21,9 @@ from harness.checker.model import (PERCENTILES, SAMPLE_SIZE, CheckerInputError,
                                    FailoverResult, FlowResult, IdSamples, LatencyStats,
                                    MessageId, TopicResult, validate_flow, wipe_times)
 from harness.checker.spark_io import load_history
-from loadgen.histories import (ACKED_SENDS, LAG_SAMPLES, PROCESSED_RECORDS, TARGET_RECORDS,
-                               UNCERTAIN_SENDS, TimelineEvent, history_files)
+from loadgen.histories.kinds import (ACKED_SENDS, LAG_SAMPLES, PROCESSED_RECORDS, TARGET_RECORDS,
+                                     UNCERTAIN_SENDS, history_files)
+from loadgen.histories.records import TimelineEvent
 
 ID = ["producer_id", "seq"]
 _SAMPLE_KINDS = ("lost", "duplicates", "reordered", "misplaced", "corrupted", "unexpected",

@@ -10,8 +10,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from loadgen.histories import (SPARK_CSV_OPTIONS, HistoryKind, Paths, TornLine, as_paths,
-                               valid_prefix_length)
+from loadgen.histories.kinds import SPARK_CSV_OPTIONS, HistoryKind
+from loadgen.histories.reader import Paths, TornLine, as_paths, valid_prefix_length
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from harness.checker.model import FailoverInput, FlowInput, MessageId
-from loadgen.histories import (AckedSend, LagSample, ProcessedRecord, TargetRecord,
-                               TimelineEvent, UncertainSend)
+from loadgen.histories.records import (AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
+                                       UncertainSend)
 
 START_MS = 1_700_000_000_000
 COUNTS = ("acked", "replicated", "lost", "duplicates", "reordered", "misplaced", "corrupted",

@@ -77,7 +77,7 @@ class KafkaBroker:
             raise KeyError(f"broker {self.name} has no WAN link to cluster {from_cluster!r}") from None
 
     def properties(self) -> dict[str, str]:
-        """The broker's server.properties, listeners laid out as DESIGN.md describes."""
+        """The broker's server.properties, listeners laid out as the README's "How an emulated data center is wired" describes."""
         listeners = [f"LOCAL://{LOOPBACK}:{self.ports.local}"]
         advertised = [f"LOCAL://{LOOPBACK}:{self.ports.local}"]
         protocols = ["LOCAL:PLAINTEXT", "CONTROLLER:PLAINTEXT"]

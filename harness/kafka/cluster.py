@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.kafka.broker import BrokerPorts, BrokerSettings, KafkaBroker
+from primitives.kafka.topics import create_topics
 from primitives.process import ProcessError
 
 READY_TOPIC = "__mirrordrill_ready"  # "__" keeps it out of every replicator's default filter
@@ -154,14 +155,7 @@ class KafkaCluster:
 
     def create_topics(self, topics: Iterable[NewTopic], timeout_s: float = 30.0) -> None:
         """Create topics, treating 'already exists' as success."""
-        admin = self.admin()  # must outlive the futures, or librdkafka destroys the handle under them
-        futures = admin.create_topics(list(topics), operation_timeout=timeout_s, request_timeout=timeout_s)
-        for name, fut in futures.items():
-            try:
-                fut.result(timeout=timeout_s + 5)
-            except KafkaException as e:
-                if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-                    raise
+        create_topics(self.admin(), topics, timeout_s)
 
     # --- readiness --------------------------------------------------------------------
     def wait_ready(self, timeout_s: float = 120.0, from_cluster: str | None = None) -> float:
@@ -194,13 +188,7 @@ def round_trip(cluster: KafkaCluster, from_cluster: str | None = None, timeout_s
                topic: str = READY_TOPIC, on_step: Callable[[str], None] | None = None) -> None:
     """Create ``topic`` (if needed), produce one record with acks=all and read it back."""
     rf = min(3, len(cluster.brokers))
-    admin = cluster.admin(from_cluster)
-    fut = admin.create_topics([NewTopic(topic, 1, rf)], request_timeout=timeout_s)[topic]
-    try:
-        fut.result(timeout=timeout_s)
-    except KafkaException as e:
-        if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-            raise
+    create_topics(cluster.admin(from_cluster), [NewTopic(topic, 1, rf)], timeout_s)
     conf = cluster.client_config(from_cluster)
     token = uuid.uuid4().hex.encode()
     producer = Producer({**conf, "acks": "all", "enable.idempotence": True,

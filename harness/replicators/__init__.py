@@ -13,19 +13,11 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from harness.replicators.base import (
-    FlowSpec,
-    OffsetLagProbe,
-    PartitionMetrics,
-    ProcessReplicator,
-    ReplicationSetup,
-    Replicator,
-    ReplicatorError,
-    ReplicatorMetrics,
-    ReplicatorNotReady,
-    SetupError,
-    UnsupportedOperation,
-)
+from harness.replicators.errors import ReplicatorError, ReplicatorNotReady, SetupError, UnsupportedOperation
+from harness.replicators.interface import Replicator
+from harness.replicators.measurements import OffsetLagProbe, PartitionMetrics, ReplicatorMetrics
+from harness.replicators.processes import ProcessReplicator
+from harness.replicators.setup import FlowSpec, ReplicationSetup
 
 REPLICATOR_KINDS: Mapping[str, str] = MappingProxyType({
     "command": "harness.replicators.command:CommandReplicator",

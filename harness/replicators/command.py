@@ -23,17 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from primitives.process import ManagedProcess
-from harness.replicators.base import (
-    DEFAULT_STOP_GRACE_S,
-    FlowSpec,
-    ProcessReplicator,
-    ReplicationSetup,
-    ReplicatorError,
-    ReplicatorNotReady,
-    SetupError,
-    UnsupportedOperation,
-    read_log_since,
-)
+from harness.replicators.errors import ReplicatorError, ReplicatorNotReady, SetupError, UnsupportedOperation
+from harness.replicators.interface import DEFAULT_STOP_GRACE_S
+from harness.replicators.processes import ProcessReplicator, read_log_since
+from harness.replicators.setup import FlowSpec, ReplicationSetup
 from primitives.redaction import redact_argv
 
 PLACEHOLDERS: Mapping[str, str] = {

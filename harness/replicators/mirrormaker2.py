@@ -5,7 +5,7 @@ One MM2 process per target data center and placement: ``MirrorMaker mm2.properti
 produces locally; placed at the source it does the opposite. Each process's file names only
 the clusters of its own flows, so MM2 starts no herders for pairs it does not serve.
 
-The file is rendered by ``replicator.config.to_mm2_properties`` from the flows (the same
+The file is rendered by ``replicator.config.render.to_mm2_properties`` from the flows (the same
 model our replicator runs from), plus what a drill on a small cluster needs:
 
 * replication factors of remote and internal topics sized to the cluster (min(3, brokers));
@@ -37,7 +37,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,20 +46,14 @@ from primitives.bootstrap import Artifacts, Bootstrap
 from harness.kafka.broker import LOG4J_CONFIG
 from primitives.kafka.reading import read_topic
 from primitives.process import ManagedProcess
-from harness.replicators.base import (
-    DEFAULT_STOP_GRACE_S,
-    DRILL_FLOW_INTERVALS,
-    FlowSpec,
-    NodeReplicator,
-    ReplicationSetup,
-    ReplicatorError,
-    ReplicatorMetrics,
-    ReplicatorNotReady,
-    read_log_since,
-    replication_factor_for,
-)
+from harness.replicators.errors import ReplicatorError
+from harness.replicators.interface import DEFAULT_STOP_GRACE_S
+from harness.replicators.measurements import ReplicatorMetrics
+from harness.replicators.processes import NodeReplicator, ProcessNode
+from harness.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from primitives.redaction import redact_settings
-from replicator.config import ReplicatorConfig, to_mm2_properties
+from replicator.config.model import ReplicatorConfig
+from replicator.config.render import to_mm2_properties
 from replicator.mm2_format import Checkpoint, Heartbeat
 
 MAIN_CLASS = "org.apache.kafka.connect.mirror.MirrorMaker"
@@ -77,47 +70,36 @@ _STARTED_SOURCE = re.compile(r"Started MirrorSourceConnector with \d+ topic-part
 # ======================================================================================
 # The processes
 # ======================================================================================
-@dataclass
-class Mm2Node:
+class Mm2Node(ProcessNode):
     """One MM2 process: the flows into ``target`` whose replicator runs in ``location``."""
 
-    target: str
-    location: str
-    flows: list[FlowSpec]
-    workdir: Path
-    process: ManagedProcess | None = field(default=None, repr=False)
-    properties: str | None = None
+    config_name = "mm2.properties"
+    log_name = "mm2.log"
+
+    @property
+    def target(self) -> str:
+        return self.flows[0].target  # every flow of a node replicates into the same cluster
 
     @property
     def name(self) -> str:
         where = "" if self.location == self.target else f" (at {self.location})"
         return f"mirrormaker2 {self.target}{where}"
 
-    @property
-    def config_path(self) -> Path:
-        return self.workdir / "mm2.properties"
-
-    @property
-    def log_path(self) -> Path:
-        return self.workdir / "mm2.log"
-
 
 def plan_nodes(setup: ReplicationSetup, root: Path) -> list[Mm2Node]:
     """Group flows into MM2 processes: one per (target, location)."""
-    nodes: dict[tuple[str, str], Mm2Node] = {}
+    groups: dict[tuple[str, str], list[FlowSpec]] = {}
     for flow in setup.flows:
-        key = (flow.target, flow.location)
-        if key not in nodes:
-            folder = flow.target if flow.location == flow.target else f"{flow.target}-at-{flow.location}"
-            nodes[key] = Mm2Node(flow.target, flow.location, [], root / folder)
-        nodes[key].flows.append(flow)
-    return list(nodes.values())
+        groups.setdefault((flow.target, flow.location), []).append(flow)
+    return [Mm2Node(location, flows, root / (target if location == target else f"{target}-at-{location}"))
+            for (target, location), flows in groups.items()]
 
 
 class MirrorMaker2Replicator(NodeReplicator):
     """Real Apache MirrorMaker 2 (Kafka's ``connect-mirror`` jars) in dedicated mode."""
 
     kind = "mirrormaker2"
+    label = "MirrorMaker 2"
     default_ready_timeout_s = 180.0
 
     def __init__(self, setup: ReplicationSetup, *, heap_mb: int = 512, drill_intervals: bool = True,
@@ -207,28 +189,10 @@ class MirrorMaker2Replicator(NodeReplicator):
         flow = self.setup.flow(source, target)
         return next(n for n in self.nodes if flow in n.flows)
 
-    def _wait_ready(self, started_at: float, log_offsets: dict[str, int], deadline: float) -> None:
+    def _node_not_ready(self, node: Mm2Node, started_at: float, log: str) -> list[str]:
         """Ready when, for every flow, MM2 emits heartbeats into the target, its source connector has
         started, and (if the source has topics to copy) a source task is replicating them."""
         since_ms = int(started_at * 1000) - 1000
-        reasons: list[str] = ["not checked yet"]
-        while time.monotonic() < deadline:
-            self._raise_if_dead("starting")
-            reasons = []
-            for node in self.nodes:
-                try:
-                    reasons += self._node_not_ready(node, since_ms,
-                                                    read_log_since(node.log_path, log_offsets[node.name]))
-                except (KafkaException, TimeoutError) as err:  # a busy cluster: look again
-                    reasons.append(f"{node.name}: could not check yet: {err}")
-            if not reasons:
-                return
-            time.sleep(1.0)
-        tails = "\n".join(f"--- {n.log_path} (last lines) ---\n{n.process.log_tail(25)}" for n in self.nodes)
-        raise ReplicatorNotReady(f"MirrorMaker 2 not ready after {self.ready_timeout_s:.0f}s: "
-                                 + "; ".join(reasons) + "\n" + tails)
-
-    def _node_not_ready(self, node: Mm2Node, since_ms: int, log: str) -> list[str]:
         reasons = []
         started = len(_STARTED_SOURCE.findall(log))
         if started < len(node.flows):

@@ -15,8 +15,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,57 +22,40 @@ from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 
 from primitives.bootstrap import Artifacts, Bootstrap, REPO_ROOT
 from primitives.process import ManagedProcess
-from harness.replicators.base import (
-    DEFAULT_STOP_GRACE_S,
-    DRILL_FLOW_INTERVALS,
-    FlowSpec,
-    PartitionMetrics,
-    NodeReplicator,
-    ReplicationSetup,
-    ReplicatorError,
-    ReplicatorMetrics,
-    ReplicatorNotReady,
-    replication_factor_for,
-)
+from harness.replicators.errors import ReplicatorError
+from harness.replicators.interface import DEFAULT_STOP_GRACE_S
+from harness.replicators.measurements import PartitionMetrics, ReplicatorMetrics
+from harness.replicators.processes import NodeReplicator, ProcessNode
+from harness.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from primitives.kafka.reading import read_topic
-from replicator.config import ReplicatorConfig, to_mm2_properties
+from replicator.config.model import ReplicatorConfig
+from replicator.config.render import to_mm2_properties
 from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex
 
 SOURCE_PROBE_TIMEOUT_S = 3.0  # is the source reachable at all, before asking it for a group's offsets
 
 
-@dataclass
-class ReplicatorNode:
+class ReplicatorNode(ProcessNode):
     """One replicator process: the flows placed in one data center."""
 
-    location: str
-    flows: list[FlowSpec]
-    workdir: Path
-    process: ManagedProcess | None = None
-    properties: str | None = None
+    config_name = "replicator.properties"
+    log_name = "replicator.log"
 
     @property
     def name(self) -> str:
         return f"pyspark replicator @{self.location}"
 
     @property
-    def config_path(self) -> Path:
-        return self.workdir / "replicator.properties"
-
-    @property
     def status_path(self) -> Path:
         return self.workdir / "work" / "metrics.json"
-
-    @property
-    def log_path(self) -> Path:
-        return self.workdir / "replicator.log"
 
 
 class PySparkReplicator(NodeReplicator):
     """mirrordrill's own replicator (Spark Structured Streaming), one process per location."""
 
     kind = "pyspark"
+    label = "PySpark replicator"
     default_ready_timeout_s = 240.0
 
     def __init__(self, setup: ReplicationSetup, *, mode: str | None = None, drill_intervals: bool = True,
@@ -140,29 +121,19 @@ class PySparkReplicator(NodeReplicator):
         except (OSError, ValueError):
             return {}
 
-    def _wait_ready(self, started_at: float, log_offsets: dict[str, int], deadline: float) -> None:
+    def _node_not_ready(self, node: ReplicatorNode, started_at: float, log: str) -> list[str]:
         """Ready when every flow emits heartbeats and, where it has topics, runs its Spark query."""
-        reasons = ["not checked yet"]
-        while time.monotonic() < deadline:
-            self._raise_if_dead("starting")
-            reasons = []
-            for node in self.nodes:
-                doc = self.status(node)
-                if doc.get("written_ms", 0) < started_at * 1000:
-                    reasons.append(f"{node.name}: no status written yet")
-                    continue
-                for flow in node.flows:
-                    st = doc.get("status", {}).get(flow.name, {})
-                    if not st.get("heartbeats"):
-                        reasons.append(f"{flow.name}: no heartbeat yet")
-                    if self._probe.selected_topics(flow) and not st.get("query_starts"):
-                        reasons.append(f"{flow.name}: Spark query not started yet")
-            if not reasons:
-                return
-            time.sleep(1.0)
-        tails = "\n".join(f"--- {n.log_path} (last lines) ---\n{n.process.log_tail(25)}" for n in self.nodes)
-        raise ReplicatorNotReady(f"PySpark replicator not ready after {self.ready_timeout_s:.0f}s: "
-                                 + "; ".join(reasons) + "\n" + tails)
+        doc = self.status(node)
+        if doc.get("written_ms", 0) < started_at * 1000:
+            return [f"{node.name}: no status written yet"]
+        reasons = []
+        for flow in node.flows:
+            st = doc.get("status", {}).get(flow.name, {})
+            if not st.get("heartbeats"):
+                reasons.append(f"{flow.name}: no heartbeat yet")
+            if self._probe.selected_topics(flow) and not st.get("query_starts"):
+                reasons.append(f"{flow.name}: Spark query not started yet")
+        return reasons
 
     # --- offsets ----------------------------------------------------------------------
     def _source_commits(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.checker.model import FailoverInput, FlowInput
+from harness.checker.model import FailoverInput, FlowInput, FlowResult
 from harness.checker.reference import check_failover, check_flow
+from harness.results import (FailoverSummary, FlowPlotData, FlowSummary, LatencySample, TimelineEntry)
 from harness.scenario.context import FailoverRecord
 from harness.scenario.topology import CheckPair
-from loadgen.histories import (history_files, read_acked_sends, read_lag_samples, read_processed_records,
-                               read_target_records, read_timeline_events, read_uncertain_sends)
+from loadgen.histories.kinds import history_files
+from loadgen.histories.reader import (read_acked_sends, read_lag_samples, read_processed_records,
+                                      read_target_records, read_timeline_events, read_uncertain_sends)
 
 
 class Histories:
@@ -29,7 +32,7 @@ class Histories:
             self.origin_of.setdefault(u.producer_id, u.cluster)
 
 
-def check_pair(h: Histories, pair: CheckPair):
+def check_pair(h: Histories, pair: CheckPair) -> FlowResult:
     """The checker's figures for records produced on ``pair.origin`` arriving on ``pair.target``."""
     origin_topics = set(pair.topic_map.values())
     acked = [a for a in h.acked if a.cluster == pair.origin and a.topic in origin_topics]
@@ -45,10 +48,52 @@ def check_pair(h: Histories, pair: CheckPair):
                                 timeline=h.timeline))
 
 
-def check_group(h: Histories, failover: FailoverRecord):
-    return check_failover(FailoverInput(
+def latency_samples(h: Histories, pair: CheckPair) -> tuple[LatencySample, ...]:
+    """Per replicated acknowledged record: first sighting on the target minus its send time,
+    in order of arrival (the latency plots draw them over time)."""
+    origin_topics = set(pair.topic_map.values())
+    sent = {(a.producer_id, a.seq): a.send_ts_ms for a in h.acked
+            if a.cluster == pair.origin and a.topic in origin_topics}
+    first_seen: dict[tuple[str, int], int] = {}
+    for r in h.observed:
+        if r.cluster != pair.target or r.topic not in pair.topic_map:
+            continue
+        key = (r.producer_id, r.seq)
+        if key in sent and (key not in first_seen or r.seen_ts_ms < first_seen[key]):
+            first_seen[key] = r.seen_ts_ms
+    return tuple(sorted((LatencySample(seen, seen - sent[k]) for k, seen in first_seen.items()),
+                        key=lambda s: s.seen_ts_ms))
+
+
+def check_group(h: Histories, failover: FailoverRecord) -> FailoverSummary:
+    """The cost of one consumer group's failover (``failover``: the record the failover step kept)."""
+    result = check_failover(FailoverInput(
         group=failover.group, strategy=failover.strategy, primary=failover.primary, dr=failover.dr,
         failure_ts_ms=failover.failure_ts_ms, topic_map=dict(failover.topic_map),
         processed=[p for p in h.processed if p.group == failover.group], acked=h.acked,
         observed=[r for r in h.observed if r.cluster == failover.dr], dr_topics=tuple(failover.dr_topics),
         dr_since_ms=failover.dr_since_ms))
+    return FailoverSummary.model_validate(result.summary())
+
+
+@dataclass
+class Checked:
+    """Everything the checker said about one drill's histories."""
+
+    flows: list[FlowSummary] = field(default_factory=list)
+    plots: dict[str, FlowPlotData] = field(default_factory=dict)
+    failovers: list[FailoverSummary] = field(default_factory=list)
+    timeline: list[TimelineEntry] = field(default_factory=list)
+
+
+def check_drill(histories: Path, pairs: list[CheckPair], failovers: list[FailoverRecord], out: Checked) -> None:
+    """Check every flow and every failed-over group once, with the series the plots draw, into
+    ``out`` as it goes: when one check fails, what was checked before it is still reported."""
+    h = Histories(histories)
+    out.timeline = [TimelineEntry.model_validate(e, from_attributes=True) for e in h.timeline]
+    for pair in pairs:
+        result = check_pair(h, pair)
+        out.flows.append(FlowSummary.of(result.summary(), pair.name, pair.via))
+        out.plots[pair.name] = FlowPlotData(result.series, latency_samples(h, pair))
+    for fo in failovers:
+        out.failovers.append(check_group(h, fo))

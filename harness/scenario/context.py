@@ -10,10 +10,14 @@ from typing import Callable, Mapping
 
 from harness.environment import Environment
 from harness.network.stable_address import StableAddress
-from harness.replicators.base import FlowSpec, Replicator
+from harness.results import FailbackSummary
+from harness.replicators.interface import Replicator
+from harness.replicators.setup import FlowSpec
 from harness.scenario.model import ConsumerDef, ProducerDef, Scenario
 from loadgen.app_consumer import AppConsumer, CommitPolicy
-from loadgen.histories import TimelineEvent, TimelineEventWriter, history_path
+from loadgen.histories.kinds import TIMELINE_EVENTS, history_path
+from loadgen.histories.records import TimelineEvent
+from loadgen.histories.writer import HistoryWriter
 from loadgen.lag_sampler import LagSampler
 from loadgen.observer import Observer
 from loadgen.runner import LoadRunner
@@ -54,29 +58,6 @@ class FailoverRecord:
     dr_since_ms: int | None = None  # dr was wiped by a failback then: older acks cannot be there
 
 
-@dataclass(frozen=True)
-class FailbackRecord:
-    """How a failback's copy back converged; ``summary()`` is its entry in summary.json."""
-
-    source: str  # the new primary, copied from
-    target: str  # the old primary, wiped and rebuilt
-    converged: bool = False
-    topics: int = 0  # topics compared
-    records: int = 0  # records the new primary held when the copy had drained
-    missing: int | None = None  # None until a comparison could be made
-    extra: int | None = None
-    converge_s: float | None = None
-
-    @property
-    def name(self) -> str:
-        return f"{self.source}->{self.target}"
-
-    def summary(self) -> dict:
-        return {"from": self.source, "to": self.target, "name": self.name, "converged": self.converged,
-                "topics": self.topics, "records": self.records, "missing": self.missing, "extra": self.extra,
-                "converge_s": self.converge_s}
-
-
 @dataclass
 class ConsumerSlot:
     """One consumer group's application: the instance running now, on which cluster."""
@@ -103,7 +84,7 @@ class DrillContext:
     load_started_at: float = 0.0  # monotonic
     load_until: float = 0.0  # seconds after load start; a late failover extends it (see failover.py)
     failovers: list[FailoverRecord] = field(default_factory=list)
-    failbacks: list[FailbackRecord] = field(default_factory=list)
+    failbacks: list[FailbackSummary] = field(default_factory=list)  # the failback step's figures, as saved
     # Builds another replicator of the drill's kind (failback's copy back, re-protect): flows, folder.
     new_replicator: Callable[[list[FlowSpec], Path], Replicator] | None = None
     retired_replicators: list[Replicator] = field(default_factory=list)  # replaced by failback; stopped at the end
@@ -111,12 +92,12 @@ class DrillContext:
     wiped_at: dict[str, int] = field(default_factory=dict)  # cluster -> when a failback wiped it (ms)
     abandoned: set[str] = field(default_factory=set)  # clusters lost in an unplanned failover
     stop_requested: threading.Event = field(default_factory=threading.Event)
-    _timeline: TimelineEventWriter | None = None
+    _timeline: HistoryWriter[TimelineEvent] | None = None
     _timeline_lock: threading.Lock = field(default_factory=threading.Lock)  # failover moves groups in parallel
 
-    def timeline_writer(self) -> TimelineEventWriter:
+    def timeline_writer(self) -> HistoryWriter[TimelineEvent]:
         if self._timeline is None:
-            self._timeline = TimelineEventWriter(history_path(self.histories, "timeline", "engine"))
+            self._timeline = HistoryWriter(TIMELINE_EVENTS, history_path(self.histories, "timeline", "engine"))
         return self._timeline
 
     def record(self, name: str, kind: str, start_ms: int, end_ms: int | None, outcome: str, detail: str = "") -> None:

@@ -1,8 +1,9 @@
-"""Runs one drill: topology up, replicator, observers, consumers, load, timeline, drain, check, report.
+"""Runs one drill: topology up, replicator, observers, consumers, load, timeline, drain, check.
 
 Every part writes a history; the checker reads only those. Whatever happens (a failed step,
 an exception, Ctrl-C), everything started is stopped and the figures measured so far are
-checked and written to ``summary.json``.
+checked once and saved through ``harness.results`` (``summary.json`` and the series the plots
+draw). The report is not the engine's business: the CLI writes it from those saved results.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import sys
 import threading
 import time
 import traceback
-from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
@@ -21,30 +21,20 @@ from typing import Callable
 from primitives.bootstrap import Artifacts
 from harness.environment import Environment
 from harness.replicators import make_replicator
-from harness.replicators.base import ReplicationSetup
+from harness.replicators.setup import ReplicationSetup
+from harness.results import DrillResults, DrillSummary, ExpectationRow, Logs, save_results
 from harness.scenario import failover, steps
-from harness.scenario.checking import Histories, check_group, check_pair
+from harness.scenario.checking import Checked, check_drill
 from harness.scenario.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
 from harness.scenario.model import Scenario
-from harness.scenario.summary import evaluate, render_table, write_summary
+from harness.scenario.summary import evaluate, render_table
 from harness.scenario.topology import check_pairs, flow_specs, link_conditions_of, origin_topics, topology_of
 from loadgen.app_consumer import StartPosition
 from loadgen.backlog import produce_backlog
 from loadgen.lag_sampler import LagSampler
 from loadgen.observer import Observer
-from reports.allure_results import record_allure_results
 
 from confluent_kafka.admin import NewTopic
-
-
-@dataclass
-class DrillResult:
-    summary: dict
-    out_dir: Path
-
-    @property
-    def passed(self) -> bool:
-        return bool(self.summary.get("passed"))
 
 
 class Drill:
@@ -64,7 +54,7 @@ class Drill:
         self.step_name = ""
 
     # --- the run ----------------------------------------------------------------------
-    def run(self) -> DrillResult:
+    def run(self) -> DrillResults:
         s = self.scenario
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._clear_previous_run()
@@ -153,17 +143,16 @@ class Drill:
                 except Exception as e:
                     self.log(f"stopping the {what}: {type(e).__name__}: {e}")
         self.phase = "checking"
-        summary = self._summarize(ctx, env, started, interrupted, error, step_failures)
-        write_summary(self.out_dir / "summary.json", summary)
-        record_allure_results(self.out_dir, self.log)
-        print(render_table(summary), flush=True)
-        self.log(f"summary: {self.out_dir / 'summary.json'}")
-        return DrillResult(summary, self.out_dir)
+        results = self._results(ctx, env, started, interrupted, error, step_failures)
+        summary_path = save_results(self.out_dir, results)
+        print(render_table(results.summary), flush=True)
+        self.log(f"summary: {summary_path}")
+        return results
 
     def _clear_previous_run(self) -> None:
         """Reusing an output folder replaces the run in it: old broker data would not format, old
         histories would be checked as if this run wrote them."""
-        for name in ("env", "histories", "replicator", "load", "failback"):
+        for name in ("env", "histories", "replicator", "load", "failback", "series"):
             shutil.rmtree(self.out_dir / name, ignore_errors=True)
         for name in ("summary.json", "error.txt", "check-error.txt"):
             (self.out_dir / name).unlink(missing_ok=True)
@@ -301,49 +290,41 @@ class Drill:
                 f"lag {lag if lag is not None else '?'}" + (f" | processed {groups}" if groups else ""))
 
     # --- results ----------------------------------------------------------------------
-    def _summarize(self, ctx, env: Environment, started: float, interrupted: bool, error: str | None,
-                   step_failures: list[str]) -> dict:
+    def _results(self, ctx, env: Environment, started: float, interrupted: bool, error: str | None,
+                 step_failures: list[str]) -> DrillResults:
+        """Check the histories once: the summary and the series the plots draw come from this one check."""
         s = self.scenario
-        flows, failovers, timeline = [], [], []
-        failbacks = [fb.summary() for fb in ctx.failbacks] if ctx else []
-        check_error = None
+        failbacks = list(ctx.failbacks) if ctx else []
+        checked, check_error = Checked(), None
         try:
-            h = Histories(self.out_dir / "histories")
-            timeline = h.timeline
-            for pair in check_pairs(s, origin_topics(s)):
-                r = check_pair(h, pair).summary()
-                r["name"] = pair.name
-                r["via"] = list(pair.via)
-                flows.append(r)
-            for fo in (ctx.failovers if ctx else []):
-                failovers.append(check_group(h, fo).summary())
+            check_drill(self.out_dir / "histories", check_pairs(s, origin_topics(s)), ctx.failovers if ctx else [],
+                        checked)
         except Exception as e:
             check_error = f"{type(e).__name__}: {e}"
             (self.out_dir / "check-error.txt").write_text(traceback.format_exc())
-        expectations = evaluate(s, flows, failovers, failbacks)
+        expectations = evaluate(s, checked.flows, checked.failovers, failbacks)
         if step_failures:
-            expectations.append({"name": "every timeline step succeeded", "passed": False,
-                                 "actual": len(step_failures), "limit": 0, "op": "==", "failures": step_failures})
+            expectations.append(ExpectationRow(name="every timeline step succeeded", passed=False,
+                                               actual=len(step_failures), limit=0, op="==", failures=step_failures))
         passed = (not interrupted and error is None and check_error is None
-                  and all(e["passed"] for e in expectations))
-        return {
-            "scenario": s.name, "replicator": self.kind, "passed": passed,
-            "started_at": datetime.fromtimestamp(started, timezone.utc).isoformat(),
-            "duration_s": round(time.time() - started, 1), "interrupted": interrupted,
-            "error": error or check_error, "flows": flows, "failovers": failovers, "failbacks": failbacks,
-            "expectations": expectations,
-            "timeline": [asdict(e) for e in timeline],
-            "logs": self._log_paths(ctx, env),
-            "rerun": f"mirrordrill run {self.scenario_path} --replicator {self.kind} --out {self.out_dir}-rerun",
-        }
+                  and all(e.passed for e in expectations))
+        summary = DrillSummary(
+            scenario=s.name, replicator=self.kind, passed=passed,
+            started_at=datetime.fromtimestamp(started, timezone.utc).isoformat(),
+            duration_s=round(time.time() - started, 1), interrupted=interrupted,
+            error=error or check_error, flows=checked.flows, failovers=checked.failovers, failbacks=failbacks,
+            expectations=expectations, timeline=checked.timeline, logs=self._log_paths(ctx, env),
+            rerun=f"mirrordrill run {self.scenario_path} --replicator {self.kind} --out {self.out_dir}-rerun",
+            backlog_records=sum(b.records for b in s.load.backlog))
+        return DrillResults(summary, checked.plots, self.out_dir)
 
-    def _log_paths(self, ctx, env: Environment) -> dict:
-        logs = {"brokers": {b.name: str(b.log_path) for c in env.clusters.values() for b in c.brokers}}
+    def _log_paths(self, ctx, env: Environment) -> Logs:
+        logs = Logs(brokers={b.name: str(b.log_path) for c in env.clusters.values() for b in c.brokers})
         if env.toxiproxy is not None:
-            logs["toxiproxy"] = str(env.toxiproxy.process.log_path)
+            logs.toxiproxy = str(env.toxiproxy.process.log_path)
         if ctx is not None:
             # a failback adds replicators with the same node names: the folder tells them apart
-            logs["replicator"] = {(k if r.setup.workdir == self.out_dir / "replicator" else f"{k} ({r.setup.workdir.name})"): str(v)
-                                  for r in ctx.all_replicators() for k, v in r.log_paths().items()}
-            logs["load"] = [str(r.log_path) for slot in ctx.producers for r in slot.runs]
+            logs.replicator = {(k if r.setup.workdir == self.out_dir / "replicator" else f"{k} ({r.setup.workdir.name})"): str(v)
+                               for r in ctx.all_replicators() for k, v in r.log_paths().items()}
+            logs.load = [str(r.log_path) for slot in ctx.producers for r in slot.runs]
         return logs

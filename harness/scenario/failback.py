@@ -19,13 +19,13 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from dataclasses import replace
 
 from harness.checker.model import WIPE_EVENT_KIND
+from harness.results import FailbackSummary
 from primitives.kafka.reading import read_topic
-from harness.replicators.base import FlowSpec
+from harness.replicators.setup import FlowSpec
 from harness.scenario import failover
-from harness.scenario.context import DrillContext, FailbackRecord, now_ms
+from harness.scenario.context import DrillContext, now_ms
 from harness.scenario.model import Failback, Failover
 from loadgen.observer import Observer
 from replicator.filters import TopicFilter, TopicSelector
@@ -142,7 +142,7 @@ def _difference(a: dict, b: dict) -> int:
 
 
 def wait_converged(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec], timeout_s: float,
-                   started_ms: int) -> FailbackRecord:
+                   started_ms: int) -> FailbackSummary:
     """Wait until the old primary holds every record the new one held when the copy had drained.
 
     The new primary keeps taking writes, so the comparison is against a snapshot: read the new
@@ -151,7 +151,8 @@ def wait_converged(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec],
     read again after it (extra): a record written in between is neither missing nor extra.
     """
     deadline = time.monotonic() + timeout_s
-    result = FailbackRecord(source=new, target=old)
+    result = FailbackSummary(from_=new, to=old, name=f"{new}->{old}", converged=False, topics=0, records=0,
+                             missing=None, extra=None, converge_s=None)
     new_bs, old_bs = ctx.env.cluster(new).bootstrap, ctx.env.cluster(old).bootstrap
     snapshot, topics = None, {}
     while not ctx.stop_requested.is_set():
@@ -159,14 +160,15 @@ def wait_converged(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec],
             if snapshot is None and (failover.current_lag(ctx) == 0 or time.monotonic() > deadline - 15):
                 topics = compared_topics(ctx, new, old, flows)
                 snapshot = _read(new_bs, topics, 0) if topics else None
-                result = replace(result, topics=len(topics), records=sum(map(len, (snapshot or {}).values())))
+                result.topics, result.records = len(topics), sum(map(len, (snapshot or {}).values()))
             if snapshot is not None:
                 copy = _read(old_bs, topics, 1)
-                result = replace(result, missing=_difference(snapshot, copy),
-                                 converge_s=round((now_ms() - started_ms) / 1000, 1))
+                result.missing = _difference(snapshot, copy)
+                result.converge_s = round((now_ms() - started_ms) / 1000, 1)
                 if result.missing == 0:
-                    extra = _difference(copy, _read(new_bs, topics, 0))
-                    return replace(result, extra=extra, converged=extra == 0)
+                    result.extra = _difference(copy, _read(new_bs, topics, 0))
+                    result.converged = result.extra == 0
+                    return result
         except Exception as e:  # a topic being created, a broker still electing leaders
             ctx.log(f"failback: comparing {new} and {old}: {type(e).__name__}: {e}")
         if time.monotonic() > deadline:

@@ -1,11 +1,10 @@
-"""summary.json (the contract of DESIGN.md), expectations, and the table a person reads."""
+"""Expectations judged against the checked figures, and the table a person reads at the end."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
+from harness.results import (DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary, FlowSummary)
 from harness.scenario.model import FAILBACK_METRICS, FAILOVER_METRICS, Scenario
 
 
@@ -17,64 +16,57 @@ def _get(d: dict, dotted: str) -> Any:
     return d
 
 
-def evaluate(scenario: Scenario, flows: list[dict], failovers: list[dict], failbacks: list[dict] = ()) -> list[dict]:
+def evaluate(scenario: Scenario, flows: list[FlowSummary], failovers: list[FailoverSummary],
+             failbacks: list[FailbackSummary] = ()) -> list[ExpectationRow]:
     """One row per expectation and flow (or group, or failback) it applies to."""
     rows = []
     for e in scenario.parsed_expectations():
         if e.metric in FAILBACK_METRICS:
             field = e.metric.removeprefix("failback.")
-            targets = [(f["name"], f) for f in failbacks if e.scope in (None, f["name"])]
+            targets = [(f.name, f) for f in failbacks if e.scope in (None, f.name)]
         elif e.metric in FAILOVER_METRICS:
             field = e.metric.removeprefix("failover.")
-            targets = [(f["group"], f) for f in failovers if e.scope in (None, f["group"])]
+            targets = [(f.group, f) for f in failovers if e.scope in (None, f.group)]
         else:
             field = e.metric
-            targets = [(f["name"], f) for f in flows if e.scope in (None, f["name"], f"{f['source']}->{f['target']}")]
+            targets = [(f.name, f) for f in flows if e.scope in (None, f.name, f"{f.source}->{f.target}")]
         if not targets:
-            rows.append({"name": e.name, "passed": False, "actual": None, "limit": e.limit, "op": e.op,
-                         "note": "nothing measured to check this against"})
+            rows.append(ExpectationRow(name=e.name, passed=False, actual=None, limit=e.limit, op=e.op,
+                                       note="nothing measured to check this against"))
         for who, entry in targets:
-            actual = _get(entry, field)
-            rows.append({"name": f"{e.metric}[{who}] {e.op} {e.limit:g}", "passed": e.holds(actual),
-                         "actual": actual, "limit": e.limit, "op": e.op})
+            # metrics are summary.json's names, dotted into nested objects (latency_ms.p99)
+            actual = _get(entry.model_dump(by_alias=True), field)
+            rows.append(ExpectationRow(name=f"{e.metric}[{who}] {e.op} {e.limit:g}", passed=e.holds(actual),
+                                       actual=actual, limit=e.limit, op=e.op))
     return rows
 
 
-def write_summary(path: Path, summary: dict) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(summary, indent=2, default=str))
-    tmp.replace(path)
-
-
-def render_table(summary: dict) -> str:
+def render_table(summary: DrillSummary) -> str:
     """The end-of-drill summary as plain text."""
-    lines = [f"drill {summary['scenario']} with {summary['replicator']}: "
-             f"{'PASSED' if summary['passed'] else 'FAILED'} ({summary.get('duration_s', 0):.0f}s)"]
-    if summary.get("interrupted"):
+    lines = [f"drill {summary.scenario} with {summary.replicator}: "
+             f"{'PASSED' if summary.passed else 'FAILED'} ({summary.duration_s:.0f}s)"]
+    if summary.interrupted:
         lines.append("  interrupted: figures cover what was measured until then")
-    if summary.get("error"):
-        lines.append(f"  error: {summary['error']}")
+    if summary.error:
+        lines.append(f"  error: {summary.error}")
     head = f"  {'flow':<28}{'acked':>9}{'replicated':>11}{'lost':>7}{'dups':>7}{'reord':>7}{'corrupt':>8}{'unexp':>7}{'p50 ms':>8}{'p99 ms':>8}{'rec/s':>9}"
     lines.append(head)
-    for f in summary["flows"]:
-        lat = f.get("latency_ms") or {}
-        rate = f.get("throughput_records_s")
-        lines.append(f"  {f['name']:<28}{f['acked']:>9}{f['replicated']:>11}{f['lost']:>7}{f['duplicates']:>7}"
-                     f"{f['reordered']:>7}{f['corrupted']:>8}{f['unexpected']:>7}{_n(lat.get('p50')):>8}"
-                     f"{_n(lat.get('p99')):>8}{_n(rate):>9}")
-    if summary["failovers"]:
+    for f in summary.flows:
+        lines.append(f"  {f.name:<28}{f.acked:>9}{f.replicated:>11}{f.lost:>7}{f.duplicates:>7}"
+                     f"{f.reordered:>7}{f.corrupted:>8}{f.unexpected:>7}{_n(f.latency_ms.p50):>8}"
+                     f"{_n(f.latency_ms.p99):>8}{_n(f.throughput_records_s):>9}")
+    if summary.failovers:
         lines.append(f"  {'group (strategy, move)':<28}{'skipped':>9}{'reprocessed':>12}{'RTO s':>8}{'RPO recs':>10}")
-        for g in summary["failovers"]:
-            who = f"{g['group']} ({g['strategy']}, {g['primary']}->{g['dr']})"
-            lines.append(f"  {who:<28}{g['skipped']:>9}{g['reprocessed']:>12}"
-                         f"{_n(g.get('rto_s')):>8}{g['rpo_records']:>10}")
-    if summary.get("failbacks"):
+        for g in summary.failovers:
+            who = f"{g.group} ({g.strategy}, {g.primary}->{g.dr})"
+            lines.append(f"  {who:<28}{g.skipped:>9}{g.reprocessed:>12}{_n(g.rto_s):>8}{g.rpo_records:>10}")
+    if summary.failbacks:
         lines.append(f"  {'failback (copy back)':<28}{'topics':>9}{'records':>12}{'missing':>8}{'extra':>10}{'secs':>8}")
-        for b in summary["failbacks"]:
-            lines.append(f"  {b['name'] + (' converged' if b['converged'] else ' NOT converged'):<28}{b['topics']:>9}"
-                         f"{b['records']:>12}{_n(b['missing']):>8}{_n(b['extra']):>10}{_n(b['converge_s']):>8}")
-    for e in summary["expectations"]:
-        lines.append(f"  [{'ok' if e['passed'] else 'FAIL'}] {e['name']} (actual {_n(e['actual'])})")
+        for b in summary.failbacks:
+            lines.append(f"  {b.name + (' converged' if b.converged else ' NOT converged'):<28}{b.topics:>9}"
+                         f"{b.records:>12}{_n(b.missing):>8}{_n(b.extra):>10}{_n(b.converge_s):>8}")
+    for e in summary.expectations:
+        lines.append(f"  [{'ok' if e.passed else 'FAIL'}] {e.name} (actual {_n(e.actual)})")
     return "\n".join(lines)
 
 

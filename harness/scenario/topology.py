@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from harness.environment import TopologySpec
 from harness.kafka.cluster import ClusterSpec
 from harness.network.wan import LinkConditions
-from harness.replicators.base import FlowSpec
+from harness.replicators.setup import FlowSpec
 from harness.scenario.model import Scenario
 from replicator.filters import DEFAULT_TOPICS_EXCLUDE, TopicFilter
 from replicator.policy import policy_from_name

@@ -34,23 +34,55 @@ class YamlSyntaxError(ValueError):
         super().__init__(f"{file}:{line or '?'}: YAML syntax error: {message}")
 
 
-def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int]) -> Any:
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str) -> Any:
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
-        out = {}
+        out: dict = {}
+        merged: dict = {}
         for key_node, value_node in node.value:
+            if key_node.tag == MERGE_TAG:  # "<<: *base", as Compose files write it
+                merged.update(_merge_source(value_node, path, lines, file))
+                continue
             key = yaml.safe_load(yaml.serialize(key_node)) if not isinstance(key_node, yaml.ScalarNode) \
                 else _scalar(key_node)
-            lines[path + (key,)] = key_node.start_mark.line + 1
-            out[key] = _build(value_node, path + (key,), lines)
-        return out
+            line = key_node.start_mark.line + 1
+            if key in out:
+                # PyYAML keeps the last of a repeated key: a second "expectations:" would
+                # silently drop the first block's limits.
+                raise YamlSyntaxError(file, line, f"{_dotted(path + (key,))!r} is given twice (first on line "
+                                                  f"{lines[path + (key,)]}); keep one, or merge the two")
+            lines[path + (key,)] = line
+            out[key] = _build(value_node, path + (key,), lines, file)
+        # Keys written in the mapping itself win over merged ones, as YAML's merge key defines.
+        return {**merged, **out}
     if isinstance(node, yaml.SequenceNode):
-        return [_build(item, path + (i,), lines) for i, item in enumerate(node.value)]
+        return [_build(item, path + (i,), lines, file) for i, item in enumerate(node.value)]
     return _scalar(node)
 
 
+def _merge_source(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str) -> dict:
+    """The mapping(s) a merge key brings in; the first of several wins, as YAML's merge key defines."""
+    sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
+    out: dict = {}
+    for source in reversed(sources):
+        if not isinstance(source, yaml.MappingNode):
+            raise YamlSyntaxError(file, source.start_mark.line + 1,
+                                  "'<<' merges a mapping (or a list of mappings) into this one, e.g. '<<: *base'")
+        out.update(_build(source, path, lines, file))
+    return out
+
+
+def _dotted(path: Path_) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
 def _scalar(node: yaml.ScalarNode) -> Any:
-    return yaml.safe_load(yaml.serialize(node))
+    # The resolver has already tagged the node: construct the value from that tag. (Serializing
+    # the node and loading it again fails for an empty value such as "timeline:".)
+    return yaml.SafeLoader("").construct_object(node, deep=True)
 
 
 def load_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
@@ -61,9 +93,21 @@ def load_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
         mark = e.problem_mark or e.context_mark
         raise YamlSyntaxError(file, mark.line + 1 if mark else None, str(e.problem or e)) from None
     lines: dict[Path_, int] = {}
-    data = _build(node, (), lines) if node is not None else None
+    data = _build(node, (), lines, file) if node is not None else None
     return data, SourceMap(file, lines)
 
 
+def read_drill_text(path: Path) -> str:
+    """A drill file's text; YamlSyntaxError (line None) with one plain line for a folder or a binary file."""
+    path = Path(path)
+    if path.is_dir():
+        raise YamlSyntaxError(str(path), None, "this is a folder; give a drill file (e.g. scenarios/quickstart.yaml)")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise YamlSyntaxError(str(path), None, f"not a UTF-8 text file (byte {e.start} cannot be read); "
+                                               "a drill file is YAML text") from None
+
+
 def load_yaml_file(path: Path) -> tuple[Any, SourceMap]:
-    return load_yaml(Path(path).read_text(), str(path))
+    return load_yaml(read_drill_text(path), str(path))

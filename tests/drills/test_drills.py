@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.scenario.engine import Drill
+from harness.cli import run_drill
 from harness.scenario.summary import render_table
 from harness.scenario.validate import load_scenario
 from reports.allure_results import attach_to_pytest
@@ -16,10 +16,10 @@ def test_drill(drill_file, artifacts, tmp_path_factory, request):
     scenario = load_scenario(drill_file)
     replicator = request.config.getoption("--drill-replicator")
     out = tmp_path_factory.mktemp(f"drill-{drill_file.stem}")
-    result = Drill(scenario, drill_file, out, replicator=replicator, artifacts=artifacts).run()
+    result = run_drill(scenario, drill_file, out, replicator=replicator, artifacts=artifacts)
     if request.config.getoption("--alluredir", default=None):
         attach_to_pytest(out)  # the same plots, summary and logs `mirrordrill run` puts in its report
-    failed = [e["name"] for e in result.summary["expectations"] if not e["passed"]]
-    assert result.passed, (f"drill {scenario.name} failed: {failed or result.summary.get('error')}\n"
+    failed = [e.name for e in result.summary.expectations if not e.passed]
+    assert result.passed, (f"drill {scenario.name} failed: {failed or result.summary.error}\n"
                            f"{render_table(result.summary)}\nrun folder: {out}")
 

@@ -47,8 +47,9 @@ expectations:
 
 
 def tiny_run_dir(base: Path, artifacts) -> Path:
-    """The run folder of the tiny drill under ``base`` (run now unless an earlier call did)."""
-    from harness.scenario.engine import Drill
+    """The run folder of the tiny drill under ``base`` (run now unless an earlier call did), with
+    its Allure results written the way ``mirrordrill run`` writes them."""
+    from harness.cli import run_drill
     from harness.scenario.validate import load_scenario
     base.mkdir(parents=True, exist_ok=True)
     out = base / "tiny-report-run"
@@ -57,5 +58,5 @@ def tiny_run_dir(base: Path, artifacts) -> Path:
         if not (out / "summary.json").exists():
             scenario_file = base / "tiny-report.yaml"
             scenario_file.write_text(TINY_DRILL)
-            Drill(load_scenario(scenario_file), scenario_file, out, artifacts=artifacts).run()
+            run_drill(load_scenario(scenario_file), scenario_file, out, artifacts=artifacts)
     return out

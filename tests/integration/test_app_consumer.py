@@ -9,7 +9,7 @@ import pytest
 from confluent_kafka.admin import NewTopic
 
 from loadgen.app_consumer import AppConsumer, CommitPolicy, StartPosition, fetch_committed_offsets
-from loadgen.histories import read_processed_records
+from loadgen.histories.reader import read_processed_records
 from tests.integration.kafka_helpers import produce_enveloped
 from tests.integration.kafka_helpers import unique_topic as unique
 

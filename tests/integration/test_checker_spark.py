@@ -12,7 +12,13 @@ from harness.checker.figures import nearest_rank
 from harness.checker.model import PERCENTILES, CheckerInputError, FailoverInput, FlowInput
 from harness.checker.spark_io import load_history as spark_load_history
 from harness.checker.synthetic import COUNTS, FaultPlan, synthesize_failover, synthesize_flow
-from loadgen import histories as H
+from loadgen.histories.kinds import (ACKED_SENDS, LAG_SAMPLES, PROCESSED_RECORDS, TARGET_RECORDS,
+                                     TIMELINE_EVENTS, UNCERTAIN_SENDS, history_files, history_path)
+from loadgen.histories.reader import (load_history, read_acked_sends, read_processed_records,
+                                      read_target_records)
+from loadgen.histories.records import (AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
+                                       UncertainSend)
+from loadgen.histories.writer import HistoryWriter
 
 try:  # the fixture module sits beside this file; tests/ may or may not be a package
     from tests.integration.spark_fixtures import spark  # noqa: F401
@@ -36,8 +42,8 @@ FLOWS = [
 
 def _write(tmp_path, kind, rows, files=1, torn_tail: bytes | None = None):
     """Rows of one kind over several writer files; optionally tear the last file."""
-    paths = [H.history_path(tmp_path, kind, f"w{n}") for n in range(files)]
-    writers = [H.HistoryWriter(kind, p) for p in paths]
+    paths = [history_path(tmp_path, kind, f"w{n}") for n in range(files)]
+    writers = [HistoryWriter(kind, p) for p in paths]
     for n, row in enumerate(rows):
         writers[n % files].write(row)
     for w in writers:
@@ -50,9 +56,9 @@ def _write(tmp_path, kind, rows, files=1, torn_tail: bytes | None = None):
 
 def _python_flow(directory, flow: FlowInput) -> FlowInput:
     def rows(kind):
-        return H.load_history(kind, H.history_files(directory, kind)).rows
-    return FlowInput(flow.source, flow.target, flow.topic_map, rows(H.ACKED_SENDS),
-                     rows(H.TARGET_RECORDS), rows(H.UNCERTAIN_SENDS), rows(H.LAG_SAMPLES),
+        return load_history(kind, history_files(directory, kind)).rows
+    return FlowInput(flow.source, flow.target, flow.topic_map, rows(ACKED_SENDS),
+                     rows(TARGET_RECORDS), rows(UNCERTAIN_SENDS), rows(LAG_SAMPLES),
                      flow.timeline)
 
 
@@ -61,11 +67,11 @@ def test_spark_and_reference_agree_on_flows(spark, tmp_path, params):
     synthetic = synthesize_flow(**params)
     flow = synthetic.flow
     # The ledger is torn by a crashed producer: a tail that would even parse as a record.
-    _write(tmp_path, H.ACKED_SENDS, flow.acked, files=3,
+    _write(tmp_path, ACKED_SENDS, flow.acked, files=3,
            torn_tail=b"A,t0,0,99999,p0,99999,1,2,3,12")
-    _write(tmp_path, H.TARGET_RECORDS, flow.observed, files=2, torn_tail=b"B,A.t0,0,1")
-    _write(tmp_path, H.UNCERTAIN_SENDS, flow.uncertain)
-    _write(tmp_path, H.LAG_SAMPLES, flow.lag_samples, files=2)
+    _write(tmp_path, TARGET_RECORDS, flow.observed, files=2, torn_tail=b"B,A.t0,0,1")
+    _write(tmp_path, UNCERTAIN_SENDS, flow.uncertain)
+    _write(tmp_path, LAG_SAMPLES, flow.lag_samples, files=2)
 
     reference = check_flow(_python_flow(tmp_path, flow))
     assert reference == check_flow(flow)  # the files changed nothing
@@ -92,15 +98,15 @@ FAILOVERS = [
 def test_spark_and_reference_agree_on_failovers(spark, tmp_path, params):
     synthetic = synthesize_failover(**params)
     fo = synthetic.failover
-    _write(tmp_path, H.ACKED_SENDS, fo.acked, files=2)
-    _write(tmp_path, H.TARGET_RECORDS, fo.observed)
-    _write(tmp_path, H.PROCESSED_RECORDS, fo.processed, files=2, torn_tail=b"billing,B")
+    _write(tmp_path, ACKED_SENDS, fo.acked, files=2)
+    _write(tmp_path, TARGET_RECORDS, fo.observed)
+    _write(tmp_path, PROCESSED_RECORDS, fo.processed, files=2, torn_tail=b"billing,B")
 
-    processed = H.read_processed_records(H.history_files(tmp_path, H.PROCESSED_RECORDS))
+    processed = read_processed_records(history_files(tmp_path, PROCESSED_RECORDS))
     reference = check_failover(FailoverInput(
         fo.group, fo.strategy, fo.primary, fo.dr, fo.failure_ts_ms, fo.topic_map, processed,
-        H.read_acked_sends(H.history_files(tmp_path, H.ACKED_SENDS)),
-        H.read_target_records(H.history_files(tmp_path, H.TARGET_RECORDS)), fo.dr_topics))
+        read_acked_sends(history_files(tmp_path, ACKED_SENDS)),
+        read_target_records(history_files(tmp_path, TARGET_RECORDS)), fo.dr_topics))
     assert {k: getattr(reference, k) for k in synthetic.expected} == synthetic.expected
 
     inp = spark_checker.load_failover_input(spark, tmp_path, fo.group, fo.strategy,
@@ -129,9 +135,9 @@ def test_percentile_disc_is_nearest_rank(spark):
 
 def test_legacy_percentile_setting_is_refused(spark):
     flow = synthesize_flow(10, seed=1).flow
-    frame = spark.createDataFrame([], H.acked_send_schema())
+    frame = spark.createDataFrame([], ACKED_SENDS.spark_schema())
     inp = spark_checker.SparkFlowInput(flow.source, flow.target, flow.topic_map, frame,
-                                       spark.createDataFrame([], H.target_record_schema()))
+                                       spark.createDataFrame([], TARGET_RECORDS.spark_schema()))
     spark.conf.set("spark.sql.legacy.percentileDiscCalculation", "true")
     try:
         with pytest.raises(CheckerInputError, match="percentileDisc"):
@@ -141,15 +147,15 @@ def test_legacy_percentile_setting_is_refused(spark):
 
 
 KIND_ROWS = {
-    H.ACKED_SENDS: [H.AckedSend('dc "east", 1', "t", 0, 41, "p,1", 7, 1000, 1003, 120,
+    ACKED_SENDS: [AckedSend('dc "east", 1', "t", 0, 41, "p,1", 7, 1000, 1003, 120,
                                 4294967295)],
-    H.UNCERTAIN_SENDS: [H.UncertainSend("A", "t", "p", 8, 1004, 'said "no",\ntwice')],
-    H.TARGET_RECORDS: [H.TargetRecord("B", "A.t", 0, 12, "p", 7, 1100, True, 1),
-                       H.TargetRecord("B", "A.t", 0, 13, "p", 7, 1101, False, 2)],
-    H.PROCESSED_RECORDS: [H.ProcessedRecord("g", "B", "A.t", 0, 12, "p", 7, 1200)],
-    H.LAG_SAMPLES: [H.LagSample(1000, "A", "t", 0, 42)],
-    H.TIMELINE_EVENTS: [H.TimelineEvent("kill", "kill", 1, 2, "ok", 'pid 1, "9"'),
-                        H.TimelineEvent("failover", "failover", 3, None, "running", "x")],
+    UNCERTAIN_SENDS: [UncertainSend("A", "t", "p", 8, 1004, 'said "no",\ntwice')],
+    TARGET_RECORDS: [TargetRecord("B", "A.t", 0, 12, "p", 7, 1100, True, 1),
+                       TargetRecord("B", "A.t", 0, 13, "p", 7, 1101, False, 2)],
+    PROCESSED_RECORDS: [ProcessedRecord("g", "B", "A.t", 0, 12, "p", 7, 1200)],
+    LAG_SAMPLES: [LagSample(1000, "A", "t", 0, 42)],
+    TIMELINE_EVENTS: [TimelineEvent("kill", "kill", 1, 2, "ok", 'pid 1, "9"'),
+                        TimelineEvent("failover", "failover", 3, None, "running", "x")],
 }
 
 
@@ -159,7 +165,7 @@ def test_spark_reads_history_files_like_python(spark, tmp_path, kind):
     clean = _write(tmp_path / "clean", kind, rows, files=2)
     torn = _write(tmp_path / "torn", kind, rows, files=2, torn_tail=b"x,1,2")
     for paths in (clean, clean + torn):
-        python = H.load_history(kind, paths)
+        python = load_history(kind, paths)
         loaded = spark_load_history(spark, kind, paths)
         got = [kind.row_type(*r) for r in loaded.frame.collect()]
         assert sorted(got, key=repr) == sorted(python.rows, key=repr)
@@ -171,13 +177,13 @@ def test_spark_and_reference_agree_after_a_wipe(spark, tmp_path):
     """A failback wipes a cluster: its offsets restart at 0 (not reordering), and what it held
     before is not owed to a group that switches back onto it."""
     t0, wiped = 1_700_000_000_000, 1_700_000_030_000
-    acked = [H.AckedSend("A", "t", 0, i, "p", i, t0 + i, t0 + i, 100, i) for i in range(3)]
-    acked += [H.AckedSend("A", "t", 0, i, "q", i, wiped + 5000 + i, wiped + 5000 + i, 100, i) for i in range(2)]
-    observed = [H.TargetRecord("B", "A.t", 0, i, "p", i, t0 + 50, True, i) for i in range(3)]
-    observed += [H.TargetRecord("B", "A.t", 0, 3 + i, "q", i, wiped + 6000, True, i) for i in range(2)]
-    timeline = [H.TimelineEvent("wipe A", "wipe", wiped, wiped + 4000, "ok", "")]
-    _write(tmp_path, H.ACKED_SENDS, acked)
-    _write(tmp_path, H.TARGET_RECORDS, observed)
+    acked = [AckedSend("A", "t", 0, i, "p", i, t0 + i, t0 + i, 100, i) for i in range(3)]
+    acked += [AckedSend("A", "t", 0, i, "q", i, wiped + 5000 + i, wiped + 5000 + i, 100, i) for i in range(2)]
+    observed = [TargetRecord("B", "A.t", 0, i, "p", i, t0 + 50, True, i) for i in range(3)]
+    observed += [TargetRecord("B", "A.t", 0, 3 + i, "q", i, wiped + 6000, True, i) for i in range(2)]
+    timeline = [TimelineEvent("wipe A", "wipe", wiped, wiped + 4000, "ok", "")]
+    _write(tmp_path, ACKED_SENDS, acked)
+    _write(tmp_path, TARGET_RECORDS, observed)
     flow = FlowInput("A", "B", {"A.t": "t"}, acked, observed, timeline=timeline)
     reference = check_flow(flow)
     assert (reference.replicated, reference.reordered) == (5, 0)
@@ -186,8 +192,8 @@ def test_spark_and_reference_agree_after_a_wipe(spark, tmp_path):
     assert on_spark == reference
 
     # a switch back from B onto the rebuilt A: p's records were on A before the wipe
-    processed = [H.ProcessedRecord("g", "A", "t", 0, i, "q", i, wiped + 9000) for i in range(2)]
-    _write(tmp_path, H.PROCESSED_RECORDS, processed)
+    processed = [ProcessedRecord("g", "A", "t", 0, i, "q", i, wiped + 9000) for i in range(2)]
+    _write(tmp_path, PROCESSED_RECORDS, processed)
     fo = dict(group="g", strategy="translated", primary="B", dr="A", failure_ts_ms=wiped + 8000,
               topic_map={"B.t": "t"}, dr_topics=("t",), dr_since_ms=wiped)
     reference = check_failover(FailoverInput(processed=processed, acked=acked, observed=[], **fo))

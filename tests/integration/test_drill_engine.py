@@ -58,7 +58,7 @@ def test_planned_failover_writes_the_summary_contract(artifacts, tmp_path):
     result = Drill(scenario, path, tmp_path / "run", artifacts=artifacts).run()
 
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert summary == json.loads(json.dumps(result.summary, default=str))
+    assert summary == result.summary.to_json()
     assert summary["scenario"] == "tiny-planned-failover" and summary["replicator"] == "pyspark"
     assert summary["interrupted"] is False and summary["error"] is None, summary["error"]
 

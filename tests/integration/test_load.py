@@ -24,8 +24,8 @@ from primitives.process import ProcessError
 from tests.integration.kafka_helpers import produce_enveloped
 from tests.integration.kafka_helpers import unique_topic as unique
 from loadgen import envelope
-from loadgen.histories import (read_acked_sends, read_lag_samples, read_target_records,
-                               read_uncertain_sends)
+from loadgen.histories.reader import (read_acked_sends, read_lag_samples, read_target_records,
+                                      read_uncertain_sends)
 from loadgen.lag_sampler import LagSampler
 from loadgen.observer import Observer
 from loadgen.runner import LoadRunner

@@ -7,7 +7,7 @@ import time
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.replicators.base import FlowSpec, ReplicationSetup
+from harness.replicators.setup import FlowSpec, ReplicationSetup
 from harness.replicators.pyspark import PySparkReplicator
 from replicator.policy import PROVENANCE_HEADER
 

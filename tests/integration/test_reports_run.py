@@ -95,3 +95,22 @@ def test_history_id_is_stable_across_runs_of_the_same_drill(tiny_run):
     first = _results(write_allure_results(tiny_run))[0]
     second = _results(write_allure_results(tiny_run))[0]
     assert first["historyId"] == second["historyId"] and first["uuid"] != second["uuid"]
+
+
+def test_report_renders_from_saved_results_alone(tiny_run, tmp_path, capsys):
+    """The report reads the results the drill saved, never the histories or the scenario."""
+    from harness.cli import EXIT_OK, main
+    saved = tmp_path / "saved-only"
+    shutil.copytree(tiny_run, saved, ignore=shutil.ignore_patterns("allure-results", "report", "env"))
+    shutil.rmtree(saved / "histories")
+    (saved / "scenario.yaml").unlink()
+    assert main(["report", str(saved), "--history", str(tmp_path / "history.jsonl")]) == EXIT_OK, capsys.readouterr()
+    html = saved / "report" / "index.html"
+    assert html.is_file() and html.stat().st_size > 100_000
+    assert len(json.loads((saved / "report" / "test-results.json").read_text())["byId"]) == 1
+    (result,) = _results(saved / "allure-results")
+    pngs = [a for a in result["attachments"] if a["type"] == "image/png"]
+    assert len(pngs) == 4 and all((saved / "allure-results" / a["source"]).stat().st_size > 10_000 for a in pngs)
+    assert result["descriptionHtml"].count("data:image/png;base64,") == 4 and "lost=0" in result["descriptionHtml"]
+    names = {a["name"] for a in result["attachments"]}
+    assert {"summary", "summary.json"} <= names and "scenario.yaml" not in names

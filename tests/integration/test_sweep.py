@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.sweep import Sweep, SweepError, parse_params
+from harness.cli import SweepReports
+from harness.sweep.params import SweepError, parse_params
+from harness.sweep.run import Sweep
 from tests.conftest import processes_under
 
 pytestmark = pytest.mark.integration
@@ -44,7 +46,7 @@ def test_two_point_sweep_writes_table_plot_recommendation_and_resumes(artifacts,
     logs: list[str] = []
     params = parse_params(["num_streams=1,2"])
 
-    result = Sweep(drill, params, out, measure_ceiling=False, log=logs.append).run()
+    result = Sweep(drill, params, out, measure_ceiling=False, log=logs.append, reports=SweepReports()).run()
 
     rows = [json.loads(line) for line in (out / "sweep.jsonl").read_text().splitlines()]
     points = [r for r in rows if "params" in r]
@@ -79,7 +81,7 @@ def test_two_point_sweep_writes_table_plot_recommendation_and_resumes(artifacts,
     summaries = {d: (d / "summary.json").stat().st_mtime for d in result.run_dirs}
     logs.clear()
     t0 = time.monotonic()
-    again = Sweep(drill, params, out, measure_ceiling=False, log=logs.append).run()
+    again = Sweep(drill, params, out, measure_ceiling=False, log=logs.append, reports=SweepReports()).run()
     assert time.monotonic() - t0 < 30
     assert sum(": already measured (" in m for m in logs) == 2
     assert [p.capacity for p in again.points] == [p.capacity for p in result.points]
@@ -89,4 +91,4 @@ def test_two_point_sweep_writes_table_plot_recommendation_and_resumes(artifacts,
     # ...and refuses to mix in points of a drill that changed since.
     drill.write_text(TINY_SWEEP_DRILL.replace("rate: 300", "rate: 400"))
     with pytest.raises(SweepError, match="another version of the drill"):
-        Sweep(drill, params, out, measure_ceiling=False, log=logs.append).run()
+        Sweep(drill, params, out, measure_ceiling=False, log=logs.append, reports=SweepReports()).run()

@@ -6,7 +6,7 @@ import pytest
 
 from harness.bench.replication import (DEFAULT_REPLICATORS, BenchResult, LoadMark, after_boundaries,
                                        backlog_rate, parse_args, parse_replicators, render_table)
-from loadgen.histories import TargetRecord
+from loadgen.histories.records import TargetRecord
 
 
 def test_parse_replicators_keeps_order_and_rejects_unknown_and_repeats():

@@ -3,8 +3,8 @@
 import threading
 from types import SimpleNamespace
 
+from harness.results import FailbackSummary
 from harness.scenario import failback, failover
-from harness.scenario.context import FailbackRecord
 from harness.scenario.failback import _difference
 from harness.scenario.summary import evaluate
 from harness.scenario.validate import parse_scenario
@@ -38,23 +38,18 @@ expectations:
 
 def test_failback_expectations_are_judged_on_the_failback_figures():
     s = parse_scenario(SCENARIO, "t.yaml")
-    rows = evaluate(s, [], [], [{"name": "dr->primary", "missing": 0, "converge_s": 75.0}])
-    assert [(r["name"], r["passed"], r["actual"]) for r in rows] == [
+    failback = FailbackSummary.model_validate({"from": "dr", "to": "primary", "name": "dr->primary", "converged": True,
+                                               "topics": 1, "records": 10, "missing": 0, "extra": 0,
+                                               "converge_s": 75.0})
+    rows = evaluate(s, [], [], [failback])
+    assert [(r.name, r.passed, r.actual) for r in rows] == [
         ("failback.missing[dr->primary] == 0", True, 0),
         ("failback.converge_s[dr->primary] <= 60", False, 75.0)]
 
 
 def test_a_failback_that_never_ran_fails_its_expectations():
     rows = evaluate(parse_scenario(SCENARIO, "t.yaml"), [], [], [])
-    assert rows and not any(r["passed"] for r in rows)
-
-
-def test_a_failback_record_keeps_the_summary_fields_and_names_the_pair_new_to_old():
-    record = FailbackRecord(source="dr", target="primary", converged=True, topics=2, records=10, missing=0, extra=0,
-                            converge_s=4.5)
-    assert record.summary() == {"from": "dr", "to": "primary", "name": "dr->primary", "converged": True, "topics": 2,
-                                "records": 10, "missing": 0, "extra": 0, "converge_s": 4.5}
-    assert FailbackRecord(source="dr", target="primary").summary()["missing"] is None  # never compared
+    assert rows and not any(r.passed for r in rows)
 
 
 def test_wait_converged_compares_a_snapshot_of_the_new_primary_with_the_rebuilt_one(monkeypatch):
@@ -64,6 +59,7 @@ def test_wait_converged_compares_a_snapshot_of_the_new_primary_with_the_rebuilt_
     monkeypatch.setattr(failback, "_read", lambda bootstrap, topics, side: sides[bootstrap])
     env = SimpleNamespace(cluster=lambda name: SimpleNamespace(bootstrap=f"{name}:9092"))
     ctx = SimpleNamespace(env=env, stop_requested=threading.Event(), log=print)
-    record = failback.wait_converged(ctx, "new", "old", [], timeout_s=30, started_ms=failback.now_ms())
-    assert (record.name, record.converged, record.topics, record.records, record.missing, record.extra) == (
-        "new->old", True, 1, 2, 0, 0)
+    result = failback.wait_converged(ctx, "new", "old", [], timeout_s=30, started_ms=failback.now_ms())
+    assert result.model_dump(by_alias=True) == {"from": "new", "to": "old", "name": "new->old", "converged": True,
+                                                "topics": 1, "records": 2, "missing": 0, "extra": 0,
+                                                "converge_s": result.converge_s}

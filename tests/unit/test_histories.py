@@ -6,9 +6,16 @@ import threading
 
 import pytest
 
-from loadgen import histories as H
-from loadgen.histories import (AckedSend, LagSample, ProcessedRecord, TargetRecord,
-                               TimelineEvent, UncertainSend)
+from loadgen.histories.kinds import (ACKED_SENDS, KINDS, LAG_SAMPLES, PROCESSED_RECORDS, TARGET_RECORDS,
+                                     TIMELINE_EVENTS, UNCERTAIN_SENDS, history_files, history_path)
+from loadgen.histories.reader import (HistoryFormatError, TornLine, load_history, read_acked_sends,
+                                      read_lag_samples, read_processed_records, read_target_records,
+                                      read_timeline_events, read_uncertain_sends, valid_prefix_length)
+from loadgen.histories.records import (ACKED_SEND_FIELDS, LAG_SAMPLE_FIELDS, PROCESSED_RECORD_FIELDS,
+                                       TARGET_RECORD_FIELDS, TIMELINE_EVENT_FIELDS, UNCERTAIN_SEND_FIELDS,
+                                       AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
+                                       UncertainSend)
+from loadgen.histories.writer import HistoryWriter, TornHistoryError
 
 ACKED = [AckedSend("A", "orders", 0, 41, "p-1", 7, 1000, 1003, 120, 4294967295),
          AckedSend("A", "orders", 2, 0, "p-2", 0, 1001, 1010, 1, 0)]
@@ -23,28 +30,28 @@ TIMELINE = [TimelineEvent("kill broker 1", "kill", 1000, 2000, "ok", "pid 123, s
             TimelineEvent("failover", "failover", 3000, None, "running", 'step "drain"')]
 
 CASES = [
-    (H.AckedSendWriter, H.read_acked_sends, ACKED),
-    (H.UncertainSendWriter, H.read_uncertain_sends, UNCERTAIN),
-    (H.TargetRecordWriter, H.read_target_records, TARGET),
-    (H.ProcessedRecordWriter, H.read_processed_records, PROCESSED),
-    (H.LagSampleWriter, H.read_lag_samples, LAG),
-    (H.TimelineEventWriter, H.read_timeline_events, TIMELINE),
+    (ACKED_SENDS, read_acked_sends, ACKED),
+    (UNCERTAIN_SENDS, read_uncertain_sends, UNCERTAIN),
+    (TARGET_RECORDS, read_target_records, TARGET),
+    (PROCESSED_RECORDS, read_processed_records, PROCESSED),
+    (LAG_SAMPLES, read_lag_samples, LAG),
+    (TIMELINE_EVENTS, read_timeline_events, TIMELINE),
 ]
 
 
 def test_fields_are_the_documented_contract():
-    assert H.ACKED_SEND_FIELDS == ("cluster", "topic", "partition", "offset", "producer_id",
-                                   "seq", "send_ts_ms", "ack_ts_ms", "size_bytes", "checksum")
-    assert H.UNCERTAIN_SEND_FIELDS == ("cluster", "topic", "producer_id", "seq",
-                                       "send_ts_ms", "error")
-    assert H.TARGET_RECORD_FIELDS == ("cluster", "topic", "partition", "offset",
-                                      "producer_id", "seq", "seen_ts_ms", "checksum_ok",
-                                      "checksum")
-    assert H.PROCESSED_RECORD_FIELDS == ("group", "cluster", "topic", "partition", "offset",
-                                         "producer_id", "seq", "processed_ts_ms")
-    assert H.LAG_SAMPLE_FIELDS == ("ts_ms", "cluster", "topic", "partition", "end_offset")
-    assert H.TIMELINE_EVENT_FIELDS == ("name", "kind", "start_ts_ms", "end_ts_ms",
-                                       "outcome", "detail")
+    assert ACKED_SEND_FIELDS == ("cluster", "topic", "partition", "offset", "producer_id",
+                                 "seq", "send_ts_ms", "ack_ts_ms", "size_bytes", "checksum")
+    assert UNCERTAIN_SEND_FIELDS == ("cluster", "topic", "producer_id", "seq",
+                                     "send_ts_ms", "error")
+    assert TARGET_RECORD_FIELDS == ("cluster", "topic", "partition", "offset",
+                                    "producer_id", "seq", "seen_ts_ms", "checksum_ok",
+                                    "checksum")
+    assert PROCESSED_RECORD_FIELDS == ("group", "cluster", "topic", "partition", "offset",
+                                       "producer_id", "seq", "processed_ts_ms")
+    assert LAG_SAMPLE_FIELDS == ("ts_ms", "cluster", "topic", "partition", "end_offset")
+    assert TIMELINE_EVENT_FIELDS == ("name", "kind", "start_ts_ms", "end_ts_ms",
+                                     "outcome", "detail")
 
 
 def test_rows_are_frozen_and_slotted():
@@ -53,10 +60,10 @@ def test_rows_are_frozen_and_slotted():
     assert not hasattr(ACKED[0], "__dict__")
 
 
-@pytest.mark.parametrize("writer_cls,reader,rows", CASES, ids=lambda c: getattr(c, "__name__", ""))
-def test_round_trip(tmp_path, writer_cls, reader, rows):
+@pytest.mark.parametrize("kind,reader,rows", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_round_trip(tmp_path, kind, reader, rows):
     path = tmp_path / "h.csv"
-    with writer_cls(path) as w:
+    with HistoryWriter(kind, path) as w:
         w.write(rows[0])
         w.write_many(rows[1:])
     assert reader([path]) == rows
@@ -66,11 +73,11 @@ def test_round_trip(tmp_path, writer_cls, reader, rows):
 
 def test_exact_text_format(tmp_path):
     path = tmp_path / "t.csv"
-    with H.TargetRecordWriter(path) as w:
+    with HistoryWriter(TARGET_RECORDS, path) as w:
         w.write(TARGET[0])
     assert path.read_text() == "B,A.orders,0,12,p-1,7,1100,true,4294967295\n"
     path = tmp_path / "e.csv"
-    with H.TimelineEventWriter(path) as w:
+    with HistoryWriter(TIMELINE_EVENTS, path) as w:
         w.write_many(TIMELINE)
     assert path.read_text() == ('kill broker 1,kill,1000,2000,ok,"pid 123, signal 9"\n'
                                 'failover,failover,3000,,running,"step ""drain"""\n')
@@ -78,28 +85,28 @@ def test_exact_text_format(tmp_path):
 
 def test_line_breaks_in_free_text_stay_on_one_line(tmp_path):
     path = tmp_path / "u.csv"
-    with H.UncertainSendWriter(path) as w:
+    with HistoryWriter(UNCERTAIN_SENDS, path) as w:
         w.write(UncertainSend("A", "t", "p", 1, 5, "first\nsecond\r\nthird\rfourth"))
     assert path.read_text().count("\n") == 1
-    assert H.read_uncertain_sends(path)[0].error == "first\\nsecond\\nthird\\nfourth"
+    assert read_uncertain_sends(path)[0].error == "first\\nsecond\\nthird\\nfourth"
 
 
 def test_identifiers_that_need_quotes_round_trip(tmp_path):
     row = AckedSend('dc "east", 1', "t", 0, 0, "p,q", 1, 1, 2, 3, 4)
     path = tmp_path / "a.csv"
-    with H.AckedSendWriter(path) as w:
+    with HistoryWriter(ACKED_SENDS, path) as w:
         w.write(row)
-    assert H.read_acked_sends(path) == [row]
+    assert read_acked_sends(path) == [row]
 
 
 def test_identifier_with_line_break_is_refused(tmp_path):
-    with H.AckedSendWriter(tmp_path / "a.csv") as w:
+    with HistoryWriter(ACKED_SENDS, tmp_path / "a.csv") as w:
         with pytest.raises(ValueError, match="line break"):
             w.write(AckedSend("A", "t\n", 0, 0, "p", 1, 1, 2, 3, 4))
 
 
 def test_wrong_types_are_refused(tmp_path):
-    with H.TargetRecordWriter(tmp_path / "t.csv") as w:
+    with HistoryWriter(TARGET_RECORDS, tmp_path / "t.csv") as w:
         with pytest.raises(TypeError):
             w.write(TargetRecord("B", "t", 0, 0, "p", 1, 1, 1, 4))  # type: ignore[arg-type]
         with pytest.raises(ValueError):
@@ -108,15 +115,15 @@ def test_wrong_types_are_refused(tmp_path):
 
 def test_buffered_until_flush_and_flush_writes_whole_lines(tmp_path):
     path = tmp_path / "a.csv"
-    w = H.AckedSendWriter(path)
+    w = HistoryWriter(ACKED_SENDS, path)
     w.write(ACKED[0])
     assert path.read_bytes() == b""
     w.flush()
-    assert H.read_acked_sends(path) == ACKED[:1]
+    assert read_acked_sends(path) == ACKED[:1]
     w.write(ACKED[1])
-    assert H.read_acked_sends(path) == ACKED[:1]
+    assert read_acked_sends(path) == ACKED[:1]
     w.close()
-    assert H.read_acked_sends(path) == ACKED
+    assert read_acked_sends(path) == ACKED
     w.close()  # idempotent
     with pytest.raises(ValueError, match="closed"):
         w.write(ACKED[0])
@@ -124,19 +131,19 @@ def test_buffered_until_flush_and_flush_writes_whole_lines(tmp_path):
 
 def test_full_buffer_is_handed_over_in_whole_lines(tmp_path):
     path = tmp_path / "a.csv"
-    with H.AckedSendWriter(path, buffer_bytes=100) as w:
+    with HistoryWriter(ACKED_SENDS, path, buffer_bytes=100) as w:
         for i in range(50):
             w.write(AckedSend("A", "t", 0, i, "p", i, i, i, 1, i))
             data = path.read_bytes()
             assert data == b"" or data.endswith(b"\n")
-        assert len(H.read_acked_sends(path)) >= 45
+        assert len(read_acked_sends(path)) >= 45
         assert w.rows_written == 50
-    assert len(H.read_acked_sends(path)) == 50
+    assert len(read_acked_sends(path)) == 50
 
 
 def test_threads_never_interleave_lines(tmp_path):
     path = tmp_path / "a.csv"
-    with H.AckedSendWriter(path, buffer_bytes=512) as w:
+    with HistoryWriter(ACKED_SENDS, path, buffer_bytes=512) as w:
         def produce(producer):
             for i in range(2000):
                 w.write(AckedSend("A", "t", 0, i, producer, i, i, i, 1, i))
@@ -145,38 +152,38 @@ def test_threads_never_interleave_lines(tmp_path):
             t.start()
         for t in threads:
             t.join()
-    rows = H.read_acked_sends(path)
+    rows = read_acked_sends(path)
     assert sorted((r.producer_id, r.seq) for r in rows) == sorted(
         (f"p{n}", i) for n in range(4) for i in range(2000))
 
 
 def test_appends_to_an_existing_file(tmp_path):
     path = tmp_path / "a.csv"
-    with H.AckedSendWriter(path) as w:
+    with HistoryWriter(ACKED_SENDS, path) as w:
         w.write(ACKED[0])
-    with H.AckedSendWriter(path) as w:
+    with HistoryWriter(ACKED_SENDS, path) as w:
         w.write(ACKED[1])
-    assert H.read_acked_sends(path) == ACKED
+    assert read_acked_sends(path) == ACKED
 
 
 @pytest.mark.parametrize("tail", [b"A,orders,1,5", b"A,orders,1,5,p-3,2,1,2,3,12", b"A"])
 def test_torn_last_line_is_skipped_and_counted(tmp_path, tail):
     path = tmp_path / "a.csv"
-    with H.AckedSendWriter(path) as w:
+    with HistoryWriter(ACKED_SENDS, path) as w:
         w.write_many(ACKED)
     with open(path, "ab") as f:
         f.write(tail)  # a crash mid-write; the second tail even parses as a record
-    read = H.load_history(H.ACKED_SENDS, [path])
+    read = load_history(ACKED_SENDS, [path])
     assert read.rows == ACKED
     assert read.truncated == 1
-    assert read.torn == (H.TornLine(str(path), 3, tail.decode()),)
-    assert H.read_acked_sends(path) == ACKED
+    assert read.torn == (TornLine(str(path), 3, tail.decode()),)
+    assert read_acked_sends(path) == ACKED
 
 
 def test_torn_file_without_any_complete_line(tmp_path):
     path = tmp_path / "a.csv"
     path.write_bytes(b"A,orders,0")
-    read = H.load_history(H.ACKED_SENDS, path)
+    read = load_history(ACKED_SENDS, path)
     assert read.rows == [] and read.truncated == 1
 
 
@@ -184,18 +191,18 @@ def test_many_files_and_empty_files(tmp_path):
     paths = []
     for n, row in enumerate(ACKED):
         paths.append(tmp_path / f"a{n}.csv")
-        with H.AckedSendWriter(paths[-1]) as w:
+        with HistoryWriter(ACKED_SENDS, paths[-1]) as w:
             w.write(row)
     (tmp_path / "empty.csv").write_bytes(b"")
     paths.append(tmp_path / "empty.csv")
-    assert H.read_acked_sends(paths) == ACKED
+    assert read_acked_sends(paths) == ACKED
 
 
 def test_appending_after_a_torn_record_is_refused(tmp_path):
     path = tmp_path / "a.csv"
     path.write_bytes(b"A,orders,0,1,p,1,1,2,3,4\nA,ord")
-    with pytest.raises(H.TornHistoryError, match="torn"):
-        H.AckedSendWriter(path)
+    with pytest.raises(TornHistoryError, match="torn"):
+        HistoryWriter(ACKED_SENDS, path)
     assert path.read_bytes() == b"A,orders,0,1,p,1,1,2,3,4\nA,ord"  # evidence untouched
 
 
@@ -208,48 +215,48 @@ def test_appending_after_a_torn_record_is_refused(tmp_path):
 def test_a_bad_complete_line_is_an_error_not_a_skip(tmp_path, line):
     path = tmp_path / "a.csv"
     path.write_text(f"A,orders,0,1,p,1,1,2,3,4\n{line}\nA,orders,0,2,p,2,1,2,3,4\n")
-    with pytest.raises(H.HistoryFormatError, match=r"a\.csv:2"):
-        H.read_acked_sends(path)
+    with pytest.raises(HistoryFormatError, match=r"a\.csv:2"):
+        read_acked_sends(path)
 
 
 def test_bad_boolean_is_an_error(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("B,t,0,1,p,1,5,True,4\n")
-    with pytest.raises(H.HistoryFormatError):
-        H.read_target_records(path)
+    with pytest.raises(HistoryFormatError):
+        read_target_records(path)
 
 
 def test_history_paths(tmp_path):
-    a = H.history_path(tmp_path, H.ACKED_SENDS, "loadgen-1")
-    b = H.history_path(tmp_path, "acked", "loadgen-2")
+    a = history_path(tmp_path, ACKED_SENDS, "loadgen-1")
+    b = history_path(tmp_path, "acked", "loadgen-2")
     assert a.name == "acked.loadgen-1.csv"
-    for p in (b, a, H.history_path(tmp_path, H.TARGET_RECORDS, "observer")):
+    for p in (b, a, history_path(tmp_path, TARGET_RECORDS, "observer")):
         p.write_text("")
-    assert H.history_files(tmp_path, H.ACKED_SENDS) == [a, b]
-    assert H.history_path(tmp_path, "lag").name.startswith("lag.")
+    assert history_files(tmp_path, ACKED_SENDS) == [a, b]
+    assert history_path(tmp_path, "lag").name.startswith("lag.")
     with pytest.raises(ValueError):
-        H.history_path(tmp_path, "lag", "../x")
+        history_path(tmp_path, "lag", "../x")
 
 
 def test_valid_prefix_length(tmp_path):
     path = tmp_path / "x.csv"
     path.write_bytes(b"")
-    assert H.valid_prefix_length(path) == (0, 0)
+    assert valid_prefix_length(path) == (0, 0)
     path.write_bytes(b"a\nbb\nc")
-    assert H.valid_prefix_length(path) == (5, 6)
+    assert valid_prefix_length(path) == (5, 6)
     path.write_bytes(b"a\n" + b"x" * 200_000)
-    assert H.valid_prefix_length(path) == (2, 200_002)
+    assert valid_prefix_length(path) == (2, 200_002)
 
 
 def test_spark_schemas_match_fields():
     from pyspark.sql import types as T
 
-    for kind in H.KINDS.values():
+    for kind in KINDS.values():
         schema = kind.spark_schema()
         assert tuple(schema.fieldNames()) == kind.fields
-    assert H.acked_send_schema()["checksum"].dataType == T.LongType()
-    assert H.acked_send_schema()["partition"].dataType == T.IntegerType()
-    assert H.target_record_schema()["checksum_ok"].dataType == T.BooleanType()
-    assert H.timeline_event_schema()["end_ts_ms"].dataType == T.LongType()
-    for fn in (H.uncertain_send_schema, H.processed_record_schema, H.lag_sample_schema):
-        assert isinstance(fn(), T.StructType)
+    assert ACKED_SENDS.spark_schema()["checksum"].dataType == T.LongType()
+    assert ACKED_SENDS.spark_schema()["partition"].dataType == T.IntegerType()
+    assert TARGET_RECORDS.spark_schema()["checksum_ok"].dataType == T.BooleanType()
+    assert TIMELINE_EVENTS.spark_schema()["end_ts_ms"].dataType == T.LongType()
+    for kind in (UNCERTAIN_SENDS, PROCESSED_RECORDS, LAG_SAMPLES):
+        assert isinstance(kind.spark_schema(), T.StructType)

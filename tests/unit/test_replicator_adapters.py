@@ -29,7 +29,8 @@ from primitives.redaction import redact_argv, redact_properties
 from harness.replicators.command import CommandTemplate, CommandTemplateError, PLACEHOLDERS, parse_translation
 from harness.replicators.mirrormaker2 import plan_nodes
 from replicator.mm2_format import Checkpoint, Heartbeat
-from replicator.config import parse_mm2_properties, read_properties
+from replicator.config.properties_reader import parse_mm2_properties
+from replicator.config.properties_syntax import read_properties
 
 JARS = [Path("/jars/connect-mirror.jar"), Path("/jars/kafka-clients.jar")]
 
@@ -234,6 +235,19 @@ def test_separator_must_not_occur_in_cluster_names(tmp_path):
     env = environment(tmp_path, names=("us-east", "us-west"))
     with pytest.raises(SetupError, match="contains the separator '-'"):
         ReplicationSetup(env, [FlowSpec("us-east", "us-west")], separator="-")
+
+
+def test_setup_settings_reach_the_config_unchanged(tmp_path):
+    # The setup writes its settings with the replicator's own properties escaping, so any
+    # value survives the trip through the MM2 properties loader.
+    value = "#lead\\tab\there # not a comment\nnext line é"
+    setup = ReplicationSetup(environment(tmp_path), [FlowSpec("east", "west", settings={"consumer.client.id": value})])
+    assert setup.flow_config(setup.flows[0]).consumer["client.id"] == value
+
+
+def test_flow_ends_are_checked_by_the_replicators_rule():
+    with pytest.raises(SetupError, match=r"invalid cluster alias 'no way'"):
+        FlowSpec("no way", "west")
 
 
 def test_topics_regex_joins_like_mm2():

@@ -1,7 +1,7 @@
-"""How much one load process can produce: ``python -m loadgen.bench``.
+"""How much one load process can produce: ``python -m harness.bench.load``.
 
 Starts a one-broker cluster with ``harness.environment.Environment``, then
-1. measures the ledger writer alone (AckedSendWriter rows/s, flushed per batch as the
+1. measures the ledger writer alone (HistoryWriter(ACKED_SENDS) rows/s, flushed per batch as the
    producer does);
 2. runs one load process unthrottled to find its ceiling, then at a fraction of that
    ceiling to check it holds: the highest rate held within 5 % is the max sustained rate.
@@ -11,7 +11,6 @@ Figures depend on the machine and on what else runs on it (the broker shares the
 from __future__ import annotations
 
 import argparse
-import resource
 import shutil
 import sys
 import tempfile
@@ -22,16 +21,19 @@ from confluent_kafka.admin import NewTopic
 
 from harness.environment import Environment, TopologySpec
 from harness.kafka.cluster import ClusterSpec
-from loadgen.histories import AckedSend, AckedSendWriter
+from loadgen.histories.kinds import ACKED_SENDS
+from loadgen.histories.records import AckedSend
+from loadgen.histories.writer import HistoryWriter
 from loadgen.runner import LoadRunner
 from loadgen.spec import LoadSpec, LoadStats
+from primitives.cpu import waited_children_cpu_seconds
 
 UNTHROTTLED = 1_000_000.0
 
 
 def ledger_rate(path: Path, rows: int = 200_000, batch: int = 500) -> float:
-    """Rows/s through AckedSendWriter, flushed to the OS every ``batch`` rows."""
-    writer = AckedSendWriter(path)
+    """Rows/s through HistoryWriter(ACKED_SENDS), flushed to the OS every ``batch`` rows."""
+    writer = HistoryWriter(ACKED_SENDS, path)
     started = time.perf_counter()
     for i in range(rows):
         writer.write(AckedSend("bench", "bench-topic", i % 6, i, "load-0a1b2c3d-u0", i,
@@ -42,11 +44,6 @@ def ledger_rate(path: Path, rows: int = 200_000, batch: int = 500) -> float:
     return rows / (time.perf_counter() - started)
 
 
-def children_cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def run_load(bootstrap: str, topic: str, workdir: Path, rate: float, args) -> tuple[LoadStats, float]:
     """One load process for ``args.seconds``; its stats and the CPU seconds it used."""
     spec = LoadSpec(cluster="bench", bootstrap_servers=bootstrap, topics=[topic], rate=rate,
@@ -54,7 +51,7 @@ def run_load(bootstrap: str, topic: str, workdir: Path, rate: float, args) -> tu
                     record_size={"fixed": args.size}, output_dir="histories",
                     flush_timeout_s=30, producer=dict(kv.split("=", 1) for kv in args.producer))
     runner = LoadRunner(spec, workdir, name=f"bench-{int(rate)}")
-    cpu0 = children_cpu_s()
+    cpu0 = waited_children_cpu_seconds()
     try:
         runner.start()
         code = runner.wait(args.seconds + 90)
@@ -62,7 +59,7 @@ def run_load(bootstrap: str, topic: str, workdir: Path, rate: float, args) -> tu
             raise SystemExit(f"load process failed (exit {code}); see {runner.log_path}")
     finally:
         runner.stop()
-    return runner.stats(), children_cpu_s() - cpu0
+    return runner.stats(), waited_children_cpu_seconds() - cpu0
 
 
 def describe(label: str, s: LoadStats, cpu_s: float) -> str:
@@ -73,7 +70,7 @@ def describe(label: str, s: LoadStats, cpu_s: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m loadgen.bench", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m harness.bench.load", description=__doc__.splitlines()[0])
     p.add_argument("--size", type=int, default=1024, help="record value bytes (default 1024)")
     p.add_argument("--seconds", type=float, default=8.0, help="length of each load run")
     p.add_argument("--users", type=int, default=1, help="Locust users in the load process")
@@ -86,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="mirrordrill-bench-"))
     try:
         rows_s = ledger_rate(workdir / "ledger-bench.csv")
-        print(f"ledger writer (AckedSendWriter, flush every 500 rows): {rows_s:,.0f} rows/s")
+        print(f"ledger writer (HistoryWriter(ACKED_SENDS), flush every 500 rows): {rows_s:,.0f} rows/s")
         spec = TopologySpec(clusters=(ClusterSpec("bench"),))
         with Environment(spec, workdir / "env", log=lambda m: print(f"  {m}")) as env:
             cluster = env.cluster("bench")

@@ -1,0 +1,109 @@
+"""The replicator interface the scenario engine drives, whatever the replicator is.
+
+A drill describes *what* to replicate once (``ReplicationSetup``); an adapter (``Replicator``)
+decides *how* — our PySpark replicator, Apache MirrorMaker 2, or a user's own command — and
+exposes the same lifecycle (start, stop, kill, pause, restart), measurements and offset
+translation.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar
+
+from harness.replicators.errors import UnsupportedOperation
+from harness.replicators.measurements import ReplicatorMetrics
+from harness.replicators.setup import ReplicationSetup
+
+DEFAULT_STOP_GRACE_S = 30.0
+
+
+class Replicator(ABC):
+    """What the scenario engine drives: one replicator (of any kind) for one setup."""
+
+    kind: ClassVar[str]
+
+    def __init__(self, setup: ReplicationSetup) -> None:
+        self.setup = setup
+
+    # --- lifecycle --------------------------------------------------------------------
+    @abstractmethod
+    def start(self, timeout_s: float | None = None) -> None:
+        """Start every process and return once the replicator is ready (ReplicatorNotReady if not)."""
+
+    @abstractmethod
+    def stop(self, grace_s: float = DEFAULT_STOP_GRACE_S) -> None:
+        """SIGTERM, then SIGKILL whatever is still running after ``grace_s``."""
+
+    @abstractmethod
+    def kill(self) -> None:
+        """SIGKILL: a crash, with no chance to flush or commit."""
+
+    @abstractmethod
+    def pause(self) -> None:
+        """SIGSTOP: frozen (a long GC pause, a stalled VM), distinct from a crash."""
+
+    @abstractmethod
+    def resume(self) -> None:
+        """SIGCONT after ``pause``."""
+
+    def restart(self, grace_s: float = DEFAULT_STOP_GRACE_S, hard: bool = False, timeout_s: float | None = None) -> None:
+        """Stop (or kill, when ``hard``) and start again; returns when ready."""
+        if hard:
+            self.kill()
+        else:
+            self.stop(grace_s)
+        self.start(timeout_s)
+
+    @property
+    @abstractmethod
+    def running(self) -> bool:
+        """True while every process of the replicator is alive (paused counts as alive)."""
+
+    # --- observation ------------------------------------------------------------------
+    @abstractmethod
+    def metrics(self) -> ReplicatorMetrics | None:
+        """Per topic-partition rates, lag and latency where the replicator can tell."""
+
+    def count_target_from_now(self) -> None:
+        """Lag counts only what targets receive from now on (see OffsetLagProbe.count_target_from_now)."""
+        raise UnsupportedOperation(f"{type(self).__name__} cannot rebase its lag measurement")
+
+    def forget_source_positions(self, source: str) -> None:
+        """``source`` was wiped: positions kept from before would point into a log that restarted
+        at offset 0. Called before start; a replicator keeping positions only in its own (fresh)
+        working folder has nothing to forget."""
+
+    @abstractmethod
+    def translate_offsets(self, group: str, source: str, target: str, *,
+                          source_lost: bool = False) -> dict[tuple[str, int], int]:
+        """Target-cluster offsets ``{(remote_topic, partition): offset}`` for ``group``'s source commits.
+
+        ``source_lost``: the source has been declared lost (an unplanned failover), so an
+        adapter that could ask it for the group's commits goes straight to what the target holds.
+        """
+
+    def remote_topic(self, source_cluster: str, topic: str) -> str:
+        """Name ``topic`` of ``source_cluster`` gets on a target cluster."""
+        return self.setup.remote_topic(source_cluster, topic)
+
+    @abstractmethod
+    def log_paths(self) -> dict[str, Path]:
+        """Every log file this replicator writes, by process name."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """Configuration as rendered (secrets redacted) and where things are, for reports."""
+
+    # --- context manager: a drill's ``with`` block stops the replicator on every exit path
+    def __enter__(self) -> "Replicator":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

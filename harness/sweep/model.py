@@ -1,0 +1,95 @@
+"""What a sweep saves in ``sweep.jsonl``: the swept parameters, one point per drill, the ceiling.
+
+Plain data with no import of the rest of the harness, so whatever reads a sweep's saved output
+can read it from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+MIN_SATURATED_S = 5  # fewer saturated seconds than this measure start-up, not a rate
+
+
+@dataclass(frozen=True)
+class SweepParam:
+    key: str
+    values: tuple[Any, ...]
+
+
+@dataclass
+class SweepPoint:
+    """What one drill at one combination measured."""
+
+    params: dict
+    run_dir: str
+    passed: bool
+    replicated_records_s: float | None   # the checker's: replicated / (first send .. last arrival)
+    sustained_records_s: float | None    # mean replicated per second while load ran (after warm-up)
+    produced_records_s: float | None     # mean acknowledged per second while load ran: the offered rate
+    lag_bounded: bool                    # the flow kept up: its capacity is at least sustained_records_s
+    final_lag: int | None
+    latency_p50_ms: int | None
+    latency_p99_ms: int | None
+    replicator_cpu_s: float              # the replicator's processes, start-up included
+    replicator_cpu_cores: float | None   # average cores those processes kept busy while load ran
+    lost: int | None
+    seconds: float
+    # mean replicated per second over the seconds the flow had work queued (a backlog, or load
+    # above its capacity): its ceiling at this setting, independent of what load was offered
+    saturated_records_s: float | None = None
+    saturated_s: int = 0
+    run: int = 1  # with --repeat, which run of this combination
+    of_ceiling: float | None = None
+    load_avg: tuple[float, float, float] | None = None  # os.getloadavg() when the point finished
+    error: str | None = None              # a drill that failed to run: retried by a resumed sweep
+
+    @property
+    def saturated(self) -> bool:
+        return self.saturated_records_s is not None and self.saturated_s >= MIN_SATURATED_S
+
+    @property
+    def capacity(self) -> float | None:
+        """The throughput the sweep compares: the saturated rate when the flow was saturated long
+        enough to measure it, else what it carried while load ran (a lower bound)."""
+        if self.saturated:
+            return self.saturated_records_s
+        return self.sustained_records_s if self.sustained_records_s is not None else self.replicated_records_s
+
+    @property
+    def lag_label(self) -> str:
+        """How the flow's lag behaved, in a word or two."""
+        return f"saturated {self.saturated_s}s" if self.saturated else "bounded" if self.lag_bounded else "growing"
+
+    @classmethod
+    def from_json(cls, row: dict) -> "SweepPoint":
+        return _from_row(cls, row)
+
+
+@dataclass
+class Ceiling:
+    """What plain Kafka clients do on this machine: the most any replicator could reach."""
+
+    produce_records_s: float
+    consume_records_s: float
+    record_size: int
+    load_avg: tuple[float, float, float] | None = None
+
+    @property
+    def records_s(self) -> float:
+        # a replicator consumes and produces: the slower side bounds it
+        return min(self.produce_records_s, self.consume_records_s)
+
+    @classmethod
+    def from_json(cls, row: dict) -> "Ceiling":
+        return _from_row(cls, row)
+
+
+def _from_row(cls, row: dict):
+    """A dataclass from a sweep.jsonl row: unknown keys (an older or newer mirrordrill) are
+    ignored, and the load average JSON stored as a list is a tuple again."""
+    kw = {k: v for k, v in row.items() if k in cls.__dataclass_fields__}
+    if kw.get("load_avg") is not None:
+        kw["load_avg"] = tuple(kw["load_avg"])
+    return cls(**kw)

@@ -1,0 +1,98 @@
+"""The grid of a sweep: ``--param`` values, their combinations, and a combination applied to a drill."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.sweep.model import SweepParam
+
+# sweep keys that are not flow settings, and the flow setting a shorthand stands for
+_SHORTHANDS = {"num_streams": "tasks.max", "linger.ms": "producer.linger.ms", "batch.size": "producer.batch.size"}
+
+
+class SweepError(ValueError):
+    """A sweep that cannot run (bad --param, unknown key); the message says what is valid."""
+
+
+def _value(text: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_params(specs: list[str]) -> list[SweepParam]:
+    """``["num_streams=1,2,4", "replicator=pyspark,mirrormaker2"]`` -> parameters, in order."""
+    out = []
+    for spec in specs:
+        key, eq, values = spec.partition("=")
+        vals = tuple(_value(v.strip()) for v in values.split(",") if v.strip())
+        if not eq or not key.strip() or not vals:
+            raise SweepError(f"--param {spec!r}: expected KEY=V1,V2,... (e.g. num_streams=1,2,4)")
+        out.append(SweepParam(key.strip(), vals))
+    if len({p.key for p in out}) != len(out):
+        raise SweepError("each --param key may be given once")
+    return out
+
+
+def combinations(params: list[SweepParam]) -> list[dict]:
+    """Every combination of the parameters' values, the last parameter varying fastest."""
+    return [dict(zip([p.key for p in params], vals)) for vals in itertools.product(*(p.values for p in params))]
+
+
+def apply_params(drill: dict, params: dict[str, Any]) -> dict:
+    """A copy of a drill file's content with one combination applied."""
+    d = json.loads(json.dumps(drill))
+    for key, value in params.items():
+        if key == "replicator":
+            if value not in ("pyspark", "mirrormaker2"):
+                raise SweepError(f"replicator={value!r}: valid values are pyspark, mirrormaker2")
+            d["replication"]["replicator"] = value
+        elif key == "mode":
+            if value not in ("microbatch", "realtime"):
+                raise SweepError(f"mode={value!r}: valid values are microbatch, realtime (pyspark's execution mode)")
+            d["replication"]["mode"] = value
+        elif key == "rate":
+            for p in d.get("load", {}).get("producers", []):
+                p["rate"] = value
+        elif key == "duration":
+            d["duration"] = value
+        elif key == "backlog":
+            for b in d.get("load", {}).get("backlog", []):
+                b["records"] = value
+        else:
+            for f in d["replication"]["flows"]:
+                f.setdefault("settings", {})[_SHORTHANDS.get(key, key)] = value
+    return d
+
+
+def validate_drill(drill: dict) -> None:
+    """Validate a drill's content as the engine will read it (raises ScenarioInvalid)."""
+    from harness.scenario.validate import load_scenario
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "point.yaml"
+        f.write_text(yaml.safe_dump(drill, sort_keys=False))
+        load_scenario(f)
+
+
+def record_size(drill: dict) -> int:
+    """The size of the drill's records: its backlog's, else its first fixed-size producer's."""
+    for b in drill.get("load", {}).get("backlog", []):
+        return int(b.get("record_size", 1024))
+    for p in drill.get("load", {}).get("producers", []):
+        size = (p.get("record_size") or {}).get("fixed")
+        if size:
+            return int(size)
+    return 1024
+
+
+def partitions(drill: dict) -> int:
+    return max([int(t.get("partitions", 3)) for t in drill.get("topics", [])] or [3])

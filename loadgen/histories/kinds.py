@@ -1,0 +1,100 @@
+"""The kinds of history: each one's name, fields, codec and Spark types, and where its files are."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
+
+from loadgen.histories import codec
+from loadgen.histories.records import (ACKED_SEND_FIELDS, LAG_SAMPLE_FIELDS, PROCESSED_RECORD_FIELDS,
+                                       TARGET_RECORD_FIELDS, TIMELINE_EVENT_FIELDS, UNCERTAIN_SEND_FIELDS,
+                                       AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
+                                       UncertainSend)
+
+if TYPE_CHECKING:  # pyspark is heavy and only the Spark checker needs it
+    from pyspark.sql.types import StructType
+
+# Options Spark needs to read these files exactly as written: Python's csv module escapes
+# a quote by doubling it, Spark's default escape is a backslash.
+SPARK_CSV_OPTIONS: dict[str, str] = {
+    "header": "false",
+    "sep": ",",
+    "quote": '"',
+    "escape": '"',
+    "multiLine": "false",
+    "lineSep": "\n",
+    "mode": "FAILFAST",
+    "ignoreLeadingWhiteSpace": "false",
+    "ignoreTrailingWhiteSpace": "false",
+}
+
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class HistoryKind(Generic[R]):
+    """Everything needed to write, read and Spark-read one kind of history."""
+
+    name: str
+    row_type: type[R]
+    fields: tuple[str, ...]
+    encode: Callable[[Any, codec.Identifiers], str]
+    decode: Callable[[list[str]], R]
+    spark_types: tuple[str, ...]  # Spark type names, one per field
+
+    def spark_schema(self) -> "StructType":
+        from pyspark.sql import types as T
+
+        make = {"string": T.StringType, "int": T.IntegerType, "long": T.LongType,
+                "boolean": T.BooleanType}
+        return T.StructType([T.StructField(n, make[t](), True)
+                             for n, t in zip(self.fields, self.spark_types)])
+
+    def spark_ddl(self) -> str:
+        """The schema as a DDL string (what ``from_csv`` takes)."""
+        return ", ".join(f"`{n}` {t.upper()}" for n, t in zip(self.fields, self.spark_types))
+
+
+ACKED_SENDS = HistoryKind(
+    "acked", AckedSend, ACKED_SEND_FIELDS, codec.encode_acked, codec.decode_acked,
+    ("string", "string", "int", "long", "string", "long", "long", "long", "long", "long"))
+UNCERTAIN_SENDS = HistoryKind(
+    "uncertain", UncertainSend, UNCERTAIN_SEND_FIELDS, codec.encode_uncertain, codec.decode_uncertain,
+    ("string", "string", "string", "long", "long", "string"))
+TARGET_RECORDS = HistoryKind(
+    "target", TargetRecord, TARGET_RECORD_FIELDS, codec.encode_target, codec.decode_target,
+    ("string", "string", "int", "long", "string", "long", "long", "boolean", "long"))
+PROCESSED_RECORDS = HistoryKind(
+    "processed", ProcessedRecord, PROCESSED_RECORD_FIELDS, codec.encode_processed,
+    codec.decode_processed,
+    ("string", "string", "string", "int", "long", "string", "long", "long"))
+LAG_SAMPLES = HistoryKind(
+    "lag", LagSample, LAG_SAMPLE_FIELDS, codec.encode_lag, codec.decode_lag,
+    ("long", "string", "string", "int", "long"))
+TIMELINE_EVENTS = HistoryKind(
+    "timeline", TimelineEvent, TIMELINE_EVENT_FIELDS, codec.encode_timeline, codec.decode_timeline,
+    ("string", "string", "long", "long", "string", "string"))
+
+KINDS: dict[str, HistoryKind] = {k.name: k for k in (
+    ACKED_SENDS, UNCERTAIN_SENDS, TARGET_RECORDS, PROCESSED_RECORDS, LAG_SAMPLES,
+    TIMELINE_EVENTS)}
+
+
+def history_path(directory: str | os.PathLike, kind: HistoryKind | str,
+                 writer: str | None = None) -> Path:
+    """The file one writer process uses for one kind: ``<dir>/<kind>.<writer>.csv``."""
+    name = kind if isinstance(kind, str) else kind.name
+    tag = writer if writer is not None else f"{socket.gethostname()}-{os.getpid()}"
+    if not tag or any(c in tag for c in "/\\"):
+        raise ValueError(f"writer tag must be a non-empty file-name part, got {tag!r}")
+    return Path(directory) / f"{name}.{tag}.csv"
+
+
+def history_files(directory: str | os.PathLike, kind: HistoryKind | str) -> list[Path]:
+    """Every file of one kind in a directory, in a stable order."""
+    name = kind if isinstance(kind, str) else kind.name
+    return sorted(Path(directory).glob(f"{name}.*.csv"))

@@ -1,0 +1,153 @@
+"""Reading histories: every row of some files, a torn last line skipped and counted, anything
+else malformed an error."""
+
+from __future__ import annotations
+
+import csv
+import gc
+import io
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, Iterable, TypeVar
+
+from loadgen.histories.kinds import (ACKED_SENDS, LAG_SAMPLES, PROCESSED_RECORDS, TARGET_RECORDS,
+                                     TIMELINE_EVENTS, UNCERTAIN_SENDS, HistoryKind)
+from loadgen.histories.records import (AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
+                                       UncertainSend)
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R")
+
+
+class HistoryFormatError(ValueError):
+    """A complete line that is not a valid record: corruption, not a crash."""
+
+
+@dataclass(frozen=True, slots=True)
+class TornLine:
+    """A record torn by a crash: the bytes after a file's last line end."""
+
+    path: str
+    line_number: int
+    text: str
+
+
+@dataclass(frozen=True)
+class HistoryRead(Generic[R]):
+    """Rows read from some files, and the torn last lines that were skipped."""
+
+    rows: list[R]
+    torn: tuple[TornLine, ...]
+
+    @property
+    def truncated(self) -> int:
+        """How many torn lines were skipped."""
+        return len(self.torn)
+
+
+Paths = str | os.PathLike | Iterable[str | os.PathLike]
+
+
+def as_paths(paths: Paths) -> list[Path]:
+    """One path or many, as a list of Paths."""
+    if isinstance(paths, (str, os.PathLike)):
+        return [Path(paths)]
+    return [Path(p) for p in paths]
+
+
+def valid_prefix_length(path: str | os.PathLike) -> tuple[int, int]:
+    """(bytes up to and including the last line end, file size): the rest is torn."""
+    size = os.path.getsize(path)
+    if size == 0:
+        return 0, 0
+    with open(path, "rb") as f:
+        pos = size
+        block = 64 * 1024
+        while pos > 0:  # scan backwards: a torn tail is shorter than one record
+            start = max(0, pos - block)
+            f.seek(start)
+            chunk = f.read(pos - start)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                return start + cut + 1, size
+            pos = start
+    return 0, size
+
+
+def _split_fields(line: str) -> list[str]:
+    if '"' not in line:
+        return line.split(",")
+    return next(csv.reader(io.StringIO(line), strict=True))
+
+
+def load_history(kind: HistoryKind[R], paths: Paths) -> HistoryRead[R]:
+    """Read every file of one kind; skip and report torn last lines, reject anything else."""
+    # Millions of new rows would trigger repeated full collections that find no garbage.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_history(kind, paths)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _load_history(kind: HistoryKind[R], paths: Paths) -> HistoryRead[R]:
+    rows: list[R] = []
+    torn: list[TornLine] = []
+    decode, width = kind.decode, len(kind.fields)
+    for path in as_paths(paths):
+        with open(path, "rb") as f:
+            data = f.read()
+        cut = data.rfind(b"\n") + 1
+        body, tail = data[:cut], data[cut:]
+        lines = body.decode("utf-8").split("\n")
+        lines.pop()  # the empty string after the final "\n"
+        if tail:
+            torn.append(TornLine(str(path), len(lines) + 1,
+                                 tail.decode("utf-8", errors="replace")))
+            log.warning("%s: skipped a torn last line (%d bytes)", path, len(tail))
+        for number, line in enumerate(lines, start=1):
+            try:
+                parts = _split_fields(line)
+                if len(parts) != width:
+                    raise ValueError(f"{len(parts)} fields, expected {width}")
+                rows.append(decode(parts))
+            except (ValueError, csv.Error) as exc:
+                raise HistoryFormatError(
+                    f"{path}:{number}: not a {kind.row_type.__name__} record ({exc}): "
+                    f"{line[:200]!r}") from None
+    return HistoryRead(rows, tuple(torn))
+
+
+def read_acked_sends(paths: Paths) -> list[AckedSend]:
+    """All acknowledged sends in these files (torn last lines skipped)."""
+    return load_history(ACKED_SENDS, paths).rows
+
+
+def read_uncertain_sends(paths: Paths) -> list[UncertainSend]:
+    """All unacknowledged sends in these files (torn last lines skipped)."""
+    return load_history(UNCERTAIN_SENDS, paths).rows
+
+
+def read_target_records(paths: Paths) -> list[TargetRecord]:
+    """All observer reads in these files (torn last lines skipped)."""
+    return load_history(TARGET_RECORDS, paths).rows
+
+
+def read_processed_records(paths: Paths) -> list[ProcessedRecord]:
+    """All consumer processings in these files (torn last lines skipped)."""
+    return load_history(PROCESSED_RECORDS, paths).rows
+
+
+def read_lag_samples(paths: Paths) -> list[LagSample]:
+    """All end-offset samples in these files (torn last lines skipped)."""
+    return load_history(LAG_SAMPLES, paths).rows
+
+
+def read_timeline_events(paths: Paths) -> list[TimelineEvent]:
+    """All timeline events in these files (torn last lines skipped)."""
+    return load_history(TIMELINE_EVENTS, paths).rows

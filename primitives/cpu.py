@@ -1,0 +1,149 @@
+"""CPU time of processes, read from ``/proc`` (Linux; no psutil).
+
+One meter for every benchmark and the sweep: a process's own user + system time
+(:func:`process_cpu_seconds`), a process tree's (:func:`tree_cpu_seconds`), the children this
+process already waited for (:func:`waited_children_cpu_seconds`), and a sampler of
+every process working under a folder (:class:`CpuMeter`), which is how the sweep finds the
+replicator's processes whatever started them.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+# fields of /proc/<pid>/stat after the command name, counted from 0 (stat(5) numbers them from 1,
+# with pid and comm as 1 and 2)
+_PPID, _UTIME, _STIME, _CUTIME, _CSTIME, _STARTTIME = 1, 11, 12, 13, 14, 19
+
+
+@dataclass(frozen=True)
+class ProcStat:
+    """The figures of ``/proc/<pid>/stat`` this module reads, in seconds where they are times."""
+
+    ppid: int
+    own_s: float        # utime + stime
+    children_s: float   # cutime + cstime: children that ended and were waited for
+    start_ticks: int    # when the process started: with the pid, a process's identity
+
+
+def read_stat(pid: int) -> ProcStat | None:
+    """``/proc/<pid>/stat`` of one process; None once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2:].split()  # the command name may contain spaces
+        tick = os.sysconf("SC_CLK_TCK")
+        return ProcStat(int(fields[_PPID]), (int(fields[_UTIME]) + int(fields[_STIME])) / tick,
+                        (int(fields[_CUTIME]) + int(fields[_CSTIME])) / tick, int(fields[_STARTTIME]))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """utime + stime of one process: its own time only.
+
+    A child's time is left out: while it runs it is a process of its own, and once waited for
+    it would be counted again through the parent's cutime/cstime.
+    """
+    stat = read_stat(pid)
+    return stat.own_s if stat else None
+
+
+def waited_children_cpu_seconds() -> float:
+    """CPU seconds of this process's children that have ended and been waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _all_pids() -> list[int]:
+    return [int(d.name) for d in Path("/proc").iterdir() if d.name.isdigit()]
+
+
+def tree_cpu_seconds(pids: Iterable[int | None]) -> float:
+    """CPU seconds of these processes and every live descendant, with the time of the children
+    each of them has already waited for (cutime/cstime)."""
+    stats = {pid: s for pid in _all_pids() if (s := read_stat(pid)) is not None}
+    children: dict[int, list[int]] = {}
+    for pid, s in stats.items():
+        children.setdefault(s.ppid, []).append(pid)
+    seen: set[int] = set()
+    todo = [pid for pid in pids if pid is not None]
+    while todo:
+        pid = todo.pop()
+        if pid in seen or pid not in stats:
+            continue
+        seen.add(pid)
+        todo.extend(children.get(pid, ()))
+    return sum(stats[pid].own_s + stats[pid].children_s for pid in seen)
+
+
+def pids_under(root: Path) -> list[int]:
+    """Processes whose working folder is ``root`` or below it."""
+    root_s = str(Path(root).resolve())
+    pids = []
+    for pid in _all_pids():
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        if cwd == root_s or cwd.startswith(root_s + os.sep):
+            pids.append(pid)
+    return pids
+
+
+class CpuMeter:
+    """Samples the CPU time of every process whose working folder is under ``root``, once a second.
+
+    ``samples`` are ``(epoch seconds, total CPU seconds so far)``, so the CPU of a window (the
+    load, not the JVM start-up) can be read with :meth:`cpu_between`.
+    """
+
+    def __init__(self, root: Path, interval_s: float = 1.0):
+        self.root = Path(root)
+        self.interval_s = interval_s
+        self.latest: dict[tuple[int, int], float] = {}  # (pid, start ticks) -> CPU seconds
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="cpu-meter", daemon=True)
+
+    def __enter__(self) -> "CpuMeter":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self.sample()
+            except Exception:  # a process vanishing mid-read; the next second reads again
+                pass
+
+    def sample(self) -> None:
+        if self.root.exists():
+            for pid in pids_under(self.root):
+                stat = read_stat(pid)
+                if stat is not None:
+                    # keyed with the start time, so a reused pid is a new process; the last
+                    # reading before a process ends counts
+                    self.latest[(pid, stat.start_ticks)] = stat.own_s
+        self.samples.append((time.time(), self.cpu_s))
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(self.latest.values())
+
+    def cpu_between(self, start_s: float, end_s: float) -> float | None:
+        """CPU seconds used between two epoch times (from the samples nearest them)."""
+        if not self.samples or end_s <= start_s:
+            return None
+        at = lambda t: min(self.samples, key=lambda s: abs(s[0] - t))  # noqa: E731
+        (t0, c0), (t1, c1) = at(start_s), at(end_s)
+        return c1 - c0 if t1 > t0 else None

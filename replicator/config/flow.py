@@ -1,0 +1,188 @@
+"""One replication flow ``source -> target``: MM2's per-flow settings with their defaults, plus ours."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from replicator.config.errors import InvalidSetting
+from replicator.config.validation import (
+    StrictModel,
+    check_flow_ends,
+    check_mm2_flow_settings,
+    check_pattern_list,
+    check_separator,
+    check_spark_flow_settings,
+    trigger_seconds,
+)
+from replicator.filters import (
+    DEFAULT_CONFIG_PROPERTIES_EXCLUDE,
+    DEFAULT_GROUPS,
+    DEFAULT_GROUPS_EXCLUDE,
+    DEFAULT_TOPICS,
+    DEFAULT_TOPICS_EXCLUDE,
+    ConfigPropertyFilter,
+    GroupFilter,
+    TopicFilter,
+    TopicSelector,
+)
+from replicator.policy import POLICY_NAMES, DefaultReplicationPolicy, policy_from_name
+
+Feature = Literal[
+    "refresh_topics",
+    "refresh_groups",
+    "sync_topic_configs",
+    "emit_checkpoints",
+    "sync_group_offsets",
+    "emit_heartbeats",
+]
+
+
+def _list_field(default: tuple[str, ...]) -> Any:
+    return Field(default_factory=lambda: list(default))
+
+
+class FlowConfig(StrictModel):
+    """One replication flow ``source -> target`` with MM2's settings and defaults, plus ours.
+
+    Intervals follow MM2: a negative interval disables the task, zero is invalid. Our knobs:
+    ``mode``, ``max_offsets_per_trigger``, ``trigger_interval`` (Spark interval string;
+    None means "0 seconds" for microbatch and "10 seconds" for realtime), ``starting_offsets``
+    (None: the source consumer's ``auto.offset.reset``, else earliest as in MM2),
+    ``checkpoint_dir``, ``provenance_header``. ``tasks_max`` is also ``num_streams``.
+    """
+
+    source: str
+    target: str
+    enabled: bool = True
+    topics: list[str] = _list_field(DEFAULT_TOPICS)
+    topics_exclude: list[str] = _list_field(DEFAULT_TOPICS_EXCLUDE)
+    groups: list[str] = _list_field(DEFAULT_GROUPS)
+    groups_exclude: list[str] = _list_field(DEFAULT_GROUPS_EXCLUDE)
+    replication_policy_class: Literal["default", "identity"] = "default"
+    replication_policy_separator: str = "."
+    replication_policy_internal_topic_separator_enabled: bool = True
+    sync_topic_configs_enabled: bool = True
+    sync_topic_configs_interval_seconds: int = 600
+    config_properties_exclude: list[str] = _list_field(DEFAULT_CONFIG_PROPERTIES_EXCLUDE)
+    use_defaults_from: Literal["source", "target"] = "target"
+    refresh_topics_enabled: bool = True
+    refresh_topics_interval_seconds: int = 600
+    refresh_groups_enabled: bool = True
+    refresh_groups_interval_seconds: int = 600
+    emit_checkpoints_enabled: bool = True
+    emit_checkpoints_interval_seconds: int = 60
+    sync_group_offsets_enabled: bool = False
+    sync_group_offsets_interval_seconds: int = 60
+    emit_heartbeats_enabled: bool = True
+    emit_heartbeats_interval_seconds: int = 1
+    heartbeats_replication_enabled: bool = True
+    emit_offset_syncs_enabled: bool = True
+    offset_syncs_topic_location: Literal["source", "target"] = "source"
+    offset_lag_max: int = Field(100, ge=0)
+    replication_factor: int = 2
+    checkpoints_topic_replication_factor: int = 3
+    heartbeats_topic_replication_factor: int = 3
+    offset_syncs_topic_replication_factor: int = 3
+    tasks_max: int = Field(1, ge=1)
+    consumer_poll_timeout_ms: int = Field(1000, ge=0)
+    admin_timeout_ms: int = Field(60000, ge=0)
+    consumer: dict[str, str] = Field(default_factory=dict)
+    producer: dict[str, str] = Field(default_factory=dict)
+    admin: dict[str, str] = Field(default_factory=dict)
+    mm2_only: dict[str, str] = Field(default_factory=dict)
+    mode: Literal["microbatch", "realtime"] = "microbatch"
+    max_offsets_per_trigger: int | None = Field(None, ge=1)
+    trigger_interval: str | None = None
+    starting_offsets: Literal["earliest", "latest"] | None = None
+    checkpoint_dir: str | None = None
+    provenance_header: bool = True
+
+    @field_validator("replication_policy_class", mode="before")
+    @classmethod
+    def _policy_name(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            short = POLICY_NAMES.get(value.strip())
+            if short is None:
+                raise InvalidSetting(
+                    f"unsupported replication policy {value!r}",
+                    field="replication_policy_class",
+                    valid=", ".join(POLICY_NAMES),
+                )
+            return short
+        return value
+
+    @model_validator(mode="after")
+    def _check(self) -> FlowConfig:
+        check_flow_ends(self.source, self.target)
+        check_separator(self.replication_policy_separator, (self.source, self.target))
+        for name in ("topics", "topics_exclude", "groups", "groups_exclude", "config_properties_exclude"):
+            check_pattern_list(getattr(self, name), field=name)
+        check_mm2_flow_settings(self)
+        check_spark_flow_settings(self)
+        return self
+
+    # -- derived views --------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """``source->target``, as MM2 writes it."""
+        return f"{self.source}->{self.target}"
+
+    @property
+    def num_streams(self) -> int:
+        """Parallel Spark streams for this flow; MM2's ``tasks.max``."""
+        return self.tasks_max
+
+    @property
+    def effective_trigger_interval(self) -> str:
+        """The Spark trigger interval, with the mode's default when unset."""
+        if self.trigger_interval is not None:
+            return self.trigger_interval
+        # Real-time mode commits offsets at each interval; after a crash it replays up to one
+        # interval, so a short one keeps duplicates few (Spark's docs use minutes).
+        return "10 seconds" if self.mode == "realtime" else "0 seconds"
+
+    @property
+    def trigger_interval_seconds(self) -> float:
+        """``effective_trigger_interval`` in seconds."""
+        seconds = trigger_seconds(self.effective_trigger_interval)
+        assert seconds is not None  # validated
+        return seconds
+
+    def schedule_seconds(self, feature: Feature) -> int | None:
+        """Interval of a periodic task, or None when MM2 would not run it (flag off or negative)."""
+        enabled = getattr(self, f"{feature}_enabled")
+        interval = getattr(self, f"{feature}_interval_seconds")
+        return interval if enabled and interval > 0 else None
+
+    def replication_policy(self) -> DefaultReplicationPolicy:
+        """The naming policy, configured with this flow's source alias as MM2 does."""
+        return policy_from_name(
+            self.replication_policy_class,
+            self.replication_policy_separator,
+            internal_topic_separator_enabled=self.replication_policy_internal_topic_separator_enabled,
+            source_cluster_alias=self.source,
+        )
+
+    def topic_filter(self) -> TopicFilter:
+        """``topics`` / ``topics.exclude``."""
+        return TopicFilter(tuple(self.topics), tuple(self.topics_exclude))
+
+    def group_filter(self) -> GroupFilter:
+        """``groups`` / ``groups.exclude``."""
+        return GroupFilter(tuple(self.groups), tuple(self.groups_exclude))
+
+    def config_property_filter(self) -> ConfigPropertyFilter:
+        """``config.properties.exclude`` / ``use.defaults.from``."""
+        return ConfigPropertyFilter(tuple(self.config_properties_exclude), self.use_defaults_from)
+
+    def topic_selector(self) -> TopicSelector:
+        """The complete topic decision for this flow (filter, heartbeats, internal, cycles)."""
+        return TopicSelector(
+            self.source,
+            self.target,
+            self.topic_filter(),
+            self.replication_policy(),
+            self.heartbeats_replication_enabled,
+        )

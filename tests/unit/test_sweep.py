@@ -1,0 +1,161 @@
+"""Capacity sweeps without clusters: the grid, the knee and the advice, the table, resuming, saturation."""
+
+from __future__ import annotations
+
+
+def test_sweep_params_map_to_flow_and_load_settings():
+    import pytest
+    from harness.sweep.params import SweepError, apply_params, parse_params
+    (p,) = parse_params(["num_streams=1,2,4"])
+    assert p.values == (1, 2, 4)
+    drill = {"replication": {"replicator": "pyspark", "flows": [{"source": "a", "target": "b"}]},
+             "load": {"producers": [{"rate": 10}]}}
+    out = apply_params(drill, {"num_streams": 4, "linger.ms": 20, "replicator": "mirrormaker2", "rate": 500})
+    assert out["replication"]["flows"][0]["settings"] == {"tasks.max": 4, "producer.linger.ms": 20}
+    assert out["replication"]["replicator"] == "mirrormaker2" and out["load"]["producers"][0]["rate"] == 500
+    assert "settings" not in drill["replication"]["flows"][0]  # the original is untouched
+    with pytest.raises(SweepError):
+        parse_params(["num_streams"])
+    assert apply_params(drill, {"mode": "realtime"})["replication"]["mode"] == "realtime"
+    with pytest.raises(SweepError, match="microbatch, realtime"):
+        apply_params(drill, {"mode": "fast"})
+
+
+def test_knee_is_where_one_more_step_adds_under_ten_percent():
+    from harness.sweep.knee import find_knee
+    assert find_knee([(4, 200), (1, 100), (2, 190), (8, 205)]) == 2
+    assert find_knee([(1, 100), (2, 200), (4, 400)]) == 4
+    # a dip at 2 (a busy moment on a shared machine) does not stop the search at 1
+    assert find_knee([(1, 5825), (2, 5156), (4, 6977), (8, 4754)]) == 4
+
+
+def _sweep_point(streams, replicator, carried, bounded=False, error=None):
+    from harness.sweep.model import SweepPoint
+    return SweepPoint(params={"num_streams": streams, "replicator": replicator}, run_dir="/nowhere", passed=True,
+                      replicated_records_s=carried, sustained_records_s=carried, produced_records_s=5000.0,
+                      lag_bounded=bounded, final_lag=0 if bounded else 9000, latency_p50_ms=10, latency_p99_ms=90,
+                      replicator_cpu_s=12.0, replicator_cpu_cores=0.8, lost=0, seconds=100.0,
+                      load_avg=(3.0, 2.0, 1.0), error=error)
+
+
+def test_sweep_recommendation_names_the_knee_and_the_headroom_per_line(tmp_path):
+    from harness.sweep.model import Ceiling
+    from harness.sweep.params import parse_params
+    from harness.sweep.result import SweepResult
+    params = parse_params(["replicator=pyspark,mirrormaker2", "num_streams=1,2,4"])
+    points = [_sweep_point(1, "pyspark", 1000.0), _sweep_point(2, "pyspark", 1900.0), _sweep_point(4, "pyspark", 1950.0),
+              _sweep_point(1, "mirrormaker2", 3000.0, bounded=True), _sweep_point(2, "mirrormaker2", None, error="boom")]
+    result = SweepResult(tmp_path, params, points, Ceiling(8000.0, 4000.0, 1024, (1.0, 1.0, 1.0)))
+    assert result.swept == "num_streams" and result.others == ["replicator"]  # the numeric axis, whatever the order
+    rec = result.recommendation().splitlines()
+    assert rec[0].startswith("replicator=pyspark: throughput stops growing at num_streams=2 (~1,900 records/s")
+    assert "1,425-1,520 records/s" in rec[0]  # 75-80% of the knee's throughput
+    assert "lower bound" in rec[1] and "replicator=mirrormaker2" in rec[1]  # it kept up: not saturated
+    stalled = SweepResult(tmp_path, params, [_sweep_point(1, "pyspark", 0.0), _sweep_point(2, "pyspark", 0.0)], None)
+    assert "nothing replicated while load ran" in stalled.recommendation()
+    table = result.table()
+    assert "FAILED: boom" in table and "GROWING (9000)" in table and "ceiling" in table
+
+
+def test_sweep_resume_reads_points_and_ceiling_and_skips_torn_lines(tmp_path):
+    from dataclasses import asdict
+    import json
+    from harness.sweep.journal import read_jsonl as _read_jsonl
+    from harness.sweep.model import Ceiling, SweepPoint
+    pt = _sweep_point(1, "pyspark", 1000.0)
+    path = tmp_path / "sweep.jsonl"
+    path.write_text(json.dumps({"ceiling": asdict(Ceiling(1.0, 2.0, 10, (1.0, 2.0, 3.0)))}) + "\n"
+                    + json.dumps(asdict(pt)) + "\n" + '{"params": {"num_str')
+    rows = _read_jsonl(path)
+    assert len(rows) == 2
+    assert Ceiling.from_json(rows[0]["ceiling"]).records_s == 1.0
+    assert SweepPoint.from_json(rows[1]) == pt
+
+
+def test_sweep_interrupted_keeps_finished_points_and_resume_skips_them(tmp_path, monkeypatch):
+    import json
+    from pathlib import Path
+    import pytest
+    from harness.cli import SweepReports
+    from harness.sweep.params import parse_params
+    from harness.sweep.run import Sweep
+    drill = Path(__file__).resolve().parents[2] / "scenarios" / "sweep-capacity.yaml"
+    ran, interrupt_at = [], [2]
+
+    def fake_point(self, run_dir, combo):  # the drill itself: a point, then Ctrl-C inside the second
+        ran.append(combo["num_streams"])
+        if combo["num_streams"] in interrupt_at:
+            return None  # what _run_point returns when the drill was interrupted
+        point = _sweep_point(combo["num_streams"], "pyspark", 1000.0 * combo["num_streams"])
+        point.params = combo
+        return point
+
+    monkeypatch.setattr(Sweep, "_run_point", fake_point)
+    logs = []
+    sweep = Sweep(drill, parse_params(["num_streams=1,2,4"]), tmp_path / "s", measure_ceiling=False, log=logs.append,
+                  reports=SweepReports())
+    with pytest.raises(KeyboardInterrupt):
+        sweep.run()
+    rows = [json.loads(x) for x in (tmp_path / "s" / "sweep.jsonl").read_text().splitlines()]
+    assert [r["params"]["num_streams"] for r in rows if "params" in r] == [1]
+    assert "interrupted: 1 point(s) measured" in (tmp_path / "s" / "sweep.txt").read_text()
+    assert (tmp_path / "s" / "sweep-throughput.png").exists()
+    ran.clear()
+    interrupt_at.clear()  # the resumed run is not interrupted
+    result = Sweep(drill, parse_params(["num_streams=1,2,4"]), tmp_path / "s", measure_ceiling=False,
+                   log=logs.append, reports=SweepReports()).run()
+    assert ran == [2, 4] and [p.params["num_streams"] for p in result.points] == [1, 2, 4]
+
+
+def test_saturated_rate_counts_only_seconds_that_started_with_work_queued():
+    from types import SimpleNamespace
+
+    from harness.checker.model import SecondSeries
+    from harness.sweep.measure import WARMUP_S, saturated_rate_of
+    # replication starts at second 2; the backlog (lag >= 1000) lasts until second 14
+    replicated = [0, 0] + [500] * WARMUP_S + [3000] * 8 + [200] * 5
+    lag = [50_000] * 15 + [0] * 5
+    series = SimpleNamespace(replicated=SecondSeries(100, tuple(replicated)), lag=SecondSeries(100, tuple(lag)))
+    rate, seconds = saturated_rate_of(series)
+    # seconds 107..115 start with a queue (lag at the end of 106..114): eight of 3000/s, one of 200/s
+    assert seconds == 9 and rate == round((8 * 3000 + 200) / 9, 1)
+
+
+def test_saturated_rate_is_absent_when_the_flow_kept_up():
+    from types import SimpleNamespace
+
+    from harness.checker.model import SecondSeries
+    from harness.sweep.measure import saturated_rate_of
+    series = SimpleNamespace(replicated=SecondSeries(0, (100,) * 30), lag=SecondSeries(0, (40,) * 30))
+    assert saturated_rate_of(series) == (None, 0)
+    nothing = SimpleNamespace(replicated=SecondSeries(0, (0,) * 30), lag=SecondSeries(0, (5000,) * 30))
+    assert saturated_rate_of(nothing) == (None, 0)
+
+
+def test_repeated_runs_use_the_median_run_for_the_knee_and_show_their_spread(tmp_path):
+    from dataclasses import replace
+
+    from harness.sweep.params import parse_params
+    from harness.sweep.result import SweepResult
+    params = parse_params(["num_streams=1,2"])
+    runs = {1: [4000.0, 6000.0, 5000.0], 2: [5200.0, 9000.0, 5100.0]}
+    points = [replace(_sweep_point(n, "mirrormaker2", cap), params={"num_streams": n}, run=i + 1)
+              for n, caps in runs.items() for i, cap in enumerate(caps)]
+    result = SweepResult(tmp_path, params, points, None)
+    assert [pt.capacity for pt in result.representative()] == [5000.0, 5200.0]  # one noisy 9,000 moves nothing
+    rec = result.recommendation()
+    assert "throughput stops growing at num_streams=1 (~5,000 records/s" in rec
+    table = result.table()
+    assert table.splitlines()[0].split()[:2] == ["num_streams", "run"]
+    assert "num_streams=2: 3 runs, median 5,200.0, range 5,100.0-9,000.0 records/s" in table
+
+
+def test_repeat_must_be_positive(tmp_path):
+    import pytest as _pytest
+
+    from harness.sweep.params import SweepError, parse_params
+    from harness.sweep.run import Sweep
+    from pathlib import Path
+    drill = Path(__file__).parents[2] / "scenarios" / "sweep-capacity.yaml"
+    with _pytest.raises(SweepError, match="at least once"):
+        Sweep(drill, parse_params(["num_streams=1"]), tmp_path, repeat=0)

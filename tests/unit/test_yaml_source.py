@@ -1,0 +1,50 @@
+"""Drill-file YAML: a repeated key is an error with both lines, merge keys work, non-text input is one line."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.scenario.yaml_source import YamlSyntaxError, load_yaml, load_yaml_file
+
+
+def test_a_repeated_key_is_rejected_with_both_lines():
+    text = "name: x\nexpectations:\n  lost: 0\ntimeline: []\nexpectations:\n  duplicates: 0\n"
+    with pytest.raises(YamlSyntaxError) as e:
+        load_yaml(text, "d.yaml")
+    assert e.value.line == 5
+    assert "'expectations' is given twice (first on line 2)" in str(e.value)
+
+
+def test_a_repeated_nested_key_names_its_path():
+    text = "clusters:\n  primary: {brokers: 1}\n  primary: {brokers: 3}\n"
+    with pytest.raises(YamlSyntaxError) as e:
+        load_yaml(text, "d.yaml")
+    assert e.value.line == 3 and "'clusters.primary' is given twice (first on line 2)" in str(e.value)
+
+
+def test_merge_keys_merge_and_the_mapping_s_own_keys_win():
+    text = ("base: &base\n  latency_ms: 20\n  jitter_ms: 2\n"
+            "links:\n  - <<: *base\n    between: [a, b]\n    latency_ms: 50\n")
+    data, source = load_yaml(text, "d.yaml")
+    assert data["links"][0] == {"latency_ms": 50, "jitter_ms": 2, "between": ["a", "b"]}
+    assert source.line_of(("links", 0, "between")) == 6
+
+
+def test_a_merge_key_of_a_scalar_is_one_plain_line():
+    with pytest.raises(YamlSyntaxError, match="'<<' merges a mapping"):
+        load_yaml("base: &b 3\nx:\n  <<: *b\n", "d.yaml")
+
+
+def test_a_folder_and_a_binary_file_are_one_line_each(tmp_path):
+    with pytest.raises(YamlSyntaxError, match="this is a folder"):
+        load_yaml_file(tmp_path)
+    binary = tmp_path / "drill.yaml"
+    binary.write_bytes(b"name: \xff\xfe\x00x\n")
+    with pytest.raises(YamlSyntaxError, match="not a UTF-8 text file"):
+        load_yaml_file(binary)
+
+
+def test_empty_values_and_typed_scalars_load_as_yaml_defines():
+    data, _ = load_yaml("timeline:\nrate: 200\nratio: 0.5\nenabled: true\nname: '90'\nwhen: 2026-11-23\n", "d.yaml")
+    assert data["timeline"] is None and data["rate"] == 200 and data["ratio"] == 0.5
+    assert data["enabled"] is True and data["name"] == "90" and str(data["when"]) == "2026-11-23"
