@@ -100,6 +100,19 @@ class CommandTemplate:
         return [arg.format(**values) for arg in self.argv]
 
 
+def check_command(command: str | Sequence[str] | None, what: str = "command") -> str | None:
+    """Why ``command`` cannot run as the command replicator's template (None when it can): what
+    ``mirrordrill validate`` asks before anything starts."""
+    if command is None:
+        return (f"the command replicator needs a {what}: the command line that runs your replicator for one "
+                f"flow, with placeholders {', '.join('{' + p + '}' for p in PLACEHOLDERS)}")
+    try:
+        CommandTemplate.parse(command, PLACEHOLDERS, what)
+    except CommandTemplateError as err:
+        return str(err)
+    return None
+
+
 def flow_folder(flow: FlowSpec) -> str:
     """The per-flow folder name (``east-to-west``)."""
     return f"{flow.source}-to-{flow.target}"
@@ -120,6 +133,8 @@ class CommandReplicator(ProcessReplicator):
         ``translate_offsets`` raises ``UnsupportedOperation``. ``env`` adds environment variables.
         """
         super().__init__(setup, ready_timeout_s)
+        if command is None:  # a drill file without replication.command, run with --replicator command
+            raise SetupError(check_command(None))
         self.template = CommandTemplate.parse(command, PLACEHOLDERS, "command")
         self.translate_template = (CommandTemplate.parse(translate_command, TRANSLATE_PLACEHOLDERS, "translate_command")
                                    if translate_command is not None else None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
@@ -13,18 +14,28 @@ def parse_duration(value: object) -> float:
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a duration")
     if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise ValueError(f"duration {value} is not a finite number of seconds; write e.g. 90 or '10m'")
         if value < 0:
             raise ValueError(f"duration {value} is negative")
         return float(value)
     text = str(value).strip().replace(" ", "")
     if text.startswith("-"):
         raise ValueError(f"duration {value!r} is negative; write 0 or more, e.g. '90s'")
-    pos, total = 0, 0.0
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        return float(text)  # a quoted number reads as seconds, as the unquoted one does
+    pos, total, units = 0, 0.0, []
     for m in _PART.finditer(text):
         if m.start() != pos:
             break
         total += float(m.group(1)) * _UNITS[m.group(2)]
+        units.append(m.group(2))
         pos = m.end()
     if not text or pos != len(text):
         raise ValueError(f"{value!r} is not a duration; write seconds (90) or e.g. '90s', '1m30s', '500ms'")
+    order = [_UNITS[u] for u in units]
+    if order != sorted(set(order), reverse=True):
+        # "30s1m" or "1s1s" is most likely a typo: say so rather than add the parts up.
+        raise ValueError(f"duration {value!r} repeats a unit or has them out of order; write the largest unit "
+                         "first, each once, e.g. '1m30s'")
     return total

@@ -6,20 +6,22 @@ Pydantic models with ``extra="forbid"``; cross-references (unknown cluster, unkn
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from harness.scenario.durations import parse_duration
-from loadgen.spec import KeySpec, SizeSpec
+from loadgen.spec import _RESERVED_PRODUCER_KEYS, KeySpec, SizeSpec
 
 STRATEGIES = ("translated", "timestamp", "earliest", "latest")
 REPLICATORS = ("pyspark", "mirrormaker2", "command")
 
 
 class _M(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # .inf and .nan are YAML numbers: a rate or limit of .inf is never what a drill means.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 # Seconds, written as 90, '90s', '1m30s' or '500ms'.
@@ -32,10 +34,22 @@ class ClusterDef(_M):
     broker_properties: dict[str, str | int | bool] = Field(default_factory=dict)
 
 
+def _jitter_within_latency(latency_ms: int, jitter_ms: int) -> None:
+    # The WAN proxy adds latency +- jitter; jitter above latency would ask for negative delays.
+    if latency_ms and jitter_ms > latency_ms:
+        raise ValueError(f"jitter_ms ({jitter_ms}) is larger than latency_ms ({latency_ms}): the delay is "
+                         "latency plus or minus jitter, so jitter must be at most latency")
+
+
 class LinkConditionsDef(_M):
     latency_ms: int = Field(0, ge=0)
     jitter_ms: int = Field(0, ge=0)
     bandwidth_kb_s: int | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _jitter(self):
+        _jitter_within_latency(self.latency_ms, self.jitter_ms)
+        return self
 
 
 class LinkDef(LinkConditionsDef):
@@ -78,11 +92,39 @@ class ProducerDef(_M):
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
     name: str | None = None
 
+    @field_validator("topics")
+    @classmethod
+    def _weights(cls, v):
+        bad = [name for name, weight in v.items() if not weight > 0] if isinstance(v, dict) else []
+        if bad:
+            raise ValueError(f"topic weight(s) of {bad} must be greater than 0; leave a topic out to write nothing to it")
+        return v
+
+    @field_validator("settings")
+    @classmethod
+    def _settings(cls, v):
+        # The load process's own rule (loadgen.spec), told here instead of after the clusters start.
+        reserved = sorted(set(v) & _RESERVED_PRODUCER_KEYS)
+        if reserved:
+            raise ValueError(f"producer settings {reserved} are set by mirrordrill itself (the producer "
+                             "writes to its cluster); remove them")
+        for key in ("acks", "request.required.acks"):
+            if str(v.get(key, "")).strip() == "0":
+                raise ValueError(f"{key}: 0 means the broker never acknowledges, so there is no offset for "
+                                 "the ledger; use 1 or all")
+        return v
+
 
 class CommitDef(_M):
     mode: Literal["auto", "manual"] = "manual"
     interval_ms: int = Field(1000, ge=10)
     every_records: int | None = Field(None, ge=1)
+
+    @model_validator(mode="after")
+    def _every_records_is_manual(self):
+        if self.mode == "auto" and self.every_records is not None:
+            raise ValueError("every_records needs mode: manual (auto-commit commits on a timer, every interval_ms)")
+        return self
 
 
 class ConsumerDef(_M):
@@ -139,6 +181,11 @@ class SetLink(_LinkStep):
     reset_after_ms: int | None = Field(None, ge=0)
     slice_bytes: int | None = Field(None, gt=0)
     slice_delay_us: int = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _jitter(self):
+        _jitter_within_latency(self.latency_ms, self.jitter_ms)
+        return self
 
 
 class Blackhole(_LinkStep):
@@ -203,6 +250,17 @@ class Failover(_Step):
     drain_timeout: Seconds = 120.0
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
+    @model_validator(mode="after")
+    def _fields_of_this_kind(self):
+        # Each is read by one kind of failover only; given to the other it would be silently ignored.
+        if self.do == "planned_failover" and "how" in self.model_fields_set:
+            raise ValueError("'how' applies to unplanned_failover only (how the primary dies); a planned "
+                             "failover stops nothing: remove 'how', or make it an unplanned_failover")
+        if self.do == "unplanned_failover" and "drain_timeout" in self.model_fields_set:
+            raise ValueError("'drain_timeout' applies to planned_failover only; an unplanned failover does "
+                             "not wait for replication to drain: remove it")
+        return self
+
 
 class Failback(_Step):
     """After a failover ``to -> from``: rebuild the old primary ``to`` from the new primary ``from``.
@@ -247,6 +305,12 @@ FLOW_METRICS = ("acked", "replicated", "lost", "duplicates", "reordered", "corru
                 "throughput_records_s", "throughput_mb_s")
 FAILOVER_METRICS = ("failover.skipped", "failover.reprocessed", "failover.rto_s", "failover.rpo_records")
 FAILBACK_METRICS = ("failback.missing", "failback.extra", "failback.converge_s")
+# Metrics where more is better: a bare number there could mean a floor or a ceiling, so it is refused.
+HIGHER_IS_BETTER = ("acked", "replicated", "throughput_records_s", "throughput_mb_s")
+# Metrics that count records: their limits are whole numbers.
+COUNT_METRICS = ("acked", "replicated", "lost", "duplicates", "reordered", "corrupted", "unexpected",
+                 "failover.skipped", "failover.reprocessed", "failover.rpo_records",
+                 "failback.missing", "failback.extra")
 _LIMIT = re.compile(r"^\s*(<=|>=|==|<|>)?\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
@@ -271,17 +335,34 @@ class Expectation(_M):
 
 
 def parse_expectation(key: str, value: Any) -> Expectation:
+    """One ``metric: limit`` line. A bare number is a ceiling, as pytest and Locust users read it
+    (``failover.rto_s: 30`` is ``<= 30``; ``lost: 0`` is ``== 0``, the same for a count), except on
+    metrics where more is better, which need the operator written out."""
     m = re.fullmatch(r"([a-z_.0-9]+)(?:\[([^\]]+)\])?", key.strip())
     if not m:
         raise ValueError(f"expectation {key!r}: write a metric name, optionally scoped as metric[flow or group]")
     metric, scope = m.group(1), m.group(2)
     known = FLOW_METRICS + FAILOVER_METRICS + FAILBACK_METRICS
     if metric not in known:
-        raise ValueError(f"expectation on unknown metric {metric!r}; valid: {', '.join(known)}")
+        close = difflib.get_close_matches(metric, known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"expectation on unknown metric {metric!r}{hint}; valid: {', '.join(known)}")
     lm = _LIMIT.match(str(value)) if not isinstance(value, bool) else None
     if not lm:
         raise ValueError(f"expectation {key}: limit {value!r} is not a number or a comparison like '<= 100'")
-    return Expectation(metric=metric, scope=scope, op=lm.group(1) or "==", limit=float(lm.group(2)))
+    op, limit = lm.group(1), float(lm.group(2))
+    if op is None:
+        if metric in HIGHER_IS_BETTER:
+            raise ValueError(f"expectation {key}: a bare number is ambiguous for {metric}, where more is better; "
+                             f"write '>= {value}' (at least) or '<= {value}' (at most)")
+        op = "==" if limit == 0 else "<="
+    if limit < 0:
+        raise ValueError(f"expectation {key}: limit {limit:g} is negative, but {metric} never is, so this "
+                         f"{'always' if op in ('>=', '>') else 'never'} holds; write a limit of 0 or more")
+    if metric in COUNT_METRICS and limit != int(limit):
+        raise ValueError(f"expectation {key}: {metric} counts records, so its limit is a whole number, "
+                         f"not {limit:g}")
+    return Expectation(metric=metric, scope=scope, op=op, limit=limit)
 
 
 class StableAddressDef(_M):

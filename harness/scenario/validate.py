@@ -12,7 +12,9 @@ from harness.environment import CLUSTER_NAME
 from harness.scenario.actions.base import TimelineFacts, unknown_cluster
 from harness.scenario.actions.registry import action_for
 from harness.scenario.model import FAILBACK_METRICS, FAILOVER_METRICS, Failback, Failover, Scenario, parse_expectation
-from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml
+from harness.scenario.plain_errors import plain_message
+from harness.scenario.preflight import replication_problems
+from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
 
 
 @dataclass(frozen=True)
@@ -21,9 +23,18 @@ class Problem:
     line: int | None
     field: str
     message: str
+    warning: bool = False  # the file can run, but this part of it will not do what it says
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line or '?'}: {self.field}: {self.message}"
+        return f"{self.file}:{self.line or '?'}: {'warning: ' if self.warning else ''}{self.field}: {self.message}"
+
+
+@dataclass(frozen=True)
+class CheckedScenario:
+    """A drill file that can run, and what in it will have no effect (printed, not fatal)."""
+
+    scenario: Scenario
+    warnings: tuple[Problem, ...] = ()
 
 
 class ScenarioInvalid(ValueError):
@@ -64,15 +75,28 @@ def _field(path: tuple, loc: tuple) -> str:
     return text or "(document)"
 
 
-def load_scenario(path: Path) -> Scenario:
+def load_scenario(path: Path, replicator: str | None = None) -> Scenario:
     """Parse and validate one drill file; ScenarioInvalid lists every problem with its line."""
+    return check_file(path, replicator).scenario
+
+
+def check_file(path: Path, replicator: str | None = None) -> CheckedScenario:
+    """Every check that needs no cluster, for ``replicator`` (default: the file's own)."""
     path = Path(path)
     if not path.exists():
         raise ScenarioInvalid([Problem(str(path), None, "(file)", "no such file")])
-    return parse_scenario(path.read_text(), str(path))
+    try:
+        text = read_drill_text(path)
+    except YamlSyntaxError as e:
+        raise ScenarioInvalid([Problem(str(path), None, "(file)", str(e).split(": YAML syntax error: ", 1)[-1])]) from None
+    return check_text(text, str(path), replicator)
 
 
-def parse_scenario(text: str, file: str) -> Scenario:
+def parse_scenario(text: str, file: str, replicator: str | None = None) -> Scenario:
+    return check_text(text, file, replicator).scenario
+
+
+def check_text(text: str, file: str, replicator: str | None = None) -> CheckedScenario:
     try:
         data, source = load_yaml(text, file)
     except YamlSyntaxError as e:
@@ -86,13 +110,18 @@ def parse_scenario(text: str, file: str) -> Scenario:
         problems = []
         for err in e.errors():
             path = _data_path(data, err["loc"])
-            msg = err["msg"].removeprefix("Value error, ")
-            problems.append(Problem(file, source.line_of(path), _field(path, err["loc"]), msg))
+            problems.append(Problem(file, source.line_of(path), _field(path, err["loc"]), plain_message(err, Scenario)))
         raise ScenarioInvalid(problems) from None
     problems = cross_check(scenario, data, source)
+    warnings: list[Problem] = []
+    if not problems:  # the replication checks assume the names and links are right
+        kind = replicator or scenario.replication.replicator
+        replication_problems(scenario, kind,
+                             lambda p, m: problems.append(Problem(file, source.line_of(p), _field(p, ()), m)),
+                             lambda p, m: warnings.append(Problem(file, source.line_of(p), _field(p, ()), m, True)))
     if problems:
         raise ScenarioInvalid(problems)
-    return scenario
+    return CheckedScenario(scenario, tuple(warnings))
 
 
 def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
@@ -121,6 +150,10 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
                 known(("links", i, "between", j), end)
             if l.between[0] == l.between[1]:
                 bad(("links", i, "between"), "a link joins two different clusters")
+            if frozenset(l.between) in links:
+                # Two entries would set two sets of conditions on one link: which one wins is unsaid.
+                bad(("links", i), f"the link between {l.between[0]} and {l.between[1]} is listed twice; keep one "
+                                  "entry with its latency, jitter and bandwidth")
             links.add(frozenset(l.between))
 
     topics: dict[str, set[str]] = {c: set() for c in clusters}
@@ -142,8 +175,6 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
         elif ok and frozenset((f.source, f.target)) not in links:
             bad(("replication", "flows", i), f"no WAN link between {f.source} and {f.target}; add it under links")
         flows.add(f"{f.source}->{f.target}")
-    if s.replication.replicator == "command" and not s.replication.command:
-        bad(("replication",), "replicator 'command' needs replication.command (the command line template)")
 
     for i, p in enumerate(s.load.producers):
         if known(("load", "producers", i, "cluster"), p.cluster):
@@ -201,6 +232,11 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
             bad(path, f"{e.metric} needs a planned_failover or unplanned_failover step in the timeline")
         if e.scope and e.metric in FAILOVER_METRICS and e.scope not in groups:
             bad(path, f"unknown consumer group {e.scope!r}; groups are {sorted(groups)}")
+        elif e.scope and e.metric in FAILOVER_METRICS and has_failover:
+            cluster = next(c.cluster for c in s.load.consumers if c.group == e.scope)
+            if cluster not in {a for a, _ in failed_over}:
+                bad(path, f"consumer group {e.scope!r} runs on {cluster}, which no failover step leaves, so "
+                          "there is nothing to measure; scope it to a group on a failed-over cluster")
         if e.scope and e.metric in FAILBACK_METRICS and e.scope not in {f"{a}->{b}" for b, a in failed_over}:
             bad(path, f"unknown failback {e.scope!r}; write it as new primary->old primary")
         if e.scope and e.metric not in FAILOVER_METRICS + FAILBACK_METRICS and e.scope not in _reachable(flows):
