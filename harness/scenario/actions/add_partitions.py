@@ -4,14 +4,23 @@ from __future__ import annotations
 
 from confluent_kafka.admin import NewPartitions
 
-from harness.scenario.actions.base import NotUndoable
+from harness.scenario.actions.base import NotUndoable, StepProblem, TimelineFacts
 from harness.scenario.actions.cluster_action import TopicAction
 from harness.scenario.context import DrillContext
-from harness.scenario.model import AddPartitions
+from harness.scenario.model import AddPartitions, CreateTopic
 
 
 class AddPartitionsAction(TopicAction):
     step_type = AddPartitions
+
+    def validate_on_cluster(self, step: AddPartitions, facts: TimelineFacts) -> list[StepProblem]:
+        problems = super().validate_on_cluster(step, facts)
+        now = _partitions_before(step, facts)
+        if not problems and now is not None and step.partitions <= now:
+            problems.append(StepProblem(("partitions",), f"{step.topic} already has {now} partitions by then; "
+                                        "'partitions' is the new total and Kafka can only add partitions, "
+                                        f"so write more than {now}"))
+        return problems
 
     def apply(self, ctx: DrillContext, step: AddPartitions) -> str:
         admin = ctx.env.cluster(step.cluster).admin()
@@ -20,3 +29,13 @@ class AddPartitionsAction(TopicAction):
 
     def undo(self, ctx: DrillContext, step: AddPartitions) -> str:
         raise NotUndoable("add_partitions has no inverse: Kafka cannot take partitions away from a topic")
+
+
+def _partitions_before(step: AddPartitions, facts: TimelineFacts) -> int | None:
+    """How many partitions ``step.topic`` has on ``step.cluster`` when the step runs, as far as the file says."""
+    count = next((t.partitions for t in facts.scenario.topics if t.name == step.topic and t.cluster == step.cluster),
+                 None)
+    for earlier in facts.earlier:
+        if isinstance(earlier, (CreateTopic, AddPartitions)) and (earlier.topic, earlier.cluster) == (step.topic, step.cluster):
+            count = earlier.partitions
+    return count

@@ -29,6 +29,6 @@ class TopicAction(ClusterAction):
     def validate_on_cluster(self, step, facts: TimelineFacts) -> list[StepProblem]:
         if step.topic in facts.topics[step.cluster]:
             return []
-        if any(isinstance(p, CreateTopic) and p.topic == step.topic for p in facts.earlier):
+        if any(isinstance(p, CreateTopic) and p.topic == step.topic and p.cluster == step.cluster for p in facts.earlier):
             return []
         return [StepProblem(("topic",), f"topic {step.topic!r} is not declared on {step.cluster}")]

@@ -6,7 +6,7 @@ from harness.scenario import failover
 from harness.scenario.actions.base import NotUndoable, StepProblem, TimelineFacts
 from harness.scenario.actions.move_action import MoveAction
 from harness.scenario.context import DrillContext
-from harness.scenario.model import Failover
+from harness.scenario.model import Failback, Failover
 
 
 class FailoverAction(MoveAction):
@@ -14,6 +14,10 @@ class FailoverAction(MoveAction):
 
     def validate_pair(self, step: Failover, facts: TimelineFacts) -> list[StepProblem]:
         if f"{step.source}->{step.target}" in facts.flows:
+            moves = [p for p in facts.earlier if isinstance(p, (Failover, Failback))]
+            if moves and isinstance(moves[-1], Failover) and (moves[-1].source, moves[-1].target) == (step.source, step.target):
+                return [StepProblem((), f"the applications already failed over from {step.source} to {step.target} "
+                                        "in an earlier step and have not come back; put a failback step with switch_back: true in between")]
             return []
         return [StepProblem((), f"no flow {step.source}->{step.target} to fail over along; "
                                 f"flows are {sorted(facts.flows)}")]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.scenario.actions.base import NotUndoable
+from harness.scenario.actions.base import NotUndoable, StepProblem, TimelineFacts
 from harness.scenario.actions.link_action import LinkAction
 from harness.scenario.context import DrillContext
 from harness.scenario.model import Heal
@@ -10,6 +10,13 @@ from harness.scenario.model import Heal
 
 class HealAction(LinkAction):
     step_type = Heal
+
+    def validate(self, step: Heal, facts: TimelineFacts) -> list[StepProblem]:
+        problems = super().validate(step, facts)
+        if step.direction is not None:
+            # accepted and ignored, it would make the drill look one-way when it is not
+            problems.append(StepProblem(("direction",), "heal ends every fault on the link in both directions; remove 'direction'"))
+        return problems
 
     def apply(self, ctx: DrillContext, step: Heal) -> str:
         return self.heal_link(ctx, step)
