@@ -107,18 +107,22 @@ def cmd_up(args) -> int:
 
 # --- validate / run ----------------------------------------------------------------------
 def cmd_validate(args) -> int:
-    """Check drill files before anything starts."""
-    from harness.scenario.validate import ScenarioInvalid, load_scenario
+    """Check drill files before anything starts (exit 2 when one cannot run, as ``run`` would)."""
+    from harness.scenario.validate import ScenarioInvalid, check_file
     failed = 0
     for path in args.files:
         try:
-            s = load_scenario(Path(path))
+            checked = check_file(Path(path), args.replicator)
+            s = checked.scenario
+            for warning in checked.warnings:
+                print(str(warning), file=sys.stderr)
             print(f"{path}: ok ({s.name}: {len(s.clusters)} clusters, {len(s.replication.flows)} flows, "
-                  f"{len(s.timeline)} steps, {len(s.expectations)} expectations)")
+                  f"{len(s.timeline)} steps, {len(s.expectations)} expectations"
+                  f"{f', {len(checked.warnings)} warning(s)' if checked.warnings else ''})")
         except ScenarioInvalid as e:
             failed += 1
             print(str(e), file=sys.stderr)
-    return EXIT_FAILED if failed else EXIT_OK
+    return EXIT_USAGE if failed else EXIT_OK
 
 
 def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None = None, artifacts=None,
@@ -135,12 +139,16 @@ def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None =
 
 def cmd_run(args) -> int:
     """Run one drill; exit 0 only when it ran and every expectation held."""
-    from harness.scenario.validate import ScenarioInvalid, load_scenario
+    from harness.scenario.validate import ScenarioInvalid, check_file
     try:
-        scenario = load_scenario(Path(args.file))
+        # checked for the replicator that will run: --replicator may differ from the file's own
+        checked = check_file(Path(args.file), args.replicator)
     except ScenarioInvalid as e:
         print(str(e), file=sys.stderr)
         return EXIT_USAGE
+    for warning in checked.warnings:
+        print(str(warning), file=sys.stderr)
+    scenario = checked.scenario
     out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
     result = run_drill(scenario, Path(args.file), out, replicator=args.replicator)
     if args.report:
@@ -296,6 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("validate", help="check drill files without running anything")
     s.add_argument("files", nargs="+")
+    s.add_argument("--replicator", choices=["pyspark", "mirrormaker2", "command"],
+                   help="check for this replicator, as 'run --replicator' would (default: each file's own)")
     s.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("up", help="start clusters and WAN links, print how to connect, run until Ctrl-C")

@@ -71,6 +71,9 @@ def replication_problems(s: Scenario, replicator: str, error: Report, warn: Repo
                                      workdir=plan.workdir)
             if replicator == "pyspark" and r.mode:
                 setup.flow_config(spec_of, {"mirrordrill.mode": r.mode})
+            for w in setup.config_warnings():  # accepted, but will not do what it may seem to
+                key = w.key.split(".", 1)[1] if w.key.startswith(f"{spec_of.name}.") else w.key
+                warn(flows + (i,) + (("settings", key) if key in flow.settings else ()), f"setting {key!r}: {w.message}")
         except (SetupError, ValueError) as err:
             key = next((k for k in flow.settings if repr(k) in str(err)), None)
             error(flows + (i,) + (("settings", key) if key else ()), str(err))
@@ -129,5 +132,5 @@ def flow_setting_problem(key: str, value: object) -> str | None:
     try:
         ReplicationSetup(env=plan, flows=[FlowSpec("a", "b", settings={key: value})], workdir=plan.workdir)
     except (SetupError, ValueError) as err:
-        return str(err).removeprefix("flow a->b: ")
+        return str(err).removeprefix("flow a->b: ").replace("a->b.<setting>", "<setting>")
     return None

@@ -44,7 +44,7 @@ def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str) -> 
         merged: dict = {}
         for key_node, value_node in node.value:
             if key_node.tag == MERGE_TAG:  # "<<: *base", as Compose files write it
-                merged.update(_merge_source(value_node, path, lines, file))
+                merged.update(_merge_source(value_node, path, lines, file, key_node.start_mark.line + 1))
                 continue
             key = yaml.safe_load(yaml.serialize(key_node)) if not isinstance(key_node, yaml.ScalarNode) \
                 else _scalar(key_node)
@@ -63,14 +63,14 @@ def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str) -> 
     return _scalar(node)
 
 
-def _merge_source(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str) -> dict:
+def _merge_source(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str, line: int) -> dict:
     """The mapping(s) a merge key brings in; the first of several wins, as YAML's merge key defines."""
     sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
     out: dict = {}
     for source in reversed(sources):
         if not isinstance(source, yaml.MappingNode):
-            raise YamlSyntaxError(file, source.start_mark.line + 1,
-                                  "'<<' merges a mapping (or a list of mappings) into this one, e.g. '<<: *base'")
+            # named at the '<<' line: an alias's own mark is where its anchor was defined
+            raise YamlSyntaxError(file, line, "'<<' merges a mapping (or a list of mappings) into this one, e.g. '<<: *base'")
         out.update(_build(source, path, lines, file))
     return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import json
 import tempfile
@@ -40,7 +41,28 @@ def parse_params(specs: list[str]) -> list[SweepParam]:
         out.append(SweepParam(key.strip(), vals))
     if len({p.key for p in out}) != len(out):
         raise SweepError("each --param key may be given once")
+    for p in out:
+        check_key(p.key, p.values[0])
     return out
+
+
+SWEEP_KEYS = ("replicator", "mode", "rate", "duration", "backlog", *_SHORTHANDS)
+"""``--param`` keys that are not flow settings (any other key is one, checked as the adapters check it)."""
+
+
+def check_key(key: str, value: Any) -> None:
+    """SweepError (with "did you mean") for a key that is neither a sweep key nor a valid flow setting."""
+    if key in SWEEP_KEYS:
+        return
+    from harness.scenario.preflight import flow_setting_problem
+    problem = flow_setting_problem(key, value)
+    if problem is None:
+        return
+    close = difflib.get_close_matches(key, SWEEP_KEYS, n=1, cutoff=0.7)
+    if close:
+        raise SweepError(f"--param {key!r}: unknown sweep key (did you mean {close[0]!r}?); sweep keys are "
+                         f"{', '.join(SWEEP_KEYS)}, or any flow setting")
+    raise SweepError(f"--param {key!r} is not a sweep key ({', '.join(SWEEP_KEYS)}) nor a valid flow setting: {problem}")
 
 
 def combinations(params: list[SweepParam]) -> list[dict]:
