@@ -241,3 +241,30 @@ def test_failback_only_in_an_active_passive_pair():
         .replace("      topics: [orders]\nload:", "      topics: [orders]\n    - {source: dr, target: far}\nload:")
     p = only_problem(text + FAILOVER + "  - {at: 10s, do: failback, from: dr, to: primary}\n")
     assert "failback rebuilds one active/passive pair" in p.message and "['dr->far']" in p.message
+
+
+def test_a_quoted_number_is_a_duration_in_seconds():
+    assert parse_scenario(BASE.replace("duration: 30s", 'duration: "90"'), FILE).duration == 90.0
+
+
+@pytest.mark.parametrize("written", ["1s1s", "30s1m", ".nan"])
+def test_durations_that_are_most_likely_typos(written):
+    p = only_problem(BASE.replace("duration: 30s", f"duration: {written}"))
+    assert p.field == "duration" and ("out of order" in p.message or "finite" in p.message)
+
+
+def test_sweep_param_keys_are_checked_before_anything_starts():
+    from harness.sweep.params import SweepError, parse_params
+    assert [p.key for p in parse_params(["num_streams=1,2", "tasks.max=2", "consumer.fetch.min.bytes=1"])] == \
+        ["num_streams", "tasks.max", "consumer.fetch.min.bytes"]
+    with pytest.raises(SweepError, match="did you mean 'tasks.max'"):
+        parse_params(["tasks.maxx=1,2"])
+    with pytest.raises(SweepError, match="did you mean 'num_streams'"):
+        parse_params(["num_stream=1,2"])
+
+
+def test_run_with_the_command_replicator_and_no_command_is_refused_before_the_adapter():
+    from harness.replicators.command import check_command
+    assert "needs a command" in check_command(None)
+    assert check_command("rep --from {source_bootstrap} --to {target_bootstrap}") is None
+    assert "unknown placeholder {sourc}" in check_command("rep {sourc}")
