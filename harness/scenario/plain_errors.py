@@ -105,13 +105,14 @@ def plain_message(err: dict, root: type[BaseModel]) -> str:
         return f"expected a finite number, got {given!r}"
     for prefix, words in _KINDS.items():
         if kind.startswith(prefix + "_") and kind.endswith(("_type", "_parsing")):
+            if given is None:  # "timeline:" with nothing after it
+                return f"expected {words}, got nothing (an empty value); fill it in or remove the key"
             return f"expected {words}, got {given!r}"
     if kind in _BOUNDS:
         key, words = _BOUNDS[kind]
         return f"must be {words} {ctx.get(key)}, got {given!r}"
     if kind == "string_pattern_mismatch":
-        return f"{given!r} is not allowed here: use letters, digits and the characters the pattern " \
-               f"{ctx.get('pattern')} allows"
+        return f"{given!r} has characters not allowed here; it must match {ctx.get('pattern')}"
     if kind == "too_short":
         return f"needs at least {ctx.get('min_length')} item(s)"
     if kind == "too_long":

@@ -71,7 +71,8 @@ def replication_problems(s: Scenario, replicator: str, error: Report, warn: Repo
                                      workdir=plan.workdir)
             if replicator == "pyspark" and r.mode:
                 setup.flow_config(spec_of, {"mirrordrill.mode": r.mode})
-            for w in setup.config_warnings():  # accepted, but will not do what it may seem to
+            # accepted, but ignored by the bundled replicator (MM2 itself uses them)
+            for w in (setup.config_warnings() if replicator == "pyspark" else ()):
                 key = w.key.split(".", 1)[1] if w.key.startswith(f"{spec_of.name}.") else w.key
                 warn(flows + (i,) + (("settings", key) if key in flow.settings else ()), f"setting {key!r}: {w.message}")
         except (SetupError, ValueError) as err:
