@@ -77,7 +77,7 @@ def replication_problems(s: Scenario, replicator: str, error: Report, warn: Repo
                 warn(flows + (i,) + (("settings", key) if key in flow.settings else ()), f"setting {key!r}: {w.message}")
         except (SetupError, ValueError) as err:
             key = next((k for k in flow.settings if repr(k) in str(err)), None)
-            error(flows + (i,) + (("settings", key) if key else ()), str(err))
+            error(flows + (i,) + (("settings", key) if key else ()), str(err).removeprefix(f"flow {flow.source}->{flow.target}: "))
     _topic_problems(s, error)
     _replicator_problems(s, replicator, error, warn)
 

@@ -110,7 +110,10 @@ def check_text(text: str, file: str, replicator: str | None = None) -> CheckedSc
         problems = []
         for err in e.errors():
             path = _data_path(data, err["loc"])
-            problems.append(Problem(file, source.line_of(path), _field(path, err["loc"]), plain_message(err, Scenario)))
+            # Only a missing field is named after the location's last part; elsewhere that may be a
+            # union tag (a step's do: value), which is not a field of the file.
+            where = _field(path, err["loc"] if err["type"] == "missing" else ())
+            problems.append(Problem(file, source.line_of(path), where, plain_message(err, Scenario)))
         raise ScenarioInvalid(problems) from None
     problems = cross_check(scenario, data, source)
     warnings: list[Problem] = []
