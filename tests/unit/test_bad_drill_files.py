@@ -220,3 +220,17 @@ def test_a_merge_key_is_read_as_compose_users_write_it(tmp_path, capsys, nothing
     from harness.scenario.validate import load_scenario
     dr = load_scenario(path).clusters["dr"]
     assert (dr.brokers, dr.heap_mb) == (2, 256)
+
+
+def test_run_warns_when_the_replicator_given_ignores_the_files_mode(tmp_path, capsys, monkeypatch, nothing_starts):
+    class Started(Exception):
+        pass
+
+    def run_drill(*args, **kwargs):
+        raise Started()  # the checks are over: the drill would start here
+    monkeypatch.setattr(cli, "run_drill", run_drill)
+    path = tmp_path / "drill.yaml"
+    path.write_text(WARNINGS[1][1])
+    with pytest.raises(Started):
+        cli.main(["run", str(path), "--replicator", "mirrormaker2", "--out", str(tmp_path / "out")])
+    assert "warning: replication.mode: mode applies to the pyspark replicator only" in capsys.readouterr().err
