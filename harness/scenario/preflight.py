@@ -23,7 +23,7 @@ from harness.replicators.errors import SetupError
 from harness.replicators.setup import FlowSpec, ReplicationSetup
 from harness.scenario.model import Failover, Scenario
 from harness.scenario.plain_errors import did_you_mean
-from harness.scenario.topology import check_pairs, flow_specs, origin_topics, topology_of
+from harness.scenario.topology import check_pairs, origin_topics, topology_of
 from replicator.config.errors import InvalidSetting
 from replicator.config.validation import check_separator
 
