@@ -118,3 +118,12 @@ def plain_message(err: dict, root: type[BaseModel]) -> str:
     if kind == "too_long":
         return f"takes at most {ctx.get('max_length')} item(s)"
     return str(err["msg"]).removeprefix("Value error, ")
+
+
+def either(first: str, second: str) -> str | None:
+    """``expected a list, got 'x'`` and ``expected a mapping, got 'x'`` as one sentence (a field
+    that takes either reports each alternative separately), or None when they are not of that form."""
+    a, b = re.fullmatch(r"expected (.+), (got .+)", first), re.fullmatch(r"expected (.+), (got .+)", second)
+    if a and b and a.group(2) == b.group(2):
+        return f"expected {a.group(1)} or {b.group(1)}, {a.group(2)}"
+    return None

@@ -12,7 +12,7 @@ from harness.environment import CLUSTER_NAME
 from harness.scenario.actions.base import TimelineFacts, unknown_cluster
 from harness.scenario.actions.registry import action_for
 from harness.scenario.model import FAILBACK_METRICS, FAILOVER_METRICS, Failback, Failover, Scenario, parse_expectation
-from harness.scenario.plain_errors import plain_message
+from harness.scenario.plain_errors import either, plain_message
 from harness.scenario.preflight import replication_problems
 from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
 
@@ -113,7 +113,11 @@ def check_text(text: str, file: str, replicator: str | None = None) -> CheckedSc
             # Only a missing field is named after the location's last part; elsewhere that may be a
             # union tag (a step's do: value), which is not a field of the file.
             where = _field(path, err["loc"] if err["type"] == "missing" else ())
-            problems.append(Problem(file, source.line_of(path), where, plain_message(err, Scenario)))
+            message = plain_message(err, Scenario)
+            if problems and problems[-1].field == where and (merged := either(problems[-1].message, message)):
+                problems[-1] = replace(problems[-1], message=merged)  # one field that takes two kinds of value
+            else:
+                problems.append(Problem(file, source.line_of(path), where, message))
         raise ScenarioInvalid(problems) from None
     problems = cross_check(scenario, data, source)
     warnings: list[Problem] = []

@@ -135,6 +135,9 @@ CASES = [
         "{cluster: primary, topics: [orders]}"),
     Bad("wrong type", BASE.replace("partitions: 3", "partitions: three"), "expected a whole number, got 'three'",
         "partitions: three"),
+    Bad("producer topics neither list nor map", BASE.replace("topics: [orders], rate", "topics: orders, rate"),
+        "expected a list, e.g. [a, b] or a mapping (key: value lines), got 'orders'", "topics: orders, rate"),
+    Bad("an empty section", BASE + "timeline:\n", "got nothing (an empty value)", "timeline:"),
     Bad("a link with one end", BASE.replace("between: [primary, dr]", "between: [primary]"), "item 2 is missing",
         "between: [primary]"),
 ]
