@@ -97,12 +97,17 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
 
 
 def validate_drill(drill: dict) -> None:
-    """Validate a drill's content as the engine will read it (raises ScenarioInvalid)."""
-    from harness.scenario.validate import load_scenario
+    """Validate a drill's content as the engine will read it (SweepError naming each problem's field)."""
+    from harness.scenario.validate import ScenarioInvalid, load_scenario
     with tempfile.TemporaryDirectory() as d:
         f = Path(d) / "point.yaml"
         f.write_text(yaml.safe_dump(drill, sort_keys=False))
-        load_scenario(f)
+        try:
+            load_scenario(f)
+        except ScenarioInvalid as e:
+            # The file and line are of a temporary copy: name the field, which the --param value set.
+            raise SweepError("with the --param values applied: " +
+                             "; ".join(f"{p.field}: {p.message}" for p in e.problems)) from None
 
 
 def record_size(drill: dict) -> int:

@@ -63,6 +63,8 @@ CASES = [
     Bad("sweep --param typo", BASE, "did you mean 'tasks.max'", None, command="sweep", argv=("--param", "tasks.maxx=1,2")),
     Bad("sweep --param shorthand typo", BASE, "did you mean 'num_streams'", None, command="sweep",
         argv=("--param", "num_stream=1,2")),
+    Bad("sweep --param bad value", BASE, "with the --param values applied: load.producers[0].rate: expected a number, "
+        "got 'abc'", None, command="sweep", argv=("--param", "rate=5,abc", "--no-ceiling")),
     # --- tracebacks no more ------------------------------------------------------------
     Bad("merge key of a scalar", "base: &b 3\n" + BASE.replace("  primary: {brokers: 1}", "  primary:\n    <<: *b"),
         "'<<' merges a mapping", "<<: *b"),
