@@ -203,7 +203,7 @@ class Drill:
         for cluster, topics in sorted(watched.items()):
             pattern = "^(" + "|".join(re.escape(t) for t in sorted(topics)) + ")$"
             sampler = LagSampler(cluster, env.cluster(cluster).bootstrap, pattern, ctx.histories,
-                                 writer_tag=f"lag-{cluster}")
+                                 writer_tag=f"sampler-{cluster}")
             sampler.start()
             ctx.lag_samplers.append(sampler)
         for c in s.load.consumers:
