@@ -136,6 +136,6 @@ def _log_attachment(title: str, path: Path, cap_bytes: int) -> DrillAttachment |
     if size > cap_bytes:
         note = (f"[mirrordrill: {path} is {size / 2**20:.1f} MB; the report keeps its last "
                 f"{cap_bytes / 2**20:.0f} MB. The whole file is in the run folder.]\n")
-        body = note.encode() + body[body.find(b"\n") + 1:]  # from the first whole line
+        body = note.encode() + body
         title = f"{title} (last {cap_bytes / 2**20:.0f} MB of {size / 2**20:.1f} MB)"
     return DrillAttachment(title, body, "text/plain", "log")
