@@ -135,13 +135,17 @@ def _timeline_steps(s: DrillSummary, flow: FlowResults | None) -> list[TestStepR
         params = [Parameter("kind", e.kind), Parameter("outcome", e.outcome)]
         if e.detail:
             params.append(Parameter("detail", e.detail))
+        if e.condition:
+            held = "held" if e.condition_held else "NOT met: the step ran anyway"
+            params.append(Parameter("condition", f"{e.condition}: {held} (checked at {e.condition_checked_ts_ms} ms)"))
         hit = impact.get((e.name, e.start_ts_ms))
         if hit:
             params += [Parameter("acked during", str(hit.acked)), Parameter("lost of those", str(hit.lost)),
                        Parameter("max lag during", str(hit.max_lag))]
         status = _STEP_STATUS.get(e.outcome, Status.BROKEN)
+        name = e.name + (" (condition not met)" if e.condition and e.condition_held is False else "")
         steps.append(TestStepResult(
-            name=e.name, status=status, start=e.start_ts_ms, stop=e.end_ts_ms or e.start_ts_ms,
+            name=name, status=status, start=e.start_ts_ms, stop=e.end_ts_ms or e.start_ts_ms,
             parameters=params,
             statusDetails=StatusDetails(message=e.detail) if status != Status.PASSED else None))
     return steps
