@@ -108,7 +108,7 @@ class DrillContext:
         with self._timeline_lock:
             w = self.timeline_writer()
             w.write(TimelineEvent(name=name, kind=kind, start_ts_ms=start_ms, end_ts_ms=end_ms, outcome=outcome,
-                                  detail=detail, condition=condition, condition_held=condition_held,
+                                  detail=detail, condition=condition or None, condition_held=condition_held,
                                   condition_checked_ts_ms=condition_checked_ts_ms))
             w.flush()
 

@@ -88,7 +88,7 @@ def encode_lag(r: LagSample, ident: Identifiers) -> str:
 def encode_timeline(r: TimelineEvent, ident: Identifiers) -> str:
     return (f"{_free_text(r.name)},{_free_text(r.kind)},{r.start_ts_ms:d},"
             f"{_opt_int(r.end_ts_ms)},{_free_text(r.outcome)},{_free_text(r.detail)},"
-            f"{_free_text(r.condition)},{_opt_bool(r.condition_held)},{_opt_int(r.condition_checked_ts_ms)}\n")
+            f"{_free_text(r.condition or '')},{_opt_bool(r.condition_held)},{_opt_int(r.condition_checked_ts_ms)}\n")
 
 
 # --------------------------------------------------------------------------- decoding
@@ -134,5 +134,5 @@ def decode_lag(f: list[str]) -> LagSample:
 
 
 def decode_timeline(f: list[str]) -> TimelineEvent:
-    return TimelineEvent(f[0], f[1], int(f[2]), _parse_opt_int(f[3]), f[4], f[5], f[6], _parse_opt_bool(f[7]),
+    return TimelineEvent(f[0], f[1], int(f[2]), _parse_opt_int(f[3]), f[4], f[5], f[6] or None, _parse_opt_bool(f[7]),
                          _parse_opt_int(f[8]))

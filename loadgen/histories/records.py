@@ -78,7 +78,7 @@ class LagSample:
 class TimelineEvent:
     """A fault or a failover step; ``end_ts_ms`` is None while it has not ended.
 
-    ``condition`` is the step's ``when`` (empty when it had none), ``condition_held`` whether
+    ``condition`` is the step's ``when`` in words (None when it had none), ``condition_held`` whether
     it held before the step ran (None without a condition) and ``condition_checked_ts_ms``
     when that was decided: a fault injected before replication caught up must not read as
     replicator loss.
@@ -90,7 +90,7 @@ class TimelineEvent:
     end_ts_ms: int | None
     outcome: str
     detail: str
-    condition: str = ""
+    condition: str | None = None  # None and "" are both written as an empty field
     condition_held: bool | None = None
     condition_checked_ts_ms: int | None = None
 
