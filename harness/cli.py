@@ -1,4 +1,11 @@
-"""The ``mirrordrill`` command line."""
+"""The ``mirrordrill`` command line.
+
+Exit codes: 0 the drill ran and every expectation held; 1 an expectation failed (the drill
+ran: its summary.json says which); 2 usage (a bad argument or drill file, a missing
+install); 3 the harness failed (the drill could not run: an error during set-up, a crash,
+the check itself failing; summary.json's ``error`` says what, when it could be written);
+130 interrupted (Ctrl-C or SIGTERM; what was measured is saved).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +20,22 @@ from pathlib import Path
 
 from primitives.bootstrap import Bootstrap, BootstrapError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HARNESS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+EXIT_CODES_HELP = ("exit codes: 0 passed; 1 an expectation failed; 2 usage (bad argument or drill file); "
+                   "3 the harness failed (the drill could not run: set-up error, crash; summary.json 'error' "
+                   "says why); 130 interrupted")
+
+
+def drill_exit_code(summary) -> int:
+    """A finished drill's exit code: interrupted, then the harness's own failure (``error``: the
+    drill could not run or could not be checked), then the expectations. A failed
+    expectation (1) is about the replicator; 3 is about mirrordrill or the machine."""
+    if summary.interrupted:
+        return EXIT_INTERRUPTED
+    if summary.error:
+        return EXIT_HARNESS
+    return EXIT_OK if summary.passed else EXIT_FAILED
 
 
 class Terminated(KeyboardInterrupt):
@@ -150,7 +172,15 @@ def cmd_run(args) -> int:
         print(str(warning), file=sys.stderr)
     scenario = checked.scenario
     out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
-    result = run_drill(scenario, Path(args.file), out, replicator=args.replicator)
+    try:
+        result = run_drill(scenario, Path(args.file), out, replicator=args.replicator)
+    except KeyboardInterrupt:
+        raise
+    except Exception as e:  # the engine saves what it can; this is a crash around it
+        import traceback
+        traceback.print_exc()
+        print(f"mirrordrill run: the harness failed: {type(e).__name__}: {e} (exit {EXIT_HARNESS})", file=sys.stderr)
+        return EXIT_HARNESS
     if args.report:
         from reports.render import ReportError, render
         try:
@@ -158,9 +188,15 @@ def cmd_run(args) -> int:
             print(f"report: {rendered.html} (history: {rendered.history})")
         except ReportError as e:
             print(f"mirrordrill run: the drill ran, but its report could not be rendered: {e}", file=sys.stderr)
-    if result.summary.interrupted:
-        return EXIT_INTERRUPTED
-    return EXIT_OK if result.passed else EXIT_FAILED
+    return drill_exit_code(result.summary)
+
+
+def cmd_test(args) -> int:
+    """The test suite lives in a checkout, not in the installed package: say how to run it."""
+    print("mirrordrill test: the test suite runs from a checkout of mirrordrill: './mirrordrill test "
+          "[pytest args]' (the wrapper script at the checkout's root), or 'python -m pytest tests' in "
+          "that checkout with mirrordrill[test] installed.", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def cmd_replicate(args) -> int:
@@ -253,8 +289,8 @@ def cmd_sweep(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mirrordrill", description=__doc__ + " Chaos and failover drills for "
-                                "Kafka cross-cluster replication.")
+    p = argparse.ArgumentParser(prog="mirrordrill", description="The mirrordrill command line. Chaos and failover "
+                                "drills for Kafka cross-cluster replication.", epilog=EXIT_CODES_HELP)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = sub.add_parser("setup", help="install (once) Kafka, MirrorMaker 2, the Spark connector, Toxiproxy, Allure")
@@ -266,7 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--workdir", help="where broker and proxy logs go (default: a new folder under /tmp/mirrordrill)")
     s.set_defaults(func=cmd_doctor)
 
-    s = sub.add_parser("run", help="run a drill file: topology, replicator, load, faults, failover, checks")
+    s = sub.add_parser("run", help="run a drill file: topology, replicator, load, faults, failover, checks",
+                       epilog=EXIT_CODES_HELP)
     s.add_argument("file", help="a drill file (see scenarios/)")
     s.add_argument("--replicator", choices=["pyspark", "mirrormaker2", "command"],
                    help="the replicator under test (default: the file's replication.replicator)")
@@ -313,10 +350,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--brokers", type=int, default=1, help="brokers per cluster (default: 1)")
     s.add_argument("--workdir", help="where data and logs go (default: a new folder under /tmp/mirrordrill)")
     s.set_defaults(func=cmd_up)
+
+    s = sub.add_parser("test", help="run the test suite (pytest); from a checkout: ./mirrordrill test [pytest args]")
+    s.set_defaults(func=cmd_test)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["test"]:  # pytest's own options ('-q', '-k') are not this parser's to judge
+        return cmd_test(None)
     args = build_parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _raise_terminated)
     # A shell starts background jobs with SIGINT ignored; `kill -INT` (what CI runners send)

@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
 
 from harness.checker.model import FlowSeries, SecondSeries
 
@@ -194,8 +194,13 @@ class ExpectationRow(_WithoutAbsentExtras):
         return ("note", "failures")
 
 
-class TimelineEntry(_Model):
-    """A timeline step or a part of one, as the histories recorded it."""
+class TimelineEntry(_WithoutAbsentExtras):
+    """A timeline step or a part of one, as the histories recorded it.
+
+    A step with a ``when`` carries it: ``condition`` in words, ``condition_held`` (False: the
+    step ran anyway when the wait timed out, so what follows is not the replicator's doing
+    alone) and ``condition_checked_ts_ms``; an event without one has none of the three keys.
+    """
 
     name: str
     kind: str
@@ -203,18 +208,30 @@ class TimelineEntry(_Model):
     end_ts_ms: int | None
     outcome: str
     detail: str
+    condition: str | None = None
+    condition_held: bool | None = None
+    condition_checked_ts_ms: int | None = None
+
+    @field_validator("condition", mode="before")
+    @classmethod
+    def _no_condition(cls, value):
+        return value or None  # the histories write "" for "no condition"
+
+    def _drop_when_none(self) -> tuple[str, ...]:
+        return ("condition", "condition_held", "condition_checked_ts_ms")  # only steps with a ``when``
 
 
 class Logs(_WithoutAbsentExtras):
-    """Where each process of the drill logged."""
+    """Where each process of the drill logged; ``drill`` is the drill's own log (``drill.log``)."""
 
     brokers: dict[str, str] = {}
     toxiproxy: str | None = None
     replicator: dict[str, str] | None = None
     load: list[str] | None = None
+    drill: str | None = None
 
     def _drop_when_none(self) -> tuple[str, ...]:
-        return ("toxiproxy", "replicator", "load")
+        return ("toxiproxy", "replicator", "load", "drill")
 
 
 class DrillSummary(_Model):
@@ -238,6 +255,17 @@ class DrillSummary(_Model):
     # Records written before the load started (the scenario's load.backlog): a sweep must not
     # read a produced rate from a drill that started with its work queued.
     backlog_records: int = 0
+    # Added by issue 16 (defaults keep older summaries of schema 1 readable). Every timestamp
+    # is epoch milliseconds, as in the histories; ``started_at`` stays for the readers it has.
+    started_ms: int | None = None       # the drill started (clusters not yet up)
+    load_started_ms: int | None = None  # producers started: the zero ``at`` counts from
+    replicator_mode: str = "n/a"        # pyspark: microbatch or realtime; other replicators: n/a
+    versions: dict[str, str] = {}       # mirrordrill, kafka, spark, replicator
+    drill_sha256: str | None = None     # of the drill file as run (the folder's scenario.yaml)
+
+    def unmet_conditions(self) -> list[TimelineEntry]:
+        """The timeline steps whose ``when`` did not hold: they ran anyway, after the wait timed out."""
+        return [e for e in self.timeline if e.condition and e.condition_held is False]
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of summary.json."""
@@ -322,6 +350,8 @@ class DrillResults:
     @property
     def started_ms(self) -> int:
         """Drill start, epoch ms."""
+        if self.summary.started_ms is not None:
+            return self.summary.started_ms
         return int(datetime.fromisoformat(self.summary.started_at).timestamp() * 1000)
 
     @property

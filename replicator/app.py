@@ -27,7 +27,7 @@ from replicator.headers import source_offset_of
 from replicator.heartbeats import HeartbeatEmitter
 from replicator.metrics import MetricsTracker, as_document, write_json_atomically
 from replicator.offset_index import OffsetIndex
-from replicator.spark_stream import StreamPlan, start_query, warm_up
+from replicator.spark_stream import StreamPlan, start_query, stop_query, warm_up
 from replicator.topic_sync import TopicSync
 
 if TYPE_CHECKING:
@@ -175,8 +175,9 @@ class FlowRuntime:
     def _refresh_and_start(self, spark: "SparkSession", now: float) -> None:
         changed = self._sync_topics()
         if self.query is not None and changed:
-            log.info("flow %s: topics now %s; restarting the query", self.name, list(self.topics))
-            self.stop_query()
+            log.info("flow %s: topics now %s; restarting the query (its running batch is cancelled, "
+                     "not lost: the new query resumes from the checkpoint)", self.name, list(self.topics))
+            self.stop_query(spark)
         if self.query is None and self.topics and now >= self._restart_after:
             if not self._warmed_up:
                 self._warm_up(spark)
@@ -216,10 +217,14 @@ class FlowRuntime:
             log.warning("flow %s: %s failed: %s", self.name, what, e)
             self.status.last_error = f"{what}: {e}"[:2000]
 
-    def stop_query(self) -> None:
+    def stop_query(self, spark: "SparkSession | None" = None) -> None:
+        """Stop the query on purpose: quietly when the session is at hand (``spark_stream.stop_query``)."""
         if self.query is not None:
             try:
-                self.query.stop()
+                if spark is not None:
+                    stop_query(spark, self.query)
+                else:
+                    self.query.stop()
             except Exception as e:
                 log.warning("flow %s: stopping the query: %s", self.name, e)
             self.query = None
@@ -257,8 +262,8 @@ class FlowRuntime:
         finally:
             c.unassign()
 
-    def close(self) -> None:
-        self.stop_query()
+    def close(self, spark: "SparkSession | None" = None) -> None:
+        self.stop_query(spark)
         self.target_producer.flush(5)
         self.index.close()
         for c in (self._lag_consumer, self._source_consumer):
@@ -343,8 +348,9 @@ class Replicator:
                 self._write_status(lag)
                 stop.wait(1.0)
         finally:
+            # every query stops (and its cancelled tasks settle) before the session does
             for fr in self.flows:
-                fr.close()
+                fr.close(self.spark)
             if self.spark is not None:
                 self.spark.stop()
             self._write_status({})

@@ -163,3 +163,41 @@ def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
     else:
         writer = writer.trigger(processingTime=plan.trigger_interval or "0 seconds")
     return writer.start()
+
+
+# The loggers through which Spark reports the tasks a query stop cancels. A real-time batch
+# runs for the whole trigger interval, so stopping the query (at shutdown, or to pick up a new
+# topic) always interrupts its Kafka reads mid-batch; Spark then logs each cancelled task as an
+# aborted write, with a stack trace (an InterruptException), although nothing failed: the
+# batch is not committed and the next query resumes from the checkpoint. These loggers are
+# silenced only around a stop the replicator asked for; a query that fails on its own is
+# untouched, and the replicator logs its exception (see ``FlowRuntime.tick``).
+CANCELLED_TASK_LOGGERS = (
+    "org.apache.spark.util.Utils",  # "Aborting task" + trace
+    "org.apache.spark.sql.execution.datasources.v2",  # DataWritingSparkTask, WriteToDataSourceV2Exec
+    "org.apache.spark.scheduler.TaskSetManager",  # "Lost task ... TaskKilled"
+    "org.apache.spark.scheduler.DAGScheduler",  # "Failed to cancel job group"
+)
+
+
+def stop_query(spark: "SparkSession", query: "StreamingQuery", settle_s: float = 5.0) -> None:
+    """Stop a query on purpose without logging its cancelled tasks as failures (see above).
+
+    Waits (up to ``settle_s``) for the cancelled tasks to finish before the loggers are
+    restored, since the executor reports them after ``stop()`` returns."""
+    jvm = spark.sparkContext._jvm
+    configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+    manager = jvm.org.apache.logging.log4j.LogManager
+    before = {name: manager.getLogger(name).getLevel() for name in CANCELLED_TASK_LOGGERS}
+    for name in before:
+        configurator.setLevel(name, jvm.org.apache.logging.log4j.Level.OFF)
+    try:
+        query.stop()
+        deadline = time.monotonic() + settle_s
+        tracker = spark.sparkContext.statusTracker()
+        while tracker.getActiveJobsIds() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        for name, level in before.items():
+            configurator.setLevel(name, level)
+

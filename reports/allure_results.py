@@ -20,7 +20,7 @@ from allure_commons.model2 import (ATTACHMENT_PATTERN, Attachment, Label, Parame
 
 from harness.results import (DrillResults, DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary,
                              FlowResults, load_results)
-from reports.attachments import DrillAttachment, flow_plots, log_tails, run_attachments
+from reports.attachments import DrillAttachment, drill_log, flow_plots, log_files, run_attachments
 from reports.summary_html import overview_html
 
 RESULTS_DIR = "allure-results"
@@ -33,7 +33,7 @@ def write_allure_results(run_dir: Path) -> Path:
     run = load_results(Path(run_dir))
     out = run.run_dir / RESULTS_DIR
     logger = AllureFileLogger(out, clean=True)
-    shared = run_attachments(run) + ([] if run.passed else log_tails(run))
+    shared = run_attachments(run) + (drill_log(run) if run.passed else log_files(run))
     flows = run.flows or [None]  # a drill that failed before checking still gets a (broken) result
     for flow in flows:
         result = drill_result(run, flow)
@@ -135,13 +135,17 @@ def _timeline_steps(s: DrillSummary, flow: FlowResults | None) -> list[TestStepR
         params = [Parameter("kind", e.kind), Parameter("outcome", e.outcome)]
         if e.detail:
             params.append(Parameter("detail", e.detail))
+        if e.condition:
+            held = "held" if e.condition_held else "NOT met: the step ran anyway"
+            params.append(Parameter("condition", f"{e.condition}: {held} (checked at {e.condition_checked_ts_ms} ms)"))
         hit = impact.get((e.name, e.start_ts_ms))
         if hit:
             params += [Parameter("acked during", str(hit.acked)), Parameter("lost of those", str(hit.lost)),
                        Parameter("max lag during", str(hit.max_lag))]
         status = _STEP_STATUS.get(e.outcome, Status.BROKEN)
+        name = e.name + (" (condition not met)" if e.condition and e.condition_held is False else "")
         steps.append(TestStepResult(
-            name=e.name, status=status, start=e.start_ts_ms, stop=e.end_ts_ms or e.start_ts_ms,
+            name=name, status=status, start=e.start_ts_ms, stop=e.end_ts_ms or e.start_ts_ms,
             parameters=params,
             statusDetails=StatusDetails(message=e.detail) if status != Status.PASSED else None))
     return steps
@@ -173,8 +177,7 @@ def attach_to_pytest(run_dir: Path) -> None:
     import allure
     run = load_results(Path(run_dir))
     items = [a for f in run.flows for a in flow_plots(run, f)] + run_attachments(run)
-    if not run.passed:
-        items += log_tails(run)
+    items += drill_log(run) if run.passed else log_files(run)
     allure.dynamic.label("replicator", run.replicator)
     allure.dynamic.label("scenario", run.name)
     allure.dynamic.suite(run.name)

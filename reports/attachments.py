@@ -19,7 +19,9 @@ from reports import plots
 from reports.summary_html import summary_html
 from reports.timeline import fault_windows
 
-LOG_TAIL_LINES = 200
+# Whole logs reach the report; only a log bigger than this is cut (to its end, which is
+# where a failure shows), so that one runaway log cannot make the report unopenable.
+LOG_CAP_BYTES = 20 * 2**20
 _CONFIG_SUFFIXES = (".properties", ".yaml", ".yml", ".json")
 
 
@@ -102,29 +104,38 @@ def replicator_config_text(folder: Path) -> str:
     return "\n".join(parts)
 
 
-def log_tails(run: DrillResults, lines: int = LOG_TAIL_LINES) -> list[DrillAttachment]:
-    """The last lines of every broker, replicator, proxy and load log named in summary.json."""
+def drill_log(run: DrillResults, cap_bytes: int = LOG_CAP_BYTES) -> list[DrillAttachment]:
+    """The drill's own log (drill.log): small, and what it did and when, passed or failed."""
+    path = run.summary.logs.drill
+    attachment = _log_attachment("drill log", Path(path), cap_bytes) if path else None
+    return [attachment] if attachment is not None else []
+
+
+def log_files(run: DrillResults, cap_bytes: int = LOG_CAP_BYTES) -> list[DrillAttachment]:
+    """Every log named in summary.json, whole: the drill's, brokers', replicator's, proxy's, load's.
+    A log over ``cap_bytes`` keeps its last ``cap_bytes`` and says so in its title and first line."""
     logs = run.summary.logs
-    named: list[tuple[str, str]] = [(f"broker {k} log", v) for k, v in logs.brokers.items()]
+    named: list[tuple[str, str]] = [("drill log", logs.drill)] if logs.drill else []
+    named += [(f"broker {k} log", v) for k, v in logs.brokers.items()]
     named += [(f"replicator {k} log", v) for k, v in (logs.replicator or {}).items()]
     if logs.toxiproxy:
         named.append(("toxiproxy log", logs.toxiproxy))
     named += [(f"load log {Path(p).name}", p) for p in logs.load or []]
-    out = []
-    for title, path in named:
-        tail = _tail(Path(path), lines)
-        if tail is not None:
-            out.append(DrillAttachment(f"{title} (last {lines} lines)", tail.encode(), "text/plain", "log"))
-    return out
+    return [a for title, path in named if (a := _log_attachment(title, Path(path), cap_bytes)) is not None]
 
 
-def _tail(path: Path, lines: int) -> str | None:
+def _log_attachment(title: str, path: Path, cap_bytes: int) -> DrillAttachment | None:
     try:
         with path.open("rb") as f:
             f.seek(0, 2)
             size = f.tell()
-            f.seek(max(0, size - 256 * 1024))  # logs can be large; the end is what matters
-            text = f.read().decode(errors="replace")
-    except OSError:
+            f.seek(max(0, size - cap_bytes))
+            body = f.read()
+    except OSError:  # a log the run never wrote (a process that did not start)
         return None
-    return "\n".join(text.splitlines()[-lines:]) + "\n"
+    if size > cap_bytes:
+        note = (f"[mirrordrill: {path} is {size / 2**20:.1f} MB; the report keeps its last "
+                f"{cap_bytes / 2**20:.0f} MB. The whole file is in the run folder.]\n")
+        body = note.encode() + body
+        title = f"{title} (last {cap_bytes / 2**20:.0f} MB of {size / 2**20:.1f} MB)"
+    return DrillAttachment(title, body, "text/plain", "log")

@@ -55,6 +55,15 @@ def summary_html(summary: DrillSummary) -> str:
         for fb in summary.failbacks:
             parts.append(_row([_num(getattr(fb, c)) for c in cols]))
         parts.append("</table>")
+    unmet = summary.unmet_conditions()
+    if unmet:  # a fault injected before replication caught up: its loss is not the replicator's alone
+        parts.append("<p class='bad'>timeline conditions not met (the step ran anyway):</p><table>"
+                     + _row(["<th class='l'>step</th>", "<th class='l'>condition</th>", "checked (epoch ms)"],
+                            header=True))
+        for e in unmet:
+            parts.append(_row([f"<td class='l'>{escape(e.name)}</td>", f"<td class='l bad'>{escape(e.condition)}</td>",
+                               _num(e.condition_checked_ts_ms)]))
+        parts.append("</table>")
     parts.append("<table>" + _row(["<th class='l'>expectation</th>", "actual", "limit", "result"], header=True))
     for e in summary.expectations:
         mark = "<td class='ok'>held</td>" if e.passed else "<td class='bad'>VIOLATED</td>"

@@ -1,5 +1,7 @@
 """Spark DataFrames over history files, with torn last lines dropped as the Python
-readers drop them (a plain ``spark.read.csv`` would parse a torn line as a record)."""
+readers drop them (a plain ``spark.read.csv`` would parse a torn line as a record).
+Every file starts with its header row: the CSV source skips it (``header`` true), and so
+does the torn-file path."""
 
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ def load_history(spark: SparkSession, kind: HistoryKind, paths: Paths) -> Loaded
         if valid == size:
             clean.append(path)
             continue
-        torn_files.append(path)
+        if valid > 0:  # a file with no complete line has no rows at all
+            torn_files.append(path)
         with open(path, "rb") as f:
             body = f.read(valid)
             tail = f.read()
@@ -58,7 +61,8 @@ def load_history(spark: SparkSession, kind: HistoryKind, paths: Paths) -> Loaded
     if torn_files:
         text = F.decode(F.col("content"), "UTF-8")
         lines = F.split(text, "\n")
-        complete = F.slice(lines, 1, F.size(lines) - 1)  # drop the torn tail
+        # drop the header row (line 1; a torn file here has at least that one) and the torn tail
+        complete = F.slice(lines, 2, F.size(lines) - 2)
         frames.append(
             spark.read.format("binaryFile").load([str(p.resolve()) for p in torn_files])
             .select(F.explode(complete).alias("line"))

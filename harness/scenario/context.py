@@ -82,6 +82,7 @@ class DrillContext:
     observers: list[Observer] = field(default_factory=list)
     lag_samplers: list[LagSampler] = field(default_factory=list)
     load_started_at: float = 0.0  # monotonic
+    load_started_ms: int = 0  # the same instant, epoch ms (summary.json's load_started_ms)
     load_until: float = 0.0  # seconds after load start; a late failover extends it (see failover.py)
     failovers: list[FailoverRecord] = field(default_factory=list)
     failbacks: list[FailbackSummary] = field(default_factory=list)  # the failback step's figures, as saved
@@ -100,11 +101,15 @@ class DrillContext:
             self._timeline = HistoryWriter(TIMELINE_EVENTS, history_path(self.histories, "timeline", "engine"))
         return self._timeline
 
-    def record(self, name: str, kind: str, start_ms: int, end_ms: int | None, outcome: str, detail: str = "") -> None:
+    def record(self, name: str, kind: str, start_ms: int, end_ms: int | None, outcome: str, detail: str = "",
+               condition: str = "", condition_held: bool | None = None,
+               condition_checked_ts_ms: int | None = None) -> None:
+        """One timeline event; a step's ``when`` goes with it (see ``steps.StepStart``)."""
         with self._timeline_lock:
             w = self.timeline_writer()
             w.write(TimelineEvent(name=name, kind=kind, start_ts_ms=start_ms, end_ts_ms=end_ms, outcome=outcome,
-                                  detail=detail))
+                                  detail=detail, condition=condition or None, condition_held=condition_held,
+                                  condition_checked_ts_ms=condition_checked_ts_ms))
             w.flush()
 
     def bootstrap_for(self, cluster: str) -> str:

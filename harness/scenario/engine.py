@@ -23,10 +23,12 @@ from harness.environment import Environment
 from harness.replicators import make_replicator
 from harness.replicators.setup import ReplicationSetup
 from harness.results import DrillResults, DrillSummary, ExpectationRow, Logs, save_results
-from harness.scenario import failover, steps
+from harness.scenario import failover, run_facts, steps
+from harness.scenario.drill_log import DRILL_LOG_FILE, DrillLog
 from harness.scenario.checking import Checked, check_drill
 from harness.scenario.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
 from harness.scenario.model import Scenario
+from harness.scenario.conditions import unmet_conditions
 from harness.scenario.summary import evaluate, render_table
 from harness.scenario.topology import check_pairs, flow_specs, link_conditions_of, origin_topics, topology_of
 from loadgen.app_consumer import StartPosition
@@ -58,9 +60,19 @@ class Drill:
         s = self.scenario
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._clear_previous_run()
+        console = self.log
+        drill_log = self.log = DrillLog(self.out_dir / DRILL_LOG_FILE, console)
+        try:
+            return self._run(s)
+        finally:
+            drill_log.close()
+            self.log = console
+
+    def _run(self, s: Scenario) -> DrillResults:
         histories = self.out_dir / "histories"
         histories.mkdir(exist_ok=True)
-        (self.out_dir / "scenario.yaml").write_text(self.scenario_path.read_text())
+        # the exact bytes: summary.json's drill_sha256 is their hash, and the rerun line runs them
+        (self.out_dir / run_facts.SCENARIO_COPY).write_bytes(self.scenario_path.read_bytes())
         started = time.time()
         env = Environment(topology_of(s), self.out_dir / "env", self.artifacts, log=self.log)
         ctx: DrillContext | None = None
@@ -93,18 +105,21 @@ class Drill:
             self._start_clients(ctx)
             self.phase = "load"
             for step in s.timeline:
-                if not steps.wait_for_start(ctx, step):
+                start = steps.wait_for_start(ctx, step)
+                if not start.proceed:
                     break
                 name = steps.describe(step)
                 self.step_name = name
                 self.log(f"[{ctx.elapsed():5.0f}s] {name}")
                 t = now_ms()
+                cond = dict(condition=start.condition, condition_held=start.condition_held,
+                            condition_checked_ts_ms=start.condition_checked_ts_ms)
                 try:
                     outcome = steps.run_step(ctx, step)
-                    ctx.record(name, step.do, t, now_ms(), "ok", outcome)
+                    ctx.record(name, step.do, t, now_ms(), "ok", outcome, **cond)
                     self.log(f"[{ctx.elapsed():5.0f}s] {name}: {outcome}")
                 except Exception as e:  # a failed fault is part of the result, not the end of the drill
-                    ctx.record(name, step.do, t, now_ms(), "failed", str(e))
+                    ctx.record(name, step.do, t, now_ms(), "failed", str(e), **cond)
                     step_failures.append(f"{name}: {e}")
                     self.log(f"[{ctx.elapsed():5.0f}s] {name} FAILED: {e}")
                 self.step_name = ""
@@ -146,6 +161,8 @@ class Drill:
         results = self._results(ctx, env, started, interrupted, error, step_failures)
         summary_path = save_results(self.out_dir, results)
         print(render_table(results.summary), flush=True)
+        for line in unmet_conditions(results.summary):
+            self.log(line)
         self.log(f"summary: {summary_path}")
         return results
 
@@ -154,7 +171,7 @@ class Drill:
         histories would be checked as if this run wrote them."""
         for name in ("env", "histories", "replicator", "load", "failback", "series"):
             shutil.rmtree(self.out_dir / name, ignore_errors=True)
-        for name in ("summary.json", "error.txt", "check-error.txt"):
+        for name in ("summary.json", "error.txt", "check-error.txt", DRILL_LOG_FILE):
             (self.out_dir / name).unlink(missing_ok=True)
 
     def _produce_backlog(self, env: Environment, histories: Path) -> None:
@@ -203,7 +220,7 @@ class Drill:
         for cluster, topics in sorted(watched.items()):
             pattern = "^(" + "|".join(re.escape(t) for t in sorted(topics)) + ")$"
             sampler = LagSampler(cluster, env.cluster(cluster).bootstrap, pattern, ctx.histories,
-                                 writer_tag=f"lag-{cluster}")
+                                 writer_tag=f"sampler-{cluster}")
             sampler.start()
             ctx.lag_samplers.append(sampler)
         for c in s.load.consumers:
@@ -214,6 +231,7 @@ class Drill:
             slot = ProducerSlot(p, p.cluster)
             ctx.producers.append(slot)
         ctx.load_started_at, ctx.load_until = time.monotonic(), s.duration
+        ctx.load_started_ms = now_ms()
         for slot in ctx.producers:
             failover.start_producer(ctx, slot, slot.cluster, s.duration)
         self.log(f"load running for {s.duration:g}s; histories in {ctx.histories}")
@@ -311,15 +329,20 @@ class Drill:
         summary = DrillSummary(
             scenario=s.name, replicator=self.kind, passed=passed,
             started_at=datetime.fromtimestamp(started, timezone.utc).isoformat(),
+            started_ms=int(started * 1000), load_started_ms=(ctx.load_started_ms or None) if ctx else None,
+            replicator_mode=run_facts.replicator_mode(self.kind, s.replication.mode),
+            versions=run_facts.versions(self.kind),
+            drill_sha256=run_facts.sha256_of(self.out_dir / run_facts.SCENARIO_COPY),
             duration_s=round(time.time() - started, 1), interrupted=interrupted,
             error=error or check_error, flows=checked.flows, failovers=checked.failovers, failbacks=failbacks,
             expectations=expectations, timeline=checked.timeline, logs=self._log_paths(ctx, env),
-            rerun=f"mirrordrill run {self.scenario_path} --replicator {self.kind} --out {self.out_dir}-rerun",
+            rerun=run_facts.rerun_line(self.out_dir, self.kind),
             backlog_records=sum(b.records for b in s.load.backlog))
         return DrillResults(summary, checked.plots, self.out_dir)
 
     def _log_paths(self, ctx, env: Environment) -> Logs:
-        logs = Logs(brokers={b.name: str(b.log_path) for c in env.clusters.values() for b in c.brokers})
+        logs = Logs(brokers={b.name: str(b.log_path) for c in env.clusters.values() for b in c.brokers},
+                    drill=str(self.out_dir / DRILL_LOG_FILE))
         if env.toxiproxy is not None:
             logs.toxiproxy = str(env.toxiproxy.process.log_path)
         if ctx is not None:

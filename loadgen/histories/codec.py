@@ -24,6 +24,10 @@ def _opt_int(value: int | None) -> str:
     return "" if value is None else f"{value:d}"
 
 
+def _opt_bool(value: bool | None) -> str:
+    return "" if value is None else _bool(value)
+
+
 def _bool(value: bool) -> str:
     if value is True:
         return "true"
@@ -83,7 +87,8 @@ def encode_lag(r: LagSample, ident: Identifiers) -> str:
 
 def encode_timeline(r: TimelineEvent, ident: Identifiers) -> str:
     return (f"{_free_text(r.name)},{_free_text(r.kind)},{r.start_ts_ms:d},"
-            f"{_opt_int(r.end_ts_ms)},{_free_text(r.outcome)},{_free_text(r.detail)}\n")
+            f"{_opt_int(r.end_ts_ms)},{_free_text(r.outcome)},{_free_text(r.detail)},"
+            f"{_free_text(r.condition or '')},{_opt_bool(r.condition_held)},{_opt_int(r.condition_checked_ts_ms)}\n")
 
 
 # --------------------------------------------------------------------------- decoding
@@ -95,6 +100,10 @@ def _parse_bool(text: str) -> bool:
     if text == "false":
         return False
     raise ValueError(f"not a boolean: {text!r}")
+
+
+def _parse_opt_bool(text: str) -> bool | None:
+    return None if text == "" else _parse_bool(text)
 
 
 def _parse_opt_int(text: str) -> int | None:
@@ -125,4 +134,5 @@ def decode_lag(f: list[str]) -> LagSample:
 
 
 def decode_timeline(f: list[str]) -> TimelineEvent:
-    return TimelineEvent(f[0], f[1], int(f[2]), _parse_opt_int(f[3]), f[4], f[5])
+    return TimelineEvent(f[0], f[1], int(f[2]), _parse_opt_int(f[3]), f[4], f[5], f[6] or None, _parse_opt_bool(f[7]),
+                         _parse_opt_int(f[8]))

@@ -18,9 +18,10 @@ if TYPE_CHECKING:  # pyspark is heavy and only the Spark checker needs it
     from pyspark.sql.types import StructType
 
 # Options Spark needs to read these files exactly as written: Python's csv module escapes
-# a quote by doubling it, Spark's default escape is a backslash.
+# a quote by doubling it, Spark's default escape is a backslash. Every file starts with a
+# header row (the field names); the schema is given, so Spark only skips it.
 SPARK_CSV_OPTIONS: dict[str, str] = {
-    "header": "false",
+    "header": "true",
     "sep": ",",
     "quote": '"',
     "escape": '"',
@@ -45,6 +46,11 @@ class HistoryKind(Generic[R]):
     encode: Callable[[Any, codec.Identifiers], str]
     decode: Callable[[list[str]], R]
     spark_types: tuple[str, ...]  # Spark type names, one per field
+
+    @property
+    def header(self) -> str:
+        """The first line of every file of this kind: its field names (no field name needs quoting)."""
+        return ",".join(self.fields) + "\n"
 
     def spark_schema(self) -> "StructType":
         from pyspark.sql import types as T
@@ -72,12 +78,14 @@ PROCESSED_RECORDS = HistoryKind(
     "processed", ProcessedRecord, PROCESSED_RECORD_FIELDS, codec.encode_processed,
     codec.decode_processed,
     ("string", "string", "string", "int", "long", "string", "long", "long"))
+# End offsets sampled over time (lag is computed from them by the checker), hence the name.
 LAG_SAMPLES = HistoryKind(
-    "lag", LagSample, LAG_SAMPLE_FIELDS, codec.encode_lag, codec.decode_lag,
+    "end_offsets", LagSample, LAG_SAMPLE_FIELDS, codec.encode_lag, codec.decode_lag,
     ("long", "string", "string", "int", "long"))
 TIMELINE_EVENTS = HistoryKind(
     "timeline", TimelineEvent, TIMELINE_EVENT_FIELDS, codec.encode_timeline, codec.decode_timeline,
-    ("string", "string", "long", "long", "string", "string"))
+    ("string", "string", "long", "long", "string", "string", "string", "boolean", "long"))
+END_OFFSETS = LAG_SAMPLES
 
 KINDS: dict[str, HistoryKind] = {k.name: k for k in (
     ACKED_SENDS, UNCERTAIN_SENDS, TARGET_RECORDS, PROCESSED_RECORDS, LAG_SAMPLES,

@@ -98,7 +98,7 @@ def load_history(kind: HistoryKind[R], paths: Paths) -> HistoryRead[R]:
 def _load_history(kind: HistoryKind[R], paths: Paths) -> HistoryRead[R]:
     rows: list[R] = []
     torn: list[TornLine] = []
-    decode, width = kind.decode, len(kind.fields)
+    decode, width, header = kind.decode, len(kind.fields), kind.header.rstrip("\n")
     for path in as_paths(paths):
         with open(path, "rb") as f:
             data = f.read()
@@ -111,6 +111,8 @@ def _load_history(kind: HistoryKind[R], paths: Paths) -> HistoryRead[R]:
                                  tail.decode("utf-8", errors="replace")))
             log.warning("%s: skipped a torn last line (%d bytes)", path, len(tail))
         for number, line in enumerate(lines, start=1):
+            if number == 1 and line == header:  # files without one (hand-made) are read too
+                continue
             try:
                 parts = _split_fields(line)
                 if len(parts) != width:

@@ -64,7 +64,8 @@ class ProcessedRecord:
 
 @dataclass(frozen=True, slots=True)
 class LagSample:
-    """The end offset of one partition on one cluster, sampled at ``ts_ms``."""
+    """The end offset of one partition on one cluster, sampled at ``ts_ms`` (the checker computes
+    lag from these; the files are ``end_offsets.*.csv`` because that is what they hold)."""
 
     ts_ms: int
     cluster: str
@@ -75,7 +76,13 @@ class LagSample:
 
 @dataclass(frozen=True, slots=True)
 class TimelineEvent:
-    """A fault or a failover step; ``end_ts_ms`` is None while it has not ended."""
+    """A fault or a failover step; ``end_ts_ms`` is None while it has not ended.
+
+    ``condition`` is the step's ``when`` in words (None when it had none), ``condition_held`` whether
+    it held before the step ran (None without a condition) and ``condition_checked_ts_ms``
+    when that was decided: a fault injected before replication caught up must not read as
+    replicator loss.
+    """
 
     name: str
     kind: str
@@ -83,6 +90,9 @@ class TimelineEvent:
     end_ts_ms: int | None
     outcome: str
     detail: str
+    condition: str | None = None  # None and "" are both written as an empty field
+    condition_held: bool | None = None
+    condition_checked_ts_ms: int | None = None
 
 
 def _names(cls: type) -> tuple[str, ...]:

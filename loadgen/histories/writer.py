@@ -44,6 +44,8 @@ class HistoryWriter(Generic[R]):
                                        0o644)
         try:
             self._refuse_torn_tail()
+            if os.fstat(self._fd).st_size == 0:  # a new file: its header row first
+                os.write(self._fd, kind.header.encode("utf-8"))
         except BaseException:
             os.close(self._fd)
             self._fd = None

@@ -39,7 +39,7 @@ load:
 duration: 20s
 drain_timeout: 45s
 timeline:
-  - {at: 8s, do: planned_failover, from: primary, to: dr, drain_timeout: 45s}
+  - {at: 8s, do: planned_failover, from: primary, to: dr, drain_timeout: 45s, when: {lag_at_most: 100000, timeout: 10s}}
 expectations:
   lost: 0
   failover.skipped: 0
@@ -81,6 +81,27 @@ def test_planned_failover_writes_the_summary_contract(artifacts, tmp_path):
     assert names.index("stop producers on primary") < names.index("drain primary->dr") \
         < names.index("move consumers to dr") < names.index("start producers on dr")
     assert processes_under(tmp_path) == []
+    _the_run_folder_explains_itself(tmp_path / "run", path, summary)
+
+
+def _the_run_folder_explains_itself(run: Path, drill_file: Path, summary: dict) -> None:
+    """Issue 16: the drill's log, the step's condition, how the run was made, CSV headers."""
+    import hashlib
+    from loadgen.histories.kinds import KINDS
+    log = (run / "drill.log").read_text()
+    assert summary["logs"]["drill"] == str(run / "drill.log") and "planned_failover" in log and "summary:" in log
+    (step,) = [e for e in summary["timeline"] if e["kind"] == "planned_failover"]
+    assert step["condition"].startswith("lag <= 100000") and step["condition_held"] is True
+    assert summary["load_started_ms"] <= step["condition_checked_ts_ms"] <= step["start_ts_ms"]
+    assert summary["started_ms"] <= summary["load_started_ms"]
+    assert summary["replicator_mode"] == "microbatch"
+    assert {"mirrordrill", "kafka", "spark", "replicator"} <= summary["versions"].keys()
+    assert summary["drill_sha256"] == hashlib.sha256(drill_file.read_bytes()).hexdigest()
+    assert summary["rerun"].startswith(f"mirrordrill run {run / 'scenario.yaml'} --replicator pyspark")
+    files = sorted((run / "histories").glob("*.csv"))
+    assert any(f.name.startswith("end_offsets.") for f in files) and not any(f.name.startswith("lag.") for f in files)
+    for f in files:
+        assert f.read_text().split("\n", 1)[0] == KINDS[f.name.split(".")[0]].header.rstrip("\n"), f
 
 
 LONG_DRILL = """\

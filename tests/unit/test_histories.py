@@ -51,7 +51,8 @@ def test_fields_are_the_documented_contract():
                                        "producer_id", "seq", "processed_ts_ms")
     assert LAG_SAMPLE_FIELDS == ("ts_ms", "cluster", "topic", "partition", "end_offset")
     assert TIMELINE_EVENT_FIELDS == ("name", "kind", "start_ts_ms", "end_ts_ms",
-                                     "outcome", "detail")
+                                     "outcome", "detail", "condition", "condition_held",
+                                     "condition_checked_ts_ms")
 
 
 def test_rows_are_frozen_and_slotted():
@@ -75,19 +76,21 @@ def test_exact_text_format(tmp_path):
     path = tmp_path / "t.csv"
     with HistoryWriter(TARGET_RECORDS, path) as w:
         w.write(TARGET[0])
-    assert path.read_text() == "B,A.orders,0,12,p-1,7,1100,true,4294967295\n"
+    assert path.read_text() == (TARGET_RECORDS.header  # issue 16: every file starts with a header row
+                                + "B,A.orders,0,12,p-1,7,1100,true,4294967295\n")
     path = tmp_path / "e.csv"
     with HistoryWriter(TIMELINE_EVENTS, path) as w:
         w.write_many(TIMELINE)
-    assert path.read_text() == ('kill broker 1,kill,1000,2000,ok,"pid 123, signal 9"\n'
-                                'failover,failover,3000,,running,"step ""drain"""\n')
+    assert path.read_text() == (TIMELINE_EVENTS.header +  # the header and the condition columns (issue 16)
+                                'kill broker 1,kill,1000,2000,ok,"pid 123, signal 9",,,\n'
+                                'failover,failover,3000,,running,"step ""drain""",,,\n')
 
 
 def test_line_breaks_in_free_text_stay_on_one_line(tmp_path):
     path = tmp_path / "u.csv"
     with HistoryWriter(UNCERTAIN_SENDS, path) as w:
         w.write(UncertainSend("A", "t", "p", 1, 5, "first\nsecond\r\nthird\rfourth"))
-    assert path.read_text().count("\n") == 1
+    assert path.read_text().count("\n") == 2  # the header row and the record
     assert read_uncertain_sends(path)[0].error == "first\\nsecond\\nthird\\nfourth"
 
 
@@ -117,7 +120,7 @@ def test_buffered_until_flush_and_flush_writes_whole_lines(tmp_path):
     path = tmp_path / "a.csv"
     w = HistoryWriter(ACKED_SENDS, path)
     w.write(ACKED[0])
-    assert path.read_bytes() == b""
+    assert path.read_bytes() == ACKED_SENDS.header.encode()  # the header row only
     w.flush()
     assert read_acked_sends(path) == ACKED[:1]
     w.write(ACKED[1])
@@ -176,7 +179,7 @@ def test_torn_last_line_is_skipped_and_counted(tmp_path, tail):
     read = load_history(ACKED_SENDS, [path])
     assert read.rows == ACKED
     assert read.truncated == 1
-    assert read.torn == (TornLine(str(path), 3, tail.decode()),)
+    assert read.torn == (TornLine(str(path), 4, tail.decode()),)  # line 1 is the header row
     assert read_acked_sends(path) == ACKED
 
 
@@ -260,3 +263,32 @@ def test_spark_schemas_match_fields():
     assert TIMELINE_EVENTS.spark_schema()["end_ts_ms"].dataType == T.LongType()
     for kind in (UNCERTAIN_SENDS, PROCESSED_RECORDS, LAG_SAMPLES):
         assert isinstance(kind.spark_schema(), T.StructType)
+
+
+def test_every_file_starts_with_its_header_row_and_reads_back(tmp_path):
+    path = tmp_path / "a.csv"
+    with HistoryWriter(ACKED_SENDS, path) as w:
+        w.write_many(ACKED)
+    first = path.read_text().splitlines()[0]
+    assert first == "cluster,topic,partition,offset,producer_id,seq,send_ts_ms,ack_ts_ms,size_bytes,checksum"
+    with HistoryWriter(ACKED_SENDS, path) as w:  # appending does not repeat it
+        w.write(ACKED[0])
+    assert path.read_text().count("cluster,topic") == 1
+    assert read_acked_sends(path) == [*ACKED, ACKED[0]]
+
+
+def test_end_offsets_files_are_named_for_what_they_hold(tmp_path):
+    from loadgen.histories.kinds import LAG_SAMPLES
+    assert history_path(tmp_path, LAG_SAMPLES, "x").name == "end_offsets.x.csv"
+
+
+def test_timeline_condition_round_trip(tmp_path):
+    from loadgen.histories.kinds import TIMELINE_EVENTS
+    from loadgen.histories.reader import read_timeline_events
+    from loadgen.histories.records import TimelineEvent
+    rows = [TimelineEvent("kill", "kill_broker", 1, 2, "ok", "done", "lag <= 0 on primary->dr", False, 5),
+            TimelineEvent("heal", "heal", 3, None, "ok", "")]
+    path = tmp_path / "t.csv"
+    with HistoryWriter(TIMELINE_EVENTS, path) as w:
+        w.write_many(rows)
+    assert read_timeline_events(path) == rows

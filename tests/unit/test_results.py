@@ -18,7 +18,9 @@ from loadgen.histories.records import AckedSend, ProcessedRecord, TargetRecord
 # summary.json of a real run of tests/integration/report_fixtures.py's tiny drill, written by
 # the engine before results were typed (it has no "schema"): the field names CI jobs read.
 BEFORE = Path(__file__).parent / "fixtures" / "summary-before-schema.json"
-ADDED = {"schema", "backlog_records"}
+ADDED = {"schema", "backlog_records",
+         # issue 16: how the run was made, and timestamps in epoch ms
+         "started_ms", "load_started_ms", "replicator_mode", "versions", "drill_sha256"}
 
 
 def _old() -> dict:
@@ -39,7 +41,8 @@ def test_a_summary_written_now_has_every_field_of_before_with_the_same_values():
     new = DrillSummary.model_validate({**old, "schema": SCHEMA}).to_json()
     assert _keys(new) - {f".{k}" for k in ADDED} == _keys(old)
     assert {k: v for k, v in new.items() if k not in ADDED} == old
-    assert list(new) == ["schema", *old, "backlog_records"]  # same order, schema first
+    assert list(new) == ["schema", *old, "backlog_records", "started_ms", "load_started_ms", "replicator_mode",
+                         "versions", "drill_sha256"]  # same order, schema first, additions last
     assert list(new["flows"][0]) == list(old["flows"][0])
 
 

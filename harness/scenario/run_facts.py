@@ -1,0 +1,45 @@
+"""What a run folder records about how it was made: versions, the replicator's mode, the drill
+file's hash, and the command that runs it again."""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+from importlib import metadata
+from pathlib import Path
+
+from primitives.versions import kafka_version, spark_version
+
+SCENARIO_COPY = "scenario.yaml"
+
+
+def project_version() -> str:
+    try:
+        return metadata.version("mirrordrill")
+    except metadata.PackageNotFoundError:  # a checkout on PYTHONPATH that pip never installed
+        return "unknown (not installed)"
+
+
+def versions(kind: str) -> dict[str, str]:
+    """mirrordrill's, Kafka's (brokers and MirrorMaker 2), Spark's (the bundled replicator) and
+    the replicator's under test (the command replicator's is not known to mirrordrill)."""
+    replicator = {"pyspark": f"mirrordrill {project_version()} (Spark {spark_version()})",
+                  "mirrormaker2": f"MirrorMaker 2 (Kafka {kafka_version()})"}.get(kind, "unknown (external command)")
+    return {"mirrordrill": project_version(), "kafka": kafka_version(), "spark": spark_version(),
+            "replicator": replicator}
+
+
+def replicator_mode(kind: str, mode: str | None) -> str:
+    """The bundled replicator's mode (microbatch unless the file says realtime); n/a for the others."""
+    return (mode or "microbatch") if kind == "pyspark" else "n/a"
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def rerun_line(out_dir: Path, kind: str) -> str:
+    """Runs this folder's own copy of the drill file (the original may have changed or moved)."""
+    out_dir = Path(out_dir)
+    return (f"mirrordrill run {shlex.quote(str(out_dir / SCENARIO_COPY))} --replicator {kind} "
+            f"--out {shlex.quote(str(out_dir) + '-rerun')}")
