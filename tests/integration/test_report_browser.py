@@ -12,9 +12,11 @@ from tests.integration.report_fixtures import tiny_run_dir
 pytestmark = pytest.mark.integration
 
 # Waits for the test page's description (an iframe) and reports what a person would see there.
+# The wait is generous (the browser's own limit is 120 s): on a loaded 2-core machine a
+# single-file report of several MB once took over 45 s to lay out its description frame.
 _SHOWN = r"""
 (async () => {
-  const until = Date.now() + 45000;
+  const until = Date.now() + 90000;
   let seen = null;
   while (Date.now() < until) {
     const frame = document.querySelector('iframe[data-testid="test-result-description-frame"]');
