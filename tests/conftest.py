@@ -1,4 +1,4 @@
-"""Test-session plumbing: options, the shared artifact cache, and the orphan-process guard."""
+"""Test-session plumbing: the shared artifact cache and the orphan-process guard (the options are in ../conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,6 @@ import signal
 from pathlib import Path
 
 import pytest
-
-
-def pytest_addoption(parser):
-    group = parser.getgroup("mirrordrill")
-    group.addoption("--drills", action="store", nargs="?", const="scenarios", default=None, metavar="DIR",
-                    help="also run every drill file in DIR (default: scenarios/) as a test")
-    group.addoption("--run-slow", action="store_true", default=False, help="run tests marked slow (long drills)")
 
 
 def pytest_collection_modifyitems(config, items):

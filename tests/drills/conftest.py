@@ -15,12 +15,6 @@ REPO = Path(__file__).resolve().parents[2]
 CI_DRILLS = ("quickstart.yaml", "active-passive-failback.yaml")
 
 
-def pytest_addoption(parser):
-    parser.getgroup("mirrordrill").addoption(
-        "--drill-replicator", default=None, choices=["pyspark", "mirrormaker2", "command"],
-        help="run drills with this replicator instead of the one each file names")
-
-
 def drill_files(config) -> list[Path]:
     chosen = config.getoption("--drills")
     if chosen:

@@ -1,0 +1,17 @@
+"""The test suite's command-line options.
+
+They live at the repository root so that pytest knows them before it collects anything,
+whatever paths it is given: ``./mirrordrill test --drills scenarios/`` and
+``--drill-replicator mirrormaker2`` work from the checkout's root as the README writes them.
+"""
+
+from __future__ import annotations
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("mirrordrill")
+    group.addoption("--drills", action="store", nargs="?", const="scenarios", default=None, metavar="DIR",
+                    help="also run every drill file in DIR (default: scenarios/) as a test")
+    group.addoption("--drill-replicator", default=None, choices=["pyspark", "mirrormaker2", "command"],
+                    help="run drills with this replicator instead of the one each file names")
+    group.addoption("--run-slow", action="store_true", default=False, help="run tests marked slow (long drills)")
