@@ -227,7 +227,8 @@ def cmd_report(args) -> int:
         rendered = render(runs, out, history=Path(args.history) if args.history else None, name=args.name)
     except ReportError as e:
         print(f"mirrordrill report: {e}", file=sys.stderr)
-        return EXIT_FAILED
+        # a folder that holds no readable results is bad input; Allure failing is ours
+        return EXIT_USAGE if e.bad_input else EXIT_HARNESS
     print(f"report: {rendered.html}")
     print(f"history: {rendered.history}")
     return EXIT_OK

@@ -2,7 +2,7 @@
 
 On disk, in the run folder:
 
-- ``summary.json``: :class:`DrillSummary`, the contract of DESIGN.md (CI jobs and dashboards
+- ``summary.json``: :class:`DrillSummary`, the contract of the README (CI jobs and dashboards
   read its fields, so their names and shapes do not change; ``schema`` versions it);
 - ``series/<flow>.json``: per flow, the checker's per-second series (:class:`FlowSeries`);
 - ``series/<flow>.latency.csv.gz``: per flow, one line per replicated record (first seen on
@@ -428,13 +428,21 @@ def load_results(run_dir: Path) -> DrillResults:
         raise ResultsUnavailable(f"{path}: does not match schema {SCHEMA} ({e.error_count()} problem(s), first: "
                                  f"{e.errors()[0]['loc']}: {e.errors()[0]['msg']}). Re-run the drill: "
                                  f"{_rerun_hint(run_dir, raw)}") from None
-    return DrillResults(summary, _load_plots(run_dir / SERIES_DIR), run_dir)
+    try:
+        plots = _load_plots(run_dir / SERIES_DIR)
+    except (ValidationError, ValueError, OSError, EOFError, csv.Error) as e:
+        # a damaged series file: the figures are there, but the plots cannot be trusted
+        raise ResultsUnavailable(f"{run_dir / SERIES_DIR}: a series file cannot be read ({type(e).__name__}: "
+                                 f"{str(e).splitlines()[0][:200]}). Re-run the drill: {_rerun_hint(run_dir, raw)}") from None
+    return DrillResults(summary, plots, run_dir)
 
 
 def _load_plots(series_dir: Path) -> dict[str, FlowPlotData]:
     plots = {}
     for path in sorted(series_dir.glob("*.json")):
         saved = _SeriesFile.model_validate_json(path.read_bytes())
+        if saved.schema_version != SCHEMA:
+            raise ValueError(f"{path.name} has schema {saved.schema_version}; this mirrordrill reads {SCHEMA}")
         latency_file = path.with_name(path.name.removesuffix(".json") + ".latency.csv.gz")
         latencies: tuple[LatencySample, ...] = ()
         if latency_file.is_file():

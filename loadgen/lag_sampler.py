@@ -18,7 +18,7 @@ from typing import Sequence
 from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from loadgen.histories.kinds import LAG_SAMPLES, history_path
+from loadgen.histories.kinds import END_OFFSETS, history_path
 from loadgen.histories.records import LagSample
 from loadgen.histories.writer import HistoryWriter
 from loadgen.spec import TopicSelection
@@ -43,7 +43,7 @@ class LagSampler:
         self.topics = TopicSelection.of(topics)
         self.interval_s = interval_s
         self.request_timeout_s = request_timeout_s or max(0.5, min(5.0, interval_s * 0.8))
-        self.path = history_path(history_dir, LAG_SAMPLES,
+        self.path = history_path(history_dir, END_OFFSETS,
                                  writer_tag or f"lag-{cluster}-{secrets.token_hex(4)}")
         # log_level 0: while a cluster is down (a drill kills it) librdkafka would print a
         # "Connection refused" line per retry; failures reach us as request errors instead.
@@ -97,7 +97,7 @@ class LagSampler:
         if self.running:
             raise RuntimeError(f"lag sampler on {self.cluster} is already running")
         self._stop.clear()
-        self._writer = HistoryWriter(LAG_SAMPLES, self.path)
+        self._writer = HistoryWriter(END_OFFSETS, self.path)
         self._thread = threading.Thread(target=self._run, name=f"lag-{self.cluster}", daemon=True)
         self._thread.start()
         return self

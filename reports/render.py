@@ -23,7 +23,11 @@ REPORT_FILE = "index.html"
 
 class ReportError(RuntimeError):
     """The report could not be rendered: a run folder without readable results (the message says
-    how to re-run the drill), or Allure failing (the message carries its output)."""
+    how to re-run the drill; ``bad_input`` is true), or Allure failing (the message carries its output)."""
+
+    def __init__(self, message: str, bad_input: bool = False) -> None:
+        super().__init__(message)
+        self.bad_input = bad_input
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ def render(run_dirs: list[Path], out_dir: Path, history: Path | None = None, nam
     try:
         runs = [load_results(d) for d in run_dirs]
     except ResultsUnavailable as e:
-        raise ReportError(str(e)) from None
+        raise ReportError(str(e), bad_input=True) from None
     results = []
     for d in run_dirs:
         r = d / RESULTS_DIR

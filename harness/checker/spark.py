@@ -21,7 +21,7 @@ from harness.checker.model import (PERCENTILES, SAMPLE_SIZE, CheckerInputError,
                                    FailoverResult, FlowResult, IdSamples, LatencyStats,
                                    MessageId, TopicResult, validate_flow, wipe_times)
 from harness.checker.spark_io import load_history
-from loadgen.histories.kinds import (ACKED_SENDS, LAG_SAMPLES, PROCESSED_RECORDS, TARGET_RECORDS,
+from loadgen.histories.kinds import (ACKED_SENDS, END_OFFSETS, PROCESSED_RECORDS, TARGET_RECORDS,
                                      UNCERTAIN_SENDS, history_files)
 from loadgen.histories.records import TimelineEvent
 
@@ -77,7 +77,7 @@ def load_flow_input(spark: SparkSession, directory: str | os.PathLike, source: s
     def frame(kind):
         return load_history(spark, kind, history_files(directory, kind)).frame
     return SparkFlowInput(source, target, dict(topic_map), frame(ACKED_SENDS),
-                          frame(TARGET_RECORDS), frame(UNCERTAIN_SENDS), frame(LAG_SAMPLES),
+                          frame(TARGET_RECORDS), frame(UNCERTAIN_SENDS), frame(END_OFFSETS),
                           tuple(timeline))
 
 

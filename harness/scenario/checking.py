@@ -10,7 +10,7 @@ from harness.checker.reference import check_failover, check_flow
 from harness.results import (FailoverSummary, FlowPlotData, FlowSummary, LatencySample, TimelineEntry)
 from harness.scenario.context import FailoverRecord
 from harness.scenario.topology import CheckPair
-from loadgen.histories.kinds import LAG_SAMPLES, history_files
+from loadgen.histories.kinds import END_OFFSETS, history_files
 from loadgen.histories.reader import (read_acked_sends, read_lag_samples, read_processed_records,
                                       read_target_records, read_timeline_events, read_uncertain_sends)
 
@@ -24,7 +24,7 @@ class Histories:
         self.uncertain = read_uncertain_sends(history_files(directory, "uncertain"))
         self.observed = read_target_records(history_files(directory, "target"))
         self.processed = read_processed_records(history_files(directory, "processed"))
-        self.lag = read_lag_samples(history_files(directory, LAG_SAMPLES))
+        self.lag = read_lag_samples(history_files(directory, END_OFFSETS))
         self.timeline = read_timeline_events(history_files(directory, "timeline"))
         # Each producer id acknowledges on exactly one cluster: that is where its records come from.
         self.origin_of = {a.producer_id: a.cluster for a in self.acked}

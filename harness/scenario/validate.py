@@ -26,7 +26,8 @@ class Problem:
     warning: bool = False  # the file can run, but this part of it will not do what it says
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line or '?'}: {'warning: ' if self.warning else ''}{self.field}: {self.message}"
+        where = f"{self.file}:{self.line}" if self.line else self.file  # a folder or a missing file has no line
+        return f"{where}: {'warning: ' if self.warning else ''}{self.field}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -100,10 +101,12 @@ def check_text(text: str, file: str, replicator: str | None = None) -> CheckedSc
     try:
         data, source = load_yaml(text, file)
     except YamlSyntaxError as e:
-        raise ScenarioInvalid([Problem(file, e.line, "(syntax)", str(e).split(": ", 2)[-1])]) from None
+        raise ScenarioInvalid([Problem(file, e.line, "(syntax)", e.message)]) from None
     if not isinstance(data, dict):
         raise ScenarioInvalid([Problem(file, 1, "(document)", "a drill file is a mapping with name, clusters, "
                                                                "replication, load, timeline, expectations")])
+    # Top-level "x-…" keys hold anchors for merge keys, as Compose files keep them: not drill fields.
+    data = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("x-"))}
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as e:

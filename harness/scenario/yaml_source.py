@@ -30,40 +30,46 @@ class SourceMap:
 
 class YamlSyntaxError(ValueError):
     def __init__(self, file: str, line: int | None, message: str):
-        self.file, self.line = file, line
+        self.file, self.line, self.message = file, line, message
         super().__init__(f"{file}:{line or '?'}: YAML syntax error: {message}")
 
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str) -> Any:
+def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str,
+           building: frozenset[int] = frozenset()) -> Any:
     lines.setdefault(path, node.start_mark.line + 1)
+    if id(node) in building:  # "&a [*a]": an anchor used inside itself would recurse forever
+        raise YamlSyntaxError(file, node.start_mark.line + 1, "an anchor is used inside its own value (&name … *name)")
+    building = building | {id(node)}
     if isinstance(node, yaml.MappingNode):
         out: dict = {}
         merged: dict = {}
         for key_node, value_node in node.value:
             if key_node.tag == MERGE_TAG:  # "<<: *base", as Compose files write it
-                merged.update(_merge_source(value_node, path, lines, file, key_node.start_mark.line + 1))
+                merged.update(_merge_source(value_node, path, lines, file, key_node.start_mark.line + 1, building))
                 continue
-            key = yaml.safe_load(yaml.serialize(key_node)) if not isinstance(key_node, yaml.ScalarNode) \
-                else _scalar(key_node)
             line = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise YamlSyntaxError(file, line, "a key must be a plain name, not a list or a mapping ('? …')")
+            key = _scalar(key_node)
             if key in out:
                 # PyYAML keeps the last of a repeated key: a second "expectations:" would
                 # silently drop the first block's limits.
                 raise YamlSyntaxError(file, line, f"{_dotted(path + (key,))!r} is given twice (first on line "
                                                   f"{lines[path + (key,)]}); keep one, or merge the two")
             lines[path + (key,)] = line
-            out[key] = _build(value_node, path + (key,), lines, file)
+            out[key] = _build(value_node, path + (key,), lines, file, building)
         # Keys written in the mapping itself win over merged ones, as YAML's merge key defines.
         return {**merged, **out}
     if isinstance(node, yaml.SequenceNode):
-        return [_build(item, path + (i,), lines, file) for i, item in enumerate(node.value)]
+        return [_build(item, path + (i,), lines, file, building) for i, item in enumerate(node.value)]
     return _scalar(node)
 
 
-def _merge_source(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str, line: int) -> dict:
+def _merge_source(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str, line: int,
+                  building: frozenset[int]) -> dict:
     """The mapping(s) a merge key brings in; the first of several wins, as YAML's merge key defines."""
     sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
     out: dict = {}
@@ -71,7 +77,7 @@ def _merge_source(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: s
         if not isinstance(source, yaml.MappingNode):
             # named at the '<<' line: an alias's own mark is where its anchor was defined
             raise YamlSyntaxError(file, line, "'<<' merges a mapping (or a list of mappings) into this one, e.g. '<<: *base'")
-        out.update(_build(source, path, lines, file))
+        out.update(_build(source, path, lines, file, building))
     return out
 
 
@@ -82,7 +88,11 @@ def _dotted(path: Path_) -> str:
 def _scalar(node: yaml.ScalarNode) -> Any:
     # The resolver has already tagged the node: construct the value from that tag. (Serializing
     # the node and loading it again fails for an empty value such as "timeline:".)
-    return yaml.SafeLoader("").construct_object(node, deep=True)
+    try:
+        return yaml.SafeLoader("").construct_object(node, deep=True)
+    except yaml.constructor.ConstructorError as e:  # a tag such as !custom or !!python/name:…
+        raise YamlSyntaxError("", node.start_mark.line + 1,
+                              f"tag {node.tag!r} is not plain YAML data; a drill file uses no tags") from None
 
 
 def load_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
@@ -93,7 +103,12 @@ def load_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
         mark = e.problem_mark or e.context_mark
         raise YamlSyntaxError(file, mark.line + 1 if mark else None, str(e.problem or e)) from None
     lines: dict[Path_, int] = {}
-    data = _build(node, (), lines, file) if node is not None else None
+    try:
+        data = _build(node, (), lines, file) if node is not None else None
+    except YamlSyntaxError as e:
+        if e.file:
+            raise
+        raise YamlSyntaxError(file, e.line, e.message) from None
     return data, SourceMap(file, lines)
 
 

@@ -79,16 +79,15 @@ PROCESSED_RECORDS = HistoryKind(
     codec.decode_processed,
     ("string", "string", "string", "int", "long", "string", "long", "long"))
 # End offsets sampled over time (lag is computed from them by the checker), hence the name.
-LAG_SAMPLES = HistoryKind(
+END_OFFSETS = HistoryKind(
     "end_offsets", LagSample, LAG_SAMPLE_FIELDS, codec.encode_lag, codec.decode_lag,
     ("long", "string", "string", "int", "long"))
 TIMELINE_EVENTS = HistoryKind(
     "timeline", TimelineEvent, TIMELINE_EVENT_FIELDS, codec.encode_timeline, codec.decode_timeline,
     ("string", "string", "long", "long", "string", "string", "string", "boolean", "long"))
-END_OFFSETS = LAG_SAMPLES
 
 KINDS: dict[str, HistoryKind] = {k.name: k for k in (
-    ACKED_SENDS, UNCERTAIN_SENDS, TARGET_RECORDS, PROCESSED_RECORDS, LAG_SAMPLES,
+    ACKED_SENDS, UNCERTAIN_SENDS, TARGET_RECORDS, PROCESSED_RECORDS, END_OFFSETS,
     TIMELINE_EVENTS)}
 
 

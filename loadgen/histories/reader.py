@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, Iterable, TypeVar
 
-from loadgen.histories.kinds import (ACKED_SENDS, LAG_SAMPLES, PROCESSED_RECORDS, TARGET_RECORDS,
+from loadgen.histories.kinds import (ACKED_SENDS, END_OFFSETS, PROCESSED_RECORDS, TARGET_RECORDS,
                                      TIMELINE_EVENTS, UNCERTAIN_SENDS, HistoryKind)
 from loadgen.histories.records import (AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
                                        UncertainSend)
@@ -147,7 +147,7 @@ def read_processed_records(paths: Paths) -> list[ProcessedRecord]:
 
 def read_lag_samples(paths: Paths) -> list[LagSample]:
     """All end-offset samples in these files (torn last lines skipped)."""
-    return load_history(LAG_SAMPLES, paths).rows
+    return load_history(END_OFFSETS, paths).rows
 
 
 def read_timeline_events(paths: Paths) -> list[TimelineEvent]:

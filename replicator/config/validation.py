@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from replicator.config.client_values import check_client_values
 from replicator.config.errors import InvalidSetting
 
 if TYPE_CHECKING:
@@ -168,6 +169,8 @@ def check_mm2_flow_settings(flow: FlowConfig) -> None:
         )
     for name in ("consumer", "producer", "admin", "mm2_only"):
         check_keys(getattr(flow, name), field=name)
+    for client in ("consumer", "producer", "admin"):
+        check_client_values(getattr(flow, client), client=client)
     if "auto.offset.reset" in flow.consumer:
         raise InvalidSetting(
             "the flow's start position is starting_offsets, not a consumer setting",

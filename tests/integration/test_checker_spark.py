@@ -12,7 +12,7 @@ from harness.checker.figures import nearest_rank
 from harness.checker.model import PERCENTILES, CheckerInputError, FailoverInput, FlowInput
 from harness.checker.spark_io import load_history as spark_load_history
 from harness.checker.synthetic import COUNTS, FaultPlan, synthesize_failover, synthesize_flow
-from loadgen.histories.kinds import (ACKED_SENDS, LAG_SAMPLES, PROCESSED_RECORDS, TARGET_RECORDS,
+from loadgen.histories.kinds import (ACKED_SENDS, END_OFFSETS, PROCESSED_RECORDS, TARGET_RECORDS,
                                      TIMELINE_EVENTS, UNCERTAIN_SENDS, history_files, history_path)
 from loadgen.histories.reader import (load_history, read_acked_sends, read_processed_records,
                                       read_target_records)
@@ -58,7 +58,7 @@ def _python_flow(directory, flow: FlowInput) -> FlowInput:
     def rows(kind):
         return load_history(kind, history_files(directory, kind)).rows
     return FlowInput(flow.source, flow.target, flow.topic_map, rows(ACKED_SENDS),
-                     rows(TARGET_RECORDS), rows(UNCERTAIN_SENDS), rows(LAG_SAMPLES),
+                     rows(TARGET_RECORDS), rows(UNCERTAIN_SENDS), rows(END_OFFSETS),
                      flow.timeline)
 
 
@@ -71,7 +71,7 @@ def test_spark_and_reference_agree_on_flows(spark, tmp_path, params):
            torn_tail=b"A,t0,0,99999,p0,99999,1,2,3,12")
     _write(tmp_path, TARGET_RECORDS, flow.observed, files=2, torn_tail=b"B,A.t0,0,1")
     _write(tmp_path, UNCERTAIN_SENDS, flow.uncertain)
-    _write(tmp_path, LAG_SAMPLES, flow.lag_samples, files=2)
+    _write(tmp_path, END_OFFSETS, flow.lag_samples, files=2)
 
     reference = check_flow(_python_flow(tmp_path, flow))
     assert reference == check_flow(flow)  # the files changed nothing
@@ -153,7 +153,7 @@ KIND_ROWS = {
     TARGET_RECORDS: [TargetRecord("B", "A.t", 0, 12, "p", 7, 1100, True, 1),
                        TargetRecord("B", "A.t", 0, 13, "p", 7, 1101, False, 2)],
     PROCESSED_RECORDS: [ProcessedRecord("g", "B", "A.t", 0, 12, "p", 7, 1200)],
-    LAG_SAMPLES: [LagSample(1000, "A", "t", 0, 42)],
+    END_OFFSETS: [LagSample(1000, "A", "t", 0, 42)],
     TIMELINE_EVENTS: [TimelineEvent("kill", "kill", 1, 2, "ok", 'pid 1, "9"'),
                         TimelineEvent("failover", "failover", 3, None, "running", "x")],
 }

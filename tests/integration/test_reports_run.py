@@ -73,7 +73,7 @@ def test_summary_scenario_and_config_attached_with_secrets_redacted(tiny_run):
         assert SECRET not in path.read_bytes().decode(errors="replace"), path.name
 
 
-def test_a_failed_run_carries_log_tails(tiny_run, tmp_path):
+def test_a_failed_run_carries_its_logs(tiny_run, tmp_path):
     from reports.allure_results import write_allure_results
     failed = tmp_path / "failed-run"
     shutil.copytree(tiny_run, failed, ignore=shutil.ignore_patterns("allure-results", "report", "env"))

@@ -50,6 +50,9 @@ CASES = [
         "'clusters.primary' is given twice (first on line 3)", "primary: {brokers: 3}"),
     # --- late errors: found by validate now, not after the clusters start -------------
     Bad("flow setting typo", _flow_setting("tasks.maxx: 2"), "did you mean 'tasks.max'", "settings: {tasks.maxx"),
+    Bad("client setting value", _flow_setting("producer.linger.ms: 5x"), "is not a whole number of at least 0",
+        "settings: {producer.linger.ms"),
+    Bad("client setting choice", _flow_setting("producer.acks: bogus"), "valid: all, -1, 0, 1", "settings: {producer.acks"),
     Bad("flow setting bad value", _flow_setting("tasks.max: many"), "tasks.max", "settings: {tasks.max"),
     Bad("command placeholder typo", BASE.replace("replication:\n", COMMAND.replace("{source_bootstrap}",
                                                                                    "{source_bootstrapp}"), 1),
@@ -61,6 +64,8 @@ CASES = [
     Bad("flow topic nobody has", BASE.replace("      topics: [orders]\n", "      topics: [ordrs]\n"),
         "cluster primary has no topic 'ordrs' (did you mean 'orders'?)", "topics: [ordrs]"),
     Bad("sweep --param typo", BASE, "did you mean 'tasks.max'", None, command="sweep", argv=("--param", "tasks.maxx=1,2")),
+    Bad("sweep --param bad value", BASE, "is not a whole number of at least 0", None, command="sweep",
+        argv=("--param", "linger.ms=5,x")),
     Bad("sweep --param shorthand typo", BASE, "did you mean 'num_streams'", None, command="sweep",
         argv=("--param", "num_stream=1,2")),
     Bad("sweep --param bad value", BASE, "with the --param values applied: load.producers[0].rate: expected a number, "
@@ -198,9 +203,6 @@ def test_bad_drill_file_is_refused_before_anything_starts(case: Bad, tmp_path, c
 WARNINGS = [
     ("mode with mirrormaker2", BASE.replace("replication:\n", "replication:\n  replicator: mirrormaker2\n"
                                                               "  mode: realtime\n", 1), (), "mirrormaker2 ignores it"),
-    ("run --replicator mirrormaker2 on a realtime file", BASE.replace("replication:\n", "replication:\n"
-                                                                                        "  mode: realtime\n", 1),
-     ("--replicator", "mirrormaker2"), "mode applies to the pyspark replicator only"),
     ("flow settings with the command replicator", _flow_setting("tasks.max: 2").replace("replication:\n", COMMAND, 1),
      (), "never reach a command replicator"),
 ]
@@ -227,7 +229,15 @@ def test_a_merge_key_is_read_as_compose_users_write_it(tmp_path, capsys, nothing
     assert (dr.brokers, dr.heap_mb) == (2, 256)
 
 
-def test_run_warns_when_the_replicator_given_ignores_the_files_mode(tmp_path, capsys, monkeypatch, nothing_starts):
+def test_a_pyspark_file_s_mode_is_no_warning_when_run_against_another_replicator(tmp_path, capsys, nothing_starts):
+    # one drill file serves every replicator: its mode is meant for pyspark, not a mistake
+    path = tmp_path / "drill.yaml"
+    path.write_text(BASE.replace("replication:\n", "replication:\n  mode: realtime\n", 1))
+    assert cli.main(["validate", str(path), "--replicator", "mirrormaker2"]) == cli.EXIT_OK
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_run_warns_when_the_file_s_replicator_ignores_its_mode(tmp_path, capsys, monkeypatch, nothing_starts):
     class Started(BaseException):  # not an Exception: cmd_run reports those as a harness failure
         pass
 
@@ -235,7 +245,7 @@ def test_run_warns_when_the_replicator_given_ignores_the_files_mode(tmp_path, ca
         raise Started()  # the checks are over: the drill would start here
     monkeypatch.setattr(cli, "run_drill", run_drill)
     path = tmp_path / "drill.yaml"
-    path.write_text(WARNINGS[1][1])
+    path.write_text(WARNINGS[0][1])
     with pytest.raises(Started):
-        cli.main(["run", str(path), "--replicator", "mirrormaker2", "--out", str(tmp_path / "out")])
+        cli.main(["run", str(path), "--out", str(tmp_path / "out")])
     assert "warning: replication.mode: mode applies to the pyspark replicator only" in capsys.readouterr().err

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from loadgen.histories.kinds import (ACKED_SENDS, KINDS, LAG_SAMPLES, PROCESSED_RECORDS, TARGET_RECORDS,
+from loadgen.histories.kinds import (ACKED_SENDS, KINDS, END_OFFSETS, PROCESSED_RECORDS, TARGET_RECORDS,
                                      TIMELINE_EVENTS, UNCERTAIN_SENDS, history_files, history_path)
 from loadgen.histories.reader import (HistoryFormatError, TornLine, load_history, read_acked_sends,
                                       read_lag_samples, read_processed_records, read_target_records,
@@ -34,7 +34,7 @@ CASES = [
     (UNCERTAIN_SENDS, read_uncertain_sends, UNCERTAIN),
     (TARGET_RECORDS, read_target_records, TARGET),
     (PROCESSED_RECORDS, read_processed_records, PROCESSED),
-    (LAG_SAMPLES, read_lag_samples, LAG),
+    (END_OFFSETS, read_lag_samples, LAG),
     (TIMELINE_EVENTS, read_timeline_events, TIMELINE),
 ]
 
@@ -236,9 +236,9 @@ def test_history_paths(tmp_path):
     for p in (b, a, history_path(tmp_path, TARGET_RECORDS, "observer")):
         p.write_text("")
     assert history_files(tmp_path, ACKED_SENDS) == [a, b]
-    assert history_path(tmp_path, "lag").name.startswith("lag.")
+    assert history_path(tmp_path, "end_offsets").name.startswith("end_offsets.")
     with pytest.raises(ValueError):
-        history_path(tmp_path, "lag", "../x")
+        history_path(tmp_path, "end_offsets", "../x")
 
 
 def test_valid_prefix_length(tmp_path):
@@ -261,7 +261,7 @@ def test_spark_schemas_match_fields():
     assert ACKED_SENDS.spark_schema()["partition"].dataType == T.IntegerType()
     assert TARGET_RECORDS.spark_schema()["checksum_ok"].dataType == T.BooleanType()
     assert TIMELINE_EVENTS.spark_schema()["end_ts_ms"].dataType == T.LongType()
-    for kind in (UNCERTAIN_SENDS, PROCESSED_RECORDS, LAG_SAMPLES):
+    for kind in (UNCERTAIN_SENDS, PROCESSED_RECORDS, END_OFFSETS):
         assert isinstance(kind.spark_schema(), T.StructType)
 
 
@@ -278,8 +278,8 @@ def test_every_file_starts_with_its_header_row_and_reads_back(tmp_path):
 
 
 def test_end_offsets_files_are_named_for_what_they_hold(tmp_path):
-    from loadgen.histories.kinds import LAG_SAMPLES
-    assert history_path(tmp_path, LAG_SAMPLES, "x").name == "end_offsets.x.csv"
+    from loadgen.histories.kinds import END_OFFSETS
+    assert history_path(tmp_path, END_OFFSETS, "x").name == "end_offsets.x.csv"
 
 
 def test_timeline_condition_round_trip(tmp_path):

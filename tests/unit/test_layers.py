@@ -90,14 +90,56 @@ def imports_of(path: Path) -> list[ImportSite]:
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant) \
-                    and isinstance(node.args[0].value, str):
-                add(node, node.args[0].value)
+            if name in ("import_module", "__import__", "resolve_name"):
+                target = _constant_import_target(node, name)
+                if target is None:
+                    # a name computed at run time cannot be checked: only the registry that is
+                    # itself checked through its "module:Class" strings may do that
+                    if module_name(path) not in DYNAMIC_IMPORTERS:
+                        found.append(ImportSite(path, node.lineno, importer, f"<computed {name}(…)>"))
+                elif target.startswith("."):
+                    package = next((k.value.value for k in node.keywords
+                                    if k.arg == "package" and isinstance(k.value, ast.Constant)), importer)
+                    add(node, package + target if target != "." else package)
+                else:
+                    add(node, target)
+            # ["python", "-m", "harness.x"]: a module run as a program is imported too
+            for a, b in zip(node.args, node.args[1:]):
+                if isinstance(a, ast.Constant) and a.value == "-m" and isinstance(b, ast.Constant) \
+                        and isinstance(b.value, str):
+                    add(node, b.value)
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            elts = node.elts
+            for a, b in zip(elts, elts[1:]):
+                if isinstance(a, ast.Constant) and a.value == "-m" and isinstance(b, ast.Constant) \
+                        and isinstance(b.value, str):
+                    add(node, b.value)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             match = _LAZY_REF.match(node.value)
             if match:
                 add(node, match.group(1))
     return found
+
+
+# Modules allowed to import a name computed at run time: the replicator registry, whose
+# targets are the "module:Class" strings checked above.
+DYNAMIC_IMPORTERS = {"harness.replicators"}
+
+
+def _constant_import_target(call: ast.Call, name: str) -> str | None:
+    """The module a call imports when it is spelled out in the code, None when computed."""
+    if not call.args or not isinstance(call.args[0], ast.Constant) or not isinstance(call.args[0].value, str):
+        return None
+    target = call.args[0].value
+    if name == "resolve_name":
+        return target.partition(":")[0] if ":" in target else target.rsplit(".", 1)[0]
+    if name == "__import__":
+        fromlist = next((k.value for k in call.keywords if k.arg == "fromlist"),
+                        call.args[3] if len(call.args) > 3 else None)
+        if isinstance(fromlist, (ast.List, ast.Tuple)) and len(fromlist.elts) == 1 \
+                and isinstance(fromlist.elts[0], ast.Constant):
+            return f"{target}.{fromlist.elts[0].value}"  # __import__("harness", fromlist=["cli"])
+    return target
 
 
 def product_files() -> list[Path]:
@@ -106,6 +148,8 @@ def product_files() -> list[Path]:
 
 def violation(site: ImportSite) -> str | None:
     """Why this import breaks the layering, or None."""
+    if site.imported.startswith("<computed"):
+        return "imports a module whose name is computed at run time: the layers cannot be checked"
     src, dst = layer_key(site.importer), layer_key(site.imported)
     if not src or not dst:
         return None
@@ -142,6 +186,13 @@ def test_the_walk_sees_every_kind_of_import(tmp_path, monkeypatch):
         "import importlib\n"
         "importlib.import_module('reports.render')\n"
         "KINDS = {'x': 'harness.replicators.pyspark:PySparkReplicator'}\n"
+        "def later():\n"
+        "    from harness.scenario import engine\n"
+        "    importlib.import_module('.render', package='reports')\n"
+        "    importlib.import_module(f'harness.{later}')\n"
+        "    __import__('reports', fromlist=['plots'])\n"
+        "    run(['python', '-m', 'harness.cli'])\n"
+        "from . import envelope\n"
     )
     monkeypatch.setattr(__import__(__name__, fromlist=["REPO"]), "REPO", tmp_path)
     sites = imports_of(pkg / "bad.py")
@@ -151,6 +202,12 @@ def test_the_walk_sees_every_kind_of_import(tmp_path, monkeypatch):
     assert reasons[("primitives.process", 3)] is None
     assert reasons[("reports.render", 5)].startswith("points up")
     assert reasons[("harness.replicators.pyspark", 6)].startswith("points up")
+    assert reasons[("harness.scenario", 8)].startswith("points up")  # inside a function
+    assert reasons[("reports.render", 9)].startswith("points up")  # relative, with package=
+    assert reasons[("<computed import_module(…)>", 10)].startswith("imports a module whose name is computed")
+    assert reasons[("reports.plots", 11)].startswith("points up")
+    assert reasons[("harness.cli", 12)].startswith("points up")
+    assert reasons[("loadgen", 13)] is None  # relative, within its own package
 
 
 @pytest.mark.parametrize("importer, imported, ok", [

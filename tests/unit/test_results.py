@@ -124,10 +124,21 @@ def test_an_unknown_schema_names_both_versions_and_the_rerun_command(tmp_path):
 
 
 def test_report_of_a_folder_without_schema_fails_plainly(tmp_path, capsys):
-    from harness.cli import EXIT_OK, main
+    from harness.cli import EXIT_USAGE, main
     (tmp_path / "summary.json").write_text(BEFORE.read_text())
-    assert main(["report", str(tmp_path)]) != EXIT_OK
+    assert main(["report", str(tmp_path)]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert "no 'schema'" in err and _old()["rerun"] in err and "Traceback" not in err
-    assert main(["report", str(tmp_path / "missing")]) != EXIT_OK
+    assert main(["report", str(tmp_path / "missing")]) == EXIT_USAGE
     assert "no summary.json" in capsys.readouterr().err
+
+
+def test_a_damaged_series_file_is_refused_with_the_rerun_command(tmp_path):
+    name = _old()["flows"][0]["name"]
+    summary = DrillSummary.model_validate({**_old(), "schema": SCHEMA})
+    save_results(tmp_path, DrillResults(summary, {name: FlowPlotData(_series(), ())}))
+    (series,) = (tmp_path / "series").glob("*.json")
+    series.write_text(series.read_text()[:40])
+    with pytest.raises(ResultsUnavailable, match="a series file cannot be read") as e:
+        load_results(tmp_path)
+    assert _old()["rerun"] in str(e.value)

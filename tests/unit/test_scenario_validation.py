@@ -268,3 +268,14 @@ def test_run_with_the_command_replicator_and_no_command_is_refused_before_the_ad
     assert "needs a command" in check_command(None)
     assert check_command("rep --from {source_bootstrap} --to {target_bootstrap}") is None
     assert "unknown placeholder {sourc}" in check_command("rep {sourc}")
+
+
+def test_compose_style_anchors_under_x_keys_merge_and_are_not_drill_fields():
+    quickstart = (Path(__file__).resolve().parents[2] / "scenarios" / "quickstart.yaml").read_text()
+    text = quickstart.replace("links:\n  - between: [primary, dr]\n    latency_ms: 20\n    jitter_ms: 2\n",
+                              "x-wan: &wan\n  latency_ms: 20\n  jitter_ms: 2\n\n"
+                              "links:\n  - between: [primary, dr]\n    <<: *wan\n")
+    assert "x-wan" in text
+    scenario = parse_scenario(text, "drill.yaml")
+    (link,) = scenario.links
+    assert (link.latency_ms, link.jitter_ms) == (20, 2)

@@ -48,3 +48,15 @@ def test_empty_values_and_typed_scalars_load_as_yaml_defines():
     data, _ = load_yaml("timeline:\nrate: 200\nratio: 0.5\nenabled: true\nname: '90'\nwhen: 2026-11-23\n", "d.yaml")
     assert data["timeline"] is None and data["rate"] == 200 and data["ratio"] == 0.5
     assert data["enabled"] is True and data["name"] == "90" and str(data["when"]) == "2026-11-23"
+
+
+@pytest.mark.parametrize("text, line, phrase", [
+    ("name: !custom x\n", 1, "tag '!custom' is not plain YAML data"),
+    ("name: !!python/name:os.system x\n", 1, "is not plain YAML data"),
+    ("name: x\nclusters: &a [*a]\n", 2, "an anchor is used inside its own value"),
+    ("name: x\n? [a, b]\n: 1\n", 2, "a key must be a plain name"),
+])
+def test_tags_self_referencing_anchors_and_complex_keys_are_one_line(text, line, phrase):
+    with pytest.raises(YamlSyntaxError) as e:
+        load_yaml(text, "d.yaml")
+    assert e.value.line == line and phrase in str(e.value) and str(e.value).startswith("d.yaml:")
