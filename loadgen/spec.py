@@ -28,6 +28,21 @@ TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _RESERVED_PRODUCER_KEYS = {"bootstrap.servers", "metadata.broker.list", "on_delivery",
                            "error_cb", "stats_cb"}
 
+
+def check_producer_rules(settings: dict[str, Any]) -> None:
+    """ValueError for producer settings the load cannot honour: keys it sets itself, and acks=0
+    (no acknowledgement, so no offset for the ledger). The drill file's validation calls it too,
+    so the rule is told before any cluster starts."""
+    reserved = sorted(set(settings) & _RESERVED_PRODUCER_KEYS)
+    if reserved:
+        raise ValueError(f"producer settings {reserved} are set by mirrordrill itself (the address comes "
+                         "from the producer's cluster, or bootstrap_servers for the load process); remove them")
+    for key in ("acks", "request.required.acks"):
+        if str(settings.get(key, "")).strip() == "0":
+            raise ValueError(f"{key}: 0 means the broker never acknowledges, so there is no offset for "
+                             "the ledger; use 1 or all")
+
+
 DEFAULT_PRODUCER_SETTINGS: dict[str, Any] = {"acks": "all", "enable.idempotence": True}
 
 
@@ -292,14 +307,7 @@ class LoadSpec(_Strict):
     @field_validator("producer")
     @classmethod
     def _producer(cls, v: dict[str, Any]) -> dict[str, Any]:
-        reserved = sorted(set(v) & _RESERVED_PRODUCER_KEYS)
-        if reserved:
-            raise ValueError(f"producer settings {reserved} are set by the load process itself "
-                             "(use bootstrap_servers for the address)")
-        for key in ("acks", "request.required.acks"):
-            if str(v.get(key, "")).strip() == "0":
-                raise ValueError(f"{key}=0: the broker never acknowledges, so there is no "
-                                 "offset to put in the ledger; use acks=1 or acks=all")
+        check_producer_rules(v)
         return v
 
     def producer_settings(self) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from harness.scenario.durations import parse_duration
-from loadgen.spec import _RESERVED_PRODUCER_KEYS, KeySpec, SizeSpec
+from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
 
 STRATEGIES = ("translated", "timestamp", "earliest", "latest")
 REPLICATORS = ("pyspark", "mirrormaker2", "command")
@@ -103,15 +103,7 @@ class ProducerDef(_M):
     @field_validator("settings")
     @classmethod
     def _settings(cls, v):
-        # The load process's own rule (loadgen.spec), told here instead of after the clusters start.
-        reserved = sorted(set(v) & _RESERVED_PRODUCER_KEYS)
-        if reserved:
-            raise ValueError(f"producer settings {reserved} are set by mirrordrill itself (the producer "
-                             "writes to its cluster); remove them")
-        for key in ("acks", "request.required.acks"):
-            if str(v.get(key, "")).strip() == "0":
-                raise ValueError(f"{key}: 0 means the broker never acknowledges, so there is no offset for "
-                                 "the ledger; use 1 or all")
+        check_producer_rules(v)  # the load process's own rule, told before the clusters start
         return v
 
 
