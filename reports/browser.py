@@ -125,18 +125,26 @@ class Browser:
                         return answer["result"]
 
             try:
-                target = call("Target.createTarget", {"url": url})["targetId"]
+                # Open a blank page, attach, and only then navigate: the expression must run in the
+                # report's document, never in the initial about:blank one the navigation replaces.
+                target = call("Target.createTarget", {"url": "about:blank"})["targetId"]
                 session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+                call("Page.navigate", {"url": url}, session)
+                document = url.split("#", 1)[0]
                 while True:
                     try:
-                        result = call("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
-                                                           "returnByValue": True}, session)
-                        break
+                        here = call("Runtime.evaluate", {"expression": "location.href", "returnByValue": True},
+                                    session)["result"].get("value") or ""
+                        if here.split("#", 1)[0] == document:
+                            result = call("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
+                                                               "returnByValue": True}, session)
+                            break
                     except RuntimeError as e:
-                        # the page was still navigating (about:blank -> url): evaluate in the new document
-                        if "context was destroyed" not in str(e) or time.monotonic() > deadline:
+                        if not _navigating(e):
                             raise
-                        time.sleep(0.2)
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"chromium: {url} was not open within {timeout_s:g}s")
+                    time.sleep(0.2)  # the navigation has not committed yet
                 if "exceptionDetails" in result:
                     raise RuntimeError(f"script failed: {result['exceptionDetails']}")
                 return result["result"].get("value")
@@ -147,6 +155,11 @@ class Browser:
                 proc.wait(timeout=30)
                 os.close(to_chrome_w)
                 os.close(from_chrome_r)
+
+
+def _navigating(error: RuntimeError) -> bool:
+    """Whether an evaluation failed only because the page was between two documents."""
+    return any(m in str(error) for m in ("context was destroyed", "navigated or closed", "Cannot find context"))
 
 
 def _kill_group(pgid: int, timeout_s: float = 15.0) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from harness.results import DrillResults, ResultsUnavailable, load_results
 from reports.allure_results import RESULTS_DIR, write_allure_results
+from reports.offline_html import UnexpectedReportLayout, make_offline
 
 HISTORY_FILE = ".allure-history.jsonl"
 REPORT_FILE = "index.html"
@@ -96,6 +97,10 @@ def render(run_dirs: list[Path], out_dir: Path, history: Path | None = None, nam
     if proc.returncode != 0 or not html.exists():
         raise ReportError(f"allure generate failed (exit {proc.returncode}): {' '.join(cmd)}\n"
                           f"{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+    try:
+        make_offline(html)
+    except UnexpectedReportLayout as e:
+        raise ReportError(str(e)) from None
     _drop_repeated_entry(history, earlier)
     return RenderedReport(html, history)
 
