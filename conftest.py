@@ -15,3 +15,7 @@ def pytest_addoption(parser):
     group.addoption("--drill-replicator", default=None, choices=["pyspark", "mirrormaker2", "command"],
                     help="run drills with this replicator instead of the one each file names")
     group.addoption("--run-slow", action="store_true", default=False, help="run tests marked slow (long drills)")
+
+
+# The run's own Allure report (results through allure-pytest, one single-file report at the end).
+pytest_plugins = ["reports.pytest_run_report"]

@@ -21,6 +21,7 @@ from allure_commons.model2 import (ATTACHMENT_PATTERN, Attachment, Label, Parame
 from harness.results import (DrillResults, DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary,
                              FlowResults, load_results)
 from reports.attachments import DrillAttachment, drill_log, flow_plots, log_files, run_attachments
+from reports.labels import behaviour_labels
 from reports.summary_html import overview_html
 
 RESULTS_DIR = "allure-results"
@@ -86,8 +87,8 @@ def drill_result(run: DrillResults, flow: FlowResults | None) -> TestResult:
         description=_description(run, flow), titlePath=[run.name, run.replicator],
         labels=[Label("suite", run.name), Label("parentSuite", "mirrordrill drills"),
                 Label("subSuite", run.replicator), Label("replicator", run.replicator),
-                Label("scenario", run.name), Label("feature", flow_name), Label("framework", "mirrordrill"),
-                Label("tag", run.replicator)],
+                Label("scenario", run.name), Label("framework", "mirrordrill"), Label("tag", run.replicator),
+                *(Label(name, value) for name, value in behaviour_labels(run))],
         parameters=[Parameter("replicator", run.replicator), Parameter("flow", flow_name),
                     Parameter("run", str(run.run_dir), excluded=True)],
     )
@@ -181,5 +182,7 @@ def attach_to_pytest(run_dir: Path) -> None:
     allure.dynamic.label("replicator", run.replicator)
     allure.dynamic.label("scenario", run.name)
     allure.dynamic.suite(run.name)
+    for name, value in behaviour_labels(run):
+        allure.dynamic.label(name, value)
     for a in items:
         allure.attach(a.body, name=a.name, attachment_type=a.mime, extension=a.extension)

@@ -77,12 +77,20 @@ def render(run_dirs: list[Path], out_dir: Path, history: Path | None = None, nam
         if not any(r.glob("*-result.json")):
             write_allure_results(d)
         results.append(r)
+    history = Path(history).resolve() if history else default_history(run_dirs)
+    html = generate(results, out_dir, name or _title(runs), history, allure_cli)
+    return RenderedReport(html, history)
+
+
+def generate(results: list[Path], out_dir: Path, title: str, history: Path, allure_cli: Path | None = None) -> Path:
+    """One single-file report of Allure results folders (drill runs, or a pytest run): ``out_dir/index.html``.
+
+    ``history`` is the JSONL trend Allure extends; a render of results it already holds adds no point.
+    """
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    history = Path(history).resolve() if history else default_history(run_dirs)
     history.parent.mkdir(parents=True, exist_ok=True)
     earlier = history.read_text().splitlines(keepends=True) if history.exists() else []
-    title = name or _title(runs)
     config = out_dir.parent / f".{out_dir.name}.allurerc.json"
     config.write_text(json.dumps(allure_config(title, out_dir, history), indent=2))
     if allure_cli is None:
@@ -102,7 +110,7 @@ def render(run_dirs: list[Path], out_dir: Path, history: Path | None = None, nam
     except UnexpectedReportLayout as e:
         raise ReportError(str(e)) from None
     _drop_repeated_entry(history, earlier)
-    return RenderedReport(html, history)
+    return html
 
 
 def _result_ids(line: str) -> set[str]:

@@ -1,10 +1,14 @@
-"""Each drill file is one test: it passes when the drill ran and every expectation held."""
+"""Each drill file is one test: it passes when the drill ran and every expectation held.
+
+The drill's plots, summary and logs go into this test's Allure result (allure-pytest), and the
+drill's own per-run writer is not called: a drill under pytest is one result, not two.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.cli import run_drill
+from harness.scenario.engine import Drill
 from harness.scenario.summary import render_table
 from harness.scenario.validate import load_scenario
 from reports.allure_results import attach_to_pytest
@@ -16,7 +20,7 @@ def test_drill(drill_file, artifacts, tmp_path_factory, request):
     scenario = load_scenario(drill_file)
     replicator = request.config.getoption("--drill-replicator")
     out = tmp_path_factory.mktemp(f"drill-{drill_file.stem}")
-    result = run_drill(scenario, drill_file, out, replicator=replicator, artifacts=artifacts)
+    result = Drill(scenario, drill_file, out, replicator=replicator, artifacts=artifacts).run()
     if request.config.getoption("--alluredir", default=None):
         attach_to_pytest(out)  # the same plots, summary and logs `mirrordrill run` puts in its report
     failed = [e.name for e in result.summary.expectations if not e.passed]
