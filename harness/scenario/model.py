@@ -196,10 +196,27 @@ class ResetConnections(_LinkStep):
     do: Literal["reset_connections"]
 
 
+class LeaderOf(_M):
+    """The broker that leads this partition at the moment the step runs."""
+
+    topic: str
+    partition: int = Field(0, ge=0)
+
+
 class BrokerStep(_Step):
     do: Literal["stop_broker", "kill_broker", "pause_broker", "resume_broker", "restart_broker"]
     cluster: str
     broker: int = Field(1, ge=1)
+    leader_of: LeaderOf | None = None
+
+    @model_validator(mode="after")
+    def _one_way_to_name_the_broker(self):
+        if self.leader_of is not None and "broker" in self.model_fields_set:
+            raise ValueError("name the broker by number (broker) or as a partition's leader (leader_of), not both")
+        if self.leader_of is not None and self.do == "resume_broker":
+            raise ValueError("resume_broker takes the paused broker's number (broker): once it was paused, "
+                             "another broker leads the partition")
+        return self
 
 
 class ClusterStep(_Step):

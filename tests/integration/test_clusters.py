@@ -67,6 +67,28 @@ def test_killed_broker_restarts_with_its_data(three_broker_env):
     assert sorted(read_values(cluster.bootstrap, topic, partitions=3)) == sorted(before + during)
 
 
+def test_the_leader_of_a_partition_is_found_and_a_new_one_elected_when_it_dies(three_broker_env):
+    from primitives.kafka.topics import partition_leader
+    cluster = three_broker_env.cluster("dc")
+    topic = unique_topic("leader")
+    cluster.create_topics([new_topic(topic, partitions=3, rf=3)])
+    leaders = {p: partition_leader(cluster.bootstrap, topic, p) for p in range(3)}
+    assert set(leaders.values()) <= {1, 2, 3}
+    # as the brokers report it themselves
+    reported = cluster.admin().list_topics(topic, timeout=10).topics[topic].partitions
+    assert leaders == {p: reported[p].leader for p in range(3)}
+    victim = cluster.broker(leaders[0])
+    victim.kill()
+    try:
+        after = partition_leader(cluster.bootstrap, topic, 0, timeout_s=60)
+        assert after != leaders[0] and after in {1, 2, 3}
+        with pytest.raises(ValueError, match="partitions 0..2, not 7"):
+            partition_leader(cluster.bootstrap, topic, 7)
+    finally:
+        victim.start()
+        cluster.wait_ready(120)
+
+
 def test_whole_cluster_kill_and_restart_keeps_data(three_broker_env):
     cluster = three_broker_env.cluster("dc")
     topic = unique_topic("cluster-kill")

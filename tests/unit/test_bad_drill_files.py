@@ -147,6 +147,14 @@ CASES = [
     Bad("an empty section", BASE + "timeline:\n", "got nothing (an empty value)", "timeline:"),
     Bad("a link with one end", BASE.replace("between: [primary, dr]", "between: [primary]"), "item 2 is missing",
         "between: [primary]"),
+    # --- a broker named as a partition's leader ------------------------------------------
+    Bad("leader of an undeclared topic", _step("at: 5s, do: kill_broker, cluster: primary, leader_of: {topic: ordrs}"),
+        "topic 'ordrs' is not declared on primary", "leader_of: {topic: ordrs}"),
+    Bad("broker and leader_of both", _step("at: 5s, do: kill_broker, cluster: primary, broker: 1, "
+                                            "leader_of: {topic: orders}"),
+        "not both", "broker: 1, leader_of"),
+    Bad("resume the leader", _step("at: 5s, do: resume_broker, cluster: primary, leader_of: {topic: orders}"),
+        "another broker leads the partition", "do: resume_broker"),
 ]
 
 
