@@ -77,7 +77,8 @@ def bound_problems(s: Scenario, replicator: str, bad: Callable[[tuple, str], Non
         bad(("timeline", f.index), f"this {f.kind} kills or cuts off {f.cluster}, so records it acknowledged may "
                                    f"never reach the target, and the built-in no_loss invariant needs a limit: "
                                    f"state the RPO in records per flow, 'invariants: {{rpo_records: N}}' (or, for "
-                                   f"{replicator} only, 'invariants: {{{replicator}: {{rpo_records: N}}}}')")
+                                   f"{replicator} only, 'invariants: {{{replicator}: {{rpo_records: N}}}}'), or relax it with "
+                                   f"a reason: 'invariants: {{relax: {{no_loss: <why>}}}}'")
     repeat = repeat_faults(s)
     if repeat and bounds.duplicates is None and "no_duplicates" not in bounds.relax:
         f = repeat[0]
@@ -85,7 +86,8 @@ def bound_problems(s: Scenario, replicator: str, bad: Callable[[tuple, str], Non
                                    f"built-in no_duplicates invariant needs a limit: state it per flow, "
                                    f"'invariants: {{duplicates: N}}' (or, for {replicator} only, "
                                    f"'invariants: {{{replicator}: {{duplicates: N}}}}'); write 0 for a replicator "
-                                   f"that must copy exactly once")
+                                   f"that must copy exactly once, or relax it with a reason: "
+                                   f"'invariants: {{relax: {{no_duplicates: <why>}}}}'")
 
 
 def _row(invariant: str, name: str, passed: bool, actual, limit, op: str = "<=", note: str | None = None,
