@@ -163,7 +163,7 @@ def _load_rows(s: Scenario, load: LoadFacts, bounds: InvariantBounds, interrupte
                     if any(prefix == f"{name}-{c}" for c in s.clusters))
         floor = int(sum(d.rate * _active_s(s, d.cluster, load.timeline, load.load_started_ms) for d in defs) * fraction)
         who = name if defs[0].name else "unnamed producers"
-        rows.append(_row("load_ran", f"acked[{who}] >= {floor} ({fraction:g} x rate x active time)",
+        rows.append(_row("load_ran", f"acked by {who} >= {floor} ({fraction:g} x rate x active time)",
                          acked >= max(floor, 1), acked, floor, ">="))
     return rows
 
