@@ -234,3 +234,13 @@ def test_a_nested_mapping_that_names_no_replicator_is_refused():
     [problem] = _problems(FAILOVER_DRILL + "invariants: {rpo_records: 5, duplicates: 9}\n"
                                            "expectations:\n  pyspark:\n    dupes: 5\n")
     assert "expectations.pyspark.dupes" in problem and "unknown metric" in problem
+
+
+def test_the_report_page_shows_the_verdict_the_invariants_and_a_relaxations_reason(tmp_path):
+    from reports.summary_html import summary_html
+    text = quickstart_without_expectations().replace(
+        "invariants:\n  duplicates: 0\n", "invariants:\n  duplicates: 0\n  relax: {load_ran: 'throttled on purpose'}\n")
+    page = summary_html(run_checked(tmp_path, text, records=100, drop={5}))
+    assert "FAILED" in page and "built-in invariant" in page
+    assert "<td class='l bad'>failed</td>" in page  # no_loss
+    assert "relaxed: throttled on purpose" in page and "<td class='l'>throttled on purpose</td>" in page
