@@ -21,9 +21,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer,
+                      model_validator)
 
 from harness.checker.model import FlowSeries, SecondSeries
 
@@ -92,6 +93,9 @@ class Figures(_Model):
     source_duplicates: int
     replicated_bytes: int
     latency_count: int
+    # Acked, not seen on the target, not known lost: replication had not drained (an interrupted
+    # drill) and no later record of the same source partition arrived. 0 in older summaries.
+    in_flight: int = 0
 
 
 class EventImpact(_Model):
@@ -117,6 +121,7 @@ class IdSamples(_Model):
     corrupted: list[tuple[str, int]]
     unexpected: list[tuple[str, int]]
     uncertain_delivered: list[tuple[str, int]]
+    in_flight: list[tuple[str, int]] = []
 
 
 class FlowSummary(Figures, _FlowHead):
@@ -189,9 +194,23 @@ class ExpectationRow(_WithoutAbsentExtras):
     op: str
     note: str | None = None            # why nothing could be judged
     failures: list[str] | None = None  # the failed timeline steps, for the steps row
+    invariant: str | None = None       # a built-in invariant's row: its name (no_loss, ...)
+    relaxed: str | None = None         # the scenario relaxed that invariant: its reason (not judged)
 
     def _drop_when_none(self) -> tuple[str, ...]:
-        return ("note", "failures")
+        return ("note", "failures", "invariant", "relaxed")
+
+
+class InvariantOutcome(_Model):
+    """One built-in invariant of the drill: whether it applied, and how it came out.
+
+    ``outcome``: ``held``, ``failed``, ``relaxed`` (the scenario gave ``reason``) or
+    ``not judged`` (``reason`` says why, e.g. an interrupted drill's load)."""
+
+    name: str
+    outcome: str
+    reason: str | None = None
+    rows: list[str] = []  # the expectation rows (per flow or producer) that judged it
 
 
 class TimelineEntry(_WithoutAbsentExtras):
@@ -262,6 +281,19 @@ class DrillSummary(_Model):
     replicator_mode: str = "n/a"        # pyspark: microbatch or realtime; other replicators: n/a
     versions: dict[str, str] = {}       # mirrordrill, kafka, spark, replicator
     drill_sha256: str | None = None     # of the drill file as run (the folder's scenario.yaml)
+    # Added by issue 14. ``passed`` stays (false when interrupted); ``verdict`` tells an
+    # interrupted drill from a failed one. ``invariants``: the built-in invariants, from the
+    # expectation rows that carry an ``invariant`` name. Both derived when absent.
+    verdict: Literal["passed", "failed", "interrupted"] | None = None
+    invariants: list[InvariantOutcome] = []
+
+    @model_validator(mode="after")
+    def _derived(self):
+        if self.verdict is None:
+            self.verdict = "interrupted" if self.interrupted else "passed" if self.passed else "failed"
+        if not self.invariants:
+            self.invariants = invariant_outcomes(self.expectations)
+        return self
 
     def unmet_conditions(self) -> list[TimelineEntry]:
         """The timeline steps whose ``when`` did not hold: they ran anyway, after the wait timed out."""
@@ -270,6 +302,27 @@ class DrillSummary(_Model):
     def to_json(self) -> dict[str, Any]:
         """The JSON object of summary.json."""
         return self.model_dump(mode="json", by_alias=True)
+
+
+def invariant_outcomes(rows: list[ExpectationRow]) -> list[InvariantOutcome]:
+    """Each built-in invariant's outcome, from its rows, in the order they appear."""
+    by_name: dict[str, list[ExpectationRow]] = {}
+    for r in rows:
+        if r.invariant:
+            by_name.setdefault(r.invariant, []).append(r)
+    out = []
+    for name, mine in by_name.items():
+        relaxed = next((r.relaxed for r in mine if r.relaxed), None)
+        if relaxed is not None:
+            out.append(InvariantOutcome(name=name, outcome="relaxed", reason=relaxed))
+            continue
+        judged = [r for r in mine if r.note is None or not r.passed]
+        if not judged:
+            out.append(InvariantOutcome(name=name, outcome="not judged", reason=mine[0].note))
+            continue
+        out.append(InvariantOutcome(name=name, outcome="held" if all(r.passed for r in mine) else "failed",
+                                    rows=[r.name for r in mine]))
+    return out
 
 
 # --------------------------------------------------------------------------- series for plots

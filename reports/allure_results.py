@@ -155,7 +155,8 @@ def _timeline_steps(s: DrillSummary, flow: FlowResults | None) -> list[TestStepR
 def _expectation_step(e: ExpectationRow, at_ms: int) -> TestStepResult:
     return TestStepResult(
         name=f"expect {e.name}", status=Status.PASSED if e.passed else Status.FAILED, start=at_ms, stop=at_ms,
-        parameters=[Parameter("actual", str(e.actual)), Parameter("limit", f"{e.op} {e.limit}".strip())],
+        parameters=[Parameter("actual", str(e.actual)), Parameter("limit", f"{e.op} {e.limit}".strip())]
+        + ([Parameter("relaxed" if e.relaxed else "not judged", e.relaxed or e.note)] if e.relaxed or (e.note and e.passed) else []),
         statusDetails=None if e.passed else StatusDetails(message=f"actual {e.actual}, expected {e.op} {e.limit}"))
 
 

@@ -6,7 +6,7 @@ from html import escape
 
 from harness.results import DrillResults, DrillSummary, FlowResults
 
-_FLOW_COLUMNS = ("acked", "replicated", "lost", "duplicates", "reordered", "corrupted", "unexpected")
+_FLOW_COLUMNS = ("acked", "replicated", "lost", "in_flight", "duplicates", "reordered", "corrupted", "unexpected")
 _STYLE = ("body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse;margin:8px 0}"
           "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right} th{background:#f3f3f3}"
           "td.l,th.l{text-align:left} .bad{color:#b00;font-weight:bold} .ok{color:#070}")
@@ -25,7 +25,8 @@ def _row(cells: list[str], header: bool = False) -> str:
 
 def summary_html(summary: DrillSummary) -> str:
     """Flows, failovers and expectations of one ``summary.json`` as tables."""
-    verdict = ('<span class="ok">PASSED</span>' if summary.passed else '<span class="bad">FAILED</span>')
+    word = summary.verdict or ("passed" if summary.passed else "failed")
+    verdict = f'<span class="{"ok" if word == "passed" else "bad"}">{word.upper()}</span>'
     parts = [f"<html><head><meta charset='utf-8'><style>{_STYLE}</style></head><body>",
              f"<h3>{escape(summary.scenario)} with {escape(summary.replicator)}: {verdict}</h3>",
              f"<p>started {escape(summary.started_at)}, took {_num(summary.duration_s)} s"
@@ -64,9 +65,20 @@ def summary_html(summary: DrillSummary) -> str:
             parts.append(_row([f"<td class='l'>{escape(e.name)}</td>", f"<td class='l bad'>{escape(e.condition)}</td>",
                                _num(e.condition_checked_ts_ms)]))
         parts.append("</table>")
+    if summary.invariants:  # the built-in ones, checked whatever the expectations list
+        parts.append("<table>" + _row(["<th class='l'>built-in invariant</th>", "<th class='l'>outcome</th>",
+                                       "<th class='l'>reason</th>"], header=True))
+        for inv in summary.invariants:
+            css = "bad" if inv.outcome == "failed" else "ok" if inv.outcome == "held" else ""
+            parts.append(_row([f"<td class='l'>{escape(inv.name)}</td>", f"<td class='l {css}'>{escape(inv.outcome)}</td>",
+                               f"<td class='l'>{escape(inv.reason or '')}</td>"]))
+        parts.append("</table>")
     parts.append("<table>" + _row(["<th class='l'>expectation</th>", "actual", "limit", "result"], header=True))
     for e in summary.expectations:
-        mark = "<td class='ok'>held</td>" if e.passed else "<td class='bad'>VIOLATED</td>"
+        if e.relaxed or (e.note and e.passed):
+            mark = f"<td class='l'>{'relaxed' if e.relaxed else 'not judged'}: {escape(e.relaxed or e.note)}</td>"
+        else:
+            mark = "<td class='ok'>held</td>" if e.passed else "<td class='bad'>VIOLATED</td>"
         parts.append(_row([f"<td class='l'>{escape(e.name)}</td>", _num(e.actual), _num(e.limit), mark]))
     parts.append("</table></body></html>")
     return "\n".join(parts)

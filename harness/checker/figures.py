@@ -53,6 +53,7 @@ class Tally:
     acked: int = 0
     replicated: int = 0
     lost: int = 0
+    in_flight: int = 0
     duplicates: int = 0
     reordered: int = 0
     misplaced: int = 0

@@ -46,6 +46,10 @@ class FlowInput:
     uncertain: Sequence[UncertainSend] = ()
     lag_samples: Sequence[LagSample] = ()
     timeline: Sequence[TimelineEvent] = ()
+    # Whether replication drained at the end (the drill's drain completed). False: an acked id
+    # not seen on the target is lost only when a later record of its source partition arrived
+    # without it, else it is ``in_flight`` (an interrupted drill). None: every unseen id is lost.
+    drained: bool | None = None
 
     def __post_init__(self) -> None:
         validate_flow(self.source, self.target, self.topic_map)
@@ -147,7 +151,8 @@ class ReplicationFigures:
 
     acked: int                # distinct ids acknowledged on the source
     replicated: int           # acked ids seen on the target
-    lost: int                 # acked ids never seen on the target
+    lost: int                 # acked ids never seen on the target (see FlowInput.drained)
+    in_flight: int            # acked ids not seen, not yet known lost (replication had not drained)
     duplicates: int           # sum over seen ids of (distinct target positions - 1)
     reordered: int            # replicated ids landing below an earlier source record
     misplaced: int            # replicated ids landing in another partition number/topic
@@ -176,6 +181,7 @@ class IdSamples:
     """The first :data:`SAMPLE_SIZE` ids of each kind, in id order, for debugging."""
 
     lost: tuple[MessageId, ...] = ()
+    in_flight: tuple[MessageId, ...] = ()
     duplicates: tuple[MessageId, ...] = ()
     reordered: tuple[MessageId, ...] = ()
     misplaced: tuple[MessageId, ...] = ()
@@ -252,7 +258,7 @@ def _figures_dict(r: ReplicationFigures) -> dict[str, Any]:
         "throughput_mb_s": r.throughput_mb_s,
         "misplaced": r.misplaced, "uncertain_delivered": r.uncertain_delivered,
         "source_duplicates": r.source_duplicates, "replicated_bytes": r.replicated_bytes,
-        "latency_count": r.latency_ms.count,
+        "latency_count": r.latency_ms.count, "in_flight": r.in_flight,
     }
 
 

@@ -108,7 +108,9 @@ def _check_flow(inp: FlowInput) -> FlowResult:
             key = (u.producer_id, u.seq)
             uncertain_topic[key] = min(u.topic, uncertain_topic.get(key, u.topic))
 
-    reordered = _reordered(ledger, sightings, wipe_times(inp.timeline, source))
+    wipes = wipe_times(inp.timeline, source)
+    reordered = _reordered(ledger, sightings, wipes)
+    in_flight = _in_flight(ledger, sightings, wipes) if inp.drained is False else set()
 
     tallies = {t: Tally() for t in source_topics}
     latencies: dict[str, list[int]] = {t: [] for t in source_topics}
@@ -131,7 +133,10 @@ def _check_flow(inp: FlowInput) -> FlowResult:
             t.acked += 1
             t.source_duplicates += len(led.positions) - 1
             acks[(topic, led.first.partition, led.first.ack_ts_ms // 1000)] += 1
-            if seen is None:
+            if seen is None and mid in in_flight:
+                t.in_flight += 1
+                kinds["in_flight"].append(mid)
+            elif seen is None:
                 t.lost += 1
                 kinds["lost"].append(mid)
         if seen is not None:
@@ -185,7 +190,7 @@ def _check_flow(inp: FlowInput) -> FlowResult:
         inside = [mid for mid, led in ledger.items()
                   if e.start_ts_ms <= led.first.ack_ts_ms and (end is None
                                                                or led.first.ack_ts_ms <= end)]
-        lost = sum(1 for mid in inside if mid not in sightings)
+        lost = sum(1 for mid in inside if mid not in sightings and mid not in in_flight)
         events.append(event_impact(e, len(inside), lost, series.lag))
 
     return FlowResult(
@@ -221,6 +226,28 @@ def _reordered(ledger: dict[MessageId, _Ledger],
                 out.add(mid)
             else:
                 highest[(remote, partition)] = offset
+    return out
+
+
+def _in_flight(ledger: dict[MessageId, _Ledger], sightings: dict[MessageId, _Sighting],
+               wipes: list[int]) -> set[MessageId]:
+    """Acked ids not seen on the target that may still be on their way: no later record of
+    their source partition (same incarnation, see :func:`_reordered`) reached the target.
+
+    An unseen id below a seen one was skipped (the replicator reads a partition in order), so
+    it is lost even when replication never drained; above every seen one, nobody can tell yet.
+    """
+    highest_seen: dict[tuple[str, int, int], int] = {}
+    for mid, led in ledger.items():
+        if mid in sightings:
+            key = (led.first.topic, led.first.partition, bisect_right(wipes, led.first.ack_ts_ms))
+            highest_seen[key] = max(led.first.offset, highest_seen.get(key, -1))
+    out = set()
+    for mid, led in ledger.items():
+        if mid not in sightings:
+            key = (led.first.topic, led.first.partition, bisect_right(wipes, led.first.ack_ts_ms))
+            if led.first.offset > highest_seen.get(key, -1):
+                out.add(mid)
     return out
 
 

@@ -9,6 +9,7 @@ from harness.checker.model import FailoverInput, FlowInput, FlowResult
 from harness.checker.reference import check_failover, check_flow
 from harness.results import (FailoverSummary, FlowPlotData, FlowSummary, LatencySample, TimelineEntry)
 from harness.scenario.context import FailoverRecord
+from harness.scenario.invariants import LoadFacts, producer_prefix
 from harness.scenario.topology import CheckPair
 from loadgen.histories.kinds import END_OFFSETS, history_files
 from loadgen.histories.reader import (read_acked_sends, read_lag_samples, read_processed_records,
@@ -45,7 +46,21 @@ def check_pair(h: Histories, pair: CheckPair) -> FlowResult:
            or (s.cluster == pair.target and s.topic in pair.topic_map)]
     return check_flow(FlowInput(source=pair.origin, target=pair.target, topic_map=dict(pair.topic_map),
                                 acked=acked, observed=observed, uncertain=uncertain, lag_samples=lag,
-                                timeline=h.timeline))
+                                timeline=h.timeline, drained=drained(h)))
+
+
+def drained(h: Histories) -> bool:
+    """Whether the drill's final drain completed: only then is every record not on the target lost;
+    before it (an interrupted drill), one may still be on its way (``in_flight``)."""
+    return any(e.kind == DRAIN_EVENT_KIND and e.outcome == "ok" for e in h.timeline)
+
+
+def acked_by_prefix(h: Histories) -> dict[str, int]:
+    """Distinct acknowledged records per producer definition and cluster (``<name>-<cluster>``)."""
+    ids: dict[str, set[tuple[str, int]]] = {}
+    for a in h.acked:
+        ids.setdefault(producer_prefix(a.producer_id), set()).add((a.producer_id, a.seq))
+    return {k: len(v) for k, v in ids.items()}
 
 
 def latency_samples(h: Histories, pair: CheckPair) -> tuple[LatencySample, ...]:
@@ -76,6 +91,9 @@ def check_group(h: Histories, failover: FailoverRecord) -> FailoverSummary:
     return FailoverSummary.model_validate(result.summary())
 
 
+DRAIN_EVENT_KIND = "drain"  # the engine's final drain (engine._drain), "ok" when lag reached 0
+
+
 @dataclass
 class Checked:
     """Everything the checker said about one drill's histories."""
@@ -84,6 +102,11 @@ class Checked:
     plots: dict[str, FlowPlotData] = field(default_factory=dict)
     failovers: list[FailoverSummary] = field(default_factory=list)
     timeline: list[TimelineEntry] = field(default_factory=list)
+    acked_by_prefix: dict[str, int] = field(default_factory=dict)  # see acked_by_prefix()
+
+    def load_facts(self, load_started_ms: int | None) -> LoadFacts:
+        """What the load invariant judges."""
+        return LoadFacts(dict(self.acked_by_prefix), list(self.timeline), load_started_ms)
 
 
 def check_drill(histories: Path, pairs: list[CheckPair], failovers: list[FailoverRecord], out: Checked) -> None:
@@ -91,6 +114,7 @@ def check_drill(histories: Path, pairs: list[CheckPair], failovers: list[Failove
     ``out`` as it goes: when one check fails, what was checked before it is still reported."""
     h = Histories(histories)
     out.timeline = [TimelineEntry.model_validate(e, from_attributes=True) for e in h.timeline]
+    out.acked_by_prefix = acked_by_prefix(h)
     for pair in pairs:
         result = check_pair(h, pair)
         out.flows.append(FlowSummary.of(result.summary(), pair.name, pair.via))

@@ -320,7 +320,9 @@ class Drill:
         except Exception as e:
             check_error = f"{type(e).__name__}: {e}"
             (self.out_dir / "check-error.txt").write_text(traceback.format_exc())
-        expectations = evaluate(s, checked.flows, checked.failovers, failbacks)
+        expectations = evaluate(s, checked.flows, checked.failovers, failbacks, replicator=self.kind,
+                                load=checked.load_facts(ctx.load_started_ms or None if ctx else None),
+                                interrupted=interrupted)
         if step_failures:
             expectations.append(ExpectationRow(name="every timeline step succeeded", passed=False,
                                                actual=len(step_failures), limit=0, op="==", failures=step_failures))

@@ -381,6 +381,56 @@ class StableAddressDef(_M):
     points_to: str  # the cluster it resolves to when the drill starts
 
 
+# --- built-in invariants ----------------------------------------------------------------
+# Checked in every drill whatever its expectations say (harness/scenario/invariants.py).
+INVARIANTS = ("no_loss", "no_corruption", "no_duplicates", "load_ran", "drained")
+InvariantName = Literal["no_loss", "no_corruption", "no_duplicates", "load_ran", "drained"]
+
+
+class InvariantBounds(_M):
+    """What a drill's timeline may cost: the bounds the invariants need when a fault allows a cost."""
+
+    # Records per flow that may be lost when the timeline kills or cuts off a primary (its RPO).
+    rpo_records: int | None = Field(None, ge=0)
+    # Duplicates per flow when a fault after which at-least-once delivery may repeat is in the timeline.
+    duplicates: int | None = Field(None, ge=0)
+    # Each producer must acknowledge at least this fraction of rate x its active time (default 0.5).
+    load_fraction: float | None = Field(None, gt=0, le=1)
+    # Invariants this drill does not hold the replicator to, each with the reason the report prints.
+    relax: dict[InvariantName, Annotated[str, Field(min_length=3)]] = Field(default_factory=dict)
+
+
+class InvariantsDef(InvariantBounds):
+    """The ``invariants:`` section; a replicator's own section overrides the common fields for it."""
+
+    pyspark: InvariantBounds | None = None
+    mirrormaker2: InvariantBounds | None = None
+    command: InvariantBounds | None = None
+
+    def for_replicator(self, replicator: str) -> InvariantBounds:
+        own = getattr(self, replicator, None)
+        if own is None:
+            return InvariantBounds(rpo_records=self.rpo_records, duplicates=self.duplicates,
+                                   load_fraction=self.load_fraction, relax=dict(self.relax))
+        pick = lambda name: getattr(own, name) if name in own.model_fields_set else getattr(self, name)
+        return InvariantBounds(rpo_records=pick("rpo_records"), duplicates=pick("duplicates"),
+                               load_fraction=pick("load_fraction"), relax={**self.relax, **own.relax})
+
+
+def split_expectations(expectations: dict[str, Any], replicator: str) -> dict[str, Any]:
+    """The ``metric: limit`` lines that apply to ``replicator``: the common ones, with a
+    replicator's own section (``expectations: {pyspark: {duplicates: 0}}``) replacing any
+    common line on the same metric and scope, and adding the rest."""
+    common = {k: v for k, v in expectations.items() if k not in REPLICATORS}
+    own = expectations.get(replicator) or {}
+    if not isinstance(own, dict):
+        return common
+    key = lambda k: re.sub(r"\s+", "", k)
+    out = {k: v for k, v in common.items() if key(k) not in {key(o) for o in own}}
+    out.update(own)
+    return out
+
+
 class Scenario(_M):
     """One drill file."""
 
@@ -396,6 +446,9 @@ class Scenario(_M):
     duration: Seconds = Field(60.0, gt=0, description="seconds of load")
     drain_timeout: Seconds = Field(120.0, ge=0)
     expectations: dict[str, Any] = Field(default_factory=dict)
+    invariants: InvariantsDef = InvariantsDef()
 
-    def parsed_expectations(self) -> list[Expectation]:
-        return [parse_expectation(k, v) for k, v in self.expectations.items()]
+    def parsed_expectations(self, replicator: str | None = None) -> list[Expectation]:
+        """The expectations that apply to ``replicator`` (default: the file's own)."""
+        lines = split_expectations(self.expectations, replicator or self.replication.replicator)
+        return [parse_expectation(k, v) for k, v in lines.items()]

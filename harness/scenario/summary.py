@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.results import (DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary, FlowSummary)
+from harness.scenario.invariants import LoadFacts, evaluate_invariants
 from harness.scenario.model import FAILBACK_METRICS, FAILOVER_METRICS, Scenario
 
 
@@ -17,10 +18,13 @@ def _get(d: dict, dotted: str) -> Any:
 
 
 def evaluate(scenario: Scenario, flows: list[FlowSummary], failovers: list[FailoverSummary],
-             failbacks: list[FailbackSummary] = ()) -> list[ExpectationRow]:
-    """One row per expectation and flow (or group, or failback) it applies to."""
-    rows = []
-    for e in scenario.parsed_expectations():
+             failbacks: list[FailbackSummary] = (), replicator: str | None = None,
+             load: LoadFacts | None = None, interrupted: bool = False) -> list[ExpectationRow]:
+    """One row per expectation and flow (or group, or failback) it applies to, for ``replicator``
+    (default: the file's own). With ``load`` (what a run measured), the built-in invariants' rows first."""
+    kind = replicator or scenario.replication.replicator
+    rows = evaluate_invariants(scenario, kind, flows, load, interrupted) if load is not None else []
+    for e in scenario.parsed_expectations(kind):
         if e.metric in FAILBACK_METRICS:
             field = e.metric.removeprefix("failback.")
             targets = [(f.name, f) for f in failbacks if e.scope in (None, f.name)]
@@ -44,9 +48,11 @@ def evaluate(scenario: Scenario, flows: list[FlowSummary], failovers: list[Failo
 def render_table(summary: DrillSummary) -> str:
     """The end-of-drill summary as plain text."""
     lines = [f"drill {summary.scenario} with {summary.replicator}: "
-             f"{'PASSED' if summary.passed else 'FAILED'} ({summary.duration_s:.0f}s)"]
+             f"{(summary.verdict or ('passed' if summary.passed else 'failed')).upper()} ({summary.duration_s:.0f}s)"]
     if summary.interrupted:
-        lines.append("  interrupted: figures cover what was measured until then")
+        in_flight = sum(f.in_flight for f in summary.flows)
+        lines.append("  interrupted: figures cover what was measured until then"
+                     + (f"; {in_flight} record(s) still in flight, not counted lost" if in_flight else ""))
     if summary.error:
         lines.append(f"  error: {summary.error}")
     head = f"  {'flow':<28}{'acked':>9}{'replicated':>11}{'lost':>7}{'dups':>7}{'reord':>7}{'corrupt':>8}{'unexp':>7}{'p50 ms':>8}{'p99 ms':>8}{'rec/s':>9}"
@@ -66,7 +72,12 @@ def render_table(summary: DrillSummary) -> str:
             lines.append(f"  {b.name + (' converged' if b.converged else ' NOT converged'):<28}{b.topics:>9}"
                          f"{b.records:>12}{_n(b.missing):>8}{_n(b.extra):>10}{_n(b.converge_s):>8}")
     for e in summary.expectations:
-        lines.append(f"  [{'ok' if e.passed else 'FAIL'}] {e.name} (actual {_n(e.actual)})")
+        if e.relaxed:
+            lines.append(f"  [relaxed] {e.name}: {e.relaxed}")
+        elif e.note and e.passed:
+            lines.append(f"  [--] {e.name}: {e.note}")
+        else:
+            lines.append(f"  [{'ok' if e.passed else 'FAIL'}] {e.name} (actual {_n(e.actual)})")
     return "\n".join(lines)
 
 

@@ -11,8 +11,10 @@ from pydantic import ValidationError
 from harness.environment import CLUSTER_NAME
 from harness.scenario.actions.base import TimelineFacts, unknown_cluster
 from harness.scenario.actions.registry import action_for
-from harness.scenario.model import FAILBACK_METRICS, FAILOVER_METRICS, Failback, Failover, Scenario, parse_expectation
-from harness.scenario.plain_errors import either, plain_message
+from harness.scenario.invariants import bound_problems
+from harness.scenario.model import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICATORS, Failback, Failover, Scenario,
+                                    parse_expectation)
+from harness.scenario.plain_errors import did_you_mean, either, plain_message
 from harness.scenario.preflight import replication_problems
 from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
 
@@ -129,6 +131,9 @@ def check_text(text: str, file: str, replicator: str | None = None) -> CheckedSc
         replication_problems(scenario, kind,
                              lambda p, m: problems.append(Problem(file, source.line_of(p), _field(p, ()), m)),
                              lambda p, m: warnings.append(Problem(file, source.line_of(p), _field(p, ()), m, True)))
+    if not problems:  # the built-in invariants' bounds that the timeline's faults demand
+        bound_problems(scenario, replicator or scenario.replication.replicator,
+                       lambda p, m: problems.append(Problem(file, source.line_of(p), _field(p, ()), m)))
     if problems:
         raise ScenarioInvalid(problems)
     return CheckedScenario(scenario, tuple(warnings))
@@ -229,8 +234,7 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
     has_failback = any(isinstance(step, Failback) for step in s.timeline)
     failed_over = {(step.source, step.target) for step in s.timeline  # (old primary, new primary)
                    if isinstance(step, Failover) and step.source in s.clusters and step.target in s.clusters}
-    for key, value in s.expectations.items():
-        path = ("expectations", key)
+    for key, value, path in _expectation_lines(s, bad):
         try:
             e = parse_expectation(key, value)
         except ValueError as err:
@@ -251,6 +255,25 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
             bad(path, f"unknown failback {e.scope!r}; write it as new primary->old primary")
         if e.scope and e.metric not in FAILOVER_METRICS + FAILBACK_METRICS and e.scope not in _reachable(flows):
             bad(path, f"unknown flow {e.scope!r}; flows (and chains of them) are {sorted(_reachable(flows))}")
+    return out
+
+
+def _expectation_lines(s: Scenario, bad) -> list[tuple[str, Any, tuple]]:
+    """Every ``metric: limit`` line with its path: the common ones and each replicator's own section."""
+    out = []
+    for key, value in s.expectations.items():
+        if key in REPLICATORS:
+            if not isinstance(value, dict) or not value:
+                bad(("expectations", key), f"'{key}' holds the limits that apply to the {key} replicator only: a "
+                                           f"mapping of metric: limit, like '{key}: {{duplicates: 0}}'")
+                continue
+            out += [(k, v, ("expectations", key, k)) for k, v in value.items()]
+        elif isinstance(value, dict):
+            bad(("expectations", key), f"{key!r} is not a replicator{did_you_mean(key, list(REPLICATORS))}; a nested "
+                                       f"mapping under expectations holds one replicator's own limits, and the "
+                                       f"replicators are {', '.join(REPLICATORS)}")
+        else:
+            out.append((key, value, ("expectations", key)))
     return out
 
 

@@ -153,5 +153,12 @@ def test_ctrl_c_writes_the_summary_and_stops_everything(tmp_path):
             proc.wait()
     summary = json.loads((out / "summary.json").read_text())
     assert summary["interrupted"] is True and summary["passed"] is False
+    assert summary["verdict"] == "interrupted"
     assert summary["flows"] and summary["flows"][0]["acked"] > 0
+    # interrupted before the drain: what had not arrived yet is in flight, not lost (one
+    # partition, copied in order: nothing was skipped)
+    flow = summary["flows"][0]
+    assert flow["lost"] == 0, flow["samples"]["lost"]
+    assert flow["replicated"] + flow["in_flight"] == flow["acked"]
+    assert {i["name"]: i["outcome"] for i in summary["invariants"]}["drained"] == "not judged"
     assert processes_under(tmp_path) == []

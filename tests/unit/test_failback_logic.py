@@ -30,6 +30,7 @@ timeline:
   - {at: 5s, do: unplanned_failover, from: primary, to: dr}
   - {at: 10s, do: failback, from: dr, to: primary}
 duration: 20s
+invariants: {rpo_records: 100, duplicates: 0}
 expectations:
   failback.missing: 0
   failback.converge_s: "<= 60"

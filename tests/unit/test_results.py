@@ -20,7 +20,11 @@ from loadgen.histories.records import AckedSend, ProcessedRecord, TargetRecord
 BEFORE = Path(__file__).parent / "fixtures" / "summary-before-schema.json"
 ADDED = {"schema", "backlog_records",
          # issue 16: how the run was made, and timestamps in epoch ms
-         "started_ms", "load_started_ms", "replicator_mode", "versions", "drill_sha256"}
+         "started_ms", "load_started_ms", "replicator_mode", "versions", "drill_sha256",
+         # issue 14: interrupted drills' honest verdict, the built-in invariants
+         "verdict", "invariants"}
+# issue 14: per flow (and topic), records still on their way when a drill was interrupted
+ADDED_IN_FLOWS = {".flows[].in_flight", ".flows[].by_topic.orders.in_flight", ".flows[].samples.in_flight"}
 
 
 def _old() -> dict:
@@ -39,11 +43,18 @@ def _keys(value, path="") -> set[str]:
 def test_a_summary_written_now_has_every_field_of_before_with_the_same_values():
     old = _old()
     new = DrillSummary.model_validate({**old, "schema": SCHEMA}).to_json()
-    assert _keys(new) - {f".{k}" for k in ADDED} == _keys(old)
-    assert {k: v for k, v in new.items() if k not in ADDED} == old
+    assert _keys(new) - {f".{k}" for k in ADDED} - ADDED_IN_FLOWS == _keys(old)
+    flows = [{k: v for k, v in f.items() if k != "in_flight"} for f in new["flows"]]
+    for f in flows:
+        f["by_topic"] = {t: {k: v for k, v in fig.items() if k != "in_flight"} for t, fig in f["by_topic"].items()}
+        f["samples"] = {k: v for k, v in f["samples"].items() if k != "in_flight"}
+    assert {k: v for k, v in new.items() if k not in ADDED} | {"flows": flows} == old
     assert list(new) == ["schema", *old, "backlog_records", "started_ms", "load_started_ms", "replicator_mode",
-                         "versions", "drill_sha256"]  # same order, schema first, additions last
-    assert list(new["flows"][0]) == list(old["flows"][0])
+                         "versions", "drill_sha256", "verdict", "invariants"]  # schema first, additions last
+    keys = list(old["flows"][0])
+    keys.insert(keys.index("latency_count") + 1, "in_flight")  # with the figures, before the details
+    assert list(new["flows"][0]) == keys
+    assert new["verdict"] == ("passed" if old["passed"] else "failed")
 
 
 def test_flow_entries_are_the_checkers_own_summary_plus_name_and_via():

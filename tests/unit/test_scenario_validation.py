@@ -193,6 +193,7 @@ FAILOVER = "timeline:\n  - {at: 5s, do: unplanned_failover, from: primary, to: d
 
 def test_failback_is_valid_after_the_failover_it_undoes():
     s = parse_scenario(BASE + FAILOVER + "  - {at: 10s, do: failback, from: dr, to: primary, switch_back: true}\n"
+                       "invariants: {rpo_records: 100, duplicates: 0}\n"
                        "expectations:\n  failback.missing[dr->primary]: 0\n", FILE)
     step = s.timeline[1]
     assert (step.source, step.target, step.switch_back) == ("dr", "primary", True)
