@@ -36,7 +36,10 @@ class DrillAttachment:
 
 
 def load_start_ms(run: DrillResults) -> int:
-    """The x-axis origin of plots: when load or the first step began (not cluster start-up)."""
+    """The x-axis origin of plots: the drill's zero, when the load began producing (the clock the
+    timeline's ``at`` counts on); for older summaries without it, when load or the first step began."""
+    if run.summary.load_started_ms is not None:
+        return run.summary.load_started_ms
     starts = [f.series.produced.start_s * 1000 for f in run.flows if f.series is not None and f.series.produced.values]
     starts += [e.start_ts_ms for e in run.summary.timeline]
     return min(starts) if starts else run.started_ms

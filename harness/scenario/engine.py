@@ -27,6 +27,7 @@ from harness.scenario import failover, run_facts, steps
 from harness.scenario.drill_log import DRILL_LOG_FILE, DrillLog
 from harness.scenario.checking import Checked, check_drill
 from harness.scenario.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
+from harness.scenario.load_clock import ProducingSince, load_clock
 from harness.scenario.model import Scenario
 from harness.scenario.conditions import unmet_conditions
 from harness.scenario.summary import evaluate, render_table
@@ -110,7 +111,7 @@ class Drill:
                     break
                 name = steps.describe(step)
                 self.step_name = name
-                self.log(f"[{ctx.elapsed():5.0f}s] {name}")
+                self.log(f"[{ctx.elapsed():5.1f}s] {name}")
                 t = now_ms()
                 cond = dict(condition=start.condition, condition_held=start.condition_held,
                             condition_checked_ts_ms=start.condition_checked_ts_ms)
@@ -230,11 +231,21 @@ class Drill:
         for p in s.load.producers:
             slot = ProducerSlot(p, p.cluster)
             ctx.producers.append(slot)
-        ctx.load_started_at, ctx.load_until = time.monotonic(), s.duration
-        ctx.load_started_ms = now_ms()
+        launched = time.monotonic()
+        # launched together, so that each one's start-up (seconds on a busy machine) overlaps the others'
         for slot in ctx.producers:
-            failover.start_producer(ctx, slot, slot.cluster, s.duration)
-        self.log(f"load running for {s.duration:g}s; histories in {ctx.histories}")
+            failover.start_producer(ctx, slot, slot.cluster, s.duration, wait=False)
+        producing = []
+        for slot in ctx.producers:
+            slot.runner.wait_running()
+            producing.append(ProducingSince(time.monotonic(), now_ms()))
+        clock = load_clock(producing, s.duration, ProducingSince(time.monotonic(), now_ms()))
+        ctx.load_started_at, ctx.load_started_ms, ctx.load_until = clock.zero, clock.zero_ms, clock.until_s
+        started = ", ".join(f"{slot.definition.name or 'producer'} +{clock.offset_s(p.monotonic):.1f}s"
+                            for slot, p in zip(ctx.producers, producing))
+        self.log(f"load running for {s.duration:g}s; the timeline counts from now, {clock.zero - launched:.1f}s "
+                 f"after the load was launched{f' (producing: {started})' if started else ''}; "
+                 f"histories in {ctx.histories}")
 
     def _stop_producers(self, ctx: DrillContext) -> None:
         for slot in ctx.producers:
