@@ -148,13 +148,14 @@ def cmd_validate(args) -> int:
 
 
 def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None = None, artifacts=None,
-              log=None):
+              log=None, baseline=None):
     """Run a drill, then write its Allure results from what it saved: what ``mirrordrill run`` does,
     and what tests that need a drill's report call. Returns the drill's ``harness.results.DrillResults``."""
     from harness.scenario.engine import Drill
     from reports.allure_results import record_allure_results
     log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
-    results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log).run()
+    results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log,
+                    baseline=baseline).run()
     record_allure_results(results.run_dir, log)
     return results
 
@@ -171,9 +172,26 @@ def cmd_run(args) -> int:
     for warning in checked.warnings:
         print(str(warning), file=sys.stderr)
     scenario = checked.scenario
+    baseline = None
+    if args.baseline:
+        from harness.baseline import BaselineCheck, BaselineError
+        from harness.scenario.run_facts import sha256_of
+        try:
+            baseline = BaselineCheck.prepare(Path(args.baseline), args.tolerance, scenario.name,
+                                             args.replicator or scenario.replication.replicator,
+                                             sha256_of(Path(args.file)))
+        except BaselineError as e:
+            print(f"mirrordrill run: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        for warning in baseline.warnings:
+            print(f"mirrordrill run: baseline: {warning}", file=sys.stderr)
+    elif args.tolerance:
+        print("mirrordrill run: --tolerance applies to a comparison with --baseline DIR; give the baseline run",
+              file=sys.stderr)
+        return EXIT_USAGE
     out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
     try:
-        result = run_drill(scenario, Path(args.file), out, replicator=args.replicator)
+        result = run_drill(scenario, Path(args.file), out, replicator=args.replicator, baseline=baseline)
     except KeyboardInterrupt:
         raise
     except Exception as e:  # the engine saves what it can; this is a crash around it
@@ -310,6 +328,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the replicator under test (default: the file's replication.replicator)")
     s.add_argument("--out", help="output folder (default: runs/<scenario>-<replicator>-<time>)")
     s.add_argument("--report", action="store_true", help="also render the single-file HTML report into OUT/report/index.html")
+    s.add_argument("--baseline", metavar="DIR", help="a previous run's folder (or its summary.json): fail (exit 1) "
+                   "on a regression beyond the tolerances even where the file's limits hold; the comparison is "
+                   "printed and saved as OUT/baseline.json")
+    s.add_argument("--tolerance", action="append", metavar="KEY=PCT%%[+SLACK]",
+                   help="how much worse than the baseline passes; KEY: latency (p50/p90/p99, default 50%%+100 ms), "
+                        "rto (50%%+2 s), reprocessed (20%%+10 records), throughput (20%% less); repeatable")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("replicate", help="run the bundled PySpark replicator on its own (MM2 properties or YAML)")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from primitives.bootstrap import Artifacts
+from harness.baseline import BASELINE_FILE, BaselineCheck, BaselineComparison
 from harness.environment import Environment
 from harness.replicators import make_replicator
 from harness.replicators.setup import ReplicationSetup
@@ -45,8 +46,9 @@ class Drill:
 
     def __init__(self, scenario: Scenario, scenario_path: Path, out_dir: Path, replicator: str | None = None,
                  artifacts: Artifacts | None = None, log: Callable[[str], None] | None = None,
-                 progress_interval_s: float = 5.0):
+                 progress_interval_s: float = 5.0, baseline: BaselineCheck | None = None):
         self.scenario = scenario
+        self.baseline = baseline  # ``run --baseline``: regressions against it fail the drill
         self.scenario_path = Path(scenario_path)
         self.out_dir = Path(out_dir).resolve()
         self.kind = replicator or scenario.replication.replicator
@@ -55,6 +57,7 @@ class Drill:
         self.progress_interval_s = progress_interval_s
         self.phase = "starting"
         self.step_name = ""
+        self.comparison: BaselineComparison | None = None
 
     # --- the run ----------------------------------------------------------------------
     def run(self) -> DrillResults:
@@ -162,6 +165,9 @@ class Drill:
         results = self._results(ctx, env, started, interrupted, error, step_failures)
         summary_path = save_results(self.out_dir, results)
         print(render_table(results.summary), flush=True)
+        if self.comparison is not None:
+            print(self.comparison.table(), flush=True)
+            self.log(f"baseline comparison: {self.comparison.save(self.out_dir)}")
         for line in unmet_conditions(results.summary):
             self.log(line)
         self.log(f"summary: {summary_path}")
@@ -172,7 +178,7 @@ class Drill:
         histories would be checked as if this run wrote them."""
         for name in ("env", "histories", "replicator", "load", "failback", "series"):
             shutil.rmtree(self.out_dir / name, ignore_errors=True)
-        for name in ("summary.json", "error.txt", "check-error.txt", DRILL_LOG_FILE):
+        for name in ("summary.json", "error.txt", "check-error.txt", BASELINE_FILE, DRILL_LOG_FILE):
             (self.out_dir / name).unlink(missing_ok=True)
 
     def _produce_backlog(self, env: Environment, histories: Path) -> None:
@@ -332,6 +338,9 @@ class Drill:
             check_error = f"{type(e).__name__}: {e}"
             (self.out_dir / "check-error.txt").write_text(traceback.format_exc())
         expectations = evaluate(s, checked.flows, checked.failovers, failbacks)
+        if self.baseline is not None:
+            self.comparison = self.baseline.judge(checked.flows, checked.failovers)
+            expectations += self.comparison.expectation_rows()
         if step_failures:
             expectations.append(ExpectationRow(name="every timeline step succeeded", passed=False,
                                                actual=len(step_failures), limit=0, op="==", failures=step_failures))
