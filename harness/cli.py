@@ -307,6 +307,50 @@ def cmd_sweep(args) -> int:
     return EXIT_OK if result.points else EXIT_FAILED
 
 
+class CalibrationReports:
+    """Each calibration run's Allure results, as ``run`` writes them; no sweep plot or sweep result."""
+
+    def __init__(self, log=None) -> None:
+        self.log = log or (lambda m: print(f"mirrordrill calibrate: {m}", file=sys.stderr, flush=True))
+
+    def record_point(self, run_dir: Path, combo: dict, point) -> None:
+        from reports.allure_results import record_allure_results
+        record_allure_results(run_dir, self.log)
+
+    def draw_plot(self, result) -> Path | None:
+        return None
+
+    def write_allure(self, result) -> None:
+        return None
+
+
+def cmd_calibrate(args) -> int:
+    """Run a drill N times; print each figure's range and the expectations to paste, with their margin."""
+    from harness.calibrate.limits import CalibrationError, parse_margin
+    from harness.calibrate.run import calibrate
+    from harness.scenario.validate import ScenarioInvalid, check_file
+    from harness.sweep.params import SweepError
+    try:
+        margin = parse_margin(args.margin)
+        check_file(Path(args.file), args.replicator)
+        run = calibrate(Path(args.file), args.runs, margin, args.replicator, Path(args.out) if args.out else None,
+                        reports=CalibrationReports())
+    except (CalibrationError, ScenarioInvalid, SweepError) as e:
+        print(f"mirrordrill calibrate: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    c = run.calibration
+    print(f"{len(run.used)} run(s) measured in {run.out_dir}; per metric, each run, the range, and the limit "
+          f"suggested with a {c.margin:.0%} margin:")
+    print(c.range_table())
+    for line in run.left_out:
+        print(f"left out (no figures): {line}")
+    for line in run.failed_now:
+        print(f"note: failed the file's current expectations, figures used anyway: {line}")
+    print(f"\n# paste into {args.file} (also saved in {run.out_dir / 'calibration.yaml'}):")
+    print(c.expectations_yaml(), end="")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mirrordrill", description="The mirrordrill command line. Chaos and failover "
                                 "drills for Kafka cross-cluster replication.", epilog=EXIT_CODES_HELP)
@@ -363,6 +407,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run every combination N times; the knee and the plot use each one's median run")
     s.add_argument("--report", action="store_true", help="also render the HTML report of every point")
     s.set_defaults(func=cmd_sweep)
+
+    s = sub.add_parser("calibrate", help="run a drill N times; print each figure's range and suggested expectations")
+    s.add_argument("file", help="a drill file (see scenarios/)")
+    s.add_argument("--runs", type=int, default=3, metavar="N", help="how many runs (default 3)")
+    s.add_argument("--replicator", choices=["pyspark", "mirrormaker2"],
+                   help="the replicator under test (default: the file's replication.replicator)")
+    s.add_argument("--margin", default="50%", help="limits this far beyond the worst run (default 50%%; 0.5 works too)")
+    s.add_argument("--out", help="calibration folder (default: runs/calibrate-<drill>-<replicator>-<time>); "
+                   "the same folder again resumes an interrupted calibration")
+    s.set_defaults(func=cmd_calibrate)
 
     s = sub.add_parser("validate", help="check drill files without running anything")
     s.add_argument("files", nargs="+")
