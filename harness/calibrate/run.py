@@ -59,15 +59,15 @@ def calibrate(drill_file: Path, runs: int, margin: float, replicator: str | None
     """Run the drill ``runs`` times (resuming in ``out_dir`` if it holds some) and suggest its limits."""
     if runs < 1:
         raise CalibrationError(f"--runs {runs}: run the drill at least once (3 is the project's practice)")
-    if replicator is not None and replicator not in SWEEPABLE_REPLICATORS:
-        raise CalibrationError(f"--replicator {replicator}: calibrate runs {', '.join(SWEEPABLE_REPLICATORS)}; "
-                               f"a 'command' replicator is calibrated from its drill file's own replication.command")
     log = log or (lambda m: print(f"mirrordrill calibrate: {m}", file=sys.stderr, flush=True))
     name = drill_file.stem
     from harness.scenario.validate import load_scenario
     kind = replicator or load_scenario(drill_file).replication.replicator
-    # named in the run folders; a 'command' drill runs as its file says
-    params = [SweepParam("replicator", (kind,))] if kind in SWEEPABLE_REPLICATORS else []
+    if kind not in SWEEPABLE_REPLICATORS:
+        raise CalibrationError(f"{drill_file}: its replicator is {kind!r}; calibrate runs "
+                               f"{' or '.join(SWEEPABLE_REPLICATORS)} (--replicator); for a command replicator, "
+                               f"run 'mirrordrill run' N times and read each summary.json")
+    params = [SweepParam("replicator", (kind,))]
     out_dir = out_dir or Path("runs") / f"calibrate-{name}-{kind}-{datetime.now():%Y%m%d-%H%M%S}"
     sweep = Sweep(drill_file, params, out_dir, measure_ceiling=False, log=log, repeat=runs, reports=reports)
     result = sweep.run()
