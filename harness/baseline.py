@@ -44,10 +44,13 @@ class Tolerance:
         return f"{self.relative:.0%}{slack}"
 
 
-# Default tolerances: wide enough for run-to-run noise on a 2-core machine (measured: p99 of the
-# quickstart varies by ~20% between runs, an RTO by ~1 s), tight enough to catch a doubling.
+# Default tolerances: wide enough for run-to-run noise on a shared 2-core machine, tight enough to
+# catch a replicator that got slower. Measured on the quickstart (pyspark, real-time mode): p99
+# 9805 -> 10394 ms between two runs, p50 75 -> 240 ms when the second ran at load average 19 (other
+# drills beside it): the slack covers a busy machine, the percentage a real regression
+# (micro-batch mode's p50 is ~1.4 s).
 DEFAULT_TOLERANCES: dict[str, Tolerance] = {
-    "latency": Tolerance(0.5, 100.0),      # ms; p50, p90, p99
+    "latency": Tolerance(0.5, 250.0),      # ms; p50, p90, p99
     "rto": Tolerance(0.5, 2.0),            # s
     "reprocessed": Tolerance(0.2, 10.0),   # records
     "throughput": Tolerance(0.2, 0.0),     # records/s, a floor

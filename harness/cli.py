@@ -376,7 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "on a regression beyond the tolerances even where the file's limits hold; the comparison is "
                    "printed and saved as OUT/baseline.json")
     s.add_argument("--tolerance", action="append", metavar="KEY=PCT%%[+SLACK]",
-                   help="how much worse than the baseline passes; KEY: latency (p50/p90/p99, default 50%%+100 ms), "
+                   help="how much worse than the baseline passes; KEY: latency (p50/p90/p99, default 50%%+250 ms), "
                         "rto (50%%+2 s), reprocessed (20%%+10 records), throughput (20%% less); repeatable")
     s.set_defaults(func=cmd_run)
 
