@@ -90,3 +90,19 @@ def test_the_engine_uses_the_clock(monkeypatch):
     monkeypatch.setattr("harness.scenario.context.time.monotonic", lambda: 130.0)
     ctx.load_started_at = 100.0
     assert ctx.elapsed() == 30.0
+
+
+def test_the_report_summary_and_plots_count_from_the_load_start():
+    import json
+    from pathlib import Path
+    from harness.results import SCHEMA, DrillResults, DrillSummary
+    from reports.attachments import load_start_ms
+    from reports.summary_html import summary_html
+    raw = {**json.loads((Path(__file__).parent / "fixtures" / "summary-before-schema.json").read_text()),
+           "schema": SCHEMA}
+    first = raw["timeline"][0]["start_ts_ms"]
+    raw["load_started_ms"] = first - 20_000  # the step ran 20 s after the load began
+    summary = DrillSummary.model_validate(raw)
+    html = summary_html(summary)
+    assert "t = 0: load start" in html and "<td>20.0</td>" in html
+    assert load_start_ms(DrillResults(summary)) == first - 20_000
