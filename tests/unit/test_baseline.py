@@ -165,3 +165,16 @@ def test_flow_summaries_are_what_the_engine_hands_in():
     # the engine judges checked.flows (FlowSummary) and checked.failovers (FailoverSummary)
     s = _summary(failovers=[{}])
     assert isinstance(s.flows[0], FlowSummary) and isinstance(s.failovers[0], FailoverSummary)
+
+
+def test_run_refuses_a_bad_baseline_before_anything_starts(tmp_path, capsys):
+    from harness.cli import main
+    drill = str(Path(__file__).resolve().parents[2] / "scenarios" / "quickstart.yaml")
+    save_results(tmp_path / "other", DrillResults(_summary()))  # a run of another drill
+    assert main(["run", drill, "--baseline", str(tmp_path / "other"), "--out", str(tmp_path / "run")]) == 2
+    assert "not 'quickstart'" in capsys.readouterr().err
+    assert main(["run", drill, "--baseline", str(tmp_path / "missing"), "--out", str(tmp_path / "run")]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+    assert main(["run", drill, "--tolerance", "latency=10%", "--out", str(tmp_path / "run")]) == 2
+    assert "--baseline" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()  # nothing started
