@@ -9,6 +9,7 @@ and the Allure report all carry it; ``baseline.json`` in the run folder keeps th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -17,8 +18,11 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import yaml
+
 from harness.results import (BASELINE_FILE, SUMMARY_FILE, DrillSummary, ExpectationRow, FailoverSummary, FlowSummary,
                              ResultsUnavailable, load_results)
+from harness.scenario.run_facts import SCENARIO_COPY
 
 
 class BaselineError(ValueError):
@@ -166,8 +170,18 @@ def load_baseline(path: Path) -> DrillSummary:
                         f"(runs/<scenario>-<replicator>-<time>) or its summary.json")
 
 
-def check_same_drill(baseline: DrillSummary, scenario_name: str, replicator: str, drill_sha256: str) -> list[str]:
-    """BaselineError for another drill; warnings when the replicator or the file's content differ."""
+def _same_content(drill_file: Path, baseline_copy: Path) -> bool:
+    """The same drill written differently (a sweep or calibration run rewrites the file it runs)."""
+    try:
+        return yaml.safe_load(drill_file.read_text()) == yaml.safe_load(baseline_copy.read_text())
+    except (OSError, yaml.YAMLError):
+        return False
+
+
+def check_same_drill(baseline: DrillSummary, scenario_name: str, replicator: str, drill_file: Path,
+                     baseline_copy: Path | None = None) -> list[str]:
+    """BaselineError for another drill; warnings when the replicator or the drill's content differ.
+    ``baseline_copy``: the baseline run's scenario.yaml, when it is at hand."""
     if baseline.scenario != scenario_name:
         raise BaselineError(f"the baseline is a run of drill {baseline.scenario!r}, not {scenario_name!r}: "
                             f"give a run folder of {scenario_name!r} (its summary.json names the drill)")
@@ -175,7 +189,9 @@ def check_same_drill(baseline: DrillSummary, scenario_name: str, replicator: str
     if baseline.replicator != replicator:
         warnings.append(f"the baseline ran {baseline.replicator}, this run {replicator}: the comparison is "
                         f"between replicators, not a regression of one")
-    if baseline.drill_sha256 and drill_sha256 and baseline.drill_sha256 != drill_sha256:
+    drill_sha256 = hashlib.sha256(Path(drill_file).read_bytes()).hexdigest()
+    if (baseline.drill_sha256 and baseline.drill_sha256 != drill_sha256
+            and not (baseline_copy is not None and _same_content(Path(drill_file), baseline_copy))):
         warnings.append("the drill file changed since the baseline run (its SHA-256 differs): a changed load or "
                         "timeline changes the figures too")
     if baseline.interrupted or baseline.error:
@@ -272,11 +288,13 @@ class BaselineCheck:
 
     @classmethod
     def prepare(cls, source: Path, specs: list[str] | None, scenario_name: str, replicator: str,
-                drill_sha256: str) -> "BaselineCheck":
+                drill_file: Path) -> "BaselineCheck":
         """Read and vet the baseline (BaselineError before anything starts)."""
         tolerances = parse_tolerances(specs)
         summary = load_baseline(source)
-        warnings = check_same_drill(summary, scenario_name, replicator, drill_sha256)
+        folder = Path(source) if Path(source).is_dir() else Path(source).parent
+        copy = folder / SCENARIO_COPY
+        warnings = check_same_drill(summary, scenario_name, replicator, drill_file, copy if copy.is_file() else None)
         return cls(Path(source), summary, tolerances, tuple(warnings))
 
     def judge(self, flows: list[FlowSummary], failovers: list[FailoverSummary]) -> BaselineComparison:

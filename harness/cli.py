@@ -175,11 +175,9 @@ def cmd_run(args) -> int:
     baseline = None
     if args.baseline:
         from harness.baseline import BaselineCheck, BaselineError
-        from harness.scenario.run_facts import sha256_of
         try:
             baseline = BaselineCheck.prepare(Path(args.baseline), args.tolerance, scenario.name,
-                                             args.replicator or scenario.replication.replicator,
-                                             sha256_of(Path(args.file)))
+                                             args.replicator or scenario.replication.replicator, Path(args.file))
         except BaselineError as e:
             print(f"mirrordrill run: {e}", file=sys.stderr)
             return EXIT_USAGE

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.baseline import (BASELINE_FILE, DEFAULT_TOLERANCES, BaselineCheck, BaselineError, Tolerance, compare,
-                              load_baseline, parse_tolerances)
+from harness.baseline import (BASELINE_FILE, DEFAULT_TOLERANCES, BaselineCheck, BaselineError, Tolerance,
+                              check_same_drill, compare, load_baseline, parse_tolerances)
 from harness.results import SCHEMA, DrillResults, DrillSummary, FailoverSummary, FlowSummary, save_results
 
 BEFORE = Path(__file__).parent / "fixtures" / "summary-before-schema.json"
@@ -130,15 +130,15 @@ def test_a_missing_or_foreign_baseline_is_refused_before_the_drill(tmp_path):
     save_results(tmp_path / "run", DrillResults(_summary()))
     name = _summary().scenario
     with pytest.raises(BaselineError, match="not 'other'"):
-        BaselineCheck.prepare(tmp_path / "run", None, "other", "pyspark", "")
+        BaselineCheck.prepare(tmp_path / "run", None, "other", "pyspark", BEFORE)
     other = "command" if _summary().replicator != "command" else "pyspark"
-    check = BaselineCheck.prepare(tmp_path / "run", None, name, other, "")
+    check = BaselineCheck.prepare(tmp_path / "run", None, name, other, BEFORE)
     assert any("between replicators" in w for w in check.warnings)
 
 
 def test_the_comparison_becomes_expectations_and_is_saved_with_its_table(tmp_path):
     save_results(tmp_path / "base", DrillResults(_summary(p99=1000)))
-    check = BaselineCheck.prepare(tmp_path / "base", ["latency=10%"], _summary().scenario, "pyspark", "")
+    check = BaselineCheck.prepare(tmp_path / "base", ["latency=10%"], _summary().scenario, "pyspark", BEFORE)
     now = _summary(p99=2000)
     comparison = check.judge(now.flows, now.failovers)
     assert not comparison.passed
@@ -154,7 +154,7 @@ def test_the_allure_attachments_carry_the_comparison(tmp_path):
     from reports.attachments import baseline_attachments
     assert baseline_attachments(tmp_path) == []
     save_results(tmp_path / "base", DrillResults(_summary()))
-    check = BaselineCheck.prepare(tmp_path / "base", None, _summary().scenario, "pyspark", "")
+    check = BaselineCheck.prepare(tmp_path / "base", None, _summary().scenario, "pyspark", BEFORE)
     now = copy.deepcopy(_summary())
     check.judge(now.flows, now.failovers).save(tmp_path)
     names = [a.name for a in baseline_attachments(tmp_path)]
@@ -178,3 +178,16 @@ def test_run_refuses_a_bad_baseline_before_anything_starts(tmp_path, capsys):
     assert main(["run", drill, "--tolerance", "latency=10%", "--out", str(tmp_path / "run")]) == 2
     assert "--baseline" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()  # nothing started
+
+
+def test_a_drill_rewritten_by_a_calibration_run_is_the_same_drill(tmp_path):
+    """Calibration and sweep runs run a rewritten copy: equal content is no changed drill."""
+    drill = tmp_path / "d.yaml"
+    drill.write_text("name: d\nduration: 60s  # a comment\n")
+    summary = _summary().model_copy(update={"drill_sha256": "0" * 64})
+    copy = tmp_path / "scenario.yaml"
+    copy.write_text("duration: 60s\nname: d\n")
+    assert check_same_drill(summary, summary.scenario, summary.replicator, drill, copy) == []
+    copy.write_text("duration: 90s\nname: d\n")
+    assert any("drill file changed" in w for w in check_same_drill(summary, summary.scenario, summary.replicator,
+                                                                     drill, copy))
