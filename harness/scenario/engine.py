@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
@@ -241,10 +242,7 @@ class Drill:
         # launched together, so that each one's start-up (seconds on a busy machine) overlaps the others'
         for slot in ctx.producers:
             failover.start_producer(ctx, slot, slot.cluster, s.duration, wait=False)
-        producing = []
-        for slot in ctx.producers:
-            slot.runner.wait_running()
-            producing.append(ProducingSince(time.monotonic(), now_ms()))
+        producing = self._wait_producing(ctx.producers)
         clock = load_clock(producing, s.duration, ProducingSince(time.monotonic(), now_ms()))
         ctx.load_started_at, ctx.load_started_ms, ctx.load_until = clock.zero, clock.zero_ms, clock.until_s
         started = ", ".join(f"{slot.definition.name or 'producer'} +{clock.offset_s(p.monotonic):.1f}s"
@@ -252,6 +250,23 @@ class Drill:
         self.log(f"load running for {s.duration:g}s; the timeline counts from now, {clock.zero - launched:.1f}s "
                  f"after the load was launched{f' (producing: {started})' if started else ''}; "
                  f"histories in {ctx.histories}")
+
+    @staticmethod
+    def _wait_producing(producers: list[ProducerSlot]) -> list[ProducingSince]:
+        """When each producer began producing, watched side by side: waiting for them one after the
+        other would date a producer that started while the engine waited for another too late."""
+        def wait(slot: ProducerSlot) -> ProducingSince:
+            slot.runner.wait_running()  # polls the load's stats file; the process was started by this thread
+            return ProducingSince(time.monotonic(), now_ms())
+        if not producers:
+            return []
+        pool = ThreadPoolExecutor(max_workers=len(producers), thread_name_prefix="load-start")
+        try:
+            return list(pool.map(wait, producers))
+        finally:
+            # not waiting for the others on Ctrl-C or an error: stopping the drill stops their processes,
+            # which ends their waits
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def _stop_producers(self, ctx: DrillContext) -> None:
         for slot in ctx.producers:
