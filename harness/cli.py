@@ -148,13 +148,14 @@ def cmd_validate(args) -> int:
 
 
 def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None = None, artifacts=None,
-              log=None):
+              log=None, baseline=None):
     """Run a drill, then write its Allure results from what it saved: what ``mirrordrill run`` does,
     and what tests that need a drill's report call. Returns the drill's ``harness.results.DrillResults``."""
     from harness.scenario.engine import Drill
     from reports.allure_results import record_allure_results
     log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
-    results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log).run()
+    results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log,
+                    baseline=baseline).run()
     record_allure_results(results.run_dir, log)
     return results
 
@@ -171,9 +172,24 @@ def cmd_run(args) -> int:
     for warning in checked.warnings:
         print(str(warning), file=sys.stderr)
     scenario = checked.scenario
+    baseline = None
+    if args.baseline:
+        from harness.baseline import BaselineCheck, BaselineError
+        try:
+            baseline = BaselineCheck.prepare(Path(args.baseline), args.tolerance, scenario.name,
+                                             args.replicator or scenario.replication.replicator, Path(args.file))
+        except BaselineError as e:
+            print(f"mirrordrill run: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        for warning in baseline.warnings:
+            print(f"mirrordrill run: baseline: {warning}", file=sys.stderr)
+    elif args.tolerance:
+        print("mirrordrill run: --tolerance applies to a comparison with --baseline DIR; give the baseline run",
+              file=sys.stderr)
+        return EXIT_USAGE
     out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
     try:
-        result = run_drill(scenario, Path(args.file), out, replicator=args.replicator)
+        result = run_drill(scenario, Path(args.file), out, replicator=args.replicator, baseline=baseline)
     except KeyboardInterrupt:
         raise
     except Exception as e:  # the engine saves what it can; this is a crash around it
@@ -289,6 +305,50 @@ def cmd_sweep(args) -> int:
     return EXIT_OK if result.points else EXIT_FAILED
 
 
+class CalibrationReports:
+    """Each calibration run's Allure results, as ``run`` writes them; no sweep plot or sweep result."""
+
+    def __init__(self, log=None) -> None:
+        self.log = log or (lambda m: print(f"mirrordrill calibrate: {m}", file=sys.stderr, flush=True))
+
+    def record_point(self, run_dir: Path, combo: dict, point) -> None:
+        from reports.allure_results import record_allure_results
+        record_allure_results(run_dir, self.log)
+
+    def draw_plot(self, result) -> Path | None:
+        return None
+
+    def write_allure(self, result) -> None:
+        return None
+
+
+def cmd_calibrate(args) -> int:
+    """Run a drill N times; print each figure's range and the expectations to paste, with their margin."""
+    from harness.calibrate.limits import CalibrationError, parse_margin
+    from harness.calibrate.run import calibrate
+    from harness.scenario.validate import ScenarioInvalid, check_file
+    from harness.sweep.params import SweepError
+    try:
+        margin = parse_margin(args.margin)
+        check_file(Path(args.file), args.replicator)
+        run = calibrate(Path(args.file), args.runs, margin, args.replicator, Path(args.out) if args.out else None,
+                        reports=CalibrationReports())
+    except (CalibrationError, ScenarioInvalid, SweepError) as e:
+        print(f"mirrordrill calibrate: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    c = run.calibration
+    print(f"{len(run.used)} run(s) measured in {run.out_dir}; per metric, each run, the range, and the limit "
+          f"suggested with a {c.margin:.0%} margin:")
+    print(c.range_table())
+    for line in run.left_out:
+        print(f"left out (no figures): {line}")
+    for line in run.failed_now:
+        print(f"note: failed the file's current expectations, figures used anyway: {line}")
+    print(f"\n# paste into {args.file} (also saved in {run.out_dir / 'calibration.yaml'}):")
+    print(c.expectations_yaml(), end="")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mirrordrill", description="The mirrordrill command line. Chaos and failover "
                                 "drills for Kafka cross-cluster replication.", epilog=EXIT_CODES_HELP)
@@ -310,6 +370,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the replicator under test (default: the file's replication.replicator)")
     s.add_argument("--out", help="output folder (default: runs/<scenario>-<replicator>-<time>)")
     s.add_argument("--report", action="store_true", help="also render the single-file HTML report into OUT/report/index.html")
+    s.add_argument("--baseline", metavar="DIR", help="a previous run's folder (or its summary.json): fail (exit 1) "
+                   "on a regression beyond the tolerances even where the file's limits hold; the comparison is "
+                   "printed and saved as OUT/baseline.json")
+    s.add_argument("--tolerance", action="append", metavar="KEY=PCT%%[+SLACK]",
+                   help="how much worse than the baseline passes; KEY: latency (p50/p90/p99, default 50%%+250 ms), "
+                        "rto (50%%+2 s), reprocessed (20%%+10 records), throughput (20%% less); repeatable")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("replicate", help="run the bundled PySpark replicator on its own (MM2 properties or YAML)")
@@ -339,6 +405,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run every combination N times; the knee and the plot use each one's median run")
     s.add_argument("--report", action="store_true", help="also render the HTML report of every point")
     s.set_defaults(func=cmd_sweep)
+
+    s = sub.add_parser("calibrate", help="run a drill N times; print each figure's range and suggested expectations")
+    s.add_argument("file", help="a drill file (see scenarios/)")
+    s.add_argument("--runs", type=int, default=3, metavar="N", help="how many runs (default 3)")
+    s.add_argument("--replicator", choices=["pyspark", "mirrormaker2"],
+                   help="the replicator under test (default: the file's replication.replicator)")
+    s.add_argument("--margin", default="50%", help="limits this far beyond the worst run (default 50%%; 0.5 works too)")
+    s.add_argument("--out", help="calibration folder (default: runs/calibrate-<drill>-<replicator>-<time>); "
+                   "the same folder again resumes an interrupted calibration")
+    s.set_defaults(func=cmd_calibrate)
 
     s = sub.add_parser("validate", help="check drill files without running anything")
     s.add_argument("files", nargs="+")

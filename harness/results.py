@@ -31,6 +31,7 @@ from harness.checker.model import FlowSeries, SecondSeries
 SCHEMA = 1
 SUMMARY_FILE = "summary.json"
 SERIES_DIR = "series"
+BASELINE_FILE = "baseline.json"  # run --baseline: the comparison (harness.baseline), attached by reports
 
 
 class ResultsUnavailable(Exception):

@@ -108,9 +108,10 @@ class LoadRunner:
             self.supervisor.add(self._proc)
         self._proc.start()
         if wait:
-            self._wait_running()
+            self.wait_running()
 
-    def _wait_running(self) -> None:
+    def wait_running(self) -> None:
+        """Block until this instance produces (after ``start(wait=False)``); ProcessError if it cannot."""
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             stats = self.stats()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from primitives.redaction import REDACTED, is_secret_key, redact_properties
-from harness.results import DrillResults, FlowResults
+from harness.results import BASELINE_FILE, DrillResults, FlowResults
 from reports import plots
 from reports.summary_html import summary_html
 from reports.timeline import fault_windows
@@ -36,7 +36,10 @@ class DrillAttachment:
 
 
 def load_start_ms(run: DrillResults) -> int:
-    """The x-axis origin of plots: when load or the first step began (not cluster start-up)."""
+    """The x-axis origin of plots: the drill's zero, when the load began producing (the clock the
+    timeline's ``at`` counts on); for older summaries without it, when load or the first step began."""
+    if run.summary.load_started_ms is not None:
+        return run.summary.load_started_ms
     starts = [f.series.produced.start_s * 1000 for f in run.flows if f.series is not None and f.series.produced.values]
     starts += [e.start_ts_ms for e in run.summary.timeline]
     return min(starts) if starts else run.started_ms
@@ -73,10 +76,25 @@ def run_attachments(run: DrillResults) -> list[DrillAttachment]:
     scenario = run.run_dir / "scenario.yaml"
     if scenario.is_file():
         out.append(DrillAttachment("scenario.yaml", redact_yaml(scenario.read_text()).encode(), "text/plain", "yaml"))
+    out += baseline_attachments(run.run_dir)
     config = replicator_config_text(run.run_dir / "replicator")
     if config:
         out.append(DrillAttachment("replicator configuration (secrets redacted)", config.encode(), "text/plain", "txt"))
     return out
+
+
+def baseline_attachments(run_dir: Path) -> list[DrillAttachment]:
+    """``run --baseline``'s comparison (baseline.json, written by the engine): its table and the JSON."""
+    path = run_dir / BASELINE_FILE
+    if not path.is_file():
+        return []
+    body = path.read_bytes()
+    try:
+        table = json.loads(body).get("table") or ""
+    except (ValueError, AttributeError):
+        table = ""
+    out = [DrillAttachment("baseline comparison", table.encode(), "text/plain", "txt")] if table else []
+    return out + [DrillAttachment(BASELINE_FILE, body, "application/json", "json")]
 
 
 _YAML_PAIR = re.compile(r"(?P<key>[\w.\-\"']+)(?P<sep>\s*:\s*)(?P<value>[^,{}\[\]\n#]+)")

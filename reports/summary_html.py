@@ -65,6 +65,7 @@ def summary_html(summary: DrillSummary) -> str:
             parts.append(_row([f"<td class='l'>{escape(e.name)}</td>", f"<td class='l bad'>{escape(e.condition)}</td>",
                                _num(e.condition_checked_ts_ms)]))
         parts.append("</table>")
+    parts += _timeline_rows(summary)
     if summary.invariants:  # the built-in ones, checked whatever the expectations list
         parts.append("<table>" + _row(["<th class='l'>built-in invariant</th>", "<th class='l'>outcome</th>",
                                        "<th class='l'>reason</th>"], header=True))
@@ -82,6 +83,21 @@ def summary_html(summary: DrillSummary) -> str:
         parts.append(_row([f"<td class='l'>{escape(e.name)}</td>", _num(e.actual), _num(e.limit), mark]))
     parts.append("</table></body></html>")
     return "\n".join(parts)
+
+
+def _timeline_rows(summary: DrillSummary) -> list[str]:
+    """The timeline on the drill's clock: seconds since the load began producing (what ``at`` counts)."""
+    zero = summary.load_started_ms
+    if zero is None or not summary.timeline:
+        return []
+    t = lambda ms: f"{(ms - zero) / 1000:.1f}" if ms is not None else "-"  # noqa: E731
+    rows = ["<table>" + _row(["<th class='l'>timeline step (t = 0: load start)</th>", "start s", "end s",
+                              "outcome"], header=True)]
+    for e in summary.timeline:
+        rows.append(_row([f"<td class='l'>{escape(e.name)}</td>", t(e.start_ts_ms), t(e.end_ts_ms),
+                          f"<td class='{'' if e.outcome == 'ok' else 'bad'}'>{escape(e.outcome)}</td>"]))
+    rows.append("</table>")
+    return rows
 
 
 def overview_html(run: DrillResults, flow: FlowResults | None, plots) -> str:

@@ -14,11 +14,13 @@ import sys
 import threading
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
 from primitives.bootstrap import Artifacts
+from harness.baseline import BASELINE_FILE, BaselineCheck, BaselineComparison
 from harness.environment import Environment
 from harness.replicators import make_replicator
 from harness.replicators.setup import ReplicationSetup
@@ -27,6 +29,7 @@ from harness.scenario import failover, run_facts, steps
 from harness.scenario.drill_log import DRILL_LOG_FILE, DrillLog
 from harness.scenario.checking import Checked, check_drill
 from harness.scenario.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
+from harness.scenario.load_clock import ProducingSince, load_clock
 from harness.scenario.model import Scenario
 from harness.scenario.conditions import unmet_conditions
 from harness.scenario.summary import evaluate, render_table
@@ -44,8 +47,9 @@ class Drill:
 
     def __init__(self, scenario: Scenario, scenario_path: Path, out_dir: Path, replicator: str | None = None,
                  artifacts: Artifacts | None = None, log: Callable[[str], None] | None = None,
-                 progress_interval_s: float = 5.0):
+                 progress_interval_s: float = 5.0, baseline: BaselineCheck | None = None):
         self.scenario = scenario
+        self.baseline = baseline  # ``run --baseline``: regressions against it fail the drill
         self.scenario_path = Path(scenario_path)
         self.out_dir = Path(out_dir).resolve()
         self.kind = replicator or scenario.replication.replicator
@@ -54,6 +58,7 @@ class Drill:
         self.progress_interval_s = progress_interval_s
         self.phase = "starting"
         self.step_name = ""
+        self.comparison: BaselineComparison | None = None
 
     # --- the run ----------------------------------------------------------------------
     def run(self) -> DrillResults:
@@ -110,7 +115,7 @@ class Drill:
                     break
                 name = steps.describe(step)
                 self.step_name = name
-                self.log(f"[{ctx.elapsed():5.0f}s] {name}")
+                self.log(f"[{ctx.elapsed():5.1f}s] {name}")
                 t = now_ms()
                 cond = dict(condition=start.condition, condition_held=start.condition_held,
                             condition_checked_ts_ms=start.condition_checked_ts_ms)
@@ -161,6 +166,9 @@ class Drill:
         results = self._results(ctx, env, started, interrupted, error, step_failures)
         summary_path = save_results(self.out_dir, results)
         print(render_table(results.summary), flush=True)
+        if self.comparison is not None:
+            print(self.comparison.table(), flush=True)
+            self.log(f"baseline comparison: {self.comparison.save(self.out_dir)}")
         for line in unmet_conditions(results.summary):
             self.log(line)
         self.log(f"summary: {summary_path}")
@@ -171,7 +179,7 @@ class Drill:
         histories would be checked as if this run wrote them."""
         for name in ("env", "histories", "replicator", "load", "failback", "series"):
             shutil.rmtree(self.out_dir / name, ignore_errors=True)
-        for name in ("summary.json", "error.txt", "check-error.txt", DRILL_LOG_FILE):
+        for name in ("summary.json", "error.txt", "check-error.txt", BASELINE_FILE, DRILL_LOG_FILE):
             (self.out_dir / name).unlink(missing_ok=True)
 
     def _produce_backlog(self, env: Environment, histories: Path) -> None:
@@ -230,11 +238,35 @@ class Drill:
         for p in s.load.producers:
             slot = ProducerSlot(p, p.cluster)
             ctx.producers.append(slot)
-        ctx.load_started_at, ctx.load_until = time.monotonic(), s.duration
-        ctx.load_started_ms = now_ms()
+        launched = time.monotonic()
+        # launched together, so that each one's start-up (seconds on a busy machine) overlaps the others'
         for slot in ctx.producers:
-            failover.start_producer(ctx, slot, slot.cluster, s.duration)
-        self.log(f"load running for {s.duration:g}s; histories in {ctx.histories}")
+            failover.start_producer(ctx, slot, slot.cluster, s.duration, wait=False)
+        producing = self._wait_producing(ctx.producers)
+        clock = load_clock(producing, s.duration, ProducingSince(time.monotonic(), now_ms()))
+        ctx.load_started_at, ctx.load_started_ms, ctx.load_until = clock.zero, clock.zero_ms, clock.until_s
+        started = ", ".join(f"{slot.definition.name or 'producer'} +{clock.offset_s(p.monotonic):.1f}s"
+                            for slot, p in zip(ctx.producers, producing))
+        self.log(f"load running for {s.duration:g}s; the timeline counts from now, {clock.zero - launched:.1f}s "
+                 f"after the load was launched{f' (producing: {started})' if started else ''}; "
+                 f"histories in {ctx.histories}")
+
+    @staticmethod
+    def _wait_producing(producers: list[ProducerSlot]) -> list[ProducingSince]:
+        """When each producer began producing, watched side by side: waiting for them one after the
+        other would date a producer that started while the engine waited for another too late."""
+        def wait(slot: ProducerSlot) -> ProducingSince:
+            slot.runner.wait_running()  # polls the load's stats file; the process was started by this thread
+            return ProducingSince(time.monotonic(), now_ms())
+        if not producers:
+            return []
+        pool = ThreadPoolExecutor(max_workers=len(producers), thread_name_prefix="load-start")
+        try:
+            return list(pool.map(wait, producers))
+        finally:
+            # not waiting for the others on Ctrl-C or an error: stopping the drill stops their processes,
+            # which ends their waits
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def _stop_producers(self, ctx: DrillContext) -> None:
         for slot in ctx.producers:
@@ -323,6 +355,9 @@ class Drill:
         expectations = evaluate(s, checked.flows, checked.failovers, failbacks, replicator=self.kind,
                                 load=checked.load_facts(ctx.load_started_ms or None if ctx else None),
                                 interrupted=interrupted)
+        if self.baseline is not None:
+            self.comparison = self.baseline.judge(checked.flows, checked.failovers)
+            expectations += self.comparison.expectation_rows()
         if step_failures:
             expectations.append(ExpectationRow(name="every timeline step succeeded", passed=False,
                                                actual=len(step_failures), limit=0, op="==", failures=step_failures))

@@ -61,8 +61,10 @@ def wait_drained(ctx: DrillContext, flow: str | None, timeout_s: float) -> int |
 
 
 # --- producers ---------------------------------------------------------------------------
-def start_producer(ctx: DrillContext, slot: ProducerSlot, cluster: str, duration_s: float | None) -> None:
-    """Start (a new instance of) a producer definition against ``cluster``."""
+def start_producer(ctx: DrillContext, slot: ProducerSlot, cluster: str, duration_s: float | None,
+                   wait: bool = True) -> None:
+    """Start (a new instance of) a producer definition against ``cluster``; with ``wait``, return
+    once it produces (else call ``slot.runner.wait_running()``)."""
     d = slot.definition
     topics = d.topics if isinstance(d.topics, dict) else list(d.topics)
     spec = LoadSpec(cluster=cluster, bootstrap_servers=ctx.bootstrap_for(cluster), topics=topics,
@@ -71,7 +73,7 @@ def start_producer(ctx: DrillContext, slot: ProducerSlot, cluster: str, duration
                     output_dir=ctx.histories)
     runner = LoadRunner(spec, ctx.out_dir / "load", name=f"load-{d.name or 'producer'}-{cluster}",
                         supervisor=ctx.env.supervisor)
-    runner.start()
+    runner.start(wait=wait)
     slot.runner, slot.cluster = runner, cluster
     slot.runs.append(runner)
 

@@ -94,6 +94,12 @@ def _the_run_folder_explains_itself(run: Path, drill_file: Path, summary: dict) 
     assert step["condition"].startswith("lag <= 100000") and step["condition_held"] is True
     assert summary["load_started_ms"] <= step["condition_checked_ts_ms"] <= step["start_ts_ms"]
     assert summary["started_ms"] <= summary["load_started_ms"]
+    # issue 14: t = 0 is when the load began producing (its process start-up excluded), and
+    # `at: 8s` counts from there
+    stats = [json.loads(f.read_text()) for f in (run / "histories").glob("load-stats.*.json")]
+    first_producing = min(s["started_ts_ms"] for s in stats)
+    assert abs(first_producing - summary["load_started_ms"]) <= 500, (first_producing, summary["load_started_ms"])
+    assert step["start_ts_ms"] - summary["load_started_ms"] >= 8000
     assert summary["replicator_mode"] == "microbatch"
     assert {"mirrordrill", "kafka", "spark", "replicator"} <= summary["versions"].keys()
     assert summary["drill_sha256"] == hashlib.sha256(drill_file.read_bytes()).hexdigest()
