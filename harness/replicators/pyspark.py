@@ -22,6 +22,9 @@ from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 
 from primitives.bootstrap import Artifacts, Bootstrap, REPO_ROOT
 from primitives.process import ManagedProcess
+from harness.spark.deployment import STANDALONE, SparkDeployment, check_task_slots
+from harness.spark.standalone import spark_env
+from harness.spark.submit import SubmittedDriver, driver_env, package_replicator, submit_argv
 from harness.replicators.errors import ReplicatorError
 from harness.replicators.interface import DEFAULT_STOP_GRACE_S
 from harness.replicators.measurements import PartitionMetrics, ReplicatorMetrics
@@ -60,12 +63,19 @@ class PySparkReplicator(NodeReplicator):
 
     def __init__(self, setup: ReplicationSetup, *, mode: str | None = None, drill_intervals: bool = True,
                  spark_master: str | None = None, artifacts: Artifacts | None = None,
-                 ready_timeout_s: float | None = None) -> None:
-        """``mode`` (microbatch|realtime) applies to every flow unless a flow sets ``mirrordrill.mode``."""
+                 ready_timeout_s: float | None = None, spark: SparkDeployment | None = None) -> None:
+        """``mode`` (microbatch|realtime) applies to every flow unless a flow sets ``mirrordrill.mode``.
+
+        ``spark`` says where Spark runs (``local``, ``standalone``, a URL; see harness.spark.deployment);
+        ``spark_master`` is the older way of giving an in-process master such as ``local[4]``.
+        """
         super().__init__(setup, ready_timeout_s)
         self.mode = mode
         self.drill_intervals = drill_intervals
-        self.spark_master = spark_master
+        self.spark = spark or SparkDeployment(master=spark_master or "local")
+        self.spark_master = self.spark.local_master()
+        self.spark_master_url: str | None = None  # where a submitted replicator went
+        self._java = artifacts.java if artifacts is not None else None
         if artifacts is not None:
             self._jars = [*artifacts.spark_kafka_jars, artifacts.replicator_jar]
         else:
@@ -77,11 +87,19 @@ class PySparkReplicator(NodeReplicator):
         root = setup.workdir / "pyspark"
         self.nodes = [ReplicatorNode(loc, flows, root / loc) for loc, flows in sorted(by_location.items())]
         for node in self.nodes:
-            node.process = ManagedProcess(
-                name=node.name, argv=[sys.executable, "-m", "replicator", "--config", str(node.config_path),
-                                      "--workdir", str(node.workdir / "work")],
-                log_path=node.log_path, cwd=node.workdir, env=self._env(), stop_timeout_s=DEFAULT_STOP_GRACE_S)
+            if self.spark.submitted:  # the command line needs the master's URL: written at start
+                node.process = SubmittedDriver(name=node.name, argv=[], log_path=node.log_path, cwd=node.workdir,
+                                               env=driver_env(spark_env(self._java)),
+                                               stop_timeout_s=DEFAULT_STOP_GRACE_S)
+            else:
+                node.process = ManagedProcess(
+                    name=node.name, argv=[sys.executable, "-m", "replicator", *self._app_args(node)],
+                    log_path=node.log_path, cwd=node.workdir, env=self._env(), stop_timeout_s=DEFAULT_STOP_GRACE_S)
             self.node_config(node, resolve_addresses=False)  # bad settings fail before anything starts
+
+    @staticmethod
+    def _app_args(node: ReplicatorNode) -> list[str]:
+        return ["--config", str(node.config_path), "--workdir", str(node.workdir / "work")]
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -103,7 +121,8 @@ class PySparkReplicator(NodeReplicator):
         return defaults
 
     def node_config(self, node: ReplicatorNode, resolve_addresses: bool = True) -> ReplicatorConfig:
-        top = {"mirrordrill.spark.master": self.spark_master} if self.spark_master else None
+        master = self.spark_master_url or self.spark_master
+        top = {"mirrordrill.spark.master": master} if master else None
         return self.setup.replicator_config(
             node.flows, node.location, flow_defaults={f.name: self.flow_defaults(f) for f in node.flows},
             top_settings=top, resolve_addresses=resolve_addresses)
@@ -114,6 +133,37 @@ class PySparkReplicator(NodeReplicator):
         return header + to_mm2_properties(self.node_config(node))
 
     # --- processes --------------------------------------------------------------------
+    def _prepare(self) -> None:
+        if self.spark.submitted and self.spark_master_url is None:
+            self._submit_to_cluster()
+        super()._prepare()
+
+    def _submit_to_cluster(self) -> None:
+        """Find (or start) the master, check its free task slots, write each node's spark-submit line."""
+        if self.spark.master == STANDALONE:
+            cluster = self.setup.env.spark_standalone()
+            url, status = cluster.url, cluster.status()
+        else:
+            url, status = self.spark.master, None  # someone else's cluster: its UI address is unknown here
+        self.spark_master_url = url
+        if status is not None:
+            needed = {node.name: self._realtime_partitions(node) for node in self.nodes}
+            for node in self.nodes:
+                check_task_slots(status, needed[node.name], self.spark.slots, node.name)
+            check_task_slots(status, sum(needed.values()), self.spark.slots * len(self.nodes),
+                             f"the {len(self.nodes)} replicator processes together")
+        archive, launcher = package_replicator(self.setup.workdir / "pyspark" / "package")
+        for node in self.nodes:
+            node.process.argv = submit_argv(self.spark, url, self._jars,
+                                            archive, launcher,
+                                            [*self._app_args(node), "--jars", ",".join(str(j) for j in self._jars)])
+
+    def _realtime_partitions(self, node: ReplicatorNode) -> int:
+        """Source partitions of the node's real-time flows: each holds one task slot for the query's life."""
+        realtime = {(f.source, f.target) for f in self.node_config(node).enabled_flows() if f.mode == "realtime"}
+        return sum(sum(self._probe.selected_topics(f).values()) for f in node.flows
+                   if (f.source, f.target) in realtime)
+
     def status(self, node: ReplicatorNode) -> dict:
         """The replicator's own metrics.json (empty before its first write)."""
         try:
@@ -217,6 +267,8 @@ class PySparkReplicator(NodeReplicator):
         nodes = [{**self.node_summary(node), "location": node.location, "status_path": str(node.status_path)}
                  for node in self.nodes]
         return {"kind": self.kind, "mode": self.mode or "per flow (default microbatch)",
+                "spark": {"master": self.spark.master, "master_url": self.spark_master_url,
+                          "executors": self.spark.describe_executors()},
                 "policy": self.setup.policy, "separator": self.setup.separator,
                 "flows": [{"name": f.name, "topics": list(f.topics), "placement": f.placement,
                            "settings": dict(f.settings)} for f in self.setup.flows],
