@@ -20,7 +20,9 @@ from loadgen.histories.records import AckedSend, ProcessedRecord, TargetRecord
 BEFORE = Path(__file__).parent / "fixtures" / "summary-before-schema.json"
 ADDED = {"schema", "backlog_records",
          # issue 16: how the run was made, and timestamps in epoch ms
-         "started_ms", "load_started_ms", "replicator_mode", "versions", "drill_sha256"}
+         "started_ms", "load_started_ms", "replicator_mode", "versions", "drill_sha256",
+         # issue 12: where the replicator's Spark ran
+         "environment"}
 
 
 def _old() -> dict:
@@ -42,7 +44,7 @@ def test_a_summary_written_now_has_every_field_of_before_with_the_same_values():
     assert _keys(new) - {f".{k}" for k in ADDED} == _keys(old)
     assert {k: v for k, v in new.items() if k not in ADDED} == old
     assert list(new) == ["schema", *old, "backlog_records", "started_ms", "load_started_ms", "replicator_mode",
-                         "versions", "drill_sha256"]  # same order, schema first, additions last
+                         "versions", "drill_sha256", "environment"]  # same order, schema first, additions last
     assert list(new["flows"][0]) == list(old["flows"][0])
 
 
