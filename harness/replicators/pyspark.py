@@ -36,6 +36,7 @@ from replicator.config.render import to_mm2_properties
 from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex
 
+SUBMITTED_READY_TIMEOUT_S = 480.0
 SOURCE_PROBE_TIMEOUT_S = 3.0  # is the source reachable at all, before asking it for a group's offsets
 
 
@@ -75,6 +76,10 @@ class PySparkReplicator(NodeReplicator):
         self.spark = spark or SparkDeployment(master=spark_master or "local")
         self.spark_master = self.spark.local_master()
         self.spark_master_url: str | None = None  # where a submitted replicator went
+        if self.spark.submitted and ready_timeout_s is None:
+            # executors are JVMs of their own, started by the workers: on a busy 2-core machine
+            # they registered two minutes after the driver (measured), then the queries start
+            self.ready_timeout_s = SUBMITTED_READY_TIMEOUT_S
         self._java = artifacts.java if artifacts is not None else None
         if artifacts is not None:
             self._jars = [*artifacts.spark_kafka_jars, artifacts.replicator_jar]
