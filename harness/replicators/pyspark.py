@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,8 @@ from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex
 
 SUBMITTED_READY_TIMEOUT_S = 480.0
-SOURCE_PROBE_TIMEOUT_S = 3.0  # is the source reachable at all, before asking it for a group's offsets
+SOURCE_PROBE_TIMEOUT_S = 3.0
+EXACT_LAG_MAX_AGE_S = 10.0  # the replicator probes its lag every 2 s; older figures are not trusted  # is the source reachable at all, before asking it for a group's offsets
 
 
 class ReplicatorNode(ProcessNode):
@@ -255,18 +257,36 @@ class PySparkReplicator(NodeReplicator):
 
     # --- observation ------------------------------------------------------------------
     def metrics(self) -> ReplicatorMetrics | None:
-        """End-offset lag and rates (as for every replicator) plus the replicator's ack latency."""
+        """End-offset lag and rates (as for every replicator) plus the replicator's ack latency.
+
+        After a crash the replicator copies some records again, so the target's end offset runs
+        ahead of what it holds and end-offset lag reads 0 while records are still missing (a
+        drill drained on it stopped 390 records early). The replicator's own lag is exact: it
+        reads the source offset carried by the newest record on the target. Where a running
+        replicator wrote it recently, the larger of the two is the lag.
+        """
         sample = self._probe.sample()
         latency: dict[tuple[str, str, int], float] = {}
+        exact: dict[tuple[str, str, int], int] = {}
+        fresh_after_ms = (time.time() - EXACT_LAG_MAX_AGE_S) * 1000
         for node in self.nodes:
-            for flow_name, parts in self.status(node).get("flows", {}).items():
+            doc = self.status(node)
+            fresh = node.process is not None and node.process.running and doc.get("written_ms", 0) >= fresh_after_ms
+            for flow_name, parts in doc.get("flows", {}).items():
                 for p in parts:
+                    key = (flow_name, p["topic"], p["partition"])
                     if p.get("latency_avg_ms") is not None:
-                        latency[(flow_name, p["topic"], p["partition"])] = p["latency_avg_ms"]
-        rows = tuple(PartitionMetrics(**{**vars(r), "replication_latency_ms":
-                                         latency.get((r.flow, r.remote_topic, r.partition))})
-                     for r in sample.partitions)
-        return ReplicatorMetrics(sample.taken_at, "end-offsets + producer acks", rows, sample.notes)
+                        latency[key] = p["latency_avg_ms"]
+                    if fresh and p.get("lag") is not None:
+                        exact[key] = p["lag"]
+        rows = []
+        for r in sample.partitions:
+            key = (r.flow, r.remote_topic, r.partition)
+            lag = r.lag_records
+            if lag is not None and key in exact:
+                lag = max(lag, exact[key])
+            rows.append(PartitionMetrics(**{**vars(r), "lag_records": lag, "replication_latency_ms": latency.get(key)}))
+        return ReplicatorMetrics(sample.taken_at, "end-offsets + producer acks", tuple(rows), sample.notes)
 
     def describe(self) -> dict[str, Any]:
         nodes = [{**self.node_summary(node), "location": node.location, "status_path": str(node.status_path)}
