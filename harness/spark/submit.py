@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,7 +103,6 @@ def _is_python(pid: int) -> bool:
 
 def driver_env(base: dict[str, str]) -> dict[str, str]:
     """The submitted driver finds the replicator only in the zip: the checkout leaves PYTHONPATH."""
-    import sys
     env = dict(base)
     repo = str(REPO_ROOT)
     env["PYTHONPATH"] = os.pathsep.join(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != repo)
