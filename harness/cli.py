@@ -148,16 +148,25 @@ def cmd_validate(args) -> int:
 
 
 def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None = None, artifacts=None,
-              log=None, baseline=None):
+              log=None, baseline=None, spark_master: str | None = None):
     """Run a drill, then write its Allure results from what it saved: what ``mirrordrill run`` does,
     and what tests that need a drill's report call. Returns the drill's ``harness.results.DrillResults``."""
     from harness.scenario.engine import Drill
     from reports.allure_results import record_allure_results
     log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
     results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log,
-                    baseline=baseline).run()
+                    baseline=baseline, spark_master=spark_master).run()
     record_allure_results(results.run_dir, log)
     return results
+
+
+def _spark_master(value: str) -> str:
+    from harness.spark.deployment import SparkDeployment, SparkDeploymentError
+    try:
+        SparkDeployment(master=value)
+    except SparkDeploymentError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return value
 
 
 def cmd_run(args) -> int:
@@ -189,7 +198,8 @@ def cmd_run(args) -> int:
         return EXIT_USAGE
     out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
     try:
-        result = run_drill(scenario, Path(args.file), out, replicator=args.replicator, baseline=baseline)
+        result = run_drill(scenario, Path(args.file), out, replicator=args.replicator, baseline=baseline,
+                           spark_master=args.spark_master)
     except KeyboardInterrupt:
         raise
     except Exception as e:  # the engine saves what it can; this is a crash around it
@@ -369,6 +379,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--replicator", choices=["pyspark", "mirrormaker2", "command"],
                    help="the replicator under test (default: the file's replication.replicator)")
     s.add_argument("--out", help="output folder (default: runs/<scenario>-<replicator>-<time>)")
+    s.add_argument("--spark-master", type=_spark_master, metavar="MASTER",
+                   help="where the pyspark replicator's Spark runs, over the file's replication.spark.master: "
+                        "local (default), standalone (a master and two workers started for the drill), "
+                        "spark://HOST:PORT; yarn and k8s:// are passed to spark-submit, untested here")
     s.add_argument("--report", action="store_true", help="also render the single-file HTML report into OUT/report/index.html")
     s.add_argument("--baseline", metavar="DIR", help="a previous run's folder (or its summary.json): fail (exit 1) "
                    "on a regression beyond the tolerances even where the file's limits hold; the comparison is "

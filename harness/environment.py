@@ -19,6 +19,7 @@ from primitives.bootstrap import Artifacts, Bootstrap
 from harness.kafka.broker import BrokerPorts, listener_name_for
 from harness.kafka.cluster import ClusterSpec, KafkaCluster
 from harness.network.toxiproxy import ToxiproxyServer
+from harness.spark.standalone import SparkStandaloneCluster, StandaloneSpec
 from harness.network.wan import ProxyRoute, WanLink, proxy_name
 from harness.network.stable_address import StableAddress
 from primitives.ports import LOOPBACK, PortAllocator
@@ -85,6 +86,7 @@ class StartupReport:
     format_s: float = 0.0
     brokers_ready_s: dict[str, float] = field(default_factory=dict)
     total_s: float = 0.0
+    spark_s: float | None = None  # the Spark standalone cluster, when a replicator asked for one
 
 
 class Environment:
@@ -101,6 +103,7 @@ class Environment:
         self.links: dict[frozenset, WanLink] = {}
         self.toxiproxy: ToxiproxyServer | None = None
         self.stable_addresses: dict[str, StableAddress] = {}
+        self.spark: SparkStandaloneCluster | None = None  # started on first use (standalone replicator)
         self._ports = PortAllocator()
         self.startup = StartupReport()
         self._started = False
@@ -133,6 +136,25 @@ class Environment:
 
     def remove_stable_address(self, name: str) -> None:
         self.stable_addresses.pop(name).remove()
+
+    def spark_standalone(self, spec: StandaloneSpec | None = None) -> SparkStandaloneCluster:
+        """This environment's Spark standalone cluster, started on first call and stopped with the rest.
+
+        One per environment: a failback's replicators and a restarted replicator submit to the
+        same cluster, as applications would to a shared one.
+        """
+        if self.spark is None:
+            if not self._started:
+                raise RuntimeError("start the environment before its Spark cluster")
+            artifacts = self._artifacts or Bootstrap().ensure_all(with_allure=False)
+            cluster = SparkStandaloneCluster(spec or StandaloneSpec(), self.workdir / "spark", self._ports,
+                                             artifacts.java)
+            for p in cluster.processes:
+                self.supervisor.add(p)
+            self.log(f"starting a Spark standalone cluster ({cluster.spec.workers} workers) at {cluster.url}")
+            self.startup.spark_s = cluster.start()
+            self.spark = cluster
+        return self.spark
 
     # --- lifecycle --------------------------------------------------------------------
     def __enter__(self) -> "Environment":
@@ -224,6 +246,7 @@ class Environment:
                 for name, c in self.clusters.items()
             },
             "links": [l.describe() for l in self.links.values()],
+            "spark": self.spark.describe() if self.spark else None,
             "stable_addresses": {n: {"bootstrap": a.bootstrap, "points_to": a.points_to}
                                  for n, a in self.stable_addresses.items()},
         }

@@ -282,6 +282,9 @@ class DrillSummary(_Model):
     replicator_mode: str = "n/a"        # pyspark: microbatch or realtime; other replicators: n/a
     versions: dict[str, str] = {}       # mirrordrill, kafka, spark, replicator
     drill_sha256: str | None = None     # of the drill file as run (the folder's scenario.yaml)
+    # Where the run's parts ran (pyspark: spark_master as asked, with the URL it resolved to;
+    # spark_executors, 0 when Spark ran inside the replicator's process).
+    environment: dict[str, str | int | None] = {}
     # Added by issue 14. ``passed`` stays (false when interrupted); ``verdict`` tells an
     # interrupted drill from a failed one. ``invariants``: the built-in invariants, from the
     # expectation rows that carry an ``invariant`` name. Both derived when absent.

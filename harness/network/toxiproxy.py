@@ -1,24 +1,46 @@
-"""The Toxiproxy server process and a small checked client for its HTTP API.
+"""The Toxiproxy server process and our one wrapper around toxiproxy-python, its client.
 
-We talk to the API with ``requests`` instead of toxiproxy-python 0.1.1: that library keeps
-the server address in a class-level global (two drills in one process would share it), has
-no toxic update and lets server errors pass silently. Every call here checks the status.
+This is the only module that talks to Toxiproxy's HTTP API (through toxiproxy-python). The
+library needs three things added, and they are added here only:
+
+- It keeps the server address in class-level state (``APIConsumer.host``/``port``). Two
+  servers in one process (two drills, a test beside a drill) would talk to whichever was set
+  last, so every call binds our address under one lock and puts the previous one back.
+- Its objects cannot update a toxic in place or re-point a proxy's upstream, set no timeout
+  (a wedged server would hang a drill), and let a server error (5xx) pass silently: a proxy
+  that failed to re-enable looks healed. So every call here goes through the library's own
+  transport (``APIConsumer.get/post/delete``, which maps 400/404/409 to its exceptions) with
+  a timeout and its status checked, and reads come back as the library's ``Proxy``/``Toxic``.
+- Its errors (``ProxyExists``, ``NotFound``, ``InvalidToxic``, connection errors) become one
+  ``ToxiproxyError`` whose message names the server, the request and Toxiproxy's answer.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import requests
+import toxiproxy
+from toxiproxy.api import APIConsumer
+from toxiproxy.exceptions import InvalidToxic, NotFound, ProxyExists
+from toxiproxy.toxic import Toxic as LibraryToxic
 
 from primitives.ports import LOOPBACK
 from primitives.process import ManagedProcess, ProcessError
 
+# The library's address is one per process, so the lock that guards it must be too: it is the
+# only module-level state here, and it exists because the library's state does.
+_ADDRESS_LOCK = threading.RLock()
+_LIBRARY_ERRORS = (ProxyExists, NotFound, InvalidToxic, requests.RequestException)
+
 
 class ToxiproxyError(RuntimeError):
-    """The Toxiproxy API refused a request; the message has its answer."""
+    """The Toxiproxy API refused a request or could not be reached; the message has its answer."""
 
 
 @dataclass(frozen=True)
@@ -37,57 +59,80 @@ class Toxic:
 
 
 class ToxiproxyClient:
-    """Checked calls to one Toxiproxy server's HTTP API."""
+    """One Toxiproxy server's API through toxiproxy-python, with checked calls."""
 
     def __init__(self, host: str, port: int, timeout_s: float = 10.0):
+        self.host, self.port = host, port
         self.base = f"http://{host}:{port}"
         self.timeout_s = timeout_s
-        self.session = requests.Session()
 
-    def _call(self, method: str, path: str, json: dict | None = None, ok=(200, 201, 204)):
-        try:
-            resp = self.session.request(method, self.base + path, json=json, timeout=self.timeout_s)
-        except requests.RequestException as e:
-            raise ToxiproxyError(f"Toxiproxy at {self.base} unreachable ({method} {path}): {e}") from e
-        if resp.status_code not in ok:
-            raise ToxiproxyError(f"Toxiproxy {method} {path} -> {resp.status_code}: {resp.text.strip()}")
-        return resp.json() if resp.content and resp.headers.get("content-type", "").startswith("application/json") else None
+    @contextmanager
+    def _bound(self, what: str) -> Iterator[None]:
+        """Point the library at this server for one call; turn its errors into ours."""
+        with _ADDRESS_LOCK:
+            saved = (APIConsumer.host, APIConsumer.port)
+            APIConsumer.host, APIConsumer.port = self.host, self.port
+            try:
+                yield
+            except _LIBRARY_ERRORS as e:
+                detail = e.args[0].decode(errors="replace") if e.args and isinstance(e.args[0], bytes) else e
+                raise ToxiproxyError(f"Toxiproxy at {self.base}: {what} failed ({type(e).__name__}): "
+                                     f"{str(detail).strip()}") from e
+            finally:
+                APIConsumer.host, APIConsumer.port = saved
+
+    def _call(self, method: str, path: str, what: str, body: dict | None = None):
+        """One request through the library's transport, with a timeout and its status checked."""
+        send = {"GET": APIConsumer.get, "POST": APIConsumer.post, "DELETE": APIConsumer.delete}[method]
+        kwargs = {"json": body} if body is not None else {}
+        with self._bound(what):
+            resp = send(path, timeout=self.timeout_s, **kwargs)
+        if resp.status_code >= 300:
+            raise ToxiproxyError(f"Toxiproxy at {self.base}: {what} -> {resp.status_code}: {resp.text.strip()}")
+        return resp
 
     def version(self) -> str:
-        resp = self.session.get(self.base + "/version", timeout=self.timeout_s)
-        resp.raise_for_status()
-        return resp.text.strip()
+        return self._call("GET", "/version", "GET /version").text.strip()
 
     def proxies(self) -> dict[str, dict]:
-        return self._call("GET", "/proxies") or {}
+        found = {name: toxiproxy.Proxy(**values)
+                 for name, values in self._call("GET", "/proxies", "list proxies").json().items()}
+        return {name: {"name": p.name, "listen": p.listen, "upstream": p.upstream, "enabled": p.enabled}
+                for name, p in found.items()}
 
     def create_proxy(self, name: str, listen_port: int, upstream: str) -> None:
-        self._call("POST", "/proxies", {"name": name, "listen": f"{LOOPBACK}:{listen_port}",
-                                        "upstream": upstream, "enabled": True})
+        self._call("POST", "/proxies", f"create proxy {name}", {
+            "name": name, "listen": f"{LOOPBACK}:{listen_port}", "upstream": upstream, "enabled": True})
 
     def delete_proxy(self, name: str) -> None:
-        self._call("DELETE", f"/proxies/{name}")
+        self._call("DELETE", f"/proxies/{name}", f"delete proxy {name}")
 
     def set_enabled(self, name: str, enabled: bool) -> None:
         """A disabled proxy closes its connections and refuses new ones (a hard partition)."""
-        self._call("POST", f"/proxies/{name}", {"enabled": enabled})
+        # Checked: re-enabling answers 500 when the listen port was taken meanwhile, and a
+        # heal that silently did not happen would blame the replicator for the proxy.
+        self._call("POST", f"/proxies/{name}", f"{'enable' if enabled else 'disable'} proxy {name}",
+                   {"enabled": enabled})
 
     def set_upstream(self, name: str, upstream: str) -> None:
         """Point a proxy elsewhere; Toxiproxy restarts it, closing the connections it held."""
-        self._call("POST", f"/proxies/{name}", {"upstream": upstream, "enabled": True})
+        self._call("POST", f"/proxies/{name}", f"re-point proxy {name}", {"upstream": upstream, "enabled": True})
 
     def toxics(self, proxy: str) -> dict[str, dict]:
-        return {t["name"]: t for t in (self._call("GET", f"/proxies/{proxy}/toxics") or [])}
+        found = [LibraryToxic(**t) for t in self._call("GET", f"/proxies/{proxy}/toxics", f"list toxics of {proxy}").json()]
+        return {t.name: {"name": t.name, "type": t.type, "stream": t.stream, "toxicity": t.toxicity,
+                         "attributes": t.attributes} for t in found}
 
     def add_toxic(self, proxy: str, toxic: Toxic) -> None:
-        self._call("POST", f"/proxies/{proxy}/toxics", toxic.as_json())
+        self._call("POST", f"/proxies/{proxy}/toxics", f"add toxic {toxic.name} to {proxy}", toxic.as_json())
 
     def update_toxic(self, proxy: str, toxic: Toxic) -> None:
-        self._call("POST", f"/proxies/{proxy}/toxics/{toxic.name}",
+        """Change a toxic's attributes in place (the library has no call for it)."""
+        self._call("POST", f"/proxies/{proxy}/toxics/{toxic.name}", f"update toxic {toxic.name} on {proxy}",
                    {"toxicity": toxic.toxicity, "attributes": toxic.attributes})
 
     def remove_toxic(self, proxy: str, name: str) -> None:
-        self._call("DELETE", f"/proxies/{proxy}/toxics/{name}")
+        self._call("DELETE", f"/proxies/{proxy}/toxics/{name}", f"remove toxic {name} from {proxy}")
 
 
 class ToxiproxyServer:
@@ -112,7 +157,7 @@ class ToxiproxyServer:
             try:
                 self.client.version()
                 return
-            except requests.RequestException:
+            except ToxiproxyError:
                 time.sleep(0.1)
         raise ProcessError(f"toxiproxy did not answer on port {self.port} within {timeout_s:.0f}s; "
                            f"log {self.process.log_path}")

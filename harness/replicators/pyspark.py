@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,9 @@ from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 
 from primitives.bootstrap import Artifacts, Bootstrap, REPO_ROOT
 from primitives.process import ManagedProcess
+from harness.spark.deployment import STANDALONE, SparkDeployment, check_task_slots
+from harness.spark.standalone import spark_env
+from harness.spark.submit import SubmittedDriver, driver_env, package_replicator, submit_argv
 from harness.replicators.errors import ReplicatorError
 from harness.replicators.interface import DEFAULT_STOP_GRACE_S
 from harness.replicators.measurements import PartitionMetrics, ReplicatorMetrics
@@ -33,7 +37,9 @@ from replicator.config.render import to_mm2_properties
 from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex
 
-SOURCE_PROBE_TIMEOUT_S = 3.0  # is the source reachable at all, before asking it for a group's offsets
+SUBMITTED_READY_TIMEOUT_S = 480.0
+SOURCE_PROBE_TIMEOUT_S = 3.0
+EXACT_LAG_MAX_AGE_S = 10.0  # the replicator probes its lag every 2 s; older figures are not trusted  # is the source reachable at all, before asking it for a group's offsets
 
 
 class ReplicatorNode(ProcessNode):
@@ -60,12 +66,23 @@ class PySparkReplicator(NodeReplicator):
 
     def __init__(self, setup: ReplicationSetup, *, mode: str | None = None, drill_intervals: bool = True,
                  spark_master: str | None = None, artifacts: Artifacts | None = None,
-                 ready_timeout_s: float | None = None) -> None:
-        """``mode`` (microbatch|realtime) applies to every flow unless a flow sets ``mirrordrill.mode``."""
+                 ready_timeout_s: float | None = None, spark: SparkDeployment | None = None) -> None:
+        """``mode`` (microbatch|realtime) applies to every flow unless a flow sets ``mirrordrill.mode``.
+
+        ``spark`` says where Spark runs (``local``, ``standalone``, a URL; see harness.spark.deployment);
+        ``spark_master`` is the older way of giving an in-process master such as ``local[4]``.
+        """
         super().__init__(setup, ready_timeout_s)
         self.mode = mode
         self.drill_intervals = drill_intervals
-        self.spark_master = spark_master
+        self.spark = spark or SparkDeployment(master=spark_master or "local")
+        self.spark_master = self.spark.local_master()
+        self.spark_master_url: str | None = None  # where a submitted replicator went
+        if self.spark.submitted and ready_timeout_s is None:
+            # executors are JVMs of their own, started by the workers: on a busy 2-core machine
+            # they registered two minutes after the driver (measured), then the queries start
+            self.ready_timeout_s = SUBMITTED_READY_TIMEOUT_S
+        self._java = artifacts.java if artifacts is not None else None
         if artifacts is not None:
             self._jars = [*artifacts.spark_kafka_jars, artifacts.replicator_jar]
         else:
@@ -77,11 +94,19 @@ class PySparkReplicator(NodeReplicator):
         root = setup.workdir / "pyspark"
         self.nodes = [ReplicatorNode(loc, flows, root / loc) for loc, flows in sorted(by_location.items())]
         for node in self.nodes:
-            node.process = ManagedProcess(
-                name=node.name, argv=[sys.executable, "-m", "replicator", "--config", str(node.config_path),
-                                      "--workdir", str(node.workdir / "work")],
-                log_path=node.log_path, cwd=node.workdir, env=self._env(), stop_timeout_s=DEFAULT_STOP_GRACE_S)
+            if self.spark.submitted:  # the command line needs the master's URL: written at start
+                node.process = SubmittedDriver(name=node.name, argv=[], log_path=node.log_path, cwd=node.workdir,
+                                               env=driver_env(spark_env(self._java)),
+                                               stop_timeout_s=DEFAULT_STOP_GRACE_S)
+            else:
+                node.process = ManagedProcess(
+                    name=node.name, argv=[sys.executable, "-m", "replicator", *self._app_args(node)],
+                    log_path=node.log_path, cwd=node.workdir, env=self._env(), stop_timeout_s=DEFAULT_STOP_GRACE_S)
             self.node_config(node, resolve_addresses=False)  # bad settings fail before anything starts
+
+    @staticmethod
+    def _app_args(node: ReplicatorNode) -> list[str]:
+        return ["--config", str(node.config_path), "--workdir", str(node.workdir / "work")]
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -103,7 +128,8 @@ class PySparkReplicator(NodeReplicator):
         return defaults
 
     def node_config(self, node: ReplicatorNode, resolve_addresses: bool = True) -> ReplicatorConfig:
-        top = {"mirrordrill.spark.master": self.spark_master} if self.spark_master else None
+        master = self.spark_master_url or self.spark_master
+        top = {"mirrordrill.spark.master": master} if master else None
         return self.setup.replicator_config(
             node.flows, node.location, flow_defaults={f.name: self.flow_defaults(f) for f in node.flows},
             top_settings=top, resolve_addresses=resolve_addresses)
@@ -114,6 +140,37 @@ class PySparkReplicator(NodeReplicator):
         return header + to_mm2_properties(self.node_config(node))
 
     # --- processes --------------------------------------------------------------------
+    def _prepare(self) -> None:
+        if self.spark.submitted and self.spark_master_url is None:
+            self._submit_to_cluster()
+        super()._prepare()
+
+    def _submit_to_cluster(self) -> None:
+        """Find (or start) the master, check its free task slots, write each node's spark-submit line."""
+        if self.spark.master == STANDALONE:
+            cluster = self.setup.env.spark_standalone()
+            url, status = cluster.url, cluster.status()
+        else:
+            url, status = self.spark.master, None  # someone else's cluster: its UI address is unknown here
+        self.spark_master_url = url
+        if status is not None:
+            needed = {node.name: self._realtime_partitions(node) for node in self.nodes}
+            for node in self.nodes:
+                check_task_slots(status, needed[node.name], self.spark.slots, node.name)
+            check_task_slots(status, sum(needed.values()), self.spark.slots * len(self.nodes),
+                             f"the {len(self.nodes)} replicator processes together")
+        archive, launcher = package_replicator(self.setup.workdir / "pyspark" / "package")
+        for node in self.nodes:
+            node.process.argv = submit_argv(self.spark, url, self._jars,
+                                            archive, launcher,
+                                            [*self._app_args(node), "--jars", ",".join(str(j) for j in self._jars)])
+
+    def _realtime_partitions(self, node: ReplicatorNode) -> int:
+        """Source partitions of the node's real-time flows: each holds one task slot for the query's life."""
+        realtime = {(f.source, f.target) for f in self.node_config(node).enabled_flows() if f.mode == "realtime"}
+        return sum(sum(self._probe.selected_topics(f).values()) for f in node.flows
+                   if (f.source, f.target) in realtime)
+
     def status(self, node: ReplicatorNode) -> dict:
         """The replicator's own metrics.json (empty before its first write)."""
         try:
@@ -200,23 +257,43 @@ class PySparkReplicator(NodeReplicator):
 
     # --- observation ------------------------------------------------------------------
     def metrics(self) -> ReplicatorMetrics | None:
-        """End-offset lag and rates (as for every replicator) plus the replicator's ack latency."""
+        """End-offset lag and rates (as for every replicator) plus the replicator's ack latency.
+
+        After a crash the replicator copies some records again, so the target's end offset runs
+        ahead of what it holds and end-offset lag reads 0 while records are still missing (a
+        drill drained on it stopped 390 records early). The replicator's own lag is exact: it
+        reads the source offset carried by the newest record on the target. Where a running
+        replicator wrote it recently, the larger of the two is the lag.
+        """
         sample = self._probe.sample()
         latency: dict[tuple[str, str, int], float] = {}
+        exact: dict[tuple[str, str, int], int] = {}
+        fresh_after_ms = (time.time() - EXACT_LAG_MAX_AGE_S) * 1000
         for node in self.nodes:
-            for flow_name, parts in self.status(node).get("flows", {}).items():
+            doc = self.status(node)
+            fresh = node.process is not None and node.process.running and doc.get("written_ms", 0) >= fresh_after_ms
+            for flow_name, parts in doc.get("flows", {}).items():
                 for p in parts:
+                    key = (flow_name, p["topic"], p["partition"])
                     if p.get("latency_avg_ms") is not None:
-                        latency[(flow_name, p["topic"], p["partition"])] = p["latency_avg_ms"]
-        rows = tuple(PartitionMetrics(**{**vars(r), "replication_latency_ms":
-                                         latency.get((r.flow, r.remote_topic, r.partition))})
-                     for r in sample.partitions)
-        return ReplicatorMetrics(sample.taken_at, "end-offsets + producer acks", rows, sample.notes)
+                        latency[key] = p["latency_avg_ms"]
+                    if fresh and p.get("lag") is not None:
+                        exact[key] = p["lag"]
+        rows = []
+        for r in sample.partitions:
+            key = (r.flow, r.remote_topic, r.partition)
+            lag = r.lag_records
+            if lag is not None and key in exact:
+                lag = max(lag, exact[key])
+            rows.append(PartitionMetrics(**{**vars(r), "lag_records": lag, "replication_latency_ms": latency.get(key)}))
+        return ReplicatorMetrics(sample.taken_at, "end-offsets + producer acks", tuple(rows), sample.notes)
 
     def describe(self) -> dict[str, Any]:
         nodes = [{**self.node_summary(node), "location": node.location, "status_path": str(node.status_path)}
                  for node in self.nodes]
         return {"kind": self.kind, "mode": self.mode or "per flow (default microbatch)",
+                "spark": {"master": self.spark.master, "master_url": self.spark_master_url,
+                          "executors": self.spark.describe_executors()},
                 "policy": self.setup.policy, "separator": self.setup.separator,
                 "flows": [{"name": f.name, "topics": list(f.topics), "placement": f.placement,
                            "settings": dict(f.settings)} for f in self.setup.flows],

@@ -9,6 +9,7 @@ draw). The report is not the engine's business: the CLI writes it from those sav
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import sys
 import threading
@@ -31,6 +32,7 @@ from harness.scenario.checking import Checked, check_drill
 from harness.scenario.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
 from harness.scenario.load_clock import ProducingSince, load_clock
 from harness.scenario.model import Scenario
+from harness.spark.deployment import SparkDeployment
 from harness.scenario.conditions import unmet_conditions
 from harness.scenario.summary import evaluate, render_table
 from harness.scenario.topology import check_pairs, flow_specs, link_conditions_of, origin_topics, topology_of
@@ -47,9 +49,11 @@ class Drill:
 
     def __init__(self, scenario: Scenario, scenario_path: Path, out_dir: Path, replicator: str | None = None,
                  artifacts: Artifacts | None = None, log: Callable[[str], None] | None = None,
-                 progress_interval_s: float = 5.0, baseline: BaselineCheck | None = None):
+                 progress_interval_s: float = 5.0, baseline: BaselineCheck | None = None,
+                 spark_master: str | None = None):
         self.scenario = scenario
         self.baseline = baseline  # ``run --baseline``: regressions against it fail the drill
+        self.spark_master = spark_master  # run --spark-master
         self.scenario_path = Path(scenario_path)
         self.out_dir = Path(out_dir).resolve()
         self.kind = replicator or scenario.replication.replicator
@@ -200,11 +204,19 @@ class Drill:
             return make_replicator(self.kind, setup, **self._replicator_options())
         return build
 
+    def spark_deployment(self) -> SparkDeployment:
+        """The drill file's replication.spark, with ``run --spark-master`` winning over its master."""
+        sp = self.scenario.replication.spark
+        return SparkDeployment(master=self.spark_master or sp.master, executors=sp.executors,
+                               executor_cores=sp.executor_cores, executor_memory=sp.executor_memory)
+
     def _replicator_options(self) -> dict:
         r = self.scenario.replication
         opts = {"artifacts": self.artifacts} if self.artifacts is not None else {}
         if self.kind == "pyspark" and r.mode:
             opts["mode"] = r.mode
+        if self.kind == "pyspark":
+            opts["spark"] = self.spark_deployment()
         if self.kind == "command":
             opts = {"command": r.command}
         return opts
@@ -373,9 +385,21 @@ class Drill:
             duration_s=round(time.time() - started, 1), interrupted=interrupted,
             error=error or check_error, flows=checked.flows, failovers=checked.failovers, failbacks=failbacks,
             expectations=expectations, timeline=checked.timeline, logs=self._log_paths(ctx, env),
-            rerun=run_facts.rerun_line(self.out_dir, self.kind),
-            backlog_records=sum(b.records for b in s.load.backlog))
+            rerun=run_facts.rerun_line(self.out_dir, self.kind)
+            + (f" --spark-master {shlex.quote(self.spark_master)}" if self.spark_master else ""),
+            backlog_records=sum(b.records for b in s.load.backlog),
+            environment=self._environment_facts(env))
         return DrillResults(summary, checked.plots, self.out_dir)
+
+    def _environment_facts(self, env: Environment) -> dict:
+        """Where the replicator's Spark ran: the master as asked, the URL it resolved to, executors."""
+        if self.kind != "pyspark":
+            return {}
+        d = self.spark_deployment()
+        url = env.spark.url if env is not None and env.spark is not None else None
+        return {"spark_master": d.master + (f" ({url})" if url else ""),
+                "spark_executors": d.executors if d.submitted else 0,
+                "spark_executor_cores": d.executor_cores if d.submitted else 0}
 
     def _log_paths(self, ctx, env: Environment) -> Logs:
         logs = Logs(brokers={b.name: str(b.log_path) for c in env.clusters.values() for b in c.brokers},

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from harness.scenario.durations import parse_duration
+from harness.spark.deployment import SparkDeployment, SparkDeploymentError
 from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
 
 STRATEGIES = ("translated", "timestamp", "earliest", "latest")
@@ -73,12 +74,31 @@ class FlowDef(_M):
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
 
 
+class SparkDef(_M):
+    """Where the bundled replicator's Spark runs (pyspark only); see harness/spark/deployment.py."""
+
+    master: str = "local"  # local | local[N] | standalone | spark://HOST:PORT | yarn | k8s://...
+    executors: int = Field(2, ge=1, le=64)
+    executor_cores: int = Field(2, ge=1, le=64)
+    executor_memory: str = "768m"
+
+    @field_validator("master", "executor_memory")
+    @classmethod
+    def _deployable(cls, v, info):
+        try:
+            SparkDeployment(**{info.field_name: v})
+        except SparkDeploymentError as e:
+            raise ValueError(str(e)) from None
+        return v
+
+
 class ReplicationDef(_M):
     replicator: Literal["pyspark", "mirrormaker2", "command"] = "pyspark"
     policy: Literal["default", "identity"] = "default"
     separator: str = "."
     mode: Literal["microbatch", "realtime"] | None = None  # pyspark only
     command: str | None = None  # command replicator template
+    spark: SparkDef = SparkDef()  # pyspark only
     flows: list[FlowDef] = Field(min_length=1)
 
 
@@ -229,6 +249,13 @@ class ReplicatorStep(_Step):
                 "pause_replicator", "resume_replicator"]
 
 
+class SparkWorkerStep(_Step):
+    # A Spark worker's machine dies: the worker and its executors are SIGKILLed; Spark reruns
+    # their tasks elsewhere. Needs replication.spark.master: standalone.
+    do: Literal["kill_spark_worker"]
+    worker: int = Field(0, ge=0)  # which of the standalone cluster's workers (0 or 1)
+
+
 class CreateTopic(_Step):
     do: Literal["create_topic"]
     cluster: str
@@ -296,7 +323,7 @@ class WaitDrain(_Step):
 
 # Every step model; each ``do:`` value of these has one action in harness/scenario/actions/.
 STEP_TYPES = (SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep, ClusterStep, ReplicatorStep,
-              CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain)
+              SparkWorkerStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain)
 Step = Annotated[Union[STEP_TYPES], Field(discriminator="do")]
 
 

@@ -19,11 +19,12 @@ from harness.scenario.actions.replicator import ReplicatorAction
 from harness.scenario.actions.reset_connections import ResetConnectionsAction
 from harness.scenario.actions.set_link import SetLinkAction
 from harness.scenario.actions.set_topic_config import SetTopicConfigAction
+from harness.scenario.actions.spark_worker import SparkWorkerAction
 from harness.scenario.actions.wait_drain import WaitDrainAction
 
 ACTION_TYPES: tuple[type[Action], ...] = (
     SetLinkAction, BlackholeAction, PartitionAction, HealAction, ResetConnectionsAction,
-    BrokerAction, ClusterStepAction, ReplicatorAction,
+    BrokerAction, ClusterStepAction, ReplicatorAction, SparkWorkerAction,
     CreateTopicAction, AddPartitionsAction, SetTopicConfigAction,
     FailoverAction, FailbackAction, WaitDrainAction,
 )

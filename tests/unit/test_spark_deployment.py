@@ -1,0 +1,110 @@
+"""Where Spark runs: master forms, the slot check, spark-submit's command line, the drill file's field."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.scenario.model import Scenario
+from harness.spark.deployment import SparkDeployment, SparkDeploymentError, check_task_slots
+from harness.spark.submit import package_replicator, submit_argv
+
+
+@pytest.mark.parametrize("master, submitted", [
+    ("local", False), ("local[4]", False), ("local[*]", False), ("standalone", True),
+    ("spark://127.0.0.1:7077", True), ("spark://a:1,b:2", True), ("yarn", True), ("k8s://https://k:6443", True)])
+def test_master_forms(master, submitted):
+    assert SparkDeployment(master).submitted is submitted
+
+
+@pytest.mark.parametrize("master", ["", "spark:/x", "spark://host", "mesos://m:5050", "locale", "local[x]"])
+def test_bad_master_is_refused_naming_the_forms(master):
+    with pytest.raises(SparkDeploymentError, match=r"is not one of: local \(default\), local\[N\], standalone"):
+        SparkDeployment(master)
+
+
+def test_local_master_reaches_the_replicator_only_when_it_runs_spark_itself():
+    assert SparkDeployment("local").local_master() is None
+    assert SparkDeployment("local[3]").local_master() == "local[3]"
+    assert SparkDeployment("standalone").local_master() is None
+
+
+def status(*workers):
+    return {"url": "spark://127.0.0.1:1", "aliveworkers": sum(w[0] == "ALIVE" for w in workers),
+            "workers": [{"state": s, "cores": c, "coresused": u, "coresfree": c - u} for s, c, u in workers]}
+
+
+def test_slot_check_counts_free_cores_of_alive_workers_only():
+    st = status(("ALIVE", 2, 0), ("DEAD", 2, 0), ("ALIVE", 2, 1))
+    check_task_slots(st, 3, 4, "flow")  # 2 + 1 free
+    with pytest.raises(SparkDeploymentError, match=r"needs 4 task slots .* has 3 free cores on 2 alive worker"):
+        check_task_slots(st, 4, 4, "flow")
+
+
+def test_slot_check_refuses_asking_for_fewer_slots_than_partitions():
+    with pytest.raises(SparkDeploymentError, match=r"needs 3 task slots .* asks for 2 .* at least 3"):
+        check_task_slots(status(("ALIVE", 8, 0)), 3, 2, "flow")
+    check_task_slots(status(), 0, 1, "no real-time flow")  # nothing to hold
+
+
+def test_submit_line_sizes_executors_and_ships_the_zip(tmp_path):
+    archive, launcher = package_replicator(tmp_path)
+    argv = submit_argv(SparkDeployment("standalone", executors=3, executor_cores=2, executor_memory="1g"),
+                       "spark://127.0.0.1:7077", [Path("/j/a.jar"), Path("/j/b.jar")], archive, launcher,
+                       ["--config", "c.properties"])
+    assert argv[0].endswith("bin/spark-submit")
+    joined = " ".join(argv)
+    for part in ("--master spark://127.0.0.1:7077", "--executor-cores 2", "--total-executor-cores 6",
+                 "--executor-memory 1g", "spark.executor.instances=3", "--jars /j/a.jar,/j/b.jar",
+                 f"--py-files {archive}", "spark.driver.host=127.0.0.1"):
+        assert part in joined
+    assert argv[-3:] == [str(launcher), "--config", "c.properties"]
+    names = zipfile.ZipFile(archive).namelist()
+    assert "replicator/__main__.py" in names and "replicator/config/model.py" in names
+    assert all(n.startswith("replicator/") and n.endswith(".py") for n in names)
+
+
+def test_yarn_gets_no_standalone_only_flags(tmp_path):
+    archive, launcher = package_replicator(tmp_path)
+    argv = submit_argv(SparkDeployment("yarn"), "yarn", [], archive, launcher, [])
+    assert "--total-executor-cores" not in argv and not any("driver.host" in a for a in argv)
+
+
+def drill(spark: dict | None) -> dict:
+    doc = yaml.safe_load((Path(__file__).parents[2] / "scenarios" / "spark-worker-kill.yaml").read_text())
+    if spark is None:
+        doc["replication"].pop("spark")
+    else:
+        doc["replication"]["spark"] = spark
+    return doc
+
+
+def test_drill_file_spark_field():
+    assert Scenario.model_validate(drill(None)).replication.spark.master == "local"
+    s = Scenario.model_validate(drill({"master": "spark://h:7077", "executors": 4})).replication.spark
+    assert (s.master, s.executors, s.executor_cores) == ("spark://h:7077", 4, 2)
+    with pytest.raises(ValueError, match=r"not one of: local"):
+        Scenario.model_validate(drill({"master": "mesos://x:1"}))
+    with pytest.raises(ValueError, match=r"executor_memory"):
+        Scenario.model_validate(drill({"executor_memory": "lots"}))
+
+
+def test_kill_spark_worker_needs_the_standalone_cluster(tmp_path):
+    from harness.scenario.validate import ScenarioInvalid, check_file
+    doc = drill({"master": "local"})
+    path = tmp_path / "d.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ScenarioInvalid, match=r"kill_spark_worker needs the Spark standalone cluster"):
+        check_file(path, None)
+    doc = drill(None)
+    doc["replication"]["spark"] = {"master": "standalone"}
+    doc["timeline"][0]["worker"] = 2
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ScenarioInvalid, match=r"worker 2 does not exist"):
+        check_file(path, None)
+    doc["timeline"][0]["worker"] = 1
+    path.write_text(yaml.safe_dump(doc))
+    assert check_file(path, None).scenario.timeline[0].worker == 1
