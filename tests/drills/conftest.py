@@ -11,8 +11,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 # the failback drill covers an unplanned failover, a planned one (its switch back), the stable
-# address and the failback itself; the other drills run with --drills
-CI_DRILLS = ("quickstart.yaml", "active-passive-failback.yaml")
+# address and the failback itself; leader-kill-rf3 a replicated cluster losing a partition's
+# leader; the other drills run with --drills
+CI_DRILLS = ("quickstart.yaml", "active-passive-failback.yaml", "leader-kill-rf3.yaml")
 
 
 def drill_files(config) -> list[Path]:
