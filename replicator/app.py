@@ -28,7 +28,7 @@ from replicator.config.model import ReplicatorConfig
 from replicator.heartbeats import HeartbeatEmitter
 from replicator.metrics import MetricsTracker, as_document, read_interceptor_files, write_json_atomically
 from replicator.offset_index import OffsetIndex
-from replicator.resume import FlowOrigin, StartPositions, copied_up_to, settle, starting_offsets, target_consumer
+from replicator.resume import FlowOrigin, StartPositions, copied_up_to, settled, starting_offsets, target_consumer
 from replicator.startup import StartupClock
 from replicator.spark_stream import StreamPlan, start_query, stop_query, warm_up
 from replicator.topic_sync import TopicSync
@@ -208,11 +208,10 @@ class FlowRuntime:
             librdkafka_conf({"bootstrap.servers": self.target_bootstrap}))
         remote = {t: self.policy.format_remote_topic(self.flow.source, t) for t in self.topics}
         parts = {t: self.partitions.get(t, 1) for t in self.topics}
-        targets = [(remote[t], p) for t, n in parts.items() for p in range(n)]
-        if self._settle_before_start:
-            settle(c, targets)
-            self._settle_before_start = False
-        copied = {(t, p): copied_up_to(c, remote[t], p, self.origin) for t, n in parts.items() for p in range(n)}
+
+        def read() -> dict[tuple[str, int], int | None]:
+            return {(t, p): copied_up_to(c, remote[t], p, self.origin) for t, n in parts.items() for p in range(n)}
+        copied = settled(read) if self._settle_before_start else read()
         offsets = starting_offsets(self.start_positions.resolve(parts, self._source_ends), copied)
         shutil.rmtree(self.checkpoint_dir, ignore_errors=True)
         self.query = start_query(spark, replace(self.plan(), starting_offsets=offsets))

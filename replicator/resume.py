@@ -22,6 +22,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
@@ -112,20 +113,24 @@ def copied_up_to(c: Consumer, topic: str, partition: int, origin: FlowOrigin,
     return None
 
 
-def settle(c: Consumer, partitions: list[tuple[str, int]], quiet_s: float = 1.0, limit_s: float = 15.0) -> None:
-    """Wait until the target partitions' ends stop moving (writes of a stopped query still in flight:
-    records a cancelled task had handed to the pooled producer are sent after the task ends)."""
-    def ends():
-        return [c.get_watermark_offsets(TopicPartition(t, p), timeout=10, cached=False)[1] for t, p in partitions]
+def settled(read: Callable[[], dict], quiet_s: float = 0.5, limit_s: float = 15.0) -> dict:
+    """``read()`` again and again until two readings agree; the last reading.
+
+    After a query of this process stopped, records its cancelled tasks had handed to Spark's
+    pooled producer (and that producer's retries) may still land for a moment. This flow's
+    own newest copies are what is watched, not the partitions' ends: under the identity policy
+    local producers keep the ends moving."""
     deadline = time.monotonic() + limit_s
-    before = ends()
-    while time.monotonic() < deadline:
+    before = read()
+    while True:
         time.sleep(quiet_s)
-        now = ends()
+        now = read()
         if now == before:
-            return
+            return now
+        if time.monotonic() >= deadline:
+            log.warning("copies still landing after %.0fs; resuming from what is there now", limit_s)
+            return now
         before = now
-    log.warning("target partitions still moving after %.0fs; resuming from what is there now", limit_s)
 
 
 class StartPositions:
@@ -149,7 +154,7 @@ class StartPositions:
                 log.warning("%s is unreadable; treating every topic as new (copied from its start)", path)
                 self._known = {}
 
-    def resolve(self, partitions: dict[str, int], source_ends: "callable") -> dict[str, dict[str, int]]:
+    def resolve(self, partitions: dict[str, int], source_ends: Callable[[str, int], list[int]]) -> dict[str, dict[str, int]]:
         """Start position per partition (offset or ``EARLIEST``); records new topics on the way."""
         first_start = self._known is None
         known = self._known or {}

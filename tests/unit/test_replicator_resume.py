@@ -6,7 +6,7 @@ import json
 import time
 
 from replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, encode_offset
-from replicator.resume import EARLIEST, FlowOrigin, StartPositions, starting_offsets
+from replicator.resume import EARLIEST, FlowOrigin, StartPositions, settled, starting_offsets
 from replicator.startup import StartupClock, process_started_at
 
 
@@ -92,3 +92,14 @@ def test_startup_clock_counts_only_records_after_its_baseline():
 
 def test_process_start_is_in_the_past():
     assert process_started_at() <= time.time()
+
+
+def test_positions_are_read_until_two_readings_agree():
+    readings = iter([{("a", 0): 5}, {("a", 0): 9}, {("a", 0): 12}, {("a", 0): 12}, {("a", 0): 99}])
+    assert settled(lambda: next(readings), quiet_s=0) == {("a", 0): 12}
+
+
+def test_settling_gives_up_after_its_limit_with_the_last_reading():
+    count = iter(range(1000))
+    got = settled(lambda: {("a", 0): next(count)}, quiet_s=0.01, limit_s=0.05)
+    assert got[("a", 0)] >= 2
