@@ -210,6 +210,8 @@ class FlowRuntime:
         parts = {t: self.partitions.get(t, 1) for t in self.topics}
 
         def read() -> dict[tuple[str, int], int | None]:
+            for t in parts:  # the consumer's metadata must know partitions added since it last looked
+                c.list_topics(remote[t], timeout=10)
             return {(t, p): copied_up_to(c, remote[t], p, self.origin) for t, n in parts.items() for p in range(n)}
         copied = settled(read) if self._settle_before_start else read()
         offsets = starting_offsets(self.start_positions.resolve(parts, self._source_ends), copied)
