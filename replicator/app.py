@@ -2,8 +2,9 @@
 
 Data moves in Spark (``spark_stream``). Around it, per flow and on MM2's schedules: topic
 discovery and remote-topic creation (a query restarts when its topic set changes, and after
-any failure, from its checkpoint, so nothing is lost), config sync, heartbeats, checkpoints
-with exact offset translation, optional group offset sync, and metrics.
+any failure, right after the newest record it copied into the target, so nothing is lost or
+written twice: ``resume``), config sync, heartbeats, checkpoints with exact offset
+translation, optional group offset sync, and metrics.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -23,10 +25,11 @@ from confluent_kafka.admin import AdminClient
 from replicator.checkpoints import CheckpointEmitter
 from replicator.config.flow import FlowConfig
 from replicator.config.model import ReplicatorConfig
-from replicator.headers import source_offset_of
 from replicator.heartbeats import HeartbeatEmitter
-from replicator.metrics import MetricsTracker, as_document, write_json_atomically
+from replicator.metrics import MetricsTracker, as_document, read_interceptor_files, write_json_atomically
 from replicator.offset_index import OffsetIndex
+from replicator.resume import FlowOrigin, StartPositions, copied_up_to, settled, starting_offsets, target_consumer
+from replicator.startup import StartupClock
 from replicator.spark_stream import StreamPlan, start_query, stop_query, warm_up
 from replicator.topic_sync import TopicSync
 
@@ -82,8 +85,9 @@ class FlowStatus:
 class FlowRuntime:
     """One flow: its Spark query and its control plane."""
 
-    def __init__(self, config: ReplicatorConfig, flow: FlowConfig, workdir: Path):
+    def __init__(self, config: ReplicatorConfig, flow: FlowConfig, workdir: Path, clock: StartupClock | None = None):
         self.flow = flow
+        self.clock = clock or StartupClock()
         self.name = flow.name
         self.policy = flow.replication_policy()
         self.selector = flow.topic_selector()
@@ -109,7 +113,10 @@ class FlowRuntime:
                                            flow.heartbeats_topic_replication_factor)
         self.starting_offsets = config.starting_offsets(flow)
         base = Path(config.flow_checkpoint_dir(flow) or workdir / "checkpoints" / _safe_name(flow.name))
-        self.checkpoint_dir = base
+        # Spark's checkpoint for the running query only: every start begins a fresh one (``_start``)
+        self.checkpoint_dir = base / "query"
+        self.start_positions = StartPositions(base / "start-positions.json", self.starting_offsets)
+        self.origin = FlowOrigin(flow.source, flow.replication_policy_class == "identity" and flow.provenance_header)
         self.metrics_dir = workdir / "metrics" / _safe_name(flow.name)
         self.metrics = MetricsTracker(self.metrics_dir)
         self.query: "StreamingQuery | None" = None
@@ -124,6 +131,9 @@ class FlowRuntime:
         self._source_consumer: Consumer | None = None
         self._restart_after = 0.0
         self._warmed_up = False
+        self._resume_consumer: Consumer | None = None
+        # a query ended in this process: its cancelled tasks' records may still be on their way
+        self._settle_before_start = False
 
     # --- data path --------------------------------------------------------------------
     def plan(self) -> StreamPlan:
@@ -159,6 +169,7 @@ class FlowRuntime:
             log.warning("flow %s: query stopped (%s); re-syncing topics and restarting from its checkpoint",
                         self.name, (str(err) or "")[:500])
             self.query = None
+            self._settle_before_start = True
             self._restart_after = now + 2.0
             self.refresh.now()
         if self.query is not None:
@@ -175,15 +186,46 @@ class FlowRuntime:
     def _refresh_and_start(self, spark: "SparkSession", now: float) -> None:
         changed = self._sync_topics()
         if self.query is not None and changed:
-            log.info("flow %s: topics now %s; restarting the query (its running batch is cancelled, "
-                     "not lost: the new query resumes from the checkpoint)", self.name, list(self.topics))
+            log.info("flow %s: topics now %s; restarting the query (its running batch is cancelled; "
+                     "the new query starts after what reached the target)", self.name, list(self.topics))
             self.stop_query(spark)
         if self.query is None and self.topics and now >= self._restart_after:
             if not self._warmed_up:
                 self._warm_up(spark)
-            self.query = start_query(spark, self.plan())
-            self.status.query_starts += 1
-            log.info("flow %s: replicating %s (%s mode)", self.name, list(self.topics), self.flow.mode)
+            self._start(spark)
+
+    def _start(self, spark: "SparkSession") -> None:
+        """Start the query right after the newest record this flow copied into each target partition.
+
+        The target, not Spark's checkpoint, says where the copy stopped (see ``resume``): a
+        killed process, a failed query and a query stopped for a new topic all leave records
+        on the target past the checkpoint's last commit. So the old checkpoint is dropped and
+        the new query starts from per-partition offsets. Positions are read only once the
+        stopped query's writes have settled; any error reading them aborts this start (the
+        next tick retries), never falls back to a guess that would copy twice or skip.
+        """
+        c = self._resume_consumer = self._resume_consumer or target_consumer(
+            librdkafka_conf({"bootstrap.servers": self.target_bootstrap}))
+        remote = {t: self.policy.format_remote_topic(self.flow.source, t) for t in self.topics}
+        parts = {t: self.partitions.get(t, 1) for t in self.topics}
+
+        def read() -> dict[tuple[str, int], int | None]:
+            for t in parts:  # the consumer's metadata must know partitions added since it last looked
+                c.list_topics(remote[t], timeout=10)
+            return {(t, p): copied_up_to(c, remote[t], p, self.origin) for t, n in parts.items() for p in range(n)}
+        copied = settled(read) if self._settle_before_start else read()
+        offsets = starting_offsets(self.start_positions.resolve(parts, self._source_ends), copied)
+        shutil.rmtree(self.checkpoint_dir, ignore_errors=True)
+        self.query = start_query(spark, replace(self.plan(), starting_offsets=offsets))
+        self._settle_before_start = True  # from now on, a stop leaves writes in flight
+        self.status.query_starts += 1
+        self.clock.mark("first_query")
+        log.info("flow %s: replicating %s (%s mode) from %s", self.name, list(self.topics), self.flow.mode, offsets)
+
+    def _source_ends(self, topic: str, partitions: int) -> list[int]:
+        self._ensure_probe_consumers()
+        return [self._source_consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                for p in range(partitions)]
 
     def _warm_up(self, spark: "SparkSession") -> None:
         """Once per process, before the first query: pay Spark's first-batch cost before records wait on it."""
@@ -191,6 +233,7 @@ class FlowRuntime:
         started = time.monotonic()
         try:
             warm_up(spark, self.plan())
+            self.clock.mark("warm_up")
             log.info("flow %s: Spark warmed up in %.1fs", self.name, time.monotonic() - started)
         except Exception as e:
             log.warning("flow %s: warm-up failed after %.1fs (the first batch will be slow): %s",
@@ -232,11 +275,7 @@ class FlowRuntime:
     # --- lag --------------------------------------------------------------------------
     def lag(self) -> dict[tuple[str, int], int]:
         """Per remote partition: source end offset minus (source offset of the last record on the target + 1)."""
-        if self._lag_consumer is None:
-            self._lag_consumer = Consumer(librdkafka_conf({"bootstrap.servers": self.target_bootstrap}) | {
-                "group.id": "__mirrordrill-lag", "enable.auto.commit": False, "log_level": 0})
-            self._source_consumer = Consumer(librdkafka_conf({"bootstrap.servers": self.source_bootstrap}) | {
-                "group.id": "__mirrordrill-lag", "enable.auto.commit": False, "log_level": 0})
+        self._ensure_probe_consumers()
         out = {}
         for topic, n in self.partitions.items():
             remote = self.policy.format_remote_topic(self.flow.source, topic)
@@ -245,28 +284,22 @@ class FlowRuntime:
                 out[(remote, p)] = max(0, src_high - self._replicated_position(remote, p))
         return out
 
+    def _ensure_probe_consumers(self) -> None:
+        if self._lag_consumer is None:
+            self._lag_consumer = target_consumer(librdkafka_conf({"bootstrap.servers": self.target_bootstrap}))
+            self._source_consumer = Consumer(librdkafka_conf({"bootstrap.servers": self.source_bootstrap}) | {
+                "group.id": "__mirrordrill-lag", "enable.auto.commit": False, "log_level": 0})
+
     def _replicated_position(self, remote: str, partition: int) -> int:
-        c = self._lag_consumer
-        low, high = c.get_watermark_offsets(TopicPartition(remote, partition), timeout=5)
-        if high <= low:
-            return 0
-        c.assign([TopicPartition(remote, partition, high - 1)])
-        try:
-            deadline = time.monotonic() + 5
-            while time.monotonic() < deadline:
-                m = c.poll(0.2)
-                if m is not None and not m.error():
-                    src = source_offset_of(m.headers())
-                    return (src + 1) if src is not None else 0
-            return 0
-        finally:
-            c.unassign()
+        # the newest record of *this* flow (under identity others write the partition too)
+        src = copied_up_to(self._lag_consumer, remote, partition, self.origin, window=1024, timeout_s=5)
+        return src + 1 if src is not None else 0
 
     def close(self, spark: "SparkSession | None" = None) -> None:
         self.stop_query(spark)
         self.target_producer.flush(5)
         self.index.close()
-        for c in (self._lag_consumer, self._source_consumer):
+        for c in (self._lag_consumer, self._source_consumer, self._resume_consumer):
             if c is not None:
                 c.close()
 
@@ -290,6 +323,7 @@ class Replicator:
         self.status_file = status_file or self.workdir / "metrics.json"
         self.flows: list[FlowRuntime] = []
         self.spark: "SparkSession | None" = None
+        self.clock = StartupClock()
 
     def _start_spark(self) -> "SparkSession":
         from pyspark.sql import SparkSession
@@ -320,6 +354,9 @@ class Replicator:
                  .config("spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={self.workdir / 'spark-tmp'}")
                  .config("spark.driver.memory", os.environ.get("MIRRORDRILL_SPARK_DRIVER_MEMORY", "1g"))
                  .config("spark.sql.streaming.stopTimeout", "10s")
+                 # A retried task writes its range again from the batch start (duplicates); a failed
+                 # task fails the query instead, which restarts after what reached the target.
+                 .config("spark.task.maxFailures", "1")
                  .getOrCreate())
         spark.sparkContext.setLogLevel(os.environ.get("MIRRORDRILL_SPARK_LOG_LEVEL", "WARN"))
         return spark
@@ -330,9 +367,12 @@ class Replicator:
         flows = self.config.enabled_flows()
         if not flows:
             raise ValueError("no enabled flow in the configuration (set A->B.enabled = true)")
-        self.flows = [FlowRuntime(self.config, f, self.workdir) for f in flows]
+        self.flows = [FlowRuntime(self.config, f, self.workdir, self.clock) for f in flows]
+        self.clock.observe_records(self._records_written())  # what earlier processes wrote
         try:
             self.spark = self._start_spark()
+            self.clock.mark("spark_session")
+            log.info("Spark session ready %.1fs after the process started", self.clock.spark_session_s)
             lag_every = _Every(2.0)
             lag: dict[str, dict] = {}
             while not stop.is_set():
@@ -346,7 +386,8 @@ class Replicator:
                         except Exception as e:
                             log.debug("flow %s: lag probe failed: %s", fr.name, e)
                 self._write_status(lag)
-                stop.wait(1.0)
+                # a finer clock until the first record moves, so start-up time is measured closely
+                stop.wait(1.0 if self.clock.first_record_s is not None else 0.25)
         finally:
             # every query stops (and its cancelled tasks settle) before the session does
             for fr in self.flows:
@@ -355,7 +396,11 @@ class Replicator:
                 self.spark.stop()
             self._write_status({})
 
+    def _records_written(self) -> int:
+        return sum(m.records for fr in self.flows for m in read_interceptor_files(fr.metrics_dir).values())
+
     def _write_status(self, lag: dict[str, dict]) -> None:
         flows = {fr.name: fr.metrics.sample(lag.get(fr.name)) for fr in self.flows}
+        self.clock.observe_records(sum(m.records for ms in flows.values() for m in ms))
         status = {fr.name: vars(fr.status) for fr in self.flows}
-        write_json_atomically(self.status_file, as_document(flows, {"status": status}))
+        write_json_atomically(self.status_file, as_document(flows, {"status": status, "startup": self.clock.as_dict()}))

@@ -1,0 +1,62 @@
+"""How long a replicator start takes until the first record moves, and where the time went.
+
+Measured from the process's own start (the kernel's record of it, so interpreter start-up and
+imports count too), in phases a person can act on: the Spark session (JVM and Spark), the
+warm-up batch, the first query start (Kafka metadata, topic creation, reading resume
+positions), and the first record the producer interceptor reports as written. The
+interceptor writes its counts once a second, so the last figure is good to about a second.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, field
+
+log = logging.getLogger("replicator")
+
+
+def process_started_at() -> float:
+    """Wall-clock time the current process started (Linux /proc); now when unknown."""
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime"))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, StopIteration, IndexError):
+        return time.time()
+
+
+@dataclass
+class StartupClock:
+    """Seconds from process start to each phase's end (None: not reached yet)."""
+
+    started_at_ms: int = field(default_factory=lambda: int(process_started_at() * 1000))
+    spark_session_s: float | None = None
+    warm_up_s: float | None = None
+    first_query_s: float | None = None
+    first_record_s: float | None = None
+    _baseline: int | None = field(default=None, repr=False)
+
+    def _since_start(self) -> float:
+        return round(time.time() - self.started_at_ms / 1000, 2)
+
+    def mark(self, phase: str) -> None:
+        """Record ``phase`` (spark_session, warm_up, first_query) once, the first time it ends."""
+        if getattr(self, f"{phase}_s") is None:
+            setattr(self, f"{phase}_s", self._since_start())
+
+    def observe_records(self, written: int) -> None:
+        """Feed the total records written so far (files of earlier processes included)."""
+        if self._baseline is None:
+            self._baseline = written  # what earlier processes of this workdir wrote
+        elif self.first_record_s is None and written > self._baseline:
+            self.first_record_s = self._since_start()
+            log.info("first record moved %.1fs after the process started (Spark session ready at %.1fs, "
+                     "warm-up done at %s s, first query started at %s s)", self.first_record_s,
+                     self.spark_session_s or 0, self.warm_up_s, self.first_query_s)
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if not k.startswith("_")}

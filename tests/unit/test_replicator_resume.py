@@ -1,0 +1,105 @@
+"""Resume positions and start-up figures of the bundled replicator (reading the target is integration-tested)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, encode_offset
+from replicator.resume import EARLIEST, FlowOrigin, StartPositions, settled, starting_offsets
+from replicator.startup import StartupClock, process_started_at
+
+
+def headers(src: int | None, prov: str | None = None) -> list[tuple[str, bytes]]:
+    out = [("app", b"x")]
+    if src is not None:
+        out.append((SOURCE_OFFSET_HEADER, encode_offset(src)))
+    if prov is not None:
+        out.append((PROVENANCE_HEADER, prov.encode()))
+    return out
+
+
+def test_a_prefixed_remote_topic_is_the_flows_alone():
+    origin = FlowOrigin("east", by_provenance=False)
+    assert origin.owns(headers(41)) == 41
+    assert origin.owns(headers(None)) is None  # written by something else: no source offset
+
+
+def test_under_identity_only_records_whose_last_hop_is_the_source_are_the_flows():
+    origin = FlowOrigin("east", by_provenance=True)
+    assert origin.owns(headers(7, "east")) == 7
+    assert origin.owns(headers(7, "north,east")) == 7  # came through north, copied here from east
+    assert origin.owns(headers(7, "east,north")) is None  # another flow (north->here) wrote it
+    assert origin.owns(headers(7)) is None
+    assert origin.owns(headers(None, "east")) is None
+
+
+def test_first_start_uses_the_configured_offsets_and_pins_latest(tmp_path):
+    path = tmp_path / "start-positions.json"
+    positions = StartPositions(path, "latest")
+    got = positions.resolve({"a": 2}, lambda topic, n: [100, 200][:n])
+    assert got == {"a": {"0": 100, "1": 200}}
+    # a restart before anything was copied starts where the first start did, not at a new "latest"
+    again = StartPositions(path, "latest").resolve({"a": 2}, lambda *_: [999, 999])
+    assert again == {"a": {"0": 100, "1": 200}}
+
+
+def test_topics_and_partitions_that_appear_later_start_at_the_earliest_offset(tmp_path):
+    path = tmp_path / "start-positions.json"
+    positions = StartPositions(path, "latest")
+    positions.resolve({"a": 1}, lambda topic, n: [50] * n)
+    got = positions.resolve({"a": 3, "b": 1}, lambda topic, n: [60] * n)
+    assert got == {"a": {"0": 50, "1": EARLIEST, "2": EARLIEST}, "b": {"0": EARLIEST}}
+    # and a new process knows them as well
+    assert StartPositions(path, "latest").resolve({"a": 3, "b": 1}, lambda *_: [70] * 3) == got
+
+
+def test_earliest_needs_no_source_lookup(tmp_path):
+    def never(*_):
+        raise AssertionError("no source lookup for earliest")
+    got = StartPositions(tmp_path / "p.json", "earliest").resolve({"a": 2}, never)
+    assert got == {"a": {"0": EARLIEST, "1": EARLIEST}}
+
+
+def test_an_unreadable_positions_file_counts_every_topic_as_new(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text("{not json")
+    assert StartPositions(path, "latest").resolve({"a": 1}, lambda *_: [5]) == {"a": {"0": EARLIEST}}
+
+
+def test_starting_offsets_are_one_past_the_newest_copied_record():
+    positions = {"a": {"0": EARLIEST, "1": 10}, "b": {"0": 3}}
+    copied = {("a", 0): 41, ("a", 1): None, ("b", 0): 0}
+    assert json.loads(starting_offsets(positions, copied)) == {"a": {"0": 42, "1": 10}, "b": {"0": 1}}
+
+
+def test_startup_clock_counts_only_records_after_its_baseline():
+    clock = StartupClock(started_at_ms=int(time.time() * 1000) - 3000)
+    clock.observe_records(500)  # an earlier process of the same workdir wrote these
+    clock.observe_records(500)
+    assert clock.first_record_s is None
+    clock.mark("spark_session")
+    clock.mark("first_query")
+    clock.observe_records(501)
+    doc = clock.as_dict()
+    assert doc["first_record_s"] >= 3.0 and doc["spark_session_s"] >= 3.0
+    assert doc["first_record_s"] >= doc["first_query_s"]
+    first = doc["first_record_s"]
+    clock.observe_records(900)
+    clock.mark("spark_session")  # only the first time counts
+    assert clock.first_record_s == first and clock.spark_session_s == doc["spark_session_s"]
+
+
+def test_process_start_is_in_the_past():
+    assert process_started_at() <= time.time()
+
+
+def test_positions_are_read_until_two_readings_agree():
+    readings = iter([{("a", 0): 5}, {("a", 0): 9}, {("a", 0): 12}, {("a", 0): 12}, {("a", 0): 99}])
+    assert settled(lambda: next(readings), quiet_s=0) == {("a", 0): 12}
+
+
+def test_settling_gives_up_after_its_limit_with_the_last_reading():
+    count = iter(range(1000))
+    got = settled(lambda: {("a", 0): next(count)}, quiet_s=0.01, limit_s=0.05)
+    assert got[("a", 0)] >= 2
