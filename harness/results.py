@@ -285,6 +285,9 @@ class DrillSummary(_Model):
     # Where the run's parts ran (pyspark: spark_master as asked, with the URL it resolved to;
     # spark_executors, 0 when Spark ran inside the replicator's process).
     environment: dict[str, str | int | None] = {}
+    # Each start of the replicator's processes (the bundled replicator reports them): started_at_ms,
+    # and seconds from the process's start to spark_session, warm_up, first_query, first_record.
+    replicator_starts: list[dict[str, Any]] = []
     # Added by issue 14. ``passed`` stays (false when interrupted); ``verdict`` tells an
     # interrupted drill from a failed one. ``invariants``: the built-in invariants, from the
     # expectation rows that carry an ``invariant`` name. Both derived when absent.

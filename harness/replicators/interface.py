@@ -66,6 +66,12 @@ class Replicator(ABC):
     def metrics(self) -> ReplicatorMetrics | None:
         """Per topic-partition rates, lag and latency where the replicator can tell."""
 
+    def start_times(self) -> list[dict[str, Any]]:
+        """Each start of this replicator's processes seen so far: when it began (epoch ms) and
+        seconds from it to the first record moved, with the phases on the way where the
+        replicator reports them. Empty for a replicator that does not tell."""
+        return []
+
     def count_target_from_now(self) -> None:
         """Lag counts only what targets receive from now on (see OffsetLagProbe.count_target_from_now)."""
         raise UnsupportedOperation(f"{type(self).__name__} cannot rebase its lag measurement")

@@ -78,6 +78,9 @@ class PySparkReplicator(NodeReplicator):
         self.spark = spark or SparkDeployment(master=spark_master or "local")
         self.spark_master = self.spark.local_master()
         self.spark_master_url: str | None = None  # where a submitted replicator went
+        # every process start seen in a status file, by (node, start ms): a restarted process
+        # overwrites the file, so each start is kept as it is read (see ``start_times``)
+        self._starts: dict[tuple[str, int], dict[str, Any]] = {}
         if self.spark.submitted and ready_timeout_s is None:
             # executors are JVMs of their own, started by the workers: on a busy 2-core machine
             # they registered two minutes after the driver (measured), then the queries start
@@ -174,9 +177,18 @@ class PySparkReplicator(NodeReplicator):
     def status(self, node: ReplicatorNode) -> dict:
         """The replicator's own metrics.json (empty before its first write)."""
         try:
-            return json.loads(node.status_path.read_text())
+            doc = json.loads(node.status_path.read_text())
         except (OSError, ValueError):
             return {}
+        startup = doc.get("startup")
+        if isinstance(startup, dict) and startup.get("started_at_ms"):
+            self._starts[(node.name, startup["started_at_ms"])] = {"process": node.name, **startup}
+        return doc
+
+    def start_times(self) -> list[dict[str, Any]]:
+        for node in self.nodes:
+            self.status(node)  # the newest process's figures
+        return [self._starts[k] for k in sorted(self._starts, key=lambda k: (k[1], k[0]))]
 
     def _node_not_ready(self, node: ReplicatorNode, started_at: float, log: str) -> list[str]:
         """Ready when every flow emits heartbeats and, where it has topics, runs its Spark query."""

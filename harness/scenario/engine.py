@@ -388,7 +388,8 @@ class Drill:
             rerun=run_facts.rerun_line(self.out_dir, self.kind)
             + (f" --spark-master {shlex.quote(self.spark_master)}" if self.spark_master else ""),
             backlog_records=sum(b.records for b in s.load.backlog),
-            environment=self._environment_facts(env))
+            environment=self._environment_facts(env),
+            replicator_starts=[t for r in (ctx.all_replicators() if ctx else []) for t in r.start_times()])
         return DrillResults(summary, checked.plots, self.out_dir)
 
     def _environment_facts(self, env: Environment) -> dict:
