@@ -28,6 +28,7 @@ from replicator.config.model import ReplicatorConfig
 from replicator.heartbeats import HeartbeatEmitter
 from replicator.metrics import MetricsTracker, as_document, read_interceptor_files, write_json_atomically
 from replicator.offset_index import OffsetIndex
+from replicator.prometheus import MetricsServer, render
 from replicator.resume import FlowOrigin, StartPositions, copied_up_to, settled, starting_offsets, target_consumer
 from replicator.startup import StartupClock
 from replicator.spark_stream import StreamPlan, start_query, stop_query, warm_up
@@ -324,6 +325,7 @@ class Replicator:
         self.flows: list[FlowRuntime] = []
         self.spark: "SparkSession | None" = None
         self.clock = StartupClock()
+        self.prometheus: MetricsServer | None = None
 
     def _start_spark(self) -> "SparkSession":
         from pyspark.sql import SparkSession
@@ -369,6 +371,8 @@ class Replicator:
             raise ValueError("no enabled flow in the configuration (set A->B.enabled = true)")
         self.flows = [FlowRuntime(self.config, f, self.workdir, self.clock) for f in flows]
         self.clock.observe_records(self._records_written())  # what earlier processes wrote
+        if self.config.metrics_port is not None:  # before Spark: a taken port fails the start at once
+            self.prometheus = MetricsServer(self.config.metrics_port).start()
         try:
             self.spark = self._start_spark()
             self.clock.mark("spark_session")
@@ -395,6 +399,8 @@ class Replicator:
             if self.spark is not None:
                 self.spark.stop()
             self._write_status({})
+            if self.prometheus is not None:
+                self.prometheus.stop()
 
     def _records_written(self) -> int:
         return sum(m.records for fr in self.flows for m in read_interceptor_files(fr.metrics_dir).values())
@@ -403,4 +409,9 @@ class Replicator:
         flows = {fr.name: fr.metrics.sample(lag.get(fr.name)) for fr in self.flows}
         self.clock.observe_records(sum(m.records for ms in flows.values() for m in ms))
         status = {fr.name: vars(fr.status) for fr in self.flows}
-        write_json_atomically(self.status_file, as_document(flows, {"status": status, "startup": self.clock.as_dict()}))
+        startup = self.clock.as_dict()
+        extra = {"status": status, "startup": startup}
+        if self.prometheus is not None:
+            self.prometheus.text = render(flows, status, startup)
+            extra["prometheus_url"] = self.prometheus.url
+        write_json_atomically(self.status_file, as_document(flows, extra))

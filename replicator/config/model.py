@@ -67,6 +67,9 @@ class ReplicatorConfig(StrictModel):
     spark_master: str = "local[*]"
     jars: list[str] = Field(default_factory=list)
     checkpoint_dir: str | None = None
+    # Prometheus text on 127.0.0.1 (``replicator.prometheus``): None serves nothing, 0 a free port
+    # the system picks (its URL goes into metrics.json), else that port.
+    metrics_port: int | None = None
     mm2_only: dict[str, str] = Field(default_factory=dict)
     warnings: list[ConfigWarning] = Field(default_factory=list, exclude=True, repr=False)
 
@@ -84,6 +87,9 @@ class ReplicatorConfig(StrictModel):
         check_keys(self.mm2_only, field="mm2_only")
         if not self.spark_master.strip():
             raise InvalidSetting("spark_master must not be empty", field="spark_master", valid="e.g. local[*]")
+        if self.metrics_port is not None and not 0 <= self.metrics_port <= 65535:
+            raise InvalidSetting(f"metrics port {self.metrics_port} is not a TCP port", field="metrics_port",
+                                 valid="0 (the system picks a free port) to 65535; unset serves no metrics")
         for jar in self.jars:
             if not jar or jar != jar.strip() or "," in jar:
                 # Spark takes its jars as one comma-separated list.

@@ -315,8 +315,11 @@ class _PropertiesReader:
                 valid=f"{prefix}consumer.auto.offset.reset = earliest | latest",
             )
         if setting in GLOBAL_PROPERTY_KEYS and setting != "mirrordrill.checkpoint.dir":
-            what = {"mirrordrill.spark.master": "the master", "mirrordrill.spark.jars": "its jars"}[setting]
-            raise draft.error(f"one Spark session runs every flow, so {what} is set once", loc, valid=setting)
+            what = {"mirrordrill.spark.master": "one Spark session runs every flow, so the master is set once",
+                    "mirrordrill.spark.jars": "one Spark session runs every flow, so its jars are set once",
+                    "mirrordrill.metrics.port": "one process serves every flow's metrics, so its port is set once",
+                    }[setting]
+            raise draft.error(what, loc, valid=setting)
         reason = rejected_reason(setting)
         if reason is not None:
             raise draft.error(f"not supported: {reason}", loc)

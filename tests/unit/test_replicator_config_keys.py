@@ -155,3 +155,17 @@ def test_realtime_trigger_default() -> None:
     flow = props("A->B.mirrordrill.mode = realtime\n").flows[0]
     assert flow.effective_trigger_interval == "10 seconds"
     assert flow.trigger_interval_seconds == 10
+
+
+def test_metrics_port_is_process_wide_off_by_default_and_a_tcp_port() -> None:
+    from replicator.config.render import to_mm2_properties
+    from tests.unit.replicator_config_helpers import props_error
+
+    assert props().metrics_port is None
+    assert props("mirrordrill.metrics.port = 0\n").metrics_port == 0
+    config = props("mirrordrill.metrics.port = 9464\n")
+    assert config.metrics_port == 9464
+    assert "mirrordrill.metrics.port = 9464" in to_mm2_properties(config)
+    assert "65535" in str(props_error("mirrordrill.metrics.port = 70000\n"))
+    assert "whole number" in str(props_error("mirrordrill.metrics.port = x\n"))
+    assert "set once" in str(props_error("A->B.mirrordrill.metrics.port = 1\n"))
