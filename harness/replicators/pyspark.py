@@ -81,6 +81,7 @@ class PySparkReplicator(NodeReplicator):
         # every process start seen in a status file, by (node, start ms): a restarted process
         # overwrites the file, so each start is kept as it is read (see ``start_times``)
         self._starts: dict[tuple[str, int], dict[str, Any]] = {}
+        self._metrics_urls: dict[str, str] = {}  # node name -> its process's Prometheus URL, once known
         if self.spark.submitted and ready_timeout_s is None:
             # executors are JVMs of their own, started by the workers: on a busy 2-core machine
             # they registered two minutes after the driver (measured), then the queries start
@@ -132,7 +133,11 @@ class PySparkReplicator(NodeReplicator):
 
     def node_config(self, node: ReplicatorNode, resolve_addresses: bool = True) -> ReplicatorConfig:
         master = self.spark_master_url or self.spark_master
-        top = {"mirrordrill.spark.master": master} if master else None
+        # Prometheus text on a port the system picks (drills run several processes side by side);
+        # each process names its URL in metrics.json, and ``status`` logs it.
+        top = {"mirrordrill.metrics.port": "0"}
+        if master:
+            top["mirrordrill.spark.master"] = master
         return self.setup.replicator_config(
             node.flows, node.location, flow_defaults={f.name: self.flow_defaults(f) for f in node.flows},
             top_settings=top, resolve_addresses=resolve_addresses)
@@ -183,6 +188,10 @@ class PySparkReplicator(NodeReplicator):
         startup = doc.get("startup")
         if isinstance(startup, dict) and startup.get("started_at_ms"):
             self._starts[(node.name, startup["started_at_ms"])] = {"process": node.name, **startup}
+        url = doc.get("prometheus_url")
+        if isinstance(url, str) and self._metrics_urls.get(node.name) != url:  # a restart picks a new port
+            self._metrics_urls[node.name] = url
+            self.setup.env.log(f"{node.name} metrics: {url}")
         return doc
 
     def start_times(self) -> list[dict[str, Any]]:
@@ -301,8 +310,8 @@ class PySparkReplicator(NodeReplicator):
         return ReplicatorMetrics(sample.taken_at, "end-offsets + producer acks", tuple(rows), sample.notes)
 
     def describe(self) -> dict[str, Any]:
-        nodes = [{**self.node_summary(node), "location": node.location, "status_path": str(node.status_path)}
-                 for node in self.nodes]
+        nodes = [{**self.node_summary(node), "location": node.location, "status_path": str(node.status_path),
+                  "metrics_url": self._metrics_urls.get(node.name)} for node in self.nodes]
         return {"kind": self.kind, "mode": self.mode or "per flow (default microbatch)",
                 "spark": {"master": self.spark.master, "master_url": self.spark_master_url,
                           "executors": self.spark.describe_executors()},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.request
 import uuid
 
 import pytest
@@ -14,6 +15,7 @@ from harness.replicators.setup import FlowSpec, ReplicationSetup
 from harness.replicators.pyspark import PySparkReplicator
 from replicator.headers import source_offset_of
 from replicator.mm2_format import Checkpoint, Heartbeat
+from tests.prometheus_text import parse
 
 from .kafka_helpers import (consume_and_commit, partition_count, read_records, topic_configs, topic_names,
                             unique_topic, values_in, wait_for)
@@ -185,6 +187,39 @@ def test_metrics_report_latency_and_lag(repl: PySparkReplicator):
     # where a slow flow's time goes: the last micro-batch as Spark reported it
     batch = status["status"]["east->west"]["last_batch"]
     assert batch["batch_id"] >= 0 and batch["duration_ms"]["triggerExecution"] >= 0
+
+
+def test_prometheus_endpoint_shows_latency_histogram_lag_and_startup(repl: PySparkReplicator):
+    west_node = next(n for n in repl.nodes if n.location == "west")
+    url = wait_for(lambda: repl.status(west_node).get("prometheus_url"), 60, "the metrics URL in metrics.json")
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/metrics")
+    assert f"metrics: {url}" in west_node.log_path.read_text()
+    assert next(p for p in repl.describe()["processes"] if p["name"] == west_node.name)["metrics_url"] == url
+    east = repl.setup.env.cluster("east")
+    topic = unique_topic("pst-prom")
+    east.create_topics([NewTopic(topic, 1, 1)])
+    produce(east.bootstrap, topic, [f"p{i}".encode() for i in range(40)])
+    remote = repl.remote_topic("east", topic)
+
+    def scraped():
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            fams = parse(resp.read().decode())
+        copied = [v for _, lab, v in fams["mirrordrill_replicator_records_copied_total"]["samples"]
+                  if lab["topic"] == remote and lab["flow"] == "east->west"]
+        return fams if sum(copied) >= 40 else None
+    fams = wait_for(scraped, 120, f"{remote} copied, as the metrics endpoint says")
+    p = "mirrordrill_replicator_"
+    hist = [(n, lab, v) for n, lab, v in fams[p + "replication_latency_seconds"]["samples"] if lab["topic"] == remote]
+    count = sum(v for n, _, v in hist if n.endswith("_count"))
+    inf = sum(v for n, lab, v in hist if n.endswith("_bucket") and lab["le"] == "+Inf")
+    copied = sum(v for _, lab, v in fams[p + "records_copied_total"]["samples"] if lab["topic"] == remote)
+    assert count == inf == copied >= 40  # a histogram of every record, not of an average
+    assert sum(v for n, _, v in hist if n.endswith("_sum")) > 0
+    assert {lab["flow"] for _, lab, _ in fams[p + "lag_records"]["samples"]} == {"east->west"}
+    starts = {lab["flow"]: v for _, lab, v in fams[p + "query_starts_total"]["samples"]}
+    assert starts["east->west"] >= 1
+    phases = {lab["phase"] for _, lab, _ in fams[p + "startup_seconds"]["samples"]}
+    assert {"spark_session", "first_query", "first_record"} <= phases
 
 
 def test_warm_up_runs_before_the_query_and_copies_nothing(repl: PySparkReplicator):
