@@ -81,7 +81,12 @@ def main(argv: list[str] | None = None, default_jars: Callable[[], list[Path]] |
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     from replicator.app import Replicator
-    Replicator(config, Path(args.workdir), jars).run(stop)
+    from replicator.prometheus import MetricsPortTaken
+    try:
+        Replicator(config, Path(args.workdir), jars).run(stop)
+    except MetricsPortTaken as e:
+        print(f"replicator: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

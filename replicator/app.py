@@ -369,11 +369,11 @@ class Replicator:
         flows = self.config.enabled_flows()
         if not flows:
             raise ValueError("no enabled flow in the configuration (set A->B.enabled = true)")
-        self.flows = [FlowRuntime(self.config, f, self.workdir, self.clock) for f in flows]
-        self.clock.observe_records(self._records_written())  # what earlier processes wrote
-        if self.config.metrics_port is not None:  # before Spark: a taken port fails the start at once
+        if self.config.metrics_port is not None:  # first: a taken port fails the start before anything opens
             self.prometheus = MetricsServer(self.config.metrics_port).start()
         try:
+            self.flows = [FlowRuntime(self.config, f, self.workdir, self.clock) for f in flows]
+            self.clock.observe_records(self._records_written())  # what earlier processes wrote
             self.spark = self._start_spark()
             self.clock.mark("spark_session")
             log.info("Spark session ready %.1fs after the process started", self.clock.spark_session_s)
@@ -393,14 +393,16 @@ class Replicator:
                 # a finer clock until the first record moves, so start-up time is measured closely
                 stop.wait(1.0 if self.clock.first_record_s is not None else 0.25)
         finally:
-            # every query stops (and its cancelled tasks settle) before the session does
-            for fr in self.flows:
-                fr.close(self.spark)
-            if self.spark is not None:
-                self.spark.stop()
-            self._write_status({})
-            if self.prometheus is not None:
-                self.prometheus.stop()
+            try:
+                # every query stops (and its cancelled tasks settle) before the session does
+                for fr in self.flows:
+                    fr.close(self.spark)
+                if self.spark is not None:
+                    self.spark.stop()
+                self._write_status({})
+            finally:
+                if self.prometheus is not None:
+                    self.prometheus.stop()
 
     def _records_written(self) -> int:
         return sum(m.records for fr in self.flows for m in read_interceptor_files(fr.metrics_dir).values())

@@ -103,6 +103,10 @@ def render(flows: dict[str, list[PartitionMetrics]], status: dict[str, dict], st
     return "\n".join(lines) + "\n"
 
 
+class MetricsPortTaken(OSError):
+    """The configured metrics port cannot be bound; the message names the setting to change."""
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: "MetricsServer"
 
@@ -134,7 +138,7 @@ class MetricsServer(ThreadingHTTPServer):
         try:
             super().__init__(("127.0.0.1", port), _Handler)
         except OSError as e:
-            raise OSError(f"cannot serve metrics on 127.0.0.1:{port} ({e.strerror}); set "
+            raise MetricsPortTaken(f"cannot serve metrics on 127.0.0.1:{port} ({e.strerror}); set "
                           "mirrordrill.metrics.port to a free port, or 0 to let the system pick one") from e
         self.text = ""  # replaced whole (one reference swap), so readers never see half a page
         self._thread = threading.Thread(target=self.serve_forever, name="prometheus-metrics", daemon=True)

@@ -8,7 +8,7 @@ import urllib.request
 import pytest
 
 from replicator.metrics import BUCKETS, PartitionMetrics
-from replicator.prometheus import CONTENT_TYPE, MetricsServer, render
+from replicator.prometheus import CONTENT_TYPE, MetricsPortTaken, MetricsServer, render
 from tests.prometheus_text import parse
 
 
@@ -87,7 +87,7 @@ def test_server_serves_the_latest_text_on_loopback_and_stops():
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(server.url.replace("/metrics", "/other"), timeout=5)
         assert err.value.code == 404
-        with pytest.raises(OSError, match="mirrordrill.metrics.port"):
+        with pytest.raises(MetricsPortTaken, match="mirrordrill.metrics.port"):
             MetricsServer(server.server_address[1])  # taken: the error names the setting to change
     finally:
         server.stop()
