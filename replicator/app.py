@@ -29,7 +29,8 @@ from replicator.heartbeats import HeartbeatEmitter
 from replicator.metrics import MetricsTracker, as_document, read_interceptor_files, write_json_atomically
 from replicator.offset_index import OffsetIndex
 from replicator.prometheus import MetricsServer, render
-from replicator.resume import FlowOrigin, StartPositions, copied_up_to, settled, starting_offsets, target_consumer
+from replicator.resume import (Copy, FlowOrigin, StartPositions, copied_up_to, holds_the_copied_record, newest_copy,
+                              settled, starting_offsets, target_consumer)
 from replicator.startup import StartupClock
 from replicator.spark_stream import StreamPlan, start_query, stop_query, warm_up
 from replicator.topic_sync import TopicSync
@@ -210,11 +211,12 @@ class FlowRuntime:
         remote = {t: self.policy.format_remote_topic(self.flow.source, t) for t in self.topics}
         parts = {t: self.partitions.get(t, 1) for t in self.topics}
 
-        def read() -> dict[tuple[str, int], int | None]:
+        def read() -> dict[tuple[str, int], Copy | None]:
             for t in parts:  # the consumer's metadata must know partitions added since it last looked
                 c.list_topics(remote[t], timeout=10)
-            return {(t, p): copied_up_to(c, remote[t], p, self.origin) for t, n in parts.items() for p in range(n)}
-        copied = settled(read) if self._settle_before_start else read()
+            return {(t, p): newest_copy(c, remote[t], p, self.origin) for t, n in parts.items() for p in range(n)}
+        copies = settled(read) if self._settle_before_start else read()
+        copied = {k: self._resumable(k, copy) for k, copy in copies.items()}
         offsets = starting_offsets(self.start_positions.resolve(parts, self._source_ends), copied)
         shutil.rmtree(self.checkpoint_dir, ignore_errors=True)
         self.query = start_query(spark, replace(self.plan(), starting_offsets=offsets))
@@ -222,6 +224,19 @@ class FlowRuntime:
         self.status.query_starts += 1
         self.clock.mark("first_query")
         log.info("flow %s: replicating %s (%s mode) from %s", self.name, list(self.topics), self.flow.mode, offsets)
+
+    def _resumable(self, where: tuple[str, int], copy: Copy | None) -> int | None:
+        """The copy's source offset, when the source still holds that very record; else None (start over)."""
+        if copy is None:
+            return None
+        self._ensure_probe_consumers()
+        topic, partition = where
+        if holds_the_copied_record(self._source_consumer, topic, partition, copy):
+            return copy.source_offset
+        log.warning("flow %s: %s[%d] on the source no longer holds the record copied from offset %d (its log was "
+                    "recreated, e.g. wiped and rebuilt): copying the partition from its start position",
+                    self.name, topic, partition, copy.source_offset)
+        return None
 
     def _source_ends(self, topic: str, partitions: int) -> list[int]:
         self._ensure_probe_consumers()

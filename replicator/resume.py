@@ -65,9 +65,18 @@ def target_consumer(conf: dict) -> Consumer:
                             "enable.partition.eof": True, "fetch.wait.max.ms": 50, "log_level": 0})
 
 
+@dataclass(frozen=True)
+class Copy:
+    """The newest record a flow copied into a target partition: where it came from, and what it held."""
+
+    source_offset: int
+    key: bytes | None
+    value: bytes | None
+
+
 def _newest_owned_in(c: Consumer, tp: TopicPartition, start: int, end: int, origin: FlowOrigin,
-                     timeout_s: float) -> int | None:
-    """Source offset of the last record of ``origin`` at positions [start, end), or None."""
+                     timeout_s: float) -> Copy | None:
+    """The last record of ``origin`` at positions [start, end), or None."""
     c.assign([TopicPartition(tp.topic, tp.partition, start)])
     found = None
     deadline = time.monotonic() + timeout_s
@@ -84,7 +93,7 @@ def _newest_owned_in(c: Consumer, tp: TopicPartition, start: int, end: int, orig
                 return found
             src = origin.owns(m.headers())
             if src is not None:
-                found = src
+                found = Copy(src, m.key(), m.value())
             if m.offset() >= end - 1:
                 return found
         raise TimeoutError(f"reading {tp.topic}[{tp.partition}] {start}..{end} took over {timeout_s:.0f}s")
@@ -94,7 +103,14 @@ def _newest_owned_in(c: Consumer, tp: TopicPartition, start: int, end: int, orig
 
 def copied_up_to(c: Consumer, topic: str, partition: int, origin: FlowOrigin,
                  window: int = SCAN_WINDOW, timeout_s: float = 10.0) -> int | None:
-    """Source offset of the newest record in the target partition that ``origin`` copied; None if none.
+    """Source offset of the newest record in the target partition that ``origin`` copied; None if none."""
+    copy = newest_copy(c, topic, partition, origin, window, timeout_s)
+    return copy.source_offset if copy is not None else None
+
+
+def newest_copy(c: Consumer, topic: str, partition: int, origin: FlowOrigin,
+                window: int = SCAN_WINDOW, timeout_s: float = 10.0) -> Copy | None:
+    """The newest record in the target partition that ``origin`` copied; None if none.
 
     Reads the newest record first, then windows twice as large further back (identity policy:
     the partition holds others' records too), up to ``window`` records."""
@@ -111,6 +127,32 @@ def copied_up_to(c: Consumer, topic: str, partition: int, origin: FlowOrigin,
         log.warning("%s[%d]: no record of %s in the newest %d; treating the partition as not copied yet",
                     topic, partition, origin.source_alias, window)
     return None
+
+
+def holds_the_copied_record(source: Consumer, topic: str, partition: int, copy: Copy,
+                            timeout_s: float = 10.0) -> bool:
+    """Whether the source still holds, at the copy's source offset, the record that was copied.
+
+    Not so when the source's log was recreated (a wiped cluster rebuilt by a failback, a topic
+    deleted and created again): its offsets started again at 0, and resuming after the old
+    copy's offset would skip the new log's records up to it. A record that retention already
+    removed cannot be compared, and counts as held: it was there."""
+    low, high = source.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout_s)
+    if copy.source_offset >= high:
+        return False
+    if copy.source_offset < low:
+        return True
+    source.assign([TopicPartition(topic, partition, copy.source_offset)])
+    deadline = time.monotonic() + timeout_s
+    try:
+        while time.monotonic() < deadline:
+            m = source.poll(0.5)
+            if m is None or m.error():
+                continue
+            return m.offset() == copy.source_offset and m.key() == copy.key and m.value() == copy.value
+        raise TimeoutError(f"reading {topic}[{partition}] at {copy.source_offset} took over {timeout_s:.0f}s")
+    finally:
+        source.unassign()
 
 
 def settled(read: Callable[[], dict], quiet_s: float = 0.5, limit_s: float = 15.0) -> dict:
