@@ -1,4 +1,4 @@
-"""``--mutants`` only: the mutation suite is long (about 30 minutes), so without the option it is not collected.
+"""``--mutants`` only: the mutation suite is long (about 20 minutes), so without the option it is not collected.
 
 The terminal summary prints each mutant's outcome and the score (killed/total).
 """

@@ -34,7 +34,7 @@ class Mutant:
 # kills is killed by the fault, not by the pipe itself.
 CONTROL = Mutant("none (control)", "quickstart.yaml", pipe_args=("--drop-every", "0"))
 
-# Small enough to run in about 30 minutes on a 2-core machine: the quickstart (the pipe replicator
+# Small enough to run in about 20 minutes on a 2-core machine: the quickstart (the pipe replicator
 # starts in a second) for what happens to records; for consumer offsets, the strategies drill, an
 # unplanned failover: with the source dead the harness takes the group's commits from the
 # checkpoints (a planned failover asks the live source and translates exactly, whatever the
