@@ -14,6 +14,7 @@ from pathlib import Path
 from replicator.config.errors import ConfigError
 from replicator.config.loading import load_config
 from replicator.config.model import ReplicatorConfig
+from replicator.planted_faults import CheckpointFault, PlantedFaultRefused
 
 JARS_ENV = "MIRRORDRILL_REPLICATOR_JARS"
 
@@ -64,6 +65,11 @@ def main(argv: list[str] | None = None, default_jars: Callable[[], list[Path]] |
     if not Path(args.config).is_file():
         print(f"replicator: no configuration file at {args.config}; pass --config with an MM2 properties "
               "file or a mirrordrill replicator YAML (see replicator/examples/)", file=sys.stderr)
+        return 2
+    try:
+        CheckpointFault.from_env(os.environ)
+    except PlantedFaultRefused as e:
+        print(f"replicator: {e}", file=sys.stderr)
         return 2
     try:
         config = load_config(args.config)

@@ -23,6 +23,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from replicator.checkpoints import CheckpointEmitter
+from replicator.planted_faults import CheckpointFault
 from replicator.config.flow import FlowConfig
 from replicator.config.model import ReplicatorConfig
 from replicator.heartbeats import HeartbeatEmitter
@@ -109,7 +110,8 @@ class FlowRuntime:
         self.checkpoints = CheckpointEmitter(
             flow.source, self.selector, flow.group_filter(), self.source_admin, self.target_admin,
             self.target_producer, self.index, self.policy.checkpoints_topic(flow.source),
-            flow.checkpoints_topic_replication_factor, flow.sync_group_offsets_enabled)
+            flow.checkpoints_topic_replication_factor, flow.sync_group_offsets_enabled,
+            fault=CheckpointFault.from_env(os.environ))
         self.heartbeats = HeartbeatEmitter(flow.source, flow.target, self.policy.heartbeats_topic(),
                                            self.target_admin, self.target_producer,
                                            flow.heartbeats_topic_replication_factor)

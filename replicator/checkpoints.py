@@ -11,6 +11,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from replicator.filters import GroupFilter, TopicSelector
 from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex
+from replicator.planted_faults import CheckpointFault
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,8 @@ class CheckpointEmitter:
     def __init__(self, source_alias: str, selector: TopicSelector, group_filter: GroupFilter,
                  source_admin: AdminClient, target_admin: AdminClient, target_producer: Producer,
                  index: OffsetIndex, checkpoints_topic: str, replication_factor: int,
-                 sync_group_offsets: bool, timeout_s: float = 30.0):
+                 sync_group_offsets: bool, timeout_s: float = 30.0, fault: CheckpointFault | None = None):
+        """``fault``: a planted fault of the mutation suite (``replicator.planted_faults``); None in real runs."""
         self.source_alias = source_alias
         self.selector = selector
         self.group_filter = group_filter
@@ -54,6 +56,7 @@ class CheckpointEmitter:
         self.replication_factor = replication_factor
         self.sync_group_offsets = sync_group_offsets
         self.timeout_s = timeout_s
+        self.fault = fault
         self._last: dict[tuple[str, str, int], Checkpoint] = {}
 
     def source_group_offsets(self) -> list[GroupOffsets]:
@@ -86,8 +89,12 @@ class CheckpointEmitter:
                 if (remote, partition) not in wanted:
                     continue
                 down = self.index.translate(remote, partition, committed, refresh=False)
-                cp = Checkpoint(g.group, remote, partition, committed, down, "")
                 key = (g.group, remote, partition)
+                if self.fault is not None:
+                    if self.fault.frozen and key in self._last:
+                        continue  # planted: the first checkpoint is the last one
+                    down = self.fault.downstream(down)
+                cp = Checkpoint(g.group, remote, partition, committed, down, "")
                 if self._last.get(key) == cp:
                     continue
                 self.producer.produce(self.topic, key=cp.key(), value=cp.value())

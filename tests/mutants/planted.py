@@ -1,0 +1,68 @@
+"""The mutation suite's table: which shipped drill must catch which planted fault, and how it is planted.
+
+A fault is planted either in the small pipe replicator (``tests/integration/fixtures/pipe_replicator.py``,
+run through the ``command`` adapter in place of the drill's own replicator) or in the bundled
+replicator's checkpoints (``replicator/planted_faults.py``, through environment variables only this
+suite sets). The drill file is otherwise run as shipped: its load, timeline, invariants and expectations.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+PIPE = REPO / "tests" / "integration" / "fixtures" / "pipe_replicator.py"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    fault: str
+    drill: str  # a file in scenarios/
+    pipe_args: tuple[str, ...] = ()  # planted in the pipe replicator
+    checkpoint_fault: str | None = None  # planted in the bundled replicator (MIRRORDRILL_PLANTED_FAULT)
+
+    @property
+    def id(self) -> str:
+        return f"{Path(self.drill).stem}-x-{self.fault.replace(' ', '-').replace(',', '')}"
+
+
+# The control: the pipe replicator with nothing planted passes the quickstart, so a mutant it
+# kills is killed by the fault, not by the pipe itself.
+CONTROL = Mutant("none (control)", "quickstart.yaml", pipe_args=("--drop-every", "0"))
+
+# Small enough to run in about 20 minutes on a 2-core machine: the quickstart (the pipe replicator
+# starts in a second) for what happens to records; for consumer offsets, the strategies drill, an
+# unplanned failover: with the source dead the harness takes the group's commits from the
+# checkpoints (a planned failover asks the live source and translates exactly, whatever the
+# checkpoints say: it let +100 pass in the first run), and the drill bounds g-translated's skipped
+# (0) and reprocessed (<= 1000) records.
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant("drop 1 in 1,000", "quickstart.yaml", pipe_args=("--drop-every", "1000")),
+    Mutant("duplicate 1 in 1,000", "quickstart.yaml", pipe_args=("--duplicate-every", "1000")),
+    Mutant("reorder within a partition", "quickstart.yaml", pipe_args=("--reorder-every", "1000")),
+    Mutant("20 s stall", "quickstart.yaml", pipe_args=("--stall-s", "20", "--stall-after-s", "5")),
+    Mutant("translated offsets +100", "failover-strategies.yaml", checkpoint_fault="checkpoint-offset+100"),
+    Mutant("translated offsets -100", "failover-strategies.yaml", checkpoint_fault="checkpoint-offset-100"),
+    Mutant("checkpoints stop advancing", "failover-strategies.yaml", checkpoint_fault="checkpoint-frozen"),
+)
+
+
+def drill_text(mutant: Mutant) -> str:
+    """The shipped drill file's text, its replicator swapped for the faulty pipe when the fault lives there."""
+    path = REPO / "scenarios" / mutant.drill
+    if not mutant.pipe_args:
+        return path.read_text()
+    data = yaml.safe_load(path.read_text())
+    data["replication"].pop("mode", None)  # a pyspark setting
+    data["replication"]["replicator"] = "command"
+    data["replication"]["command"] = (
+        f"{sys.executable} {PIPE} --source-bootstrap {{source_bootstrap}} --target-bootstrap {{target_bootstrap}} "
+        f"--topics-regex {{topics_regex}} --topics-exclude-regex {{topics_exclude_regex}} "
+        f"--remote-prefix {{remote_prefix}} --group pipe-{{source}}-{{target}} --workdir {{workdir}} "
+        # the quickstart cuts the link for 10 s: the group must keep the pipe's member through it
+        f"--session-timeout-ms 30000 " + " ".join(mutant.pipe_args))
+    return yaml.safe_dump(data, sort_keys=False)

@@ -1,0 +1,50 @@
+"""Proof that each drill can fail: run a shipped drill against a planted fault; the mutant must be killed.
+
+A mutant is killed when the drill FAILED on at least one expectation or built-in invariant (named
+in the outcome); a drill that passed, or that stopped on an error before judging, lets it survive.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.scenario.engine import Drill
+from harness.scenario.summary import render_table
+from harness.scenario.validate import parse_scenario
+from replicator.planted_faults import FAULT_ENV, SUITE_ENV
+from tests.conftest import processes_under
+from tests.mutants.conftest import OUTCOMES
+from tests.mutants.planted import CONTROL, MUTANTS, Mutant, drill_text
+
+pytestmark = [pytest.mark.integration, pytest.mark.drill]
+
+
+def test_the_faultless_pipe_replicator_passes_the_quickstart(artifacts, tmp_path):
+    result = run_drill(CONTROL, artifacts, tmp_path)
+    assert processes_under(tmp_path) == []
+    assert result.passed, f"the control failed, so no pipe mutant's kill means anything:\n{render_table(result.summary)}"
+
+
+def run_drill(mutant: Mutant, artifacts, tmp_path):
+    text = drill_text(mutant)
+    path = tmp_path / mutant.drill
+    path.write_text(text)
+    return Drill(parse_scenario(text, str(path)), path, tmp_path / "run", artifacts=artifacts).run()
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.id for m in MUTANTS])
+def test_the_drill_kills_the_mutant(mutant: Mutant, artifacts, tmp_path, monkeypatch, request):
+    if mutant.checkpoint_fault:
+        monkeypatch.setenv(SUITE_ENV, "1")
+        monkeypatch.setenv(FAULT_ENV, mutant.checkpoint_fault)
+    result = run_drill(mutant, artifacts, tmp_path)
+
+    failed = [e.name for e in result.summary.expectations if not e.passed]
+    killed = not result.passed and bool(failed) and result.summary.error is None
+    why = (", ".join(failed) if killed else
+           f"error before judging: {result.summary.error}" if result.summary.error else
+           "the drill passed" if result.passed else f"failed without a failed expectation: {failed}")
+    request.config.stash[OUTCOMES].append({"drill": mutant.drill, "fault": mutant.fault, "killed": killed, "why": why})
+    print(f"\n{mutant.drill} x {mutant.fault}: {'killed' if killed else 'SURVIVED'}: {why}")
+    assert processes_under(tmp_path) == []
+    assert killed, f"mutant survived: {why}\n{render_table(result.summary)}\nrun folder: {tmp_path / 'run'}"
