@@ -137,6 +137,8 @@ def holds_the_copied_record(source: Consumer, topic: str, partition: int, copy: 
     deleted and created again): its offsets started again at 0, and resuming after the old
     copy's offset would skip the new log's records up to it. A record that retention already
     removed cannot be compared, and counts as held: it was there."""
+    # the consumer's metadata must know partitions added since it last looked (else "Unknown partition")
+    source.list_topics(topic, timeout=timeout_s)
     low, high = source.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout_s)
     if copy.source_offset >= high:
         return False
