@@ -20,15 +20,18 @@ from .resume_helpers import SteadyLoad, exactly_once, produce
 
 pytestmark = pytest.mark.integration
 
-BACKLOG_TOPIC = unique_topic("psr-backlog")  # has records before the replicator's first start
+MODES = ("microbatch", "realtime")
+# Has records before the replicator's first start. One per mode: both modes' replicators run in
+# the same clusters, and the same 300 values produced twice into one topic would read as copies.
+BACKLOG_TOPICS = {mode: unique_topic(f"psr-backlog-{mode}") for mode in MODES}
 BACKLOG = [f"backlog-{i}".encode() for i in range(300)]
 
 
-@pytest.fixture(scope="module", params=["microbatch", "realtime"])
+@pytest.fixture(scope="module", params=MODES)
 def resume_repl(request, wan_env, artifacts):
     east = wan_env.cluster("east")
-    east.create_topics([NewTopic(BACKLOG_TOPIC, 2, 1)])
-    produce(east.bootstrap, BACKLOG_TOPIC, BACKLOG)
+    east.create_topics([NewTopic(BACKLOG_TOPICS[request.param], 2, 1)])
+    produce(east.bootstrap, BACKLOG_TOPICS[request.param], BACKLOG)
     setup = ReplicationSetup(env=wan_env, flows=[FlowSpec("east", "west", topics=["psr-.*"])],
                              workdir=wan_env.workdir / f"pyspark-resume-{request.param}")
     with PySparkReplicator(setup, mode=request.param, artifacts=artifacts) as r:
@@ -37,7 +40,7 @@ def resume_repl(request, wan_env, artifacts):
 
 def test_backlog_is_copied_once(resume_repl):
     west = resume_repl.setup.env.cluster("west")
-    exactly_once(west, resume_repl.remote_topic("east", BACKLOG_TOPIC), 2, BACKLOG)
+    exactly_once(west, resume_repl.remote_topic("east", BACKLOG_TOPICS[resume_repl.mode]), 2, BACKLOG)
 
 
 def test_sigkill_mid_load_and_restart_copies_every_record_once(resume_repl):
