@@ -45,6 +45,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("duplicate 1 in 1,000", "quickstart.yaml", pipe_args=("--duplicate-every", "1000")),
     Mutant("reorder within a partition", "quickstart.yaml", pipe_args=("--reorder-every", "1000")),
     Mutant("20 s stall", "quickstart.yaml", pipe_args=("--stall-s", "20", "--stall-after-s", "5")),
+    # the replicated cluster's drill: a leader's death must not hide a replicator that drops or repeats
+    Mutant("drop 1 in 1,000", "leader-kill-rf3.yaml", pipe_args=("--drop-every", "1000")),
+    Mutant("duplicate 1 in 1,000", "leader-kill-rf3.yaml", pipe_args=("--duplicate-every", "1000")),
     Mutant("translated offsets +100", "failover-strategies.yaml", checkpoint_fault="checkpoint-offset+100"),
     Mutant("translated offsets -100", "failover-strategies.yaml", checkpoint_fault="checkpoint-offset-100"),
     Mutant("checkpoints stop advancing", "failover-strategies.yaml", checkpoint_fault="checkpoint-frozen"),
