@@ -26,9 +26,9 @@ from loadgen.histories.kinds import (ACKED_SENDS, END_OFFSETS, PROCESSED_RECORDS
 from loadgen.histories.records import TimelineEvent
 
 ID = ["producer_id", "seq"]
-_SAMPLE_KINDS = ("lost", "duplicates", "reordered", "misplaced", "corrupted", "unexpected",
+_SAMPLE_KINDS = ("lost", "in_flight", "duplicates", "reordered", "misplaced", "corrupted", "unexpected",
                  "uncertain_delivered")
-_TALLY_SUMS = ("acked", "replicated", "lost", "duplicates", "reordered", "misplaced",
+_TALLY_SUMS = ("acked", "replicated", "lost", "in_flight", "duplicates", "reordered", "misplaced",
                "corrupted", "unexpected", "uncertain_delivered", "source_duplicates",
                "replicated_bytes")
 
@@ -45,6 +45,7 @@ class SparkFlowInput:
     uncertain: DataFrame | None = None
     lag_samples: DataFrame | None = None
     timeline: Sequence[TimelineEvent] = ()
+    drained: bool | None = None  # see FlowInput.drained
 
     def __post_init__(self) -> None:
         validate_flow(self.source, self.target, self.topic_map)
@@ -72,13 +73,14 @@ class SparkFailoverInput:
 
 def load_flow_input(spark: SparkSession, directory: str | os.PathLike, source: str,
                     target: str, topic_map: Mapping[str, str],
-                    timeline: Sequence[TimelineEvent] = ()) -> SparkFlowInput:
+                    timeline: Sequence[TimelineEvent] = (),
+                    drained: bool | None = None) -> SparkFlowInput:
     """A flow's input from a run's history directory (see ``history_files``)."""
     def frame(kind):
         return load_history(spark, kind, history_files(directory, kind)).frame
     return SparkFlowInput(source, target, dict(topic_map), frame(ACKED_SENDS),
                           frame(TARGET_RECORDS), frame(UNCERTAIN_SENDS), frame(END_OFFSETS),
-                          tuple(timeline))
+                          tuple(timeline), drained)
 
 
 def load_failover_input(spark: SparkSession, directory: str | os.PathLike, group: str,
@@ -188,9 +190,18 @@ def _flow_ids(inp: SparkFlowInput, source_topics: list[str], remotes: list[str])
     walk = (Window.partitionBy("topic", "a_partition", "epoch", "s_topic", "s_partition")
             .orderBy("a_offset", *ID).rowsBetween(Window.unboundedPreceding, -1))
     highest_before = F.max("s_offset").over(walk)
-    return ids.withColumn(
+    ids = ids.withColumn(
         "reordered", col("replicated") & F.coalesce(col("s_offset") < highest_before,
                                                     F.lit(False)))
+    if inp.drained is not False:
+        return ids.withColumn("in_flight", F.lit(False))
+    # Not drained: an unseen id above every seen one of its source partition (incarnation)
+    # may still be on its way; below one, it was skipped (see reference._in_flight).
+    incarnation = Window.partitionBy("topic", "a_partition", "epoch")
+    highest_seen = F.max(F.when(col("replicated"), col("a_offset"))).over(incarnation)
+    in_flight = col("lost") & (col("a_offset") > F.coalesce(highest_seen, F.lit(-1)))
+    return (ids.withColumn("in_flight", in_flight)
+            .withColumn("lost", col("lost") & ~col("in_flight")))
 
 
 def _flow_tallies(ids: DataFrame) -> tuple[dict[str | None, Tally], dict[str | None,
@@ -296,7 +307,8 @@ def check_flow(inp: SparkFlowInput) -> FlowResult:
     try:
         tallies, latencies = _flow_tallies(ids)
         samples = _samples(ids, {
-            "lost": F.col("lost"), "duplicates": F.col("duplicates") > 0,
+            "lost": F.col("lost"), "in_flight": F.col("in_flight"),
+            "duplicates": F.col("duplicates") > 0,
             "reordered": F.col("reordered"), "misplaced": F.col("misplaced"),
             "corrupted": F.col("corrupted"), "unexpected": F.col("unexpected"),
             "uncertain_delivered": F.col("uncertain_delivered")})
