@@ -17,8 +17,8 @@ pytestmark = [pytest.mark.drill, pytest.mark.integration]
 
 
 def test_drill(drill_file, artifacts, tmp_path_factory, request):
-    scenario = load_scenario(drill_file)
     replicator = request.config.getoption("--drill-replicator")
+    scenario = load_scenario(drill_file, replicator, request.config.getoption("--profile"))
     out = tmp_path_factory.mktemp(f"drill-{drill_file.stem}")
     result = Drill(scenario, drill_file, out, replicator=replicator, artifacts=artifacts).run()
     if request.config.getoption("--alluredir", default=None):
