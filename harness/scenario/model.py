@@ -16,7 +16,7 @@ from harness.scenario.durations import parse_duration
 from harness.spark.deployment import SparkDeployment, SparkDeploymentError
 from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
 
-STRATEGIES = ("translated", "timestamp", "earliest", "latest")
+STRATEGIES = ("translated", "checkpoint", "timestamp", "earliest", "latest")
 REPLICATORS = ("pyspark", "mirrormaker2", "command")
 
 
@@ -144,7 +144,7 @@ class ConsumerDef(_M):
     cluster: str
     topics: list[str] = Field(min_length=1)
     commit: CommitDef = CommitDef()
-    failover_strategy: Literal["translated", "timestamp", "earliest", "latest"] = "translated"
+    failover_strategy: Literal["translated", "checkpoint", "timestamp", "earliest", "latest"] = "translated"
     timestamp_margin_s: float = Field(10.0, ge=0, description="timestamp strategy: seek this far before the incident")
 
 
