@@ -48,6 +48,13 @@ def processes_under(root: Path) -> list[tuple[int, str]]:
     return found
 
 
+def stop_if_interrupted(summary) -> None:
+    """The drill engine absorbs Ctrl-C so that it can stop its processes and save the summary; under
+    pytest the session must then stop as pytest stops on Ctrl-C (exit 2), not go on to the next drill."""
+    if summary.interrupted:
+        raise KeyboardInterrupt(f"drill {summary.scenario} interrupted (its summary is saved)")
+
+
 def pytest_sessionfinish(session, exitstatus):
     # A test run must leave no JVM, proxy or Spark process behind; if one survived, that is a
     # bug in an exit path: fail the run, name the process, and clean up after it.
