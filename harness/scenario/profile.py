@@ -1,11 +1,13 @@
 """Drill profiles: the same drill, its clock scaled, so CI can afford every shipped drill.
 
 ``full`` runs the file as written. ``short`` multiplies the load's ``duration``, every timeline
-step's ``at`` and each backlog's size by the profile's scale (0.5 unless the file's
-``profiles: {short: {scale: …}}`` says otherwise): the same faults happen in the same order, on
-a shorter load. Waits that only cost time when something is slow (``drain_timeout``,
-``when.timeout``, a step's ``timeout``) are limits, not durations, and stay as written: halving
-them would fail a drill on a busy machine, not shorten a healthy one.
+step's ``at``, each ``when`` condition's ``timeout`` and each backlog's size by the profile's
+scale (0.5 unless the file's ``profiles: {short: {scale: …}}`` says otherwise): the same faults
+happen in the same order, on a shorter load. A condition's wait is scaled with the load it waits
+in: unscaled, a step at 12.5 s whose lag condition never held ran 30 s later, after a 30 s load
+had ended, with nothing left to measure a failover on. Limits on how long a phase may take
+(``drain_timeout``, a step's own ``timeout``) stay as written: they cost time only when something
+is slow, and halving them would fail a drill on a busy machine, not shorten a healthy one.
 
 Counts scale with time (acked records, what a group had processed before a failure), so a file
 gives the figures that differ at the short profile in ``profiles: {short: {expectations: …,
@@ -25,7 +27,8 @@ from harness.scenario.durations import parse_duration
 
 PROFILES = ("full", "short")
 DEFAULT_SCALE = {"full": 1.0, "short": 0.5}
-DEFAULT_DURATION_S = 60.0  # the model's default duration, scaled when the file leaves it out
+DEFAULT_DURATION_S = 60.0  # the model's defaults, scaled when the file leaves them out
+DEFAULT_WHEN_TIMEOUT_S = 120.0
 
 
 class ProfileError(ValueError):
@@ -54,6 +57,8 @@ def apply_profile(data: dict, name: str | None) -> dict:
     for step in out.get("timeline") or []:
         if isinstance(step, dict) and "at" in step:
             step["at"] = _scaled(step["at"], scale)
+        if isinstance(step, dict) and isinstance(step.get("when"), dict):
+            step["when"]["timeout"] = _scaled(step["when"].get("timeout", DEFAULT_WHEN_TIMEOUT_S), scale)
     for backlog in ((out.get("load") or {}).get("backlog") or []) if isinstance(out.get("load"), dict) else []:
         if isinstance(backlog, dict) and isinstance(backlog.get("records"), int):
             backlog["records"] = max(1, round(backlog["records"] * scale))

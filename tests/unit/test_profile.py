@@ -38,12 +38,13 @@ def test_full_is_the_file_as_written():
     assert parse_scenario(DRILL, "p.yaml", profile="full") == parse_scenario(DRILL, "p.yaml")
 
 
-def test_short_halves_the_load_and_every_at_and_keeps_the_steps_and_the_limits_of_time():
+def test_short_halves_the_load_every_at_and_condition_wait_and_keeps_the_steps_and_the_limits_of_time():
     full, short = parse_scenario(DRILL, "p.yaml"), parse_scenario(DRILL, "p.yaml", profile="short")
     assert short.duration == 30.0
     assert [s.at for s in short.timeline] == [10.0, 15.0, None]
     assert [s.do for s in short.timeline] == [s.do for s in full.timeline]  # same faults, same order
-    assert short.timeline[0].when.timeout == 30.0 and short.timeline[2].timeout == 60.0
+    assert short.timeline[0].when.timeout == 15.0  # waits inside the load it shortens
+    assert short.timeline[2].timeout == 60.0  # a limit on the step, not a duration
     assert short.drain_timeout == 90.0
     assert short.load.backlog[0].records == 500
     assert short.load.producers[0].rate == 100  # a rate is not a duration
