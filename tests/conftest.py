@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,20 @@ def processes_under(root: Path) -> list[tuple[int, str]]:
         except OSError:
             continue
     return found
+
+
+def read_until(proc, marker: str, timeout_s: float) -> list[str]:
+    """The lines a subprocess printed until one held ``marker`` (or its output ended, or time ran out)."""
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if marker in line:
+            break
+    return lines
 
 
 def stop_if_interrupted(summary) -> None:

@@ -16,54 +16,27 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import processes_under
+from tests.conftest import processes_under, read_until
+from tests.integration.test_drill_engine import LONG_DRILL  # MM2 starts in seconds; the load runs 10 min
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-
-# MM2 starts in seconds; the load runs far longer than the test waits
-LONG_DRILL = """\
-name: {name}
-clusters:
-  primary: {{brokers: 1}}
-  dr: {{brokers: 1}}
-topics:
-  - {{name: orders, cluster: primary, partitions: 1}}
-replication:
-  replicator: mirrormaker2
-  flows:
-    - {{source: primary, target: dr, topics: [orders]}}
-load:
-  producers:
-    - {{name: orders, cluster: primary, topics: [orders], rate: 50, record_size: {{fixed: 128}}}}
-duration: 10m
-expectations:
-  lost: 0
-"""
 
 
 def test_ctrl_c_in_a_drill_test_saves_its_summary_and_ends_the_session(tmp_path):
     drills = tmp_path / "drills"
     drills.mkdir()
     for name in ("a-first", "b-second"):  # collected in this order: the second must never start
-        (drills / f"{name}.yaml").write_text(LONG_DRILL.format(name=name))
+        (drills / f"{name}.yaml").write_text(LONG_DRILL.replace("name: long-drill", f"name: {name}"))
     basetemp = tmp_path / "bt"
     cmd = [sys.executable, "-m", "pytest", str(REPO / "tests" / "drills" / "test_drills.py"), "--drills", str(drills),
            "--profile", "full", "--basetemp", str(basetemp), "-p", "no:cacheprovider", "-p", "no:allure_pytest",
            "-s", "-q"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO,
                             env=dict(os.environ, PYTHONPATH=str(REPO)))
-    lines: list[str] = []
     try:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if "load running for" in line:
-                break
+        lines = read_until(proc, "load running for", 240)
         assert any("load running for" in l for l in lines), "".join(lines)
         time.sleep(3)
         proc.send_signal(signal.SIGINT)
