@@ -14,6 +14,8 @@ def pytest_addoption(parser):
                     help="also run every drill file in DIR (default: scenarios/) as a test")
     group.addoption("--drill-replicator", default=None, choices=["pyspark", "mirrormaker2", "command"],
                     help="run drills with this replicator instead of the one each file names")
+    group.addoption("--profile", default="short", choices=["full", "short"],
+                    help="the drills' profile (default short: durations scaled, same faults; full: as written)")
     group.addoption("--mutants", action="store_true", default=False,
                     help="also run the mutation suite (tests/mutants/, ~20 min): shipped drills against planted faults")
     group.addoption("--run-slow", action="store_true", default=False, help="run tests marked slow (long drills)")

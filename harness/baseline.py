@@ -212,18 +212,19 @@ def compare(baseline: DrillSummary, flows: list[FlowSummary], failovers: list[Fa
     for base in baseline.flows:
         new = now_flows.get(base.name)
         for p in _FLOW_LATENCIES:
-            rows.append(_worse_if_higher(f"latency_ms.{p}", base.name, getattr(base.latency_ms, p),
-                                         getattr(new.latency_ms, p) if new else None, tolerances["latency"], new is None))
-        rows.append(_worse_if_lower("throughput_records_s", base.name, base.throughput_records_s,
-                                    new.throughput_records_s if new else None, tolerances["throughput"], new is None))
+            rows.append(_judge(f"latency_ms.{p}", base.name, getattr(base.latency_ms, p),
+                               getattr(new.latency_ms, p) if new else None, tolerances["latency"], new is None))
+        rows.append(_judge("throughput_records_s", base.name, base.throughput_records_s,
+                           new.throughput_records_s if new else None, tolerances["throughput"], new is None,
+                           higher_is_worse=False))
     now_groups = _by_group(failovers)
     for key, base in _by_group(baseline.failovers).items():
         new = now_groups.get(key)
         scope = _group_scope(key)
-        rows.append(_worse_if_higher("failover.rto_s", scope, base.rto_s, new.rto_s if new else None,
-                                     tolerances["rto"], new is None))
-        rows.append(_worse_if_higher("failover.reprocessed", scope, base.reprocessed, new.reprocessed if new else None,
-                                     tolerances["reprocessed"], new is None))
+        rows.append(_judge("failover.rto_s", scope, base.rto_s, new.rto_s if new else None, tolerances["rto"],
+                           new is None))
+        rows.append(_judge("failover.reprocessed", scope, base.reprocessed, new.reprocessed if new else None,
+                           tolerances["reprocessed"], new is None))
     return rows
 
 
@@ -249,26 +250,18 @@ def _missing(metric: str, scope: str, base: float | None, op: str, gone: bool) -
     return None
 
 
-def _worse_if_higher(metric: str, scope: str, base: float | None, now: float | None, tol: Tolerance,
-                     gone: bool) -> Comparison:
-    missing = _missing(metric, scope, base, "<=", gone)
+def _judge(metric: str, scope: str, base: float | None, now: float | None, tol: Tolerance, gone: bool,
+           higher_is_worse: bool = True) -> Comparison:
+    """One figure against its baseline: a ceiling when more is worse (latency, RTO), a floor when less is
+    (throughput), each rounded in the lenient direction."""
+    op = "<=" if higher_is_worse else ">="
+    missing = _missing(metric, scope, base, op, gone)
     if missing is not None:
         return missing
-    limit = _round_limit(tol.ceiling(base), up=True)
+    limit = _round_limit(tol.ceiling(base) if higher_is_worse else tol.floor(base), up=higher_is_worse)
     if now is None:
-        return Comparison(metric, scope, base, None, "<=", limit, False, "measured in the baseline, not now")
-    return Comparison(metric, scope, base, now, "<=", limit, now <= limit)
-
-
-def _worse_if_lower(metric: str, scope: str, base: float | None, now: float | None, tol: Tolerance,
-                    gone: bool) -> Comparison:
-    missing = _missing(metric, scope, base, ">=", gone)
-    if missing is not None:
-        return missing
-    limit = _round_limit(tol.floor(base), up=False)
-    if now is None:
-        return Comparison(metric, scope, base, None, ">=", limit, False, "measured in the baseline, not now")
-    return Comparison(metric, scope, base, now, ">=", limit, now >= limit)
+        return Comparison(metric, scope, base, None, op, limit, False, "measured in the baseline, not now")
+    return Comparison(metric, scope, base, now, op, limit, now <= limit if higher_is_worse else now >= limit)
 
 
 def _round_limit(v: float, up: bool) -> float:

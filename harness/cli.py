@@ -134,7 +134,7 @@ def cmd_validate(args) -> int:
     failed = 0
     for path in args.files:
         try:
-            checked = check_file(Path(path), args.replicator)
+            checked = check_file(Path(path), args.replicator, args.profile)
             s = checked.scenario
             for warning in checked.warnings:
                 print(str(warning), file=sys.stderr)
@@ -174,7 +174,7 @@ def cmd_run(args) -> int:
     from harness.scenario.validate import ScenarioInvalid, check_file
     try:
         # checked for the replicator that will run: --replicator may differ from the file's own
-        checked = check_file(Path(args.file), args.replicator)
+        checked = check_file(Path(args.file), args.replicator, args.profile)
     except ScenarioInvalid as e:
         print(str(e), file=sys.stderr)
         return EXIT_USAGE
@@ -340,9 +340,9 @@ def cmd_calibrate(args) -> int:
     from harness.sweep.params import SweepError
     try:
         margin = parse_margin(args.margin)
-        check_file(Path(args.file), args.replicator)
+        check_file(Path(args.file), args.replicator, args.profile)
         run = calibrate(Path(args.file), args.runs, margin, args.replicator, Path(args.out) if args.out else None,
-                        reports=CalibrationReports())
+                        reports=CalibrationReports(), profile=args.profile)
     except (CalibrationError, ScenarioInvalid, SweepError) as e:
         print(f"mirrordrill calibrate: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -357,6 +357,14 @@ def cmd_calibrate(args) -> int:
     print(f"\n# paste into {args.file} (also saved in {run.out_dir / 'calibration.yaml'}):")
     print(c.expectations_yaml(), end="")
     return EXIT_OK
+
+
+def _profile_option(s) -> None:
+    from harness.scenario.profile import PROFILES
+    s.add_argument("--profile", choices=PROFILES, default="full",
+                   help="full (default): the file as written; short: load duration, timeline 'at's and backlogs "
+                        "scaled (x 0.5 unless the file's profiles.short.scale says), same faults in the same "
+                        "order, with the file's profiles.short limits (what the test suite runs)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -387,6 +395,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--baseline", metavar="DIR", help="a previous run's folder (or its summary.json): fail (exit 1) "
                    "on a regression beyond the tolerances even where the file's limits hold; the comparison is "
                    "printed and saved as OUT/baseline.json")
+    _profile_option(s)
     s.add_argument("--tolerance", action="append", metavar="KEY=PCT%%[+SLACK]",
                    help="how much worse than the baseline passes; KEY: latency (p50/p90/p99, default 50%%+250 ms), "
                         "rto (50%%+2 s), reprocessed (20%%+10 records), throughput (20%% less); repeatable")
@@ -428,12 +437,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--margin", default="50%", help="limits this far beyond the worst run (default 50%%; 0.5 works too)")
     s.add_argument("--out", help="calibration folder (default: runs/calibrate-<drill>-<replicator>-<time>); "
                    "the same folder again resumes an interrupted calibration")
+    _profile_option(s)
     s.set_defaults(func=cmd_calibrate)
 
     s = sub.add_parser("validate", help="check drill files without running anything")
     s.add_argument("files", nargs="+")
     s.add_argument("--replicator", choices=["pyspark", "mirrormaker2", "command"],
                    help="check for this replicator, as 'run --replicator' would (default: each file's own)")
+    _profile_option(s)
     s.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("up", help="start clusters and WAN links, print how to connect, run until Ctrl-C")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,27 @@ def processes_under(root: Path) -> list[tuple[int, str]]:
         except OSError:
             continue
     return found
+
+
+def read_until(proc, marker: str, timeout_s: float) -> list[str]:
+    """The lines a subprocess printed until one held ``marker`` (or its output ended, or time ran out)."""
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if marker in line:
+            break
+    return lines
+
+
+def stop_if_interrupted(summary) -> None:
+    """The drill engine absorbs Ctrl-C so that it can stop its processes and save the summary; under
+    pytest the session must then stop as pytest stops on Ctrl-C (exit 2), not go on to the next drill."""
+    if summary.interrupted:
+        raise KeyboardInterrupt(f"drill {summary.scenario} interrupted (its summary is saved)")
 
 
 def pytest_sessionfinish(session, exitstatus):

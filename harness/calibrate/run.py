@@ -42,12 +42,13 @@ def machine() -> str:
         return f"{os.cpu_count()} cores"
 
 
-def header(drill_file: Path, summaries: list[DrillSummary], margin: float, load: str) -> str:
+def header(drill_file: Path, summaries: list[DrillSummary], margin: float, load: str, profile: str = "full") -> str:
     """The comment line above the expectations: what was measured, when, where, with what margin."""
     s = summaries[0]
     mode = f" ({s.replicator_mode})" if s.replicator_mode not in ("n/a", "") else ""
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"# calibrated by 'mirrordrill calibrate': {len(summaries)} run(s) of {drill_file.name} with "
+    at = f" at the {profile} profile" if profile != "full" else ""
+    return (f"# calibrated by 'mirrordrill calibrate': {len(summaries)} run(s) of {drill_file.name}{at} with "
             f"{s.replicator}{mode}, {when}, on {machine()} (load avg {load} after the runs); margin "
             f"{margin:.0%}: limits = worst run x {1 + margin:g} (+100 ms on latencies, +1 s on RTO and "
             f"convergence; throughput and acked >= worst run x {1 - margin:g}), rounded to 2 figures; "
@@ -55,7 +56,8 @@ def header(drill_file: Path, summaries: list[DrillSummary], margin: float, load:
 
 
 def calibrate(drill_file: Path, runs: int, margin: float, replicator: str | None = None, out_dir: Path | None = None,
-              reports: SweepReports | None = None, log: Callable[[str], None] | None = None) -> CalibrationRun:
+              reports: SweepReports | None = None, log: Callable[[str], None] | None = None,
+              profile: str = "full") -> CalibrationRun:
     """Run the drill ``runs`` times (resuming in ``out_dir`` if it holds some) and suggest its limits."""
     if runs < 1:
         raise CalibrationError(f"--runs {runs}: run the drill at least once (3 is the project's practice)")
@@ -67,7 +69,7 @@ def calibrate(drill_file: Path, runs: int, margin: float, replicator: str | None
         raise CalibrationError(f"{drill_file}: its replicator is {kind!r}; calibrate runs "
                                f"{' or '.join(SWEEPABLE_REPLICATORS)} (--replicator); for a command replicator, "
                                f"run 'mirrordrill run' N times and read each summary.json")
-    params = [SweepParam("replicator", (kind,))]
+    params = [SweepParam("replicator", (kind,))] + ([SweepParam("profile", (profile,))] if profile != "full" else [])
     out_dir = out_dir or Path("runs") / f"calibrate-{name}-{kind}-{datetime.now():%Y%m%d-%H%M%S}"
     sweep = Sweep(drill_file, params, out_dir, measure_ceiling=False, log=log, repeat=runs, reports=reports)
     result = sweep.run()
@@ -89,6 +91,7 @@ def calibrate(drill_file: Path, runs: int, margin: float, replicator: str | None
     if not summaries:
         raise CalibrationError(f"no run of {drill_file} finished with figures to calibrate from"
                                + (f" ({'; '.join(left_out)})" if left_out else "") + f"; see {sweep.out_dir}")
-    calibration = Calibration(header(drill_file, summaries, margin, fmt_load(load_avg())), observe(summaries), margin)
+    calibration = Calibration(header(drill_file, summaries, margin, fmt_load(load_avg()), profile), observe(summaries),
+                              margin)
     (sweep.out_dir / CALIBRATION_FILE).write_text(calibration.range_table() + "\n\n" + calibration.expectations_yaml())
     return CalibrationRun(calibration, sweep.out_dir, used, left_out, failed_now)

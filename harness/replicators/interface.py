@@ -90,6 +90,13 @@ class Replicator(ABC):
         adapter that could ask it for the group's commits goes straight to what the target holds.
         """
 
+    def checkpoint_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
+        """``group``'s newest checkpoint per remote partition, its downstream offset as the replicator
+        wrote it on ``target`` (what ``RemoteClusterUtils.translateOffsets`` hands an application):
+        the ``checkpoint`` failover strategy starts there, with no check of its own."""
+        raise UnsupportedOperation(f"{type(self).__name__} writes no checkpoints to start a group from; "
+                                   f"choose the translated, timestamp, earliest or latest strategy")
+
     def remote_topic(self, source_cluster: str, topic: str) -> str:
         """Name ``topic`` of ``source_cluster`` gets on a target cluster."""
         return self.setup.remote_topic(source_cluster, topic)

@@ -257,6 +257,9 @@ class MirrorMaker2Replicator(NodeReplicator):
             raise ReplicatorError(f"reading MM2 checkpoints of {source}->{target} on {target}: {err}") from err
         return latest
 
+    def checkpoint_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
+        return self.translate_offsets(group, source, target)  # MM2's translation is its checkpoints
+
     def metrics(self) -> ReplicatorMetrics | None:
         """End-offset lag and rates per partition, plus each flow's upstream heartbeat age."""
         sample = self._probe.sample()

@@ -276,6 +276,14 @@ class PySparkReplicator(NodeReplicator):
         finally:
             index.close()
 
+    def checkpoint_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
+        try:
+            checkpoints = self._checkpoints(group, source, target)
+        except (KafkaException, TimeoutError) as err:
+            raise ReplicatorError(f"reading {group}'s checkpoints of {source}->{target} on {target}: {err}") from err
+        return {(self.setup.remote_topic(source, topic), partition): cp.downstream_offset
+                for (topic, partition), cp in checkpoints.items()}
+
     # --- observation ------------------------------------------------------------------
     def metrics(self) -> ReplicatorMetrics | None:
         """End-offset lag and rates (as for every replicator) plus the replicator's ack latency.

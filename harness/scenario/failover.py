@@ -113,6 +113,11 @@ def start_position(ctx: DrillContext, slot: ConsumerSlot, primary: str, dr: str,
                                                    source_lost=primary in ctx.abandoned)
         # a partition with no translation starts at the beginning: reprocess, never skip
         return StartPosition.at_offsets(offsets, fallback="earliest") if offsets else StartPosition.earliest()
+    if strategy == "checkpoint":
+        # the newest checkpoints' downstream offsets as the replicator wrote them, trusted as
+        # RemoteClusterUtils.translateOffsets users trust them: a wrong one skips or replays
+        offsets = ctx.replicator.checkpoint_offsets(slot.definition.group, primary, dr)
+        return StartPosition.at_offsets(offsets, fallback="earliest") if offsets else StartPosition.earliest()
     if strategy == "timestamp":
         return StartPosition.at_timestamp(failure_ms - int(slot.definition.timestamp_margin_s * 1000))
     return StartPosition.earliest() if strategy == "earliest" else StartPosition.latest()

@@ -16,7 +16,7 @@ from harness.scenario.durations import parse_duration
 from harness.spark.deployment import SparkDeployment, SparkDeploymentError
 from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
 
-STRATEGIES = ("translated", "timestamp", "earliest", "latest")
+STRATEGIES = ("translated", "checkpoint", "timestamp", "earliest", "latest")
 REPLICATORS = ("pyspark", "mirrormaker2", "command")
 
 
@@ -144,7 +144,7 @@ class ConsumerDef(_M):
     cluster: str
     topics: list[str] = Field(min_length=1)
     commit: CommitDef = CommitDef()
-    failover_strategy: Literal["translated", "timestamp", "earliest", "latest"] = "translated"
+    failover_strategy: Literal["translated", "checkpoint", "timestamp", "earliest", "latest"] = "translated"
     timestamp_margin_s: float = Field(10.0, ge=0, description="timestamp strategy: seek this far before the incident")
 
 
@@ -458,6 +458,15 @@ def split_expectations(expectations: dict[str, Any], replicator: str) -> dict[st
     return out
 
 
+class ProfileDef(_M):
+    """``profiles: {short: …}``: how the short profile scales this drill, and the figures that differ
+    at that scale (harness/scenario/profile.py applies them; the full profile ignores this section)."""
+
+    scale: float = Field(0.5, gt=0, le=1, description="durations, timeline 'at's and backlogs x this")
+    expectations: dict[str, Any] = Field(default_factory=dict)  # replace the file's lines on the same metric
+    invariants: dict[str, Any] = Field(default_factory=dict)  # replace the file's bounds of the same name
+
+
 class Scenario(_M):
     """One drill file."""
 
@@ -474,6 +483,7 @@ class Scenario(_M):
     drain_timeout: Seconds = Field(120.0, ge=0)
     expectations: dict[str, Any] = Field(default_factory=dict)
     invariants: InvariantsDef = InvariantsDef()
+    profiles: dict[Literal["short"], ProfileDef] = Field(default_factory=dict)
 
     def parsed_expectations(self, replicator: str | None = None) -> list[Expectation]:
         """The expectations that apply to ``replicator`` (default: the file's own)."""

@@ -117,10 +117,10 @@ def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Repo
                                            "pass them in replication.command")
         failing_over = {st.source for st in s.timeline if isinstance(st, Failover)}
         for i, c in enumerate(s.load.consumers):
-            if c.failover_strategy == "translated" and c.cluster in failing_over:
+            if c.failover_strategy in ("translated", "checkpoint") and c.cluster in failing_over:
                 error(("load", "consumers", i, "failover_strategy"),
-                      "the command replicator translates no offsets, so a 'translated' failover cannot run; "
-                      "choose timestamp, earliest or latest")
+                      f"the command replicator translates no offsets, so a '{c.failover_strategy}' failover "
+                      "cannot run; choose timestamp, earliest or latest")
     # Judged against the file's own replicator: a pyspark drill run with --replicator mirrormaker2
     # to compare the two keeps its mode for pyspark, which is not a mistake in the file.
     own = r.replicator

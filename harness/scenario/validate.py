@@ -16,6 +16,7 @@ from harness.scenario.model import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICAT
                                     parse_expectation)
 from harness.scenario.plain_errors import did_you_mean, either, plain_message
 from harness.scenario.preflight import replication_problems
+from harness.scenario.profile import apply_profile
 from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
 
 
@@ -78,13 +79,14 @@ def _field(path: tuple, loc: tuple) -> str:
     return text or "(document)"
 
 
-def load_scenario(path: Path, replicator: str | None = None) -> Scenario:
+def load_scenario(path: Path, replicator: str | None = None, profile: str | None = None) -> Scenario:
     """Parse and validate one drill file; ScenarioInvalid lists every problem with its line."""
-    return check_file(path, replicator).scenario
+    return check_file(path, replicator, profile).scenario
 
 
-def check_file(path: Path, replicator: str | None = None) -> CheckedScenario:
-    """Every check that needs no cluster, for ``replicator`` (default: the file's own)."""
+def check_file(path: Path, replicator: str | None = None, profile: str | None = None) -> CheckedScenario:
+    """Every check that needs no cluster, for ``replicator`` (default: the file's own) at ``profile``
+    (default: full, the file as written; harness/scenario/profile.py)."""
     path = Path(path)
     if not path.exists():
         raise ScenarioInvalid([Problem(str(path), None, "(file)", "no such file")])
@@ -92,14 +94,14 @@ def check_file(path: Path, replicator: str | None = None) -> CheckedScenario:
         text = read_drill_text(path)
     except YamlSyntaxError as e:
         raise ScenarioInvalid([Problem(str(path), None, "(file)", str(e).split(": YAML syntax error: ", 1)[-1])]) from None
-    return check_text(text, str(path), replicator)
+    return check_text(text, str(path), replicator, profile)
 
 
-def parse_scenario(text: str, file: str, replicator: str | None = None) -> Scenario:
-    return check_text(text, file, replicator).scenario
+def parse_scenario(text: str, file: str, replicator: str | None = None, profile: str | None = None) -> Scenario:
+    return check_text(text, file, replicator, profile).scenario
 
 
-def check_text(text: str, file: str, replicator: str | None = None) -> CheckedScenario:
+def check_text(text: str, file: str, replicator: str | None = None, profile: str | None = None) -> CheckedScenario:
     try:
         data, source = load_yaml(text, file)
     except YamlSyntaxError as e:
@@ -109,6 +111,8 @@ def check_text(text: str, file: str, replicator: str | None = None) -> CheckedSc
                                                                "replication, load, timeline, expectations")])
     # Top-level "x-…" keys hold anchors for merge keys, as Compose files keep them: not drill fields.
     data = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("x-"))}
+    # the same keys and lines as the file: only values change (durations) or are replaced (limits)
+    data = apply_profile(data, profile)
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as e:
@@ -136,6 +140,12 @@ def check_text(text: str, file: str, replicator: str | None = None) -> CheckedSc
                        lambda p, m: problems.append(Problem(file, source.line_of(p), _field(p, ()), m)))
     if problems:
         raise ScenarioInvalid(problems)
+    if profile in (None, "full"):  # the short profile's own limits are checked too, not first in CI
+        for name in scenario.profiles:
+            try:
+                check_text(text, file, replicator, name)
+            except ScenarioInvalid as e:
+                raise ScenarioInvalid([replace(p, message=f"at profile {name}: {p.message}") for p in e.problems]) from None
     return CheckedScenario(scenario, tuple(warnings))
 
 

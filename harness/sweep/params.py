@@ -46,7 +46,7 @@ def parse_params(specs: list[str]) -> list[SweepParam]:
     return out
 
 
-SWEEP_KEYS = ("replicator", "mode", "rate", "duration", "backlog", *_SHORTHANDS)
+SWEEP_KEYS = ("replicator", "mode", "rate", "duration", "backlog", "profile", *_SHORTHANDS)
 """``--param`` keys that are not flow settings (any other key is one, checked as the adapters check it)."""
 
 
@@ -73,7 +73,15 @@ def combinations(params: list[SweepParam]) -> list[dict]:
 def apply_params(drill: dict, params: dict[str, Any]) -> dict:
     """A copy of a drill file's content with one combination applied."""
     d = json.loads(json.dumps(drill))
+    if "profile" in params:  # first: a swept duration or backlog is then taken as written
+        from harness.scenario.profile import ProfileError, apply_profile
+        try:
+            d = apply_profile(d, params["profile"])
+        except ProfileError as e:
+            raise SweepError(f"profile={params['profile']!r}: {e}") from None
     for key, value in params.items():
+        if key == "profile":
+            continue
         if key == "replicator":
             if value not in ("pyspark", "mirrormaker2"):
                 raise SweepError(f"replicator={value!r}: valid values are pyspark, mirrormaker2")

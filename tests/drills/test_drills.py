@@ -12,17 +12,19 @@ from harness.scenario.engine import Drill
 from harness.scenario.summary import render_table
 from harness.scenario.validate import load_scenario
 from reports.allure_results import attach_to_pytest
+from tests.conftest import stop_if_interrupted
 
 pytestmark = [pytest.mark.drill, pytest.mark.integration]
 
 
 def test_drill(drill_file, artifacts, tmp_path_factory, request):
-    scenario = load_scenario(drill_file)
     replicator = request.config.getoption("--drill-replicator")
+    scenario = load_scenario(drill_file, replicator, request.config.getoption("--profile"))
     out = tmp_path_factory.mktemp(f"drill-{drill_file.stem}")
     result = Drill(scenario, drill_file, out, replicator=replicator, artifacts=artifacts).run()
     if request.config.getoption("--alluredir", default=None):
         attach_to_pytest(out)  # the same plots, summary and logs `mirrordrill run` puts in its report
+    stop_if_interrupted(result.summary)
     failed = [e.name for e in result.summary.expectations if not e.passed]
     assert result.passed, (f"drill {scenario.name} failed: {failed or result.summary.error}\n"
                            f"{render_table(result.summary)}\nrun folder: {out}")

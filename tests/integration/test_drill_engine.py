@@ -14,7 +14,7 @@ import pytest
 
 from harness.scenario.engine import Drill
 from harness.scenario.validate import parse_scenario
-from tests.conftest import processes_under
+from tests.conftest import processes_under, read_until
 
 pytestmark = pytest.mark.integration
 
@@ -137,16 +137,8 @@ def test_ctrl_c_writes_the_summary_and_stops_everything(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(path), "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
-    lines = []
     try:
-        deadline = time.monotonic() + 150
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if "load running for" in line:
-                break
+        lines = read_until(proc, "load running for", 150)
         assert any("load running for" in l for l in lines), "".join(lines)
         time.sleep(5)  # some records acknowledged, some replicated
         proc.send_signal(signal.SIGINT)

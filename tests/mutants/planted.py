@@ -36,10 +36,13 @@ CONTROL = Mutant("none (control)", "quickstart.yaml", pipe_args=("--drop-every",
 
 # Small enough to run in about 20 minutes on a 2-core machine: the quickstart (the pipe replicator
 # starts in a second) for what happens to records; for consumer offsets, the strategies drill, an
-# unplanned failover: with the source dead the harness takes the group's commits from the
-# checkpoints (a planned failover asks the live source and translates exactly, whatever the
-# checkpoints say: it let +100 pass in the first run), and the drill bounds g-translated's skipped
-# (0) and reprocessed (<= 1000) records.
+# unplanned failover. Its g-checkpoint group starts where the newest checkpoints say, as written
+# (the 'checkpoint' strategy: what RemoteClusterUtils.translateOffsets users get), on a slow
+# 2-partition topic with 1 s checkpoints: +100 per partition skips records (failover.skipped
+# [g-checkpoint] == 0), -100 replays 200 more (failover.reprocessed[g-checkpoint] <= 150). The
+# 'translated' groups re-translate exactly from the target and use a checkpoint's downstream offset
+# only as where to start reading, so shifted offsets passed them (both survived before
+# g-checkpoint); frozen checkpoints still make g-translated replay everything.
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("drop 1 in 1,000", "quickstart.yaml", pipe_args=("--drop-every", "1000")),
     Mutant("duplicate 1 in 1,000", "quickstart.yaml", pipe_args=("--duplicate-every", "1000")),

@@ -12,7 +12,7 @@ from harness.scenario.engine import Drill
 from harness.scenario.summary import render_table
 from harness.scenario.validate import parse_scenario
 from replicator.planted_faults import FAULT_ENV, SUITE_ENV
-from tests.conftest import processes_under
+from tests.conftest import processes_under, stop_if_interrupted
 from tests.mutants.conftest import OUTCOMES
 from tests.mutants.planted import CONTROL, MUTANTS, Mutant, drill_text
 
@@ -21,6 +21,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.drill]
 
 def test_the_faultless_pipe_replicator_passes_the_quickstart(artifacts, tmp_path):
     result = run_drill(CONTROL, artifacts, tmp_path)
+    stop_if_interrupted(result.summary)
     assert processes_under(tmp_path) == []
     assert result.passed, f"the control failed, so no pipe mutant's kill means anything:\n{render_table(result.summary)}"
 
@@ -38,6 +39,7 @@ def test_the_drill_kills_the_mutant(mutant: Mutant, artifacts, tmp_path, monkeyp
         monkeypatch.setenv(SUITE_ENV, "1")
         monkeypatch.setenv(FAULT_ENV, mutant.checkpoint_fault)
     result = run_drill(mutant, artifacts, tmp_path)
+    stop_if_interrupted(result.summary)
 
     failed = [e.name for e in result.summary.expectations if not e.passed]
     killed = not result.passed and bool(failed) and result.summary.error is None

@@ -120,6 +120,10 @@ CASES = [
         "must be greater than 0", "orders: -1"),
     Bad("translated failover with the command replicator", BASE.replace("replication:\n", COMMAND, 1) + FAILOVER,
         "translates no offsets", "group: billing"),
+    Bad("checkpoint failover with the command replicator",
+        BASE.replace("replication:\n", COMMAND, 1).replace("topics: [orders]}\n", "topics: [orders], "
+                                                            "failover_strategy: checkpoint}\n") + FAILOVER,
+        "a 'checkpoint' failover cannot run", "group: billing"),
     # --- expectations read as limits --------------------------------------------------
     Bad("negative limit", BASE + "expectations:\n  lost: '<= -1'\n", "never holds", "lost: '<= -1'"),
     Bad("fractional count", BASE + "expectations:\n  lost: '<= 0.5'\n", "whole number", "lost: '<= 0.5'"),
