@@ -179,7 +179,10 @@ def _build_compose(boot: Bootstrap, dest: Path, binary: Path) -> None:
         shutil.copytree(src_dir, work / "src")
         for p in (work / "src").rglob("*"):  # the module cache is read-only
             p.chmod(p.stat().st_mode | 0o200)
-        boot._run([go, "build", "-trimpath", "-o", str(work / "docker-compose"), "./cmd"], "go build (compose)",
+        # The version is stamped by the linker, as compose's own Makefile does (else it says "dev").
+        ldflags = f"-s -w -X {COMPOSE_MODULE}/internal.Version={COMPOSE_VERSION}"
+        boot._run([go, "build", "-trimpath", "-ldflags", ldflags, "-o", str(work / "docker-compose"), "./cmd"],
+                  "go build (compose)",
                   "Check that the Go module proxy is reachable and Go is 1.24+, then rerun.", env=env,
                   cwd=work / "src")
         dest.mkdir(parents=True, exist_ok=True)

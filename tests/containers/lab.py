@@ -104,7 +104,7 @@ class ContainerLab(Environment):
         self.containers: list[LabContainer] = []
         self.toxiproxy_container: ToxiproxyContainer | None = None
 
-    def start(self, timeout_s: float = 180.0):
+    def start(self, timeout_s: float = 360.0):  # a loaded shared machine: JVMs in containers start slowly
         t0 = time.monotonic()
         self._started = True
         self.workdir.mkdir(parents=True, exist_ok=True)
