@@ -223,6 +223,11 @@ class ImageSet:
         return [self._build_one(n) for n in order]
 
     def _build_one(self, name: str) -> BuildResult:
+        # Test sessions and drills may build at once: one builds, the others find it fresh.
+        with self.boot._lock(f"image-{name}"):
+            return self._build_locked(name)
+
+    def _build_locked(self, name: str) -> BuildResult:
         spec, t = self.spec(name), time.monotonic()
         self._digests.pop(name, None)  # the parent may just have been rebuilt
         if self.status(name) == "fresh":
