@@ -161,6 +161,10 @@ class KafkaCluster:
         """librdkafka security settings of the drill's clients ({} for a plain cluster)."""
         return self.security.client().librdkafka() if self.security else {}
 
+    def security_file(self, kind: str = "librdkafka") -> Path | None:
+        """The clients' security settings in a 0600 file of the secret folder (None for a plain cluster)."""
+        return self.security.client_file(kind) if self.security else None
+
     def admin(self, from_cluster: str | None = None, **conf) -> AdminClient:
         # log_level 0: expected connection errors while brokers restart would flood stderr.
         return AdminClient({**self.client_config(from_cluster), "log_level": 0, **conf})

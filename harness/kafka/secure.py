@@ -12,6 +12,7 @@ user's password, so they are written to the drill's secret folder, never the run
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -20,6 +21,7 @@ from primitives.config_refs import ConfigRefError, RefResolver, find_refs, is_pu
 from primitives.kafka.security import ClientSecurity, ResolvedSecurity, jaas_quote
 from primitives.kafka.tls import CertificateAuthority, IssuedCert
 from primitives.secret_dir import SecretDir, random_password
+from replicator.config.properties_syntax import format_property
 
 INTERNAL_LISTENER = "INTERNAL"
 
@@ -113,6 +115,13 @@ class BrokerSecurity:
                                   f"password={self.password}\n")
         return ClientSecurity(protocol="SASL_SSL", sasl_mechanism=self.spec.sasl_mechanism, username=self.spec.username,
                               password=f"${{file:{creds}:password}}", ca_pem=str(self.ca.cert_pem))
+
+    def client_file(self, kind: str = "librdkafka") -> Path:
+        """The drill clients' settings as a 0600 properties file (``librdkafka`` or ``jvm``) for other processes."""
+        client = self.client()
+        settings = client.librdkafka() if kind == "librdkafka" else client.jvm()
+        text = "".join(format_property(k, v) + "\n" for k, v in settings.items())
+        return self.secrets.file(f"{self.cluster}-client-{kind}.properties", text)
 
     def admin(self) -> ResolvedSecurity:
         """The harness's own identity (a certificate) on the INTERNAL listener: creates the SCRAM users."""

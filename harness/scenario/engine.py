@@ -191,7 +191,7 @@ class Drill:
             self.phase = f"writing a backlog into {b.cluster}/{b.topic}"
             self.log(f"writing a backlog of {b.records:,} records of {b.record_size} B into {b.cluster}/{b.topic}")
             r = produce_backlog(b.cluster, env.cluster(b.cluster).bootstrap, b.topic, b.records, b.record_size,
-                                histories)
+                                histories, security=env.cluster(b.cluster).security_config())
             self.log(f"backlog written in {r.seconds:.1f}s ({r.records_s:,.0f} records/s)")
 
     def _replicator_factory(self, env: Environment):
@@ -232,7 +232,8 @@ class Drill:
         for target, remotes in sorted(by_target.items()):
             pattern = "^(" + "|".join(re.escape(t) for t in sorted(remotes)) + ")$"
             ctx.observers.append(Observer(target, env.cluster(target).bootstrap, pattern, ctx.histories,
-                                          writer_tag=f"observer-{target}").start())
+                                          writer_tag=f"observer-{target}",
+                                          security=env.cluster(target).security_config()).start())
         watched: dict[str, set[str]] = {}
         for p in pairs:
             watched.setdefault(p.origin, set()).update(p.topic_map.values())
@@ -240,12 +241,13 @@ class Drill:
         for cluster, topics in sorted(watched.items()):
             pattern = "^(" + "|".join(re.escape(t) for t in sorted(topics)) + ")$"
             sampler = LagSampler(cluster, env.cluster(cluster).bootstrap, pattern, ctx.histories,
-                                 writer_tag=f"sampler-{cluster}")
+                                 writer_tag=f"sampler-{cluster}", security=env.cluster(cluster).security_config())
             sampler.start()
             ctx.lag_samplers.append(sampler)
         for c in s.load.consumers:
             consumer = new_app_consumer(c, ctx.histories)
-            consumer.start(c.cluster, ctx.bootstrap_for(c.cluster), list(c.topics), StartPosition.committed("earliest"))
+            consumer.start(c.cluster, ctx.bootstrap_for(c.cluster), list(c.topics), StartPosition.committed("earliest"),
+                           security=ctx.security_for(c.cluster))
             ctx.consumers.append(ConsumerSlot(c, consumer, c.cluster))
         for p in s.load.producers:
             slot = ProducerSlot(p, p.cluster)
