@@ -232,7 +232,7 @@ class Environment:
         secure = [c for c in self.spec.clusters if c.security]
         if not secure:
             return {}
-        self.secrets = SecretDir(self.workdir.name)
+        self.secrets = SecretDir(f"{self.workdir.parent.name}-{self.workdir.name}")
         ca = CertificateAuthority(self.secrets.path)
         out = {}
         for c in secure:

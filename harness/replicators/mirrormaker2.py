@@ -120,7 +120,7 @@ class MirrorMaker2Replicator(NodeReplicator):
             classpath = classpath or (artifacts.mirrormaker_classpath if artifacts
                                       else bootstrap.jvm_classpath("mirrormaker"))
         self._java, self._classpath = java, tuple(Path(p) for p in classpath)
-        self.nodes = plan_nodes(setup, setup.workdir / "mirrormaker2")
+        self.nodes = self.with_secret_dir(plan_nodes(setup, setup.workdir / "mirrormaker2"))
         for node in self.nodes:
             node.process = ManagedProcess(name=node.name, argv=self._argv(node), log_path=node.log_path,
                                           cwd=node.workdir, stop_timeout_s=DEFAULT_STOP_GRACE_S)

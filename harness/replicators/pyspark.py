@@ -96,7 +96,8 @@ class PySparkReplicator(NodeReplicator):
         for flow in setup.flows:
             by_location.setdefault(flow.location, []).append(flow)
         root = setup.workdir / "pyspark"
-        self.nodes = [ReplicatorNode(loc, flows, root / loc) for loc, flows in sorted(by_location.items())]
+        self.nodes = self.with_secret_dir([ReplicatorNode(loc, flows, root / loc)
+                                           for loc, flows in sorted(by_location.items())])
         for node in self.nodes:
             if self.spark.submitted:  # the command line needs the master's URL: written at start
                 node.process = SubmittedDriver(name=node.name, argv=[], log_path=node.log_path, cwd=node.workdir,

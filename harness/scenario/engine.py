@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from primitives.bootstrap import Artifacts
+from primitives.config_refs import RefResolver
 from harness.baseline import BASELINE_FILE, BaselineCheck, BaselineComparison
 from harness.environment import Environment
 from harness.replicators import make_replicator
@@ -83,7 +84,9 @@ class Drill:
         # the exact bytes: summary.json's drill_sha256 is their hash, and the rerun line runs them
         (self.out_dir / run_facts.SCENARIO_COPY).write_bytes(self.scenario_path.read_bytes())
         started = time.time()
-        env = Environment(topology_of(s), self.out_dir / "env", self.artifacts, log=self.log)
+        # Secret references in the drill file are read relative to the file's folder.
+        env = Environment(topology_of(s), self.out_dir / "env", self.artifacts, log=self.log,
+                          refs=RefResolver(base_dir=self.scenario_path.parent))
         ctx: DrillContext | None = None
         interrupted, error = False, None
         step_failures: list[str] = []
