@@ -202,7 +202,7 @@ class KafkaCluster:
                 round_trip(self, from_cluster, timeout_s=min(15.0, max(1.0, deadline - time.monotonic())))
                 return time.monotonic() - started
             except (KafkaException, TimeoutError) as e:
-                last_error = str(e)
+                last_error = f"{type(e).__name__}: {e}"  # a bare TimeoutError says nothing by itself
                 time.sleep(0.5)
         raise ClusterNotReady(f"cluster {self.name} not ready after {timeout_s:.0f}s: {last_error}\n" + self._tails())
 

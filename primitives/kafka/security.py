@@ -31,7 +31,21 @@ _LOGIN_MODULES = {
 }
 
 
-class ClientSecurity(BaseModel):
+class _ProtocolFacts:
+    """What the protocol implies; shared by the model and its resolved values."""
+
+    protocol: str
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.protocol.startswith("SASL_")
+
+    @property
+    def uses_tls(self) -> bool:
+        return self.protocol in ("SSL", "SASL_SSL")
+
+
+class ClientSecurity(_ProtocolFacts, BaseModel):
     """A client's security settings; secrets are references, paths may be references too."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -45,14 +59,6 @@ class ClientSecurity(BaseModel):
     key_pem: str | None = None
     key_password: str | None = None
     verify_hostname: bool = True
-
-    @property
-    def uses_sasl(self) -> bool:
-        return self.protocol.startswith("SASL_")
-
-    @property
-    def uses_tls(self) -> bool:
-        return self.protocol in ("SSL", "SASL_SSL")
 
     @model_validator(mode="after")
     def _consistent(self) -> "ClientSecurity":
@@ -104,7 +110,7 @@ def jaas_quote(value: str) -> str:
 
 
 @dataclass(frozen=True)
-class ResolvedSecurity:
+class ResolvedSecurity(_ProtocolFacts):
     """Security settings with their secret values; its repr never shows them."""
 
     protocol: str = "PLAINTEXT"
@@ -116,14 +122,6 @@ class ResolvedSecurity:
     key_pem: str | None = None
     key_password: str | None = field(default=None, repr=False)
     verify_hostname: bool = True
-
-    @property
-    def uses_sasl(self) -> bool:
-        return self.protocol.startswith("SASL_")
-
-    @property
-    def uses_tls(self) -> bool:
-        return self.protocol in ("SSL", "SASL_SSL")
 
     def secrets(self) -> list[str]:
         """The secret values here (for leak checks and redaction); file contents are not included."""

@@ -7,7 +7,6 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from harness.kafka.cluster import READY_TOPIC
 from primitives.config_refs import RefResolver, find_refs
 from primitives.kafka.reading import read_topic
 from primitives.kafka.security import ClientSecurity
-from tests.conftest import processes_under
+from tests.conftest import processes_under, read_until
 
 pytestmark = pytest.mark.integration
 
@@ -31,16 +30,9 @@ def test_connection_file_reaches_the_secure_clusters_by_reference(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "up", str(REPO / "scenarios" / "secure-failover.yaml"),
                              "--workdir", str(workdir), "--connection-file", str(conn)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
-    lines: list[str] = []
+    creds_files: list[Path] = []
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if "Ctrl-C stops everything" in line:
-                break
+        lines = read_until(proc, "Ctrl-C stops everything", 300)
         assert any("connection file:" in l for l in lines), "".join(lines)
         text = conn.read_text()
         assert stat.S_IMODE(conn.stat().st_mode) == 0o600
@@ -48,7 +40,6 @@ def test_connection_file_reaches_the_secure_clusters_by_reference(tmp_path):
         doc = yaml.safe_load(text)
         assert sorted(doc["clusters"]) == ["dr", "primary"]
         manifest = yaml.safe_load((workdir / "manifest.json").read_text())
-        creds_files = []
         for name, entry in doc["clusters"].items():
             # only the local listener: a drill using these clusters as existing ones brings its own proxies
             assert entry["bootstrap_servers"] == manifest["clusters"][name]["bootstrap"]
