@@ -114,7 +114,6 @@ def test_secure_drill_leaks_no_secret(artifacts, tmp_path, monkeypatch, replicat
         sampler.stop.set()
         sampler.join()
 
-    assert result.passed, (out / "drill.log").read_text()[-3000:]
     assert sampler.keys, "no private key was seen in the secret folder during the run"
     assert len(sampler.cmdlines) >= 3, "the sampler saw no harness processes"
     needles = {"the password": password}
@@ -130,3 +129,5 @@ def test_secure_drill_leaks_no_secret(artifacts, tmp_path, monkeypatch, replicat
 
     assert leaks_in(out, sampler.cmdlines, needles) == []
     assert not list((mirrordrill_home() / "secrets").glob(f"{out.name}-env-*")), "the secret folder was left behind"
+    # Last: on a machine too busy for the drill to pass, the search above still ran.
+    assert result.passed, (out / "drill.log").read_text()[-3000:]
