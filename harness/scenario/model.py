@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from harness.kafka.secure import LocalClusterSecurity
 from harness.scenario.durations import parse_duration
 from harness.spark.deployment import SparkDeployment, SparkDeploymentError
 from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
@@ -33,6 +34,8 @@ class ClusterDef(_M):
     brokers: int = Field(1, ge=1, le=5)
     heap_mb: int = Field(512, ge=128)
     broker_properties: dict[str, str | int | bool] = Field(default_factory=dict)
+    # SASL_SSL or mutual TLS on the brokers the harness starts (harness/kafka/secure.py).
+    security: LocalClusterSecurity | None = None
 
 
 def _jitter_within_latency(latency_ms: int, jitter_ms: int) -> None:
