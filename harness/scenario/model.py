@@ -278,12 +278,28 @@ class SetTopicConfig(_Step):
     config: dict[str, str | int] = Field(min_length=1)
 
 
+class RunbookCommandDef(_M):
+    """One command of the team's own runbook (a DNS switch, a config push, a check)."""
+
+    # A list runs as is (argv); a string runs through /bin/sh -c, pipes and all.
+    command: str | list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+    timeout: Seconds = Field(60.0, gt=0)  # then the command is killed and the step fails
+    env: dict[str, str] = Field(default_factory=dict)  # added to the MIRRORDRILL_* context
+    name: str | None = None
+
+
+class RunbookStep(_Step, RunbookCommandDef):
+    do: Literal["runbook"]
+
+
 class Failover(_Step):
     do: Literal["planned_failover", "unplanned_failover"]
     source: str = Field(alias="from")
     target: str = Field(alias="to")
     how: Literal["kill", "partition"] = "kill"  # unplanned: how the primary dies
     drain_timeout: Seconds = 120.0
+    # Run after the primary is lost (or drained) and before the applications move: inside the RTO.
+    runbook: list[RunbookCommandDef] = Field(default_factory=list)
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     @model_validator(mode="after")
@@ -323,7 +339,8 @@ class WaitDrain(_Step):
 
 # Every step model; each ``do:`` value of these has one action in harness/scenario/actions/.
 STEP_TYPES = (SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep, ClusterStep, ReplicatorStep,
-              SparkWorkerStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain)
+              SparkWorkerStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain,
+              RunbookStep)
 Step = Annotated[Union[STEP_TYPES], Field(discriminator="do")]
 
 

@@ -215,7 +215,8 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
         known(("stable_address", "points_to"), s.stable_address.points_to)
 
     facts = TimelineFacts(scenario=s, links=frozenset(links), flows=frozenset(flows),
-                          topics={c: frozenset(names) for c, names in topics.items()})
+                          topics={c: frozenset(names) for c, names in topics.items()},
+                          drill_dir=_drill_dir(src.file))
     last_at = 0.0
     for i, step in enumerate(s.timeline):
         at = ("timeline", i)
@@ -256,6 +257,12 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
         if e.scope and e.metric not in FAILOVER_METRICS + FAILBACK_METRICS and e.scope not in _reachable(flows):
             bad(path, f"unknown flow {e.scope!r}; flows (and chains of them) are {sorted(_reachable(flows))}")
     return out
+
+
+def _drill_dir(file: str) -> Path | None:
+    """The folder relative paths in the drill file are read from (None for text with no file)."""
+    path = Path(file)
+    return path.resolve().parent if path.is_file() else None
 
 
 def _expectation_lines(s: Scenario, bad) -> list[tuple[str, Any, tuple]]:
