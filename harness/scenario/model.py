@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from harness.scenario.durations import parse_duration
+from harness.scenario.existing_model import OWNED_PREFIX, ExistingClusterDef
 from harness.spark.deployment import SparkDeployment, SparkDeploymentError
 from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
 
@@ -33,6 +34,15 @@ class ClusterDef(_M):
     brokers: int = Field(1, ge=1, le=5)
     heap_mb: int = Field(512, ge=128)
     broker_properties: dict[str, str | int | bool] = Field(default_factory=dict)
+    existing: ExistingClusterDef | None = None  # a team's own cluster: nothing is started for it
+
+    @model_validator(mode="after")
+    def _started_or_existing(self):
+        started_only = sorted({"brokers", "heap_mb", "broker_properties"} & self.model_fields_set)
+        if self.existing is not None and started_only:
+            raise ValueError(f"{', '.join(started_only)} describe a cluster the harness starts; an existing "
+                             "cluster is only reached (bootstrap_servers, security, properties): remove them")
+        return self
 
 
 def _jitter_within_latency(latency_ms: int, jitter_ms: int) -> None:
@@ -487,10 +497,16 @@ class Scenario(_M):
     load: LoadDef = LoadDef()
     timeline: list[Step] = Field(default_factory=list)
     stable_address: StableAddressDef | None = None
+    # With existing clusters: every name the drill puts on them starts with this (see existing_checks.py).
+    owned_prefix: str | None = Field(None, pattern=OWNED_PREFIX)
     duration: Seconds = Field(60.0, gt=0, description="seconds of load")
     drain_timeout: Seconds = Field(120.0, ge=0)
     expectations: dict[str, Any] = Field(default_factory=dict)
     invariants: InvariantsDef = InvariantsDef()
+
+    def existing_clusters(self) -> dict[str, ExistingClusterDef]:
+        """The clusters the harness does not start, by name."""
+        return {name: c.existing for name, c in self.clusters.items() if c.existing is not None}
 
     def parsed_expectations(self, replicator: str | None = None) -> list[Expectation]:
         """The expectations that apply to ``replicator`` (default: the file's own)."""
