@@ -163,7 +163,9 @@ def _allowed(bindings, principal: str, perm: Permission, op: str) -> bool:
     def matches(b) -> bool:
         if b.principal not in (principal, "User:*") or b.host not in ("*",):
             return False
-        if b.restype.name != perm.resource or b.operation.name not in (op, "ALL"):
+        # confluent-kafka names Kafka's CLUSTER resource type BROKER
+        resource = "CLUSTER" if b.restype.name == "BROKER" else b.restype.name
+        if resource != perm.resource or b.operation.name not in (op, "ALL"):
             return False
         if b.resource_pattern_type.name == "LITERAL":
             return b.name == "*" or (b.name == perm.name and perm.pattern == "LITERAL") \

@@ -140,6 +140,8 @@ def test_acl_evaluation_prefix_literal_wildcard_and_deny():
     assert not _allowed([binding("TOPIC", "md-", "PREFIXED", "READ", principal="User:other")], "User:drill", perm, "READ")
     assert not _allowed([binding("TOPIC", "md-", "PREFIXED", "ALL"), binding("TOPIC", "*", "LITERAL", "READ", "DENY")],
                         "User:drill", perm, "READ")
+    cluster = Permission("CLUSTER", "LITERAL", "kafka-cluster", ("DESCRIBE",), "")
+    assert _allowed([binding("BROKER", "kafka-cluster", "LITERAL", "DESCRIBE")], "User:drill", cluster, "DESCRIBE")
 
 
 def test_client_settings_resolve_references_and_the_principal_is_told(monkeypatch):
