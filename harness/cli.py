@@ -100,16 +100,19 @@ def cmd_up(args) -> int:
     """Start a topology and keep it running until Ctrl-C."""
     from harness.environment import Environment, TopologySpec
     from harness.kafka.cluster import ClusterSpec
-    names = [n.strip() for n in args.clusters.split(",") if n.strip()]
+    from harness.up import up_topology
     try:
-        spec = TopologySpec(clusters=tuple(ClusterSpec(n, brokers=args.brokers) for n in names))
+        spec, refs = up_topology(args.file, args.clusters, args.brokers)
     except ValueError as e:
         print(f"mirrordrill up: {e}", file=sys.stderr)
         return EXIT_USAGE
     workdir = Path(args.workdir) if args.workdir else _default_workdir("up")
-    with Environment(spec, workdir, log=lambda m: print(f"mirrordrill: {m}", file=sys.stderr)) as env:
+    with Environment(spec, workdir, log=lambda m: print(f"mirrordrill: {m}", file=sys.stderr), refs=refs) as env:
         manifest = env.manifest()
         (workdir / "manifest.json").write_text(json.dumps(manifest, indent=2))
+        if args.connection_file:
+            from harness.connection_file import write_connection_file
+            print(f"connection file: {write_connection_file(env, Path(args.connection_file))}")
         print(f"ready in {env.startup.total_s:.1f}s; manifest: {workdir / 'manifest.json'}")
         for name, c in manifest["clusters"].items():
             print(f"  {name}: bootstrap {c['bootstrap']}")
@@ -444,7 +447,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("up", help="start clusters and WAN links, print how to connect, run until Ctrl-C")
-    s.add_argument("--clusters", default="primary,dr", help="comma-separated cluster names (default: primary,dr)")
+    s.add_argument("file", nargs="?", help="a drill file: start its clusters (with their security) and links")
+    s.add_argument("--clusters", help="comma-separated cluster names, without a drill file (default: primary,dr)")
+    s.add_argument("--connection-file", metavar="PATH",
+                   help="write each cluster's bootstrap servers and client settings here (secrets by reference)")
     s.add_argument("--brokers", type=int, default=1, help="brokers per cluster (default: 1)")
     s.add_argument("--workdir", help="where data and logs go (default: a new folder under /tmp/mirrordrill)")
     s.set_defaults(func=cmd_up)

@@ -18,12 +18,16 @@ from typing import Callable, Iterable
 from primitives.bootstrap import Artifacts, Bootstrap
 from harness.kafka.broker import BrokerPorts, listener_name_for
 from harness.kafka.cluster import ClusterSpec, KafkaCluster
+from harness.kafka.secure import BrokerSecurity
 from harness.network.toxiproxy import ToxiproxyServer
 from harness.spark.standalone import SparkStandaloneCluster, StandaloneSpec
 from harness.network.wan import ProxyRoute, WanLink, proxy_name
 from harness.network.stable_address import StableAddress
+from primitives.config_refs import RefResolver
+from primitives.kafka.tls import CertificateAuthority
 from primitives.ports import LOOPBACK, PortAllocator
 from primitives.process import ProcessSupervisor
+from primitives.secret_dir import SecretDir
 
 CLUSTER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 
@@ -93,8 +97,11 @@ class Environment:
     """Starts and owns the clusters, the Toxiproxy server and the WAN links of one topology."""
 
     def __init__(self, spec: TopologySpec, workdir: Path, artifacts: Artifacts | None = None,
-                 log: Callable[[str], None] | None = None):
+                 log: Callable[[str], None] | None = None, refs: RefResolver | None = None):
         self.spec = spec
+        self._refs = refs or RefResolver()
+        # Key material and credentials of secure clusters: made at start, deleted at stop.
+        self.secrets: SecretDir | None = None
         self.workdir = Path(workdir).resolve()
         self._artifacts = artifacts
         self.log = log or (lambda msg: None)
@@ -186,12 +193,14 @@ class Environment:
             remotes = self.spec.remotes_of(c.name)
             broker_ports[c.name] = [
                 BrokerPorts(local=ports.take(), controller=ports.take(),
-                            wan={r: ports.take() for r in remotes}, wan_advertised={r: ports.take() for r in remotes})
+                            wan={r: ports.take() for r in remotes}, wan_advertised={r: ports.take() for r in remotes},
+                            internal=ports.take() if c.security else None)
                 for _ in range(c.brokers)
             ]
+        security = self._make_security()
         for c in self.spec.clusters:
             cluster = KafkaCluster(c, broker_ports[c.name], self.workdir / c.name, artifacts.java,
-                                   artifacts.broker_classpath)
+                                   artifacts.broker_classpath, security=security.get(c.name))
             self.clusters[c.name] = cluster
             for b in cluster.brokers:
                 self.supervisor.add(b.process)
@@ -218,12 +227,32 @@ class Environment:
         self.startup.total_s = time.monotonic() - t0
         return self.startup
 
+    def _make_security(self) -> dict[str, BrokerSecurity]:
+        """A CA and certificates for the secure clusters, in a fresh secret folder (none when all are plain)."""
+        secure = [c for c in self.spec.clusters if c.security]
+        if not secure:
+            return {}
+        self.secrets = SecretDir(f"{self.workdir.parent.name}-{self.workdir.name}")
+        ca = CertificateAuthority(self.secrets.path)
+        out = {}
+        for c in secure:
+            assert c.security is not None
+            out[c.name] = BrokerSecurity.create(c.name, c.security, c.brokers, self.secrets, ca,
+                                                c.security.resolve_password(self._refs))
+        self.log(f"secure clusters {[c.name for c in secure]}: certificates and credentials in {self.secrets.path} "
+                 "(deleted at the end)")
+        return out
+
+    def secret_values(self) -> list[str]:
+        """Every password and private key of this environment's secure clusters (for leak checks)."""
+        return [v for c in self.clusters.values() if c.security for v in c.security.secret_values()]
+
     def stop(self) -> list[str]:
-        """Stop every process this environment started (newest first); returns problems seen."""
-        if not self._started:
-            return []
-        problems = self.supervisor.stop_all()
+        """Stop every process this environment started (newest first), then delete its secrets; returns problems."""
+        problems = self.supervisor.stop_all() if self._started else []
         self._started = False
+        if self.secrets is not None:
+            self.secrets.remove()
         return problems
 
     def wipe_files(self) -> None:

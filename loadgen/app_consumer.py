@@ -127,10 +127,10 @@ class ConsumerRun:
     positioned: set[Partition] = field(default_factory=set)
 
 
-def fetch_committed_offsets(bootstrap: str, group: str, timeout_s: float = 15.0
-                            ) -> dict[Partition, int]:
+def fetch_committed_offsets(bootstrap: str, group: str, timeout_s: float = 15.0,
+                            security: Mapping[str, str] | None = None) -> dict[Partition, int]:
     """A group's committed offsets on a cluster (works while no member is running)."""
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    admin = AdminClient({"bootstrap.servers": bootstrap, **(security or {}), "log_level": 0})
     futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
                                                 request_timeout=timeout_s)
     result = futures[group].result(timeout=timeout_s + 5)
@@ -203,8 +203,8 @@ class AppConsumer:
     # --- lifecycle -----------------------------------------------------------------------
     def start(self, cluster: str, bootstrap: str,
               topics: TopicSelection | str | Sequence[str],
-              position: StartPosition = StartPosition()) -> ConsumerRun:
-        """Join the group on ``cluster`` and process from ``position``."""
+              position: StartPosition = StartPosition(), security: Mapping[str, str] | None = None) -> ConsumerRun:
+        """Join the group on ``cluster`` and process from ``position`` (``security``: the cluster's client settings)."""
         if self.running:
             raise RuntimeError(f"consumer of group {self.group} is already running; stop it first")
         selection = TopicSelection.of(topics)
@@ -217,7 +217,7 @@ class AppConsumer:
             self._processed = {}
         self._stop.clear()
         self.error = None
-        consumer = Consumer(self._config(bootstrap, position))  # bad settings fail the caller
+        consumer = Consumer(self._config(bootstrap, position) | dict(security or {}))  # bad settings fail the caller
         self._thread = threading.Thread(target=self._run, args=(consumer, run, selection),
                                         name=f"app-{self.group}", daemon=True)
         self._thread.start()
@@ -241,10 +241,11 @@ class AppConsumer:
 
     def restart(self, cluster: str, bootstrap: str,
                 topics: TopicSelection | str | Sequence[str],
-                position: StartPosition = StartPosition(), commit: bool = True) -> ConsumerRun:
+                position: StartPosition = StartPosition(), commit: bool = True,
+                security: Mapping[str, str] | None = None) -> ConsumerRun:
         """Stop here (if running) and start on ``cluster`` from ``position``."""
         self.stop(commit=commit)
-        return self.start(cluster, bootstrap, topics, position)
+        return self.start(cluster, bootstrap, topics, position, security)
 
     def close(self) -> None:
         """Stop and close the history file."""

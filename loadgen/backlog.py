@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 from confluent_kafka import KafkaException, Producer
 
@@ -32,11 +33,11 @@ class BacklogResult:
 
 
 def produce_backlog(cluster: str, bootstrap: str, topic: str, records: int, record_size: int, histories: Path,
-                    timeout_s: float = 300.0) -> BacklogResult:
+                    timeout_s: float = 300.0, security: Mapping[str, str] | None = None) -> BacklogResult:
     """Write ``records`` enveloped records of ``record_size`` bytes (keyless: spread over partitions)."""
     encoder = EnvelopeEncoder(f"backlog-{cluster}-{topic}")
     writer = HistoryWriter(ACKED_SENDS, history_path(histories, ACKED_SENDS, encoder.producer_id))
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+    producer = Producer({"bootstrap.servers": bootstrap, **(security or {}), "acks": "all", "enable.idempotence": True,
                          "linger.ms": 20, "batch.size": 1_000_000, "queue.buffering.max.messages": 200_000,
                          "queue.buffering.max.kbytes": 512 * 1024, "log_level": 0})
     rows: list[AckedSend] = []

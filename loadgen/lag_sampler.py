@@ -13,7 +13,7 @@ import secrets
 import threading
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -36,7 +36,7 @@ class LagSampler:
     def __init__(self, cluster: str, bootstrap: str,
                  topics: TopicSelection | str | Sequence[str], history_dir: str | Path,
                  interval_s: float = 1.0, writer_tag: str | None = None,
-                 request_timeout_s: float | None = None) -> None:
+                 request_timeout_s: float | None = None, security: Mapping[str, str] | None = None) -> None:
         if interval_s <= 0:
             raise ValueError(f"interval_s must be > 0, got {interval_s}")
         self.cluster = cluster
@@ -47,7 +47,7 @@ class LagSampler:
                                  writer_tag or f"lag-{cluster}-{secrets.token_hex(4)}")
         # log_level 0: while a cluster is down (a drill kills it) librdkafka would print a
         # "Connection refused" line per retry; failures reach us as request errors instead.
-        self._admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+        self._admin = AdminClient({"bootstrap.servers": bootstrap, **(security or {}), "log_level": 0})
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._writer: HistoryWriter[LagSample] | None = None

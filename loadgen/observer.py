@@ -24,7 +24,7 @@ import secrets
 import threading
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from confluent_kafka import (OFFSET_BEGINNING, Consumer, IsolationLevel, KafkaException,
                              TopicPartition)
@@ -51,7 +51,8 @@ class Observer:
     def __init__(self, cluster: str, bootstrap: str,
                  topics: TopicSelection | str | Sequence[str], history_dir: str | Path,
                  writer_tag: str | None = None, discovery_interval_s: float = 1.0,
-                 batch_size: int = 1000, consumer_config: dict | None = None) -> None:
+                 batch_size: int = 1000, consumer_config: dict | None = None,
+                 security: Mapping[str, str] | None = None) -> None:
         self.cluster = cluster
         self.bootstrap = bootstrap
         self.topics = TopicSelection.of(topics)
@@ -60,8 +61,10 @@ class Observer:
         token = secrets.token_hex(4)
         self.path = history_path(history_dir, TARGET_RECORDS,
                                  writer_tag or f"observer-{cluster}-{token}")
+        security = dict(security or {})  # the cluster's librdkafka security settings
         self._conf = {
             "bootstrap.servers": bootstrap,
+            **security,
             # Required by the client; never joined (no subscribe) and never committed to.
             "group.id": f"__mirrordrill-observer-{token}",
             "enable.auto.commit": False,
@@ -78,7 +81,7 @@ class Observer:
         }
         # log_level 0: while a cluster is down (a drill kills it) librdkafka would print a
         # "Connection refused" line per retry; failures reach us as request errors instead.
-        self._admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+        self._admin = AdminClient({"bootstrap.servers": bootstrap, **security, "log_level": 0})
         self._lock = threading.Lock()
         self._positions: dict[Partition, int] = {}   # next offset to read, per partition
         self._assigned: set[Partition] = set()

@@ -340,7 +340,7 @@ def check_producer_settings(spec: LoadSpec) -> None:
 
 def ensure_topics(spec: LoadSpec, partitions: int, timeout_s: float = 30.0) -> None:
     """Create the spec's topics that do not exist yet (replication factor: broker default)."""
-    admin = AdminClient({"bootstrap.servers": spec.bootstrap_servers, "log_level": 3})
+    admin = AdminClient({"bootstrap.servers": spec.bootstrap_servers, **spec.client_security(), "log_level": 3})
     create_topics(admin, [NewTopic(t, partitions) for t in spec.topics], timeout_s)
 
 

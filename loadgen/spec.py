@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from loadgen.envelope import PRODUCER_ID
+from primitives.config_refs import parse_properties
 
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
@@ -241,6 +242,9 @@ class LoadSpec(_Strict):
     keys: KeySpec = KeySpec()
     producer: dict[str, str | int | float | bool] = Field(default_factory=dict)
     producer_id_prefix: str = "load"
+    # Security settings live in a 0600 file outside the run folder: this spec is saved in it.
+    client_properties_file: Path | None = Field(
+        default=None, description="librdkafka security settings (a properties file), read at start")
     instance: str | None = Field(
         default=None, description="unique per process start; in producer ids and file names "
                                   "(None: a random one)")
@@ -312,8 +316,14 @@ class LoadSpec(_Strict):
 
     def producer_settings(self) -> dict[str, Any]:
         """librdkafka settings: the defaults (acks=all, idempotence) overlaid by ``producer``."""
-        return {**DEFAULT_PRODUCER_SETTINGS, **self.producer,
+        return {**DEFAULT_PRODUCER_SETTINGS, **self.producer, **self.client_security(),
                 "bootstrap.servers": self.bootstrap_servers}
+
+    def client_security(self) -> dict[str, str]:
+        """The security settings of ``client_properties_file`` ({} without one)."""
+        if self.client_properties_file is None:
+            return {}
+        return parse_properties(Path(self.client_properties_file).read_text())
 
     def writer_tag(self, instance: str) -> str:
         """The tag of this process's history files (see ``histories.history_path``)."""

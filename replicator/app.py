@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Callable
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from primitives.kafka.security import java_to_librdkafka
 from replicator.checkpoints import CheckpointEmitter
 from replicator.planted_faults import CheckpointFault
 from replicator.config.flow import FlowConfig
@@ -42,13 +43,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("replicator")
 
-# Java client settings librdkafka understands too (the control plane uses librdkafka).
-_LIBRDKAFKA_KEYS = {"bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.mechanisms",
-                    "sasl.username", "sasl.password", "client.id"}
-
-
 def librdkafka_conf(java_conf: dict[str, str]) -> dict:
-    return {k: v for k, v in java_conf.items() if k in _LIBRDKAFKA_KEYS} | {"log_level": 3}
+    """The control plane's librdkafka settings from the Java clients' (connection and security only)."""
+    return java_to_librdkafka(java_conf) | {"log_level": 3}
 
 
 def _safe_name(name: str) -> str:
@@ -98,6 +95,9 @@ class FlowRuntime:
         tgt_admin_conf = config.client_config(flow, "target_admin")
         self.source_bootstrap = src_admin_conf["bootstrap.servers"]
         self.target_bootstrap = tgt_admin_conf["bootstrap.servers"]
+        # What every control-plane client of each side connects with (address and security).
+        self._source_conn = librdkafka_conf(src_admin_conf)
+        self._target_conn = librdkafka_conf(tgt_admin_conf)
         self.source_consumer_conf = config.client_config(flow, "source_consumer")
         self.target_producer_conf = config.client_config(flow, "target_producer")
         self.source_admin = AdminClient(librdkafka_conf(src_admin_conf))
@@ -209,7 +209,7 @@ class FlowRuntime:
         next tick retries), never falls back to a guess that would copy twice or skip.
         """
         c = self._resume_consumer = self._resume_consumer or target_consumer(
-            librdkafka_conf({"bootstrap.servers": self.target_bootstrap}))
+            dict(self._target_conn))
         remote = {t: self.policy.format_remote_topic(self.flow.source, t) for t in self.topics}
         parts = {t: self.partitions.get(t, 1) for t in self.topics}
 
@@ -304,8 +304,8 @@ class FlowRuntime:
 
     def _ensure_probe_consumers(self) -> None:
         if self._lag_consumer is None:
-            self._lag_consumer = target_consumer(librdkafka_conf({"bootstrap.servers": self.target_bootstrap}))
-            self._source_consumer = Consumer(librdkafka_conf({"bootstrap.servers": self.source_bootstrap}) | {
+            self._lag_consumer = target_consumer(dict(self._target_conn))
+            self._source_consumer = Consumer(dict(self._source_conn) | {
                 "group.id": "__mirrordrill-lag", "enable.auto.commit": False, "log_level": 0})
 
     def _replicated_position(self, remote: str, partition: int) -> int:

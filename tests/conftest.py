@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,20 @@ def artifacts():
 def session_workdir(tmp_path_factory) -> Path:
     """Root of every process's working folder in this session (the orphan guard looks here)."""
     return tmp_path_factory.getbasetemp()
+
+
+def read_until(proc, marker: str, timeout_s: float) -> list[str]:
+    """Lines of ``proc``'s stdout up to the first holding ``marker`` (or its end, or the timeout)."""
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if marker in line:
+            break
+    return lines
 
 
 def processes_under(root: Path) -> list[tuple[int, str]]:

@@ -8,8 +8,10 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.kafka.secure import INTERNAL_LISTENER, BrokerSecurity
 from primitives.ports import LOOPBACK
 from primitives.process import ManagedProcess, ProcessError
+from replicator.config.properties_syntax import format_property
 
 LOG4J_CONFIG = Path(__file__).resolve().parent.parent / "resources" / "log4j2.properties"
 
@@ -27,6 +29,7 @@ class BrokerPorts:
     controller: int
     wan: dict[str, int] = field(default_factory=dict)  # remote cluster -> listener port
     wan_advertised: dict[str, int] = field(default_factory=dict)  # remote cluster -> proxy port
+    internal: int | None = None  # secure clusters: the brokers' own mutual-TLS listener
 
 
 @dataclass
@@ -40,6 +43,7 @@ class BrokerSettings:
     classpath: tuple[Path, ...]
     heap_mb: int = 512
     properties: dict[str, str] = field(default_factory=dict)
+    security: BrokerSecurity | None = None
 
 
 class KafkaBroker:
@@ -51,7 +55,10 @@ class KafkaBroker:
         self.workdir = workdir
         self.settings = settings
         self.data_dir = workdir / "data"
-        self.config_path = workdir / "server.properties"
+        # A secure broker's properties hold its private key: they live in the secret folder.
+        sec = settings.security
+        self.config_path = (sec.secrets.path / f"{settings.cluster_name}-broker-{node_id}.properties" if sec
+                            else workdir / "server.properties")
         self.log_path = workdir / "broker.log"
         self.process = ManagedProcess(
             name=f"kafka broker {settings.cluster_name}/{node_id}",
@@ -78,15 +85,28 @@ class KafkaBroker:
 
     def properties(self) -> dict[str, str]:
         """The broker's server.properties, listeners laid out as the README's "How an emulated data center is wired" describes."""
+        sec = self.settings.security
+        client_protocol = sec.client_protocol if sec else "PLAINTEXT"
         listeners = [f"LOCAL://{LOOPBACK}:{self.ports.local}"]
         advertised = [f"LOCAL://{LOOPBACK}:{self.ports.local}"]
-        protocols = ["LOCAL:PLAINTEXT", "CONTROLLER:PLAINTEXT"]
+        protocols = [f"LOCAL:{client_protocol}", f"CONTROLLER:{'SSL' if sec else 'PLAINTEXT'}"]
+        client_listeners = ["LOCAL"]
         for remote, port in sorted(self.ports.wan.items()):
             name = listener_name_for(remote)
             listeners.append(f"{name}://{LOOPBACK}:{port}")
             # Remote clients must reconnect through the proxy, so the proxy is what we advertise.
             advertised.append(f"{name}://{LOOPBACK}:{self.ports.wan_advertised[remote]}")
-            protocols.append(f"{name}:PLAINTEXT")
+            protocols.append(f"{name}:{client_protocol}")
+            client_listeners.append(name)
+        inter_broker = "LOCAL"
+        if sec:
+            if self.ports.internal is None:
+                raise ValueError(f"broker {self.name}: a secure cluster needs an internal port")
+            # Brokers talk over mutual TLS: no user (and so no password) exists before they run.
+            listeners.append(f"{INTERNAL_LISTENER}://{LOOPBACK}:{self.ports.internal}")
+            advertised.append(f"{INTERNAL_LISTENER}://{LOOPBACK}:{self.ports.internal}")
+            protocols.append(f"{INTERNAL_LISTENER}:SSL")
+            inter_broker = INTERNAL_LISTENER
         listeners.append(f"CONTROLLER://{LOOPBACK}:{self.ports.controller}")
         props = {
             "process.roles": "broker,controller",
@@ -95,17 +115,23 @@ class KafkaBroker:
             "listeners": ",".join(listeners),
             "advertised.listeners": ",".join(advertised),
             "listener.security.protocol.map": ",".join(protocols),
-            "inter.broker.listener.name": "LOCAL",
+            "inter.broker.listener.name": inter_broker,
             "controller.listener.names": "CONTROLLER",
             "log.dirs": str(self.data_dir),
         }
+        if sec:
+            props.update(sec.broker_properties(self.node_id, client_listeners))
         props.update(self.settings.properties)
         return props
 
     def write_config(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        lines = [f"{k}={v}" for k, v in self.properties().items()]
-        self.config_path.write_text("# written by mirrordrill\n" + "\n".join(lines) + "\n")
+        lines = [format_property(k, str(v)) for k, v in self.properties().items()]
+        text = "# written by mirrordrill\n" + "\n".join(lines) + "\n"
+        if self.settings.security:
+            self.settings.security.secrets.file(self.config_path.name, text)
+        else:
+            self.config_path.write_text(text)
 
     def format_storage(self) -> None:
         """``StorageTool format``: required once before the first start and after a wipe."""

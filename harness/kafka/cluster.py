@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import (AdminClient, NewTopic, ScramCredentialInfo, ScramMechanism,
+                                   UserScramCredentialUpsertion)
 
 from harness.kafka.broker import BrokerPorts, BrokerSettings, KafkaBroker
+from harness.kafka.secure import BrokerSecurity, LocalClusterSecurity
+from primitives.kafka.security import ResolvedSecurity
 from primitives.kafka.topics import create_topics
 from primitives.process import ProcessError
 
@@ -31,6 +34,7 @@ class ClusterSpec:
     brokers: int = 1
     heap_mb: int = 512
     broker_properties: dict[str, str] = field(default_factory=dict)
+    security: LocalClusterSecurity | None = None
 
     def default_properties(self) -> dict[str, str]:
         """Broker settings sized for a laptop-class machine; replication factors fit the size."""
@@ -70,17 +74,19 @@ class KafkaCluster:
     """The brokers of one data center, with whole-cluster lifecycle and a real readiness check."""
 
     def __init__(self, spec: ClusterSpec, ports: list[BrokerPorts], workdir: Path,
-                 java: str, classpath: tuple[Path, ...]):
+                 java: str, classpath: tuple[Path, ...], security: BrokerSecurity | None = None):
         if len(ports) != spec.brokers:
             raise ValueError(f"cluster {spec.name}: {spec.brokers} brokers but {len(ports)} port sets")
         self.spec = spec
         self.name = spec.name
         self.workdir = workdir
         self.cluster_id = new_cluster_id()
+        self.security = security
         voters = ",".join(f"{i + 1}@127.0.0.1:{p.controller}" for i, p in enumerate(ports))
         props = spec.default_properties() | spec.broker_properties
         settings = BrokerSettings(cluster_name=spec.name, cluster_id=self.cluster_id, quorum_voters=voters,
-                                  java=java, classpath=classpath, heap_mb=spec.heap_mb, properties=props)
+                                  java=java, classpath=classpath, heap_mb=spec.heap_mb, properties=props,
+                                  security=security)
         self.brokers = [KafkaBroker(i + 1, p, workdir / f"broker-{i + 1}", settings) for i, p in enumerate(ports)]
 
     # --- addresses --------------------------------------------------------------------
@@ -146,12 +152,38 @@ class KafkaCluster:
             b.wipe()
 
     # --- clients ----------------------------------------------------------------------
+    @property
+    def client_security(self) -> ResolvedSecurity:
+        """How the drill's clients authenticate here (PLAINTEXT for a plain local cluster)."""
+        return self.security.client() if self.security else ResolvedSecurity()
+
+    def security_config(self) -> dict[str, str]:
+        """librdkafka security settings of the drill's clients ({} for a plain cluster)."""
+        return self.security.client().librdkafka() if self.security else {}
+
+    def security_file(self, kind: str = "librdkafka") -> Path | None:
+        """The clients' security settings in a 0600 file of the secret folder (None for a plain cluster)."""
+        return self.security.client_file(kind) if self.security else None
+
     def admin(self, from_cluster: str | None = None, **conf) -> AdminClient:
         # log_level 0: expected connection errors while brokers restart would flood stderr.
-        return AdminClient({"bootstrap.servers": self.bootstrap_from(from_cluster), "log_level": 0, **conf})
+        return AdminClient({**self.client_config(from_cluster), "log_level": 0, **conf})
 
     def client_config(self, from_cluster: str | None = None) -> dict[str, str]:
-        return {"bootstrap.servers": self.bootstrap_from(from_cluster)}
+        return {"bootstrap.servers": self.bootstrap_from(from_cluster), **self.security_config()}
+
+    def ensure_users(self, timeout_s: float = 30.0) -> None:
+        """Create (or update) the SCRAM user of a secure cluster, as the harness's certificate on INTERNAL."""
+        sec = self.security
+        if sec is None or not sec.needs_users:
+            return
+        internal = ",".join(f"127.0.0.1:{b.ports.internal}" for b in self.brokers)
+        admin = AdminClient({"bootstrap.servers": internal, "log_level": 0, **sec.admin().librdkafka()})
+        mechanism = getattr(ScramMechanism, sec.spec.sasl_mechanism.replace("-", "_"))
+        upsert = UserScramCredentialUpsertion(sec.spec.username, ScramCredentialInfo(mechanism, 8192),
+                                              str(sec.password).encode())
+        for future in admin.alter_user_scram_credentials([upsert], request_timeout=timeout_s).values():
+            future.result(timeout=timeout_s)
 
     def create_topics(self, topics: Iterable[NewTopic], timeout_s: float = 30.0) -> None:
         """Create topics, treating 'already exists' as success."""
@@ -166,10 +198,11 @@ class KafkaCluster:
         while time.monotonic() < deadline:
             self._raise_if_dead()
             try:
+                self.ensure_users(timeout_s=min(15.0, max(1.0, deadline - time.monotonic())))
                 round_trip(self, from_cluster, timeout_s=min(15.0, max(1.0, deadline - time.monotonic())))
                 return time.monotonic() - started
             except (KafkaException, TimeoutError) as e:
-                last_error = str(e)
+                last_error = f"{type(e).__name__}: {e}"  # a bare TimeoutError says nothing by itself
                 time.sleep(0.5)
         raise ClusterNotReady(f"cluster {self.name} not ready after {timeout_s:.0f}s: {last_error}\n" + self._tails())
 

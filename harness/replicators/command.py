@@ -38,6 +38,12 @@ PLACEHOLDERS: Mapping[str, str] = {
     "workdir": "the flow's own working folder (also the process's working directory)",
     "source": "the source cluster's alias",
     "target": "the target cluster's alias",
+    "source_client_properties": "a 0600 file of Java client security settings for the source (security.protocol, "
+                                "sasl.jaas.config, PEM ssl.*; '' for a plain cluster); outside the run folder",
+    "target_client_properties": "the same for the target cluster",
+    "source_librdkafka_properties": "the source's security settings for librdkafka clients (ssl.ca.location, "
+                                    "sasl.username/password, …; '' for a plain cluster)",
+    "target_librdkafka_properties": "the same for the target cluster",
 }
 """Placeholders of the replicator command, one set of values per flow."""
 
@@ -165,7 +171,18 @@ class CommandReplicator(ProcessReplicator):
             "workdir": str(self.root / flow_folder(flow)),
             "source": flow.source,
             "target": flow.target,
+            **self._security_files("source", flow.source),
+            **self._security_files("target", flow.target),
         }
+
+    def _security_files(self, side: str, cluster: str) -> dict[str, str]:
+        # Paths, never values: the argv is visible to every user of the machine (/proc/*/cmdline).
+        try:
+            c = self.setup.env.cluster(cluster)
+        except KeyError:  # validation, before the environment runs: shapes only
+            return {f"{side}_client_properties": "", f"{side}_librdkafka_properties": ""}
+        return {f"{side}_client_properties": str(c.security_file("jvm") or ""),
+                f"{side}_librdkafka_properties": str(c.security_file("librdkafka") or "")}
 
     def _environment(self, values: Mapping[str, str]) -> dict[str, str]:
         # The same values as MIRRORDRILL_* variables, for scripts that prefer them to arguments.

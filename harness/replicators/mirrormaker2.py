@@ -120,7 +120,7 @@ class MirrorMaker2Replicator(NodeReplicator):
             classpath = classpath or (artifacts.mirrormaker_classpath if artifacts
                                       else bootstrap.jvm_classpath("mirrormaker"))
         self._java, self._classpath = java, tuple(Path(p) for p in classpath)
-        self.nodes = plan_nodes(setup, setup.workdir / "mirrormaker2")
+        self.nodes = self.with_secret_dir(plan_nodes(setup, setup.workdir / "mirrormaker2"))
         for node in self.nodes:
             node.process = ManagedProcess(name=node.name, argv=self._argv(node), log_path=node.log_path,
                                           cwd=node.workdir, stop_timeout_s=DEFAULT_STOP_GRACE_S)
@@ -228,14 +228,16 @@ class MirrorMaker2Replicator(NodeReplicator):
     # --- MM2's own topics -------------------------------------------------------------
     def heartbeats(self, cluster: str, topic: str = "heartbeats", since_ms: int | None = None) -> list[Heartbeat]:
         """Heartbeats in ``topic`` on ``cluster`` (``heartbeats``, or ``<src>.heartbeats`` upstream ones)."""
-        records = read_topic(self.setup.env.cluster(cluster).bootstrap, topic, since_ms=since_ms)
+        c = self.setup.env.cluster(cluster)
+        records = read_topic(c.bootstrap, topic, since_ms=since_ms, security=c.security_config())
         return [Heartbeat.decode(m.key(), m.value()) for m in records if m.key() and m.value()]
 
     def checkpoints(self, source: str, target: str, group: str | None = None) -> list[Checkpoint]:
         """Every checkpoint of flow ``source->target`` (of ``group``, or all), in emission order."""
         self.setup.flow(source, target)
         topic = self.setup.replication_policy(source).checkpoints_topic(source)
-        records = read_topic(self.setup.env.cluster(target).bootstrap, topic)
+        c = self.setup.env.cluster(target)
+        records = read_topic(c.bootstrap, topic, security=c.security_config())
         out = []
         for m in sorted(records, key=lambda m: (m.partition(), m.offset())):
             if not m.key() or not m.value():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from abc import abstractmethod
 from concurrent.futures import ThreadPoolExecutor
@@ -144,6 +145,9 @@ class ProcessNode:
     workdir: Path
     process: ManagedProcess | None = field(default=None, repr=False)
     properties: str | None = None
+    # Set when the properties hold secrets: the file the process reads lives there (the
+    # run folder keeps a redacted copy under config_name).
+    secret_dir: Path | None = None
 
     config_name: ClassVar[str]
     log_name: ClassVar[str]
@@ -154,6 +158,8 @@ class ProcessNode:
 
     @property
     def config_path(self) -> Path:
+        if self.secret_dir is not None:
+            return self.secret_dir / f"{re.sub(r'[^A-Za-z0-9._-]', '_', self.name)}-{self.config_name}"
         return self.workdir / self.config_name
 
     @property
@@ -197,6 +203,16 @@ class NodeReplicator(ProcessReplicator):
         raise ReplicatorNotReady(f"{self.label} not ready after {self.ready_timeout_s:.0f}s: "
                                  + "; ".join(reasons) + "\n" + tails)
 
+    def with_secret_dir(self, nodes: list[Any]) -> list[Any]:
+        """``nodes`` with their properties placed in the environment's secret folder when it has one.
+
+        Set before any command line is built: the process must read the real file there.
+        """
+        secrets = getattr(self.setup.env, "secrets", None)
+        for node in nodes:
+            node.secret_dir = secrets.path if secrets is not None else None
+        return nodes
+
     def brokers_of(self, cluster: str) -> int:
         return next(c.brokers for c in self.setup.env.spec.clusters if c.name == cluster)
 
@@ -204,7 +220,12 @@ class NodeReplicator(ProcessReplicator):
         for node in self.nodes:
             node.workdir.mkdir(parents=True, exist_ok=True)
             node.properties = self.render(node)
-            node.config_path.write_text(node.properties)
+            secrets = getattr(self.setup.env, "secrets", None)
+            if secrets is None or node.secret_dir is None:
+                node.config_path.write_text(node.properties)
+                continue
+            secrets.file(node.config_path.name, node.properties)
+            (node.workdir / node.config_name).write_text(redact_properties(node.properties))
 
     @property
     def processes(self) -> list[ManagedProcess]:

@@ -96,7 +96,8 @@ class PySparkReplicator(NodeReplicator):
         for flow in setup.flows:
             by_location.setdefault(flow.location, []).append(flow)
         root = setup.workdir / "pyspark"
-        self.nodes = [ReplicatorNode(loc, flows, root / loc) for loc, flows in sorted(by_location.items())]
+        self.nodes = self.with_secret_dir([ReplicatorNode(loc, flows, root / loc)
+                                           for loc, flows in sorted(by_location.items())])
         for node in self.nodes:
             if self.spark.submitted:  # the command line needs the master's URL: written at start
                 node.process = SubmittedDriver(name=node.name, argv=[], log_path=node.log_path, cwd=node.workdir,
@@ -228,7 +229,8 @@ class PySparkReplicator(NodeReplicator):
         """The group's latest checkpoint per source partition, from the target's checkpoints topic."""
         policy = self.setup.replication_policy(source)
         latest: dict[tuple[str, int], Checkpoint] = {}
-        for m in read_topic(self.setup.env.cluster(target).bootstrap, policy.checkpoints_topic(source)):
+        cluster = self.setup.env.cluster(target)
+        for m in read_topic(cluster.bootstrap, policy.checkpoints_topic(source), security=cluster.security_config()):
             if m.key() and m.value():
                 cp = Checkpoint.decode(m.key(), m.value())
                 if cp.group == group:
@@ -266,7 +268,7 @@ class PySparkReplicator(NodeReplicator):
             cp = checkpoints.get((topic, partition))
             if cp is not None and cp.upstream_offset <= committed:
                 start_at[key] = cp.downstream_offset
-        index = OffsetIndex({"bootstrap.servers": self.setup.env.cluster(target).bootstrap})
+        index = OffsetIndex(self.setup.env.cluster(target).client_config())
         try:
             try:
                 index.refresh(sorted(wanted), start_at=start_at)

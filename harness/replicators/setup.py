@@ -220,6 +220,11 @@ class ReplicationSetup:
             # Before the environment starts there are no ports: validation only needs a shape.
             address = self.bootstrap(alias, location) if resolve_addresses else "127.0.0.1:9"
             lines.append(format_property(f"{alias}.bootstrap.servers", address))
+            cluster = self.env.cluster(alias) if resolve_addresses else None
+            if cluster is not None and cluster.security is not None:
+                # MM2 hands <alias>.security.protocol, ssl.* and sasl.* to every client of the cluster.
+                for key, value in cluster.client_security.jvm().items():
+                    lines.append(format_property(f"{alias}.{key}", value))
             for key, value in (cluster_settings or {}).get(alias, {}).items():
                 lines.append(format_property(f"{alias}.{key}", value))
         for key, value in (top_settings or {}).items():

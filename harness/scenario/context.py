@@ -119,6 +119,10 @@ class DrillContext:
         a = self.stable_address
         return a.bootstrap if a is not None and a.points_to == cluster else self.env.cluster(cluster).bootstrap
 
+    def security_for(self, cluster: str) -> dict[str, str]:
+        """librdkafka security settings of ``cluster`` (also through the stable address: TLS passes a TCP proxy)."""
+        return self.env.cluster(cluster).security_config()
+
     def all_replicators(self) -> list[Replicator]:
         return [self.replicator, *self.retired_replicators]
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from primitives.bootstrap import Artifacts
+from primitives.config_refs import RefResolver
 from harness.baseline import BASELINE_FILE, BaselineCheck, BaselineComparison
 from harness.environment import Environment
 from harness.replicators import make_replicator
@@ -83,7 +84,9 @@ class Drill:
         # the exact bytes: summary.json's drill_sha256 is their hash, and the rerun line runs them
         (self.out_dir / run_facts.SCENARIO_COPY).write_bytes(self.scenario_path.read_bytes())
         started = time.time()
-        env = Environment(topology_of(s), self.out_dir / "env", self.artifacts, log=self.log)
+        # Secret references in the drill file are read relative to the file's folder.
+        env = Environment(topology_of(s), self.out_dir / "env", self.artifacts, log=self.log,
+                          refs=RefResolver(base_dir=self.scenario_path.parent))
         ctx: DrillContext | None = None
         interrupted, error = False, None
         step_failures: list[str] = []
@@ -192,7 +195,7 @@ class Drill:
             self.phase = f"writing a backlog into {b.cluster}/{b.topic}"
             self.log(f"writing a backlog of {b.records:,} records of {b.record_size} B into {b.cluster}/{b.topic}")
             r = produce_backlog(b.cluster, env.cluster(b.cluster).bootstrap, b.topic, b.records, b.record_size,
-                                histories)
+                                histories, security=env.cluster(b.cluster).security_config())
             self.log(f"backlog written in {r.seconds:.1f}s ({r.records_s:,.0f} records/s)")
 
     def _replicator_factory(self, env: Environment):
@@ -233,7 +236,8 @@ class Drill:
         for target, remotes in sorted(by_target.items()):
             pattern = "^(" + "|".join(re.escape(t) for t in sorted(remotes)) + ")$"
             ctx.observers.append(Observer(target, env.cluster(target).bootstrap, pattern, ctx.histories,
-                                          writer_tag=f"observer-{target}").start())
+                                          writer_tag=f"observer-{target}",
+                                          security=env.cluster(target).security_config()).start())
         watched: dict[str, set[str]] = {}
         for p in pairs:
             watched.setdefault(p.origin, set()).update(p.topic_map.values())
@@ -241,12 +245,13 @@ class Drill:
         for cluster, topics in sorted(watched.items()):
             pattern = "^(" + "|".join(re.escape(t) for t in sorted(topics)) + ")$"
             sampler = LagSampler(cluster, env.cluster(cluster).bootstrap, pattern, ctx.histories,
-                                 writer_tag=f"sampler-{cluster}")
+                                 writer_tag=f"sampler-{cluster}", security=env.cluster(cluster).security_config())
             sampler.start()
             ctx.lag_samplers.append(sampler)
         for c in s.load.consumers:
             consumer = new_app_consumer(c, ctx.histories)
-            consumer.start(c.cluster, ctx.bootstrap_for(c.cluster), list(c.topics), StartPosition.committed("earliest"))
+            consumer.start(c.cluster, ctx.bootstrap_for(c.cluster), list(c.topics), StartPosition.committed("earliest"),
+                           security=ctx.security_for(c.cluster))
             ctx.consumers.append(ConsumerSlot(c, consumer, c.cluster))
         for p in s.load.producers:
             slot = ProducerSlot(p, p.cluster)

@@ -110,7 +110,8 @@ def _observe_copy(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec]) 
     """Record what arrives on the rebuilt primary: a switch back's cost is measured against it."""
     prefix = re.escape(ctx.replicator.setup.remote_prefix(new))
     pattern = "^" + prefix + "(?:" + "|".join(f"(?:{t})" for f in flows for t in f.topics) + ")$"
-    observer = Observer(old, ctx.env.cluster(old).bootstrap, pattern, ctx.histories, writer_tag=f"observer-{old}-copy-back")
+    observer = Observer(old, ctx.env.cluster(old).bootstrap, pattern, ctx.histories, writer_tag=f"observer-{old}-copy-back",
+                        security=ctx.security_for(old))
     ctx.observers.append(observer.start())
 
 
@@ -127,11 +128,12 @@ def compared_topics(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec]
     return out
 
 
-def _read(bootstrap: str, topics: dict[str, str], side: int) -> dict[tuple[str, int], list[bytes]]:
+def _read(bootstrap: str, topics: dict[str, str], side: int,
+          security: dict[str, str] | None = None) -> dict[tuple[str, int], list[bytes]]:
     """Every record of the compared topics on one side (0: new primary names, 1: old primary names)."""
     out: dict[tuple[str, int], list[bytes]] = {}
     for pair in sorted(topics.items()):
-        for m in read_topic(bootstrap, pair[side]):
+        for m in read_topic(bootstrap, pair[side], security=security):
             out.setdefault((pair[0], m.partition()), []).append(bytes(m.value() or b""))
     return out
 
@@ -159,14 +161,14 @@ def wait_converged(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec],
         try:
             if snapshot is None and (failover.current_lag(ctx) == 0 or time.monotonic() > deadline - 15):
                 topics = compared_topics(ctx, new, old, flows)
-                snapshot = _read(new_bs, topics, 0) if topics else None
+                snapshot = _read(new_bs, topics, 0, security=ctx.security_for(new)) if topics else None
                 result.topics, result.records = len(topics), sum(map(len, (snapshot or {}).values()))
             if snapshot is not None:
-                copy = _read(old_bs, topics, 1)
+                copy = _read(old_bs, topics, 1, security=ctx.security_for(old))
                 result.missing = _difference(snapshot, copy)
                 result.converge_s = round((now_ms() - started_ms) / 1000, 1)
                 if result.missing == 0:
-                    result.extra = _difference(copy, _read(new_bs, topics, 0))
+                    result.extra = _difference(copy, _read(new_bs, topics, 0, security=ctx.security_for(new)))
                     result.converged = result.extra == 0
                     return result
         except Exception as e:  # a topic being created, a broker still electing leaders

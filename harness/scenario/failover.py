@@ -71,7 +71,7 @@ def start_producer(ctx: DrillContext, slot: ProducerSlot, cluster: str, duration
     spec = LoadSpec(cluster=cluster, bootstrap_servers=ctx.bootstrap_for(cluster), topics=topics,
                     rate=d.rate, duration_s=duration_s, users=d.users, record_size=d.record_size, keys=d.keys,
                     producer=dict(d.settings), producer_id_prefix=f"{d.name or 'load'}-{cluster}",
-                    output_dir=ctx.histories)
+                    output_dir=ctx.histories, client_properties_file=ctx.env.cluster(cluster).security_file())
     runner = LoadRunner(spec, ctx.out_dir / "load", name=f"load-{d.name or 'producer'}-{cluster}",
                         supervisor=ctx.env.supervisor)
     runner.start(wait=wait)
@@ -172,7 +172,7 @@ def _move_one(ctx: DrillContext, slot: ConsumerSlot, primary: str, dr: str, fail
                f"{slot.definition.failover_strategy}: {position.strategy}")
     existing = ctx.env.cluster(dr).admin().list_topics(timeout=15).topics
     topics = [t for t in remote if t in existing] + [t for t in local if t in existing]
-    slot.consumer.start(dr, ctx.bootstrap_for(dr), topics or list(remote), position)
+    slot.consumer.start(dr, ctx.bootstrap_for(dr), topics or list(remote), position, security=ctx.security_for(dr))
     slot.cluster = dr
     return f"{group}: {slot.definition.failover_strategy} -> {dr}"
 

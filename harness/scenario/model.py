@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from harness.kafka.secure import LocalClusterSecurity
 from harness.scenario.durations import parse_duration
 from harness.scenario.existing_model import OWNED_PREFIX, ExistingClusterDef
 from harness.spark.deployment import SparkDeployment, SparkDeploymentError
@@ -34,14 +35,17 @@ class ClusterDef(_M):
     brokers: int = Field(1, ge=1, le=5)
     heap_mb: int = Field(512, ge=128)
     broker_properties: dict[str, str | int | bool] = Field(default_factory=dict)
+    # SASL_SSL or mutual TLS on the brokers the harness starts (harness/kafka/secure.py).
+    security: LocalClusterSecurity | None = None
     existing: ExistingClusterDef | None = None  # a team's own cluster: nothing is started for it
 
     @model_validator(mode="after")
     def _started_or_existing(self):
-        started_only = sorted({"brokers", "heap_mb", "broker_properties"} & self.model_fields_set)
+        started_only = sorted({"brokers", "heap_mb", "broker_properties", "security"} & self.model_fields_set)
         if self.existing is not None and started_only:
             raise ValueError(f"{', '.join(started_only)} describe a cluster the harness starts; an existing "
-                             "cluster is only reached (bootstrap_servers, security, properties): remove them")
+                             "cluster is only reached (its client settings go under existing: bootstrap_servers, "
+                             "security, properties): remove them")
         return self
 
 

@@ -16,7 +16,8 @@ from replicator.policy import policy_from_name
 def topology_of(s: Scenario) -> TopologySpec:
     clusters = tuple(ClusterSpec(name, brokers=c.brokers, heap_mb=c.heap_mb,
                                  broker_properties={k: str(v).lower() if isinstance(v, bool) else str(v)
-                                                    for k, v in c.broker_properties.items()})
+                                                    for k, v in c.broker_properties.items()},
+                                 security=c.security)
                      for name, c in s.clusters.items())
     links = None if s.links is None else tuple(tuple(l.between) for l in s.links)
     return TopologySpec(clusters=clusters, links=links)

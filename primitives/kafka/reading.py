@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import Mapping
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
@@ -32,9 +33,10 @@ def watermarks(consumer: Consumer, topic: str, partitions, timeout_s: float = 30
     return marks
 
 
-def read_topic(bootstrap: str, topic: str, since_ms: int | None = None, timeout_s: float = 30.0) -> list[Message]:
+def read_topic(bootstrap: str, topic: str, since_ms: int | None = None, timeout_s: float = 30.0,
+               security: Mapping[str, str] | None = None) -> list[Message]:
     """Every record of ``topic`` (from ``since_ms``, or the beginning) up to its current end."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"__mirrordrill-read-{uuid.uuid4().hex[:8]}",
+    consumer = Consumer({"bootstrap.servers": bootstrap, **(security or {}), "group.id": f"__mirrordrill-read-{uuid.uuid4().hex[:8]}",
                          "enable.auto.commit": False, "log_level": 0})
     try:
         metadata = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)

@@ -12,9 +12,10 @@ command. Values are only ever written to files in a drill's secret folder (0600)
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -30,7 +31,21 @@ _LOGIN_MODULES = {
 }
 
 
-class ClientSecurity(BaseModel):
+class _ProtocolFacts:
+    """What the protocol implies; shared by the model and its resolved values."""
+
+    protocol: str
+
+    @property
+    def uses_sasl(self) -> bool:
+        return self.protocol.startswith("SASL_")
+
+    @property
+    def uses_tls(self) -> bool:
+        return self.protocol in ("SSL", "SASL_SSL")
+
+
+class ClientSecurity(_ProtocolFacts, BaseModel):
     """A client's security settings; secrets are references, paths may be references too."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -44,14 +59,6 @@ class ClientSecurity(BaseModel):
     key_pem: str | None = None
     key_password: str | None = None
     verify_hostname: bool = True
-
-    @property
-    def uses_sasl(self) -> bool:
-        return self.protocol.startswith("SASL_")
-
-    @property
-    def uses_tls(self) -> bool:
-        return self.protocol in ("SSL", "SASL_SSL")
 
     @model_validator(mode="after")
     def _consistent(self) -> "ClientSecurity":
@@ -103,7 +110,7 @@ def jaas_quote(value: str) -> str:
 
 
 @dataclass(frozen=True)
-class ResolvedSecurity:
+class ResolvedSecurity(_ProtocolFacts):
     """Security settings with their secret values; its repr never shows them."""
 
     protocol: str = "PLAINTEXT"
@@ -115,14 +122,6 @@ class ResolvedSecurity:
     key_pem: str | None = None
     key_password: str | None = field(default=None, repr=False)
     verify_hostname: bool = True
-
-    @property
-    def uses_sasl(self) -> bool:
-        return self.protocol.startswith("SASL_")
-
-    @property
-    def uses_tls(self) -> bool:
-        return self.protocol in ("SSL", "SASL_SSL")
 
     def secrets(self) -> list[str]:
         """The secret values here (for leak checks and redaction); file contents are not included."""
@@ -144,12 +143,12 @@ class ResolvedSecurity:
                 conf["ssl.key.password"] = self.key_password
         return conf
 
-    def jvm(self, keystore_pem: Path | None = None) -> dict[str, str]:
-        """Settings for a Java Kafka client (MM2, Spark's Kafka source/sink).
+    def jvm(self) -> dict[str, str]:
+        """Settings for a Java Kafka client (MM2, Spark's Kafka source/sink), with PEM stores.
 
-        A JVM PEM key store is one file with the private key and its certificate chain:
-        ``keystore_pem`` is where ``write_jvm_keystore`` put it (needed when a client
-        certificate is set).
+        The client certificate and key go inline (``ssl.keystore.certificate.chain``/``.key``):
+        a file-based PEM key store would need an encrypted key. The result holds secrets, so
+        it is only ever written to the drill's secret folder.
         """
         conf: dict[str, str] = {"security.protocol": self.protocol}
         if self.uses_sasl:
@@ -160,25 +159,17 @@ class ResolvedSecurity:
             conf["ssl.endpoint.identification.algorithm"] = "https" if self.verify_hostname else ""
             if self.ca_pem:
                 conf |= {"ssl.truststore.type": "PEM", "ssl.truststore.location": self.ca_pem}
-            if self.cert_pem:
-                if keystore_pem is None:
-                    raise ValueError("a JVM client with a certificate needs its PEM key store: call write_jvm_keystore first")
-                conf |= {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(keystore_pem)}
+            if self.cert_pem and self.key_pem:
+                conf |= {"ssl.keystore.type": "PEM",
+                         "ssl.keystore.certificate.chain": Path(self.cert_pem).read_text(),
+                         "ssl.keystore.key": Path(self.key_pem).read_text()}
                 if self.key_password:
                     conf["ssl.key.password"] = self.key_password
         return conf
 
-    def spark_options(self, keystore_pem: Path | None = None) -> dict[str, str]:
+    def spark_options(self) -> dict[str, str]:
         """Options of Spark's Kafka source and sink: the JVM settings with the ``kafka.`` prefix."""
-        return {f"kafka.{k}": v for k, v in self.jvm(keystore_pem).items()}
-
-    def write_jvm_keystore(self, path: Path) -> Path | None:
-        """Write the key and certificate chain into one PEM file (0600) for the JVM; None without a certificate."""
-        if not self.cert_pem or not self.key_pem:
-            return None
-        text = Path(self.key_pem).read_text().rstrip("\n") + "\n" + Path(self.cert_pem).read_text()
-        write_private(path, text)
-        return path
+        return {f"kafka.{k}": v for k, v in self.jvm().items()}
 
 
 def write_private(path: Path, text: str) -> None:
@@ -191,3 +182,41 @@ def write_private(path: Path, text: str) -> None:
     finally:
         os.close(fd)
 
+
+
+_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:\\.|[^"\\])*)"')
+_SAME_IN_LIBRDKAFKA = {"bootstrap.servers", "security.protocol", "sasl.mechanism", "sasl.mechanisms",
+                       "sasl.username", "sasl.password", "client.id", "ssl.key.password"}
+
+
+def java_to_librdkafka(conf: Mapping[str, str]) -> dict[str, str]:
+    """The connection and security part of Java client settings, as librdkafka settings.
+
+    The bundled replicator's control plane uses librdkafka with the settings written for
+    Spark's (Java) clients: SASL credentials come out of ``sasl.jaas.config`` and PEM stores
+    become ``ssl.ca.*``/``ssl.certificate.*``/``ssl.key.*``. JKS and PKCS12 stores are refused:
+    librdkafka reads PEM only. Other settings are left out (they tune the Java clients).
+    """
+    out = {k: v for k, v in conf.items() if k in _SAME_IN_LIBRDKAFKA}
+    jaas = conf.get("sasl.jaas.config")
+    if jaas:
+        options = {k: re.sub(r"\\(.)", r"\1", v) for k, v in _JAAS_OPTION.findall(jaas)}
+        out.setdefault("sasl.username", options.get("username", ""))
+        out.setdefault("sasl.password", options.get("password", ""))
+    if "ssl.endpoint.identification.algorithm" in conf:
+        out["ssl.endpoint.identification.algorithm"] = conf["ssl.endpoint.identification.algorithm"] or "none"
+    for store in ("truststore", "keystore"):
+        kind = conf.get(f"ssl.{store}.type", "JKS").upper()
+        has_store = any(k.startswith(f"ssl.{store}.") and k != f"ssl.{store}.type" for k in conf)
+        if has_store and kind != "PEM":
+            raise ValueError(f"ssl.{store}.type {kind}: the replicator's librdkafka clients read PEM only; "
+                             f"write ssl.{store}.type=PEM with PEM files (see docs/drill-files.md)")
+    if "ssl.truststore.location" in conf:
+        out["ssl.ca.location"] = conf["ssl.truststore.location"]
+    if "ssl.truststore.certificates" in conf:
+        out["ssl.ca.pem"] = conf["ssl.truststore.certificates"]
+    if "ssl.keystore.location" in conf:  # one PEM file with the key and the chain
+        out |= {"ssl.certificate.location": conf["ssl.keystore.location"], "ssl.key.location": conf["ssl.keystore.location"]}
+    if "ssl.keystore.certificate.chain" in conf:
+        out |= {"ssl.certificate.pem": conf["ssl.keystore.certificate.chain"], "ssl.key.pem": conf.get("ssl.keystore.key", "")}
+    return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -23,10 +23,11 @@ def create_topics(admin: AdminClient, topics: Iterable[NewTopic], timeout_s: flo
                 raise
 
 
-def partition_leader(bootstrap: str, topic: str, partition: int, timeout_s: float = 30.0) -> int:
+def partition_leader(bootstrap: str, topic: str, partition: int, timeout_s: float = 30.0,
+                     security: Mapping[str, str] | None = None) -> int:
     """The node id leading ``topic``/``partition`` now, asking again while it has none (an election)."""
     import time
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    admin = AdminClient({"bootstrap.servers": bootstrap, **(security or {}), "log_level": 0})
     deadline = time.monotonic() + timeout_s
     while True:
         left = max(1.0, deadline - time.monotonic())

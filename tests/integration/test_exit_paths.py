@@ -6,14 +6,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from harness.environment import Environment, TopologySpec
 from harness.kafka.cluster import ClusterNotReady, ClusterSpec
-from tests.conftest import processes_under
+from tests.conftest import processes_under, read_until
 
 pytestmark = pytest.mark.integration
 
@@ -49,16 +48,8 @@ def test_ctrl_c_on_the_cli_stops_everything(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "up", "--clusters", "x,y",
                              "--workdir", str(workdir)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, cwd=tmp_path, env=env)
-    lines = []
     try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if "Ctrl-C stops everything" in line:
-                break
+        lines = read_until(proc, "Ctrl-C stops everything", 180)
         assert any("ready in" in l for l in lines), "".join(lines)
         assert (workdir / "manifest.json").exists()
         assert len(processes_under(workdir)) == 3

@@ -7,7 +7,7 @@ import stat
 import pytest
 
 from primitives.config_refs import ConfigRefError, RefResolver, check_ref_syntax, find_refs, is_pure_ref, parse_properties
-from primitives.kafka.security import ClientSecurity, ResolvedSecurity, jaas_quote, write_private
+from primitives.kafka.security import ClientSecurity, ResolvedSecurity, jaas_quote, java_to_librdkafka, write_private
 
 
 def test_env_file_and_dir_references_resolve(tmp_path):
@@ -80,16 +80,12 @@ def test_rendering_for_librdkafka_jvm_and_spark(tmp_path):
     rd = sec.librdkafka()
     assert rd["sasl.password"] == 'p"w\\' and rd["ssl.ca.location"] == "/ca.pem"
     assert rd["ssl.key.location"].endswith("key.pem") and rd["ssl.endpoint.identification.algorithm"] == "https"
-    ks = sec.write_jvm_keystore(tmp_path / "secret" / "ks.pem")
-    assert stat.S_IMODE(ks.stat().st_mode) == 0o600
-    assert ks.read_text().index("PRIVATE KEY") < ks.read_text().index("CERTIFICATE")
-    jvm = sec.jvm(ks)
+    jvm = sec.jvm()
     assert jvm["sasl.jaas.config"] == ('org.apache.kafka.common.security.scram.ScramLoginModule required '
                                        'username="drill" password="p\\"w\\\\";')
-    assert jvm["ssl.truststore.type"] == "PEM" and jvm["ssl.keystore.location"] == str(ks)
-    assert sec.spark_options(ks)["kafka.security.protocol"] == "SASL_SSL"
-    with pytest.raises(ValueError, match="write_jvm_keystore"):
-        sec.jvm()
+    assert jvm["ssl.truststore.type"] == "PEM" and jvm["ssl.keystore.type"] == "PEM"
+    assert "BEGIN PRIVATE KEY" in jvm["ssl.keystore.key"] and "BEGIN CERTIFICATE" in jvm["ssl.keystore.certificate.chain"]
+    assert sec.spark_options()["kafka.security.protocol"] == "SASL_SSL"
     assert ResolvedSecurity().librdkafka() == {"security.protocol": "PLAINTEXT"}
     assert jaas_quote('a"b') == '"a\\"b"'
 
@@ -98,3 +94,16 @@ def test_private_files_are_owner_only(tmp_path):
     path = tmp_path / "d" / "f"
     write_private(path, "x")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and path.read_text() == "x"
+
+
+def test_java_settings_translate_to_librdkafka(tmp_path):
+    (tmp_path / "key.pem").write_text("KEY")
+    (tmp_path / "cert.pem").write_text("CERT")
+    sec = ResolvedSecurity(protocol="SASL_SSL", sasl_mechanism="PLAIN", username="u", password='a"b',
+                           ca_pem="/ca.pem", cert_pem=str(tmp_path / "cert.pem"), key_pem=str(tmp_path / "key.pem"))
+    rd = java_to_librdkafka({"bootstrap.servers": "h:1", "max.poll.records": "5", **sec.jvm()})
+    assert rd == {"bootstrap.servers": "h:1", "security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN",
+                  "sasl.username": "u", "sasl.password": 'a"b', "ssl.endpoint.identification.algorithm": "https",
+                  "ssl.ca.location": "/ca.pem", "ssl.certificate.pem": "CERT", "ssl.key.pem": "KEY"}
+    with pytest.raises(ValueError, match="PEM only"):
+        java_to_librdkafka({"ssl.truststore.location": "/t.jks"})

@@ -57,9 +57,9 @@ def test_wait_converged_compares_a_snapshot_of_the_new_primary_with_the_rebuilt_
     sides = {"new:9092": {("orders", 0): [b"a", b"b"]}, "old:9092": {("orders", 0): [b"a", b"b"]}}
     monkeypatch.setattr(failover, "current_lag", lambda ctx: 0)
     monkeypatch.setattr(failback, "compared_topics", lambda ctx, new, old, flows: {"orders": "dr.orders"})
-    monkeypatch.setattr(failback, "_read", lambda bootstrap, topics, side: sides[bootstrap])
+    monkeypatch.setattr(failback, "_read", lambda bootstrap, topics, side, security=None: sides[bootstrap])
     env = SimpleNamespace(cluster=lambda name: SimpleNamespace(bootstrap=f"{name}:9092"))
-    ctx = SimpleNamespace(env=env, stop_requested=threading.Event(), log=print)
+    ctx = SimpleNamespace(env=env, stop_requested=threading.Event(), log=print, security_for=lambda name: {})
     result = failback.wait_converged(ctx, "new", "old", [], timeout_s=30, started_ms=failback.now_ms())
     assert result.model_dump(by_alias=True) == {"from": "new", "to": "old", "name": "new->old", "converged": True,
                                                 "topics": 1, "records": 2, "missing": 0, "extra": 0,

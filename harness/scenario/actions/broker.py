@@ -54,5 +54,6 @@ class BrokerAction(ClusterAction, LifecycleAction):
     def _node(ctx: DrillContext, step: BrokerStep) -> int:
         if step.leader_of is None:
             return step.broker
-        return partition_leader(ctx.env.cluster(step.cluster).bootstrap, step.leader_of.topic,
-                                step.leader_of.partition)
+        cluster = ctx.env.cluster(step.cluster)
+        return partition_leader(cluster.bootstrap, step.leader_of.topic, step.leader_of.partition,
+                                security=cluster.security_config())

@@ -1,0 +1,65 @@
+"""`mirrordrill up FILE --connection-file PATH`: a second client reaches the secure clusters from the file alone."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.kafka.cluster import READY_TOPIC
+from primitives.config_refs import RefResolver, find_refs
+from primitives.kafka.reading import read_topic
+from primitives.kafka.security import ClientSecurity
+from tests.conftest import processes_under, read_until
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+PASSWORD = "up-connection-file-test-pw"
+
+
+def test_connection_file_reaches_the_secure_clusters_by_reference(tmp_path):
+    workdir, conn = tmp_path / "up", tmp_path / "connection.yaml"
+    env = dict(os.environ, PYTHONPATH=str(REPO), MIRRORDRILL_SECURE_PASSWORD=PASSWORD)
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "up", str(REPO / "scenarios" / "secure-failover.yaml"),
+                             "--workdir", str(workdir), "--connection-file", str(conn)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
+    creds_files: list[Path] = []
+    try:
+        lines = read_until(proc, "Ctrl-C stops everything", 300)
+        assert any("connection file:" in l for l in lines), "".join(lines)
+        text = conn.read_text()
+        assert stat.S_IMODE(conn.stat().st_mode) == 0o600
+        assert PASSWORD not in text
+        doc = yaml.safe_load(text)
+        assert sorted(doc["clusters"]) == ["dr", "primary"]
+        manifest = yaml.safe_load((workdir / "manifest.json").read_text())
+        for name, entry in doc["clusters"].items():
+            # only the local listener: a drill using these clusters as existing ones brings its own proxies
+            assert entry["bootstrap_servers"] == manifest["clusters"][name]["bootstrap"]
+            security = ClientSecurity(**entry["security"])
+            assert security.protocol == "SASL_SSL" and security.sasl_mechanism == "SCRAM-SHA-512"
+            creds = Path(str(find_refs(str(security.password))[0].path))
+            creds_files.append(creds)
+            assert stat.S_IMODE(creds.stat().st_mode) == 0o600
+            props = Path(entry["client_properties_file"])
+            assert PASSWORD not in props.read_text() and "${file:" in props.read_text()
+            # A second client, from the file alone: reads what the harness's readiness check wrote.
+            conf = security.resolve(RefResolver({})).librdkafka()
+            assert read_topic(entry["bootstrap_servers"], READY_TOPIC, timeout_s=30, security=conf)
+            wrong = {**conf, "sasl.password": "not-the-password"}
+            with pytest.raises(Exception):
+                read_topic(entry["bootstrap_servers"], READY_TOPIC, timeout_s=10, security=wrong)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(90) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert processes_under(workdir) == []
+    assert not any(c.exists() for c in creds_files), "credential files outlived `up`"

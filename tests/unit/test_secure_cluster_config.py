@@ -1,0 +1,75 @@
+"""Secure local clusters' settings, without starting a broker: listeners, JAAS, where files go."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from harness.kafka.broker import BrokerPorts, BrokerSettings, KafkaBroker
+from harness.kafka.secure import BrokerSecurity, LocalClusterSecurity
+from primitives.config_refs import ConfigRefError, RefResolver
+from primitives.kafka.tls import CertificateAuthority
+from primitives.secret_dir import SecretDir
+
+
+@pytest.fixture
+def secrets(tmp_path):
+    with SecretDir("unit", root=tmp_path / "secrets") as s:
+        yield s
+
+
+def secure_broker(tmp_path, secrets, spec: LocalClusterSecurity, password: str | None = "pw\"1") -> KafkaBroker:
+    sec = BrokerSecurity.create("primary", spec, 1, secrets, CertificateAuthority(secrets.path), password)
+    ports = BrokerPorts(local=1001, controller=1002, wan={"dr": 1003}, wan_advertised={"dr": 1004}, internal=1005)
+    settings = BrokerSettings(cluster_name="primary", cluster_id="x", quorum_voters="1@127.0.0.1:1002",
+                              java="java", classpath=(), security=sec)
+    return KafkaBroker(1, ports, tmp_path / "broker-1", settings)
+
+
+def test_scram_listeners_and_mutual_tls_between_brokers(tmp_path, secrets):
+    broker = secure_broker(tmp_path, secrets, LocalClusterSecurity(password="${env:P}"))
+    props = broker.properties()
+    assert props["listener.security.protocol.map"] == "LOCAL:SASL_SSL,CONTROLLER:SSL,WAN_DR:SASL_SSL,INTERNAL:SSL"
+    assert props["inter.broker.listener.name"] == "INTERNAL"
+    assert props["listener.name.internal.ssl.client.auth"] == "required"
+    assert props["listener.name.wan_dr.scram-sha-512.sasl.jaas.config"].endswith("ScramLoginModule required;")
+    assert "pw" not in "".join(props.values())  # SCRAM: the broker never holds the password
+    broker.write_config()
+    assert broker.config_path.parent == secrets.path and not (tmp_path / "broker-1" / "server.properties").exists()
+    assert "BEGIN PRIVATE KEY" in broker.config_path.read_text()
+
+
+def test_plain_lists_the_user_in_the_broker_jaas(tmp_path, secrets):
+    broker = secure_broker(tmp_path, secrets, LocalClusterSecurity(sasl_mechanism="PLAIN", username="u",
+                                                                   password="${env:P}"))
+    jaas = broker.properties()["listener.name.local.plain.sasl.jaas.config"]
+    assert jaas == 'org.apache.kafka.common.security.plain.PlainLoginModule required user_u="pw\\"1";'
+
+
+def test_mutual_tls_needs_certificates_only(tmp_path, secrets):
+    broker = secure_broker(tmp_path, secrets, LocalClusterSecurity(protocol="SSL"), password=None)
+    props = broker.properties()
+    assert props["ssl.client.auth"] == "required" and "sasl.enabled.mechanisms" not in props
+    client = broker.settings.security.client().librdkafka()
+    assert client["security.protocol"] == "SSL" and client["ssl.certificate.location"].endswith(".cert.pem")
+
+
+def test_security_settings_are_checked():
+    with pytest.raises(ValidationError, match="must be a reference"):
+        LocalClusterSecurity(password="hunter2")
+    with pytest.raises(ValidationError, match="needs password"):
+        LocalClusterSecurity()
+    with pytest.raises(ValidationError, match="remove password"):
+        LocalClusterSecurity(protocol="SSL", password="${env:P}")
+    with pytest.raises(ValidationError, match="env:NAME"):
+        LocalClusterSecurity(password="${file:/p:k}", random_password_if_unset=True)
+
+
+def test_password_from_the_environment_or_random_when_unset():
+    spec = LocalClusterSecurity(password="${env:PW}")
+    assert spec.resolve_password(RefResolver({"PW": "given"})) == "given"
+    with pytest.raises(ConfigRefError, match="PW is not set"):
+        spec.resolve_password(RefResolver({}))
+    random_spec = LocalClusterSecurity(password="${env:PW}", random_password_if_unset=True)
+    first, second = random_spec.resolve_password(RefResolver({})), random_spec.resolve_password(RefResolver({}))
+    assert first != second and len(first) >= 24
