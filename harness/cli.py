@@ -206,6 +206,11 @@ def cmd_run(args) -> int:
     for warning in checked.warnings:
         print(str(warning), file=sys.stderr)
     scenario = checked.scenario
+    from harness.existing.commands import refuse_existing
+    refusal = refuse_existing(scenario, args.allow_cluster)
+    if refusal:
+        print(f"mirrordrill run: {refusal}", file=sys.stderr)
+        return EXIT_USAGE
     baseline = None
     if args.baseline:
         from harness.baseline import BaselineCheck, BaselineError
@@ -433,6 +438,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--tolerance", action="append", metavar="KEY=PCT%%[+SLACK]",
                    help="how much worse than the baseline passes; KEY: latency (p50/p90/p99, default 50%%+250 ms), "
                         "rto (50%%+2 s), reprocessed (20%%+10 records), throughput (20%% less); repeatable")
+    s.add_argument("--allow-cluster", action="append", metavar="NAME",
+                   help="an existing cluster of the drill that this run may touch (repeatable; required for each)")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("replicate", help="run the bundled PySpark replicator on its own (MM2 properties or YAML)")
@@ -489,6 +496,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--brokers", type=int, default=1, help="brokers per cluster (default: 1)")
     s.add_argument("--workdir", help="where data and logs go (default: a new folder under /tmp/mirrordrill)")
     s.set_defaults(func=cmd_up)
+
+    from harness.existing.commands import add_parsers
+    add_parsers(sub)
 
     s = sub.add_parser("test", help="run the test suite (pytest); from a checkout: ./mirrordrill test [pytest args]")
     s.set_defaults(func=cmd_test)

@@ -93,6 +93,7 @@ class DrillContext:
     wiped_at: dict[str, int] = field(default_factory=dict)  # cluster -> when a failback wiped it (ms)
     abandoned: set[str] = field(default_factory=set)  # clusters lost in an unplanned failover
     stop_requested: threading.Event = field(default_factory=threading.Event)
+    drill_dir: Path | None = None  # the drill file's folder: runbook commands run there
     _timeline: HistoryWriter[TimelineEvent] | None = None
     _timeline_lock: threading.Lock = field(default_factory=threading.Lock)  # failover moves groups in parallel
 

@@ -105,7 +105,8 @@ class Drill:
             new_replicator = self._replicator_factory(env)
             replicator = new_replicator(flow_specs(s), self.out_dir / "replicator")
             ctx = DrillContext(scenario=s, out_dir=self.out_dir, env=env, replicator=replicator,
-                               histories=histories, log=self.log, new_replicator=new_replicator)
+                               histories=histories, log=self.log, new_replicator=new_replicator,
+                               drill_dir=self.scenario_path.resolve().parent)
             if s.stable_address is not None:
                 ctx.stable_address = env.add_stable_address(s.stable_address.points_to)
                 self.log(f"applications bootstrap through the stable address {ctx.stable_address.bootstrap} "

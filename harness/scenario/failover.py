@@ -16,6 +16,7 @@ from confluent_kafka.admin import NewTopic
 from harness.scenario.context import (ConsumerSlot, DrillContext, FailoverRecord, ProducerSlot, new_app_consumer,
                                       now_ms)
 from harness.scenario.model import Failover
+from harness.scenario.runbook import run_failover_runbook
 from loadgen.app_consumer import StartPosition
 from loadgen.runner import LoadRunner
 from loadgen.spec import LoadSpec
@@ -220,6 +221,7 @@ def planned(ctx: DrillContext, step: Failover, restart_finished: bool = False) -
     t = now_ms()
     lag = wait_drained(ctx, flow, step.drain_timeout)
     ctx.record(f"drain {flow}", "failover", t, now_ms(), "ok" if lag == 0 else "timeout", f"lag {lag}")
+    run_failover_runbook(ctx, step)  # the team's DNS switch or config push: part of the RTO
     repoint_stable_address(ctx, step.source, step.target)
     t = now_ms()
     notes = move_consumers(ctx, step.source, step.target, failure_ms, commit=True)
@@ -238,6 +240,7 @@ def unplanned(ctx: DrillContext, step: Failover) -> str:
                 link.partition()
     ctx.abandoned.add(step.source)  # nothing more will come from it: no drain waits for it
     ctx.record(f"{step.source} lost ({step.how})", "failover", failure_ms, now_ms(), "ok")
+    run_failover_runbook(ctx, step)  # the team's DNS switch or config push: part of the RTO
     repoint_stable_address(ctx, step.source, step.target)
     producers = [s for s in ctx.producers if s.cluster == step.source and s.runner is not None and s.runner.running]
     # Producers against a dead cluster take a while to give up; consumers need not wait for that.

@@ -14,6 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from harness.kafka.secure import LocalClusterSecurity
 from harness.scenario.durations import parse_duration
+from harness.scenario.existing_model import OWNED_PREFIX, ExistingClusterDef
 from harness.spark.deployment import SparkDeployment, SparkDeploymentError
 from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
 
@@ -36,6 +37,16 @@ class ClusterDef(_M):
     broker_properties: dict[str, str | int | bool] = Field(default_factory=dict)
     # SASL_SSL or mutual TLS on the brokers the harness starts (harness/kafka/secure.py).
     security: LocalClusterSecurity | None = None
+    existing: ExistingClusterDef | None = None  # a team's own cluster: nothing is started for it
+
+    @model_validator(mode="after")
+    def _started_or_existing(self):
+        started_only = sorted({"brokers", "heap_mb", "broker_properties", "security"} & self.model_fields_set)
+        if self.existing is not None and started_only:
+            raise ValueError(f"{', '.join(started_only)} describe a cluster the harness starts; an existing "
+                             "cluster is only reached (its client settings go under existing: bootstrap_servers, "
+                             "security, properties): remove them")
+        return self
 
 
 def _jitter_within_latency(latency_ms: int, jitter_ms: int) -> None:
@@ -281,12 +292,28 @@ class SetTopicConfig(_Step):
     config: dict[str, str | int] = Field(min_length=1)
 
 
+class RunbookCommandDef(_M):
+    """One command of the team's own runbook (a DNS switch, a config push, a check)."""
+
+    # A list runs as is (argv); a string runs through /bin/sh -c, pipes and all.
+    command: str | list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+    timeout: Seconds = Field(60.0, gt=0)  # then the command is killed and the step fails
+    env: dict[str, str] = Field(default_factory=dict)  # added to the MIRRORDRILL_* context
+    name: str | None = None
+
+
+class RunbookStep(_Step, RunbookCommandDef):
+    do: Literal["runbook"]
+
+
 class Failover(_Step):
     do: Literal["planned_failover", "unplanned_failover"]
     source: str = Field(alias="from")
     target: str = Field(alias="to")
     how: Literal["kill", "partition"] = "kill"  # unplanned: how the primary dies
     drain_timeout: Seconds = 120.0
+    # Run after the primary is lost (or drained) and before the applications move: inside the RTO.
+    runbook: list[RunbookCommandDef] = Field(default_factory=list)
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     @model_validator(mode="after")
@@ -326,7 +353,8 @@ class WaitDrain(_Step):
 
 # Every step model; each ``do:`` value of these has one action in harness/scenario/actions/.
 STEP_TYPES = (SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep, ClusterStep, ReplicatorStep,
-              SparkWorkerStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain)
+              SparkWorkerStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain,
+              RunbookStep)
 Step = Annotated[Union[STEP_TYPES], Field(discriminator="do")]
 
 
@@ -482,11 +510,17 @@ class Scenario(_M):
     load: LoadDef = LoadDef()
     timeline: list[Step] = Field(default_factory=list)
     stable_address: StableAddressDef | None = None
+    # With existing clusters: every name the drill puts on them starts with this (see existing_checks.py).
+    owned_prefix: str | None = Field(None, pattern=OWNED_PREFIX)
     duration: Seconds = Field(60.0, gt=0, description="seconds of load")
     drain_timeout: Seconds = Field(120.0, ge=0)
     expectations: dict[str, Any] = Field(default_factory=dict)
     invariants: InvariantsDef = InvariantsDef()
     profiles: dict[Literal["short"], ProfileDef] = Field(default_factory=dict)
+
+    def existing_clusters(self) -> dict[str, ExistingClusterDef]:
+        """The clusters the harness does not start, by name."""
+        return {name: c.existing for name, c in self.clusters.items() if c.existing is not None}
 
     def parsed_expectations(self, replicator: str | None = None) -> list[Expectation]:
         """The expectations that apply to ``replicator`` (default: the file's own)."""

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from harness.environment import CLUSTER_NAME
 from harness.scenario.actions.base import TimelineFacts, unknown_cluster
 from harness.scenario.actions.registry import action_for
+from harness.scenario.existing_checks import existing_cluster_problems
 from harness.scenario.invariants import bound_problems
 from harness.scenario.model import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICATORS, Failback, Failover, Scenario,
                                     parse_expectation)
@@ -188,7 +189,8 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
                 bad(("topics", i, "name"), f"topic {t.name!r} is declared twice on {t.cluster}")
             topics[t.cluster].add(t.name)
             rf = t.replication_factor or 1
-            if rf > s.clusters[t.cluster].brokers:
+            # an existing cluster's broker count is known only there: plan checks it
+            if rf > s.clusters[t.cluster].brokers and s.clusters[t.cluster].existing is None:
                 bad(("topics", i, "replication_factor"),
                     f"replication factor {rf} exceeds the {s.clusters[t.cluster].brokers} broker(s) of {t.cluster}")
 
@@ -223,9 +225,11 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
 
     if s.stable_address is not None:
         known(("stable_address", "points_to"), s.stable_address.points_to)
+    existing_cluster_problems(s, bad)
 
     facts = TimelineFacts(scenario=s, links=frozenset(links), flows=frozenset(flows),
-                          topics={c: frozenset(names) for c, names in topics.items()})
+                          topics={c: frozenset(names) for c, names in topics.items()},
+                          drill_dir=_drill_dir(src.file))
     last_at = 0.0
     for i, step in enumerate(s.timeline):
         at = ("timeline", i)
@@ -266,6 +270,12 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
         if e.scope and e.metric not in FAILOVER_METRICS + FAILBACK_METRICS and e.scope not in _reachable(flows):
             bad(path, f"unknown flow {e.scope!r}; flows (and chains of them) are {sorted(_reachable(flows))}")
     return out
+
+
+def _drill_dir(file: str) -> Path | None:
+    """The folder relative paths in the drill file are read from (None for text with no file)."""
+    path = Path(file)
+    return path.resolve().parent if path.is_file() else None
 
 
 def _expectation_lines(s: Scenario, bad) -> list[tuple[str, Any, tuple]]:

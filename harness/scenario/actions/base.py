@@ -9,6 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel
@@ -38,6 +39,7 @@ class TimelineFacts:
     topics: Mapping[str, frozenset[str]]  # declared topics of each known cluster
     flows: frozenset[str]  # "A->B"
     earlier: tuple[BaseModel, ...] = ()  # the timeline's steps before this one
+    drill_dir: Path | None = None  # the drill file's folder: runbook paths are relative to it
 
     def unknown_cluster(self, field: tuple[str | int, ...], name: str) -> list[StepProblem]:
         return unknown_cluster(self.scenario, field, name)

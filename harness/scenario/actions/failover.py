@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.scenario import failover
+from harness.scenario import failover, runbook
 from harness.scenario.actions.base import NotUndoable, StepProblem, TimelineFacts
 from harness.scenario.actions.move_action import MoveAction
 from harness.scenario.context import DrillContext
@@ -11,6 +11,11 @@ from harness.scenario.model import Failback, Failover
 
 class FailoverAction(MoveAction):
     step_type = Failover
+
+    def validate(self, step: Failover, facts: TimelineFacts) -> list[StepProblem]:
+        return super().validate(step, facts) + [
+            StepProblem(("runbook", i) + field, message) for i, command in enumerate(step.runbook)
+            for field, message in runbook.definition_problems(command, facts.drill_dir)]
 
     def validate_pair(self, step: Failover, facts: TimelineFacts) -> list[StepProblem]:
         if f"{step.source}->{step.target}" in facts.flows:

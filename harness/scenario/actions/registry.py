@@ -17,6 +17,7 @@ from harness.scenario.actions.heal import HealAction
 from harness.scenario.actions.partition import PartitionAction
 from harness.scenario.actions.replicator import ReplicatorAction
 from harness.scenario.actions.reset_connections import ResetConnectionsAction
+from harness.scenario.actions.runbook import RunbookAction
 from harness.scenario.actions.set_link import SetLinkAction
 from harness.scenario.actions.set_topic_config import SetTopicConfigAction
 from harness.scenario.actions.spark_worker import SparkWorkerAction
@@ -26,7 +27,7 @@ ACTION_TYPES: tuple[type[Action], ...] = (
     SetLinkAction, BlackholeAction, PartitionAction, HealAction, ResetConnectionsAction,
     BrokerAction, ClusterStepAction, ReplicatorAction, SparkWorkerAction,
     CreateTopicAction, AddPartitionsAction, SetTopicConfigAction,
-    FailoverAction, FailbackAction, WaitDrainAction,
+    FailoverAction, FailbackAction, WaitDrainAction, RunbookAction,
 )
 
 

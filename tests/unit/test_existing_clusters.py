@@ -1,0 +1,170 @@
+"""Existing clusters in a drill file: secrets only by reference, only the drill's own names, no fault
+on a team's brokers; the footprint plan prints; the ACL evaluation; cleanup's prefix rule."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka.admin import AclBinding, AclOperation, AclPermissionType, ResourcePatternType, ResourceType
+
+from harness.existing import cleanup
+from harness.existing.commands import refuse_existing
+from harness.existing.connect import client_config, principal_of
+from harness.existing.footprint import Permission, footprints
+from harness.existing.plan import _allowed, plan, render
+from harness.scenario.validate import ScenarioInvalid, parse_scenario
+
+DRILL = """\
+name: team-drill
+owned_prefix: md-t-
+clusters:
+  md-t-primary:
+    existing:
+      bootstrap_servers: "kafka-1.staging:9093, kafka-2.staging:9093"
+      security: {protocol: SASL_SSL, sasl_mechanism: SCRAM-SHA-512, username: drill,
+                 password: "${env:DRILL_PASSWORD}", ca_pem: /etc/team/ca.pem}
+      properties: {client.dns.lookup: use_all_dns_ips}
+  md-t-dr:
+    existing: {bootstrap_servers: "kafka-dr.staging:9093"}
+topics: [{name: md-t-orders, cluster: md-t-primary, partitions: 6, replication_factor: 3}]
+replication: {flows: [{source: md-t-primary, target: md-t-dr, topics: [md-t-orders]}]}
+load:
+  producers: [{cluster: md-t-primary, topics: [md-t-orders], rate: 10}]
+  consumers: [{group: md-t-billing, cluster: md-t-primary, topics: [md-t-orders]}]
+invariants: {rpo_records: 1000, duplicates: 1000}
+duration: 20s
+timeline:
+  - {at: 10s, do: unplanned_failover, from: md-t-primary, to: md-t-dr, how: partition}
+"""
+
+
+def problems(text: str) -> list[str]:
+    with pytest.raises(ScenarioInvalid) as err:
+        parse_scenario(text, "d.yaml")
+    return [f"{p.field}: {p.message}" for p in err.value.problems]
+
+
+def test_a_drill_on_existing_clusters_validates():
+    s = parse_scenario(DRILL, "d.yaml")
+    assert sorted(s.existing_clusters()) == ["md-t-dr", "md-t-primary"]
+    assert s.clusters["md-t-primary"].existing.bootstrap_servers == "kafka-1.staging:9093,kafka-2.staging:9093"
+
+
+@pytest.mark.parametrize("inline, field", [
+    ('password: "hunter2"', "security"),
+    ('password: "${env:DRILL_PASSWORD}", key_password: "pw123"', "security"),
+])
+def test_an_inline_secret_is_refused_without_echoing_it(inline, field):
+    text = DRILL.replace('password: "${env:DRILL_PASSWORD}"', inline)
+    [p] = problems(text)
+    assert p.startswith(f"clusters.md-t-primary.existing.{field}") and "must be a reference" in p
+    assert "hunter2" not in p and "pw123" not in p
+
+
+def test_a_secret_looking_property_must_be_a_reference_and_security_keys_go_under_security():
+    text = DRILL.replace("{client.dns.lookup: use_all_dns_ips}",
+                         '{ssl.keystore.password: "s3cret", security.protocol: SSL, client.id: "${env:ID}"}')
+    [p] = problems(text)
+    assert "ssl.keystore.password looks secret, so it must be a reference" in p and "s3cret" not in p
+    assert "security.protocol: set it under security" in p
+
+
+def test_started_cluster_fields_and_bad_addresses_are_refused_on_an_existing_cluster():
+    text = DRILL.replace('existing: {bootstrap_servers: "kafka-dr.staging:9093"}',
+                         'brokers: 3\n    existing: {bootstrap_servers: "kafka-dr.staging"}')
+    found = "\n".join(problems(text))
+    assert "brokers describe a cluster the harness starts" in found or "'kafka-dr.staging' is not HOST:PORT" in found
+
+
+def test_every_name_on_an_existing_cluster_starts_with_the_owned_prefix():
+    text = (DRILL.replace("name: md-t-orders, cluster", "name: orders, cluster")
+            .replace("topics: [md-t-orders]}]}", "topics: [.*]}]}").replace("topics: [md-t-orders], rate", "topics: [orders], rate")
+            .replace("topics: [md-t-orders]}]\ninv", "topics: [orders]}]\ninv")
+            .replace("group: md-t-billing", "group: billing"))
+    found = problems(text)
+    assert "topics[0].name: topic 'orders' would be created on the existing cluster md-t-primary: name it md-t-orders (owned_prefix)" in found
+    assert any(p.startswith("replication.flows[0].topics[0]: pattern '.*' could replicate the team's own topics") for p in found)
+    assert any(p.startswith("load.consumers[0].group: consumer group 'billing'") for p in found)
+
+
+def test_the_prefix_is_required_and_cluster_names_are_aliases_under_it():
+    found = problems(DRILL.replace("owned_prefix: md-t-\n", ""))
+    assert found[0].startswith("owned_prefix: the drill uses existing cluster(s)")
+    found = problems(DRILL.replace("md-t-dr", "dr"))
+    assert "clusters.dr: cluster 'dr' is also the replication alias written into remote and internal topic names " \
+           "on existing clusters: name it md-t-dr" in found
+
+
+@pytest.mark.parametrize("step, field, says", [
+    ("{at: 12s, do: kill_broker, cluster: md-t-dr}", "timeline[1].do", "kill_broker on md-t-dr is refused"),
+    ("{at: 12s, do: pause_cluster, cluster: md-t-dr}", "timeline[1].do", "pause_cluster on md-t-dr is refused"),
+    ("{at: 12s, do: failback, from: md-t-dr, to: md-t-primary}", "timeline[1]", "failback wipes md-t-primary"),
+    ("{at: 12s, do: set_topic_config, cluster: md-t-dr, topic: payments, config: {retention.ms: 1}}",
+     "timeline[1].topic", "set_topic_config on topic 'payments' of the existing cluster md-t-dr"),
+])
+def test_faults_on_a_teams_brokers_are_refused_with_the_reason(step, field, says):
+    found = problems(DRILL + f"  - {step}\n")
+    assert any(p.startswith(f"{field}: {says}") for p in found), found
+
+
+def test_an_unplanned_failover_that_kills_an_existing_primary_is_refused():
+    found = problems(DRILL.replace("how: partition", "how: kill"))
+    assert found == ["timeline[0].how: how: kill would SIGKILL the brokers of md-t-primary, an existing cluster; use "
+                     "how: partition, which cuts the harness's proxies to it"]
+
+
+def test_the_footprint_lists_every_name_and_permission():
+    fps = footprints(parse_scenario(DRILL, "d.yaml"))
+    assert fps["md-t-primary"].created_topics == ["md-t-orders"] and fps["md-t-primary"].groups == ["md-t-billing"]
+    assert fps["md-t-dr"].created_topics == ["md-t-primary.checkpoints.internal", "md-t-primary.md-t-orders"]
+    assert fps["md-t-dr"].groups == ["md-t-billing"]  # it fails over there
+    mm2 = footprints(parse_scenario(DRILL, "d.yaml"), "mirrormaker2")
+    assert "mm2-offset-syncs.md-t-dr.internal" in mm2["md-t-primary"].created_topics
+    assert {"mm2-configs.md-t-primary.internal", "mm2-offsets.md-t-primary.internal"} <= set(mm2["md-t-dr"].created_topics)
+    text = render(plan(parse_scenario(DRILL, "d.yaml"), None, check=False))
+    assert "ACLs created or changed: none (ACL sync is off)" in text
+    assert "emit.heartbeats.enabled=false" in text and "READ, DESCRIBE, DELETE on group prefixed 'md-t-'" in text
+
+
+def binding(resource, name, pattern, op, permission="ALLOW", principal="User:drill"):
+    return AclBinding(ResourceType[resource], name, ResourcePatternType[pattern], principal, "*",
+                      AclOperation[op], AclPermissionType[permission])
+
+
+def test_acl_evaluation_prefix_literal_wildcard_and_deny():
+    perm = Permission("TOPIC", "PREFIXED", "md-t-", ("READ",), "")
+    assert _allowed([binding("TOPIC", "md-", "PREFIXED", "READ")], "User:drill", perm, "READ")
+    assert _allowed([binding("TOPIC", "*", "LITERAL", "ALL", principal="User:*")], "User:drill", perm, "READ")
+    assert not _allowed([binding("TOPIC", "md-t-orders", "LITERAL", "READ")], "User:drill", perm, "READ")
+    assert not _allowed([binding("TOPIC", "md-t-x", "PREFIXED", "READ")], "User:drill", perm, "READ")
+    assert not _allowed([binding("TOPIC", "md-", "PREFIXED", "WRITE")], "User:drill", perm, "READ")
+    assert not _allowed([binding("TOPIC", "md-", "PREFIXED", "READ", principal="User:other")], "User:drill", perm, "READ")
+    assert not _allowed([binding("TOPIC", "md-", "PREFIXED", "ALL"), binding("TOPIC", "*", "LITERAL", "READ", "DENY")],
+                        "User:drill", perm, "READ")
+    cluster = Permission("CLUSTER", "LITERAL", "kafka-cluster", ("DESCRIBE",), "")
+    assert _allowed([binding("BROKER", "kafka-cluster", "LITERAL", "DESCRIBE")], "User:drill", cluster, "DESCRIBE")
+
+
+def test_client_settings_resolve_references_and_the_principal_is_told(monkeypatch):
+    s = parse_scenario(DRILL, "d.yaml")
+    primary = s.existing_clusters()["md-t-primary"]
+    monkeypatch.setenv("DRILL_PASSWORD", "from-env")
+    conf = client_config(primary, None)
+    assert conf["sasl.password"] == "from-env" and conf["security.protocol"] == "SASL_SSL"
+    assert conf["client.dns.lookup"] == "use_all_dns_ips" and conf["ssl.ca.location"] == "/etc/team/ca.pem"
+    assert principal_of(primary) == "User:drill" and principal_of(s.existing_clusters()["md-t-dr"]) == "User:ANONYMOUS"
+
+
+def test_cleanup_prefix_rule_and_what_it_owns():
+    for bad in ("md", "md-t", "MD-T-", "-x-", "md.t-", ""):
+        with pytest.raises(cleanup.CleanupRefused):
+            cleanup.check_prefix(bad)
+    cleanup.check_prefix("md-t-")
+    assert cleanup.owned_topic("md-t-orders", "md-t-") and cleanup.owned_topic("mm2-offset-syncs.md-t-dr.internal", "md-t-")
+    assert not cleanup.owned_topic("orders", "md-t-") and not cleanup.owned_topic("mm2-offset-syncs.dr.internal", "md-t-")
+
+
+def test_run_needs_every_existing_cluster_allowed_by_name():
+    s = parse_scenario(DRILL, "d.yaml")
+    assert "--allow-cluster md-t-dr --allow-cluster md-t-primary" in refuse_existing(s, None)
+    assert "--allow-cluster md-t-dr" in refuse_existing(s, ["md-t-primary"])
+    assert "not built yet" in refuse_existing(s, ["md-t-primary", "md-t-dr"])
