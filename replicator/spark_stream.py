@@ -126,29 +126,6 @@ def _write_kafka(writer, plan: StreamPlan):
     return writer
 
 
-def warm_up(spark: "SparkSession", plan: StreamPlan) -> None:
-    """Run the flow's read-transform-write once, as a batch job over an empty offset range.
-
-    A fresh Spark spends seconds on the first batch of a query (class loading, code
-    generation, the sink's producer); without this, the first records a drill sends after
-    the replicator is ready wait that long. The range is empty (from the current end of
-    every partition to the same end), so nothing is written; the producer it opens stays in
-    Spark's pool, keyed by the same settings the streaming sink uses.
-    """
-    future_ms = int((time.time() + 86_400) * 1000)
-    source = (_read_kafka(spark.read, plan)
-              # "latest" is refused as a batch start; a timestamp past every record, falling
-              # back to the latest offset, is the same position.
-              .option("startingTimestamp", str(future_ms))
-              .option("startingOffsetsByTimestampStrategy", "latest")
-              .option("endingOffsets", "latest")
-              # bounded: an unreachable source must not hold the control plane for minutes
-              .option("fetchOffset.numRetries", "1")
-              .option("kafka.request.timeout.ms", "10000")
-              .option("kafka.default.api.timeout.ms", "15000"))
-    _write_kafka(transform(source.load(), plan).write, plan).save()
-
-
 def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
     """Start the flow's streaming query (resuming from its checkpoint if one exists)."""
     reader = _read_kafka(spark.readStream, plan).option("startingOffsets", plan.starting_offsets)
@@ -163,6 +140,21 @@ def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
     else:
         writer = writer.trigger(processingTime=plan.trigger_interval or "0 seconds")
     return writer.start()
+
+
+def tasks_running(spark: "SparkSession", run_id: str) -> bool:
+    """Whether every task of a running stage of the query's jobs has started (its job group is its run id).
+
+    A real-time batch lasts the whole trigger interval, so its first progress report comes late;
+    once all its tasks run (one per partition), they read and write as records arrive."""
+    tracker = spark.sparkContext.statusTracker()
+    for job_id in tracker.getJobIdsForGroup(str(run_id)):
+        job = tracker.getJobInfo(job_id)
+        for stage_id in (job.stageIds if job is not None and job.status == "RUNNING" else ()):
+            stage = tracker.getStageInfo(stage_id)
+            if stage is not None and 0 < stage.numTasks <= stage.numActiveTasks:
+                return True
+    return False
 
 
 # The loggers through which Spark reports the tasks a query stop cancels. A real-time batch
