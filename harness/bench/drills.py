@@ -147,24 +147,36 @@ def bench(drill_files: list[Path], runs: int, out_dir: Path | None = None, repor
     sweeps = [Sweep(f, params, out_dir / f.stem, measure_ceiling=False, log=log, repeat=runs, reports=reports)
               for f in drill_files]
     cells: list[BenchCell] = []
-    for f, sweep in zip(drill_files, sweeps):
-        log(f"{f.stem}: {runs} run(s) each of {' and '.join(REPLICATORS)}, interleaved")
-        result = sweep.run()
-        by_kind = {k: BenchCell(f.stem, k) for k in REPLICATORS}
-        for run_dir in result.run_dirs:
-            try:
-                s = load_results(run_dir).summary
-            except ResultsUnavailable as e:
-                next(iter(by_kind.values())).left_out.append(f"{run_dir}: {e}")
-                continue
-            cell = by_kind.get(s.replicator)
-            if cell is None:
-                continue
-            if s.interrupted or s.error:
-                cell.left_out.append(f"{run_dir}: {'interrupted' if s.interrupted else s.error}")
-                continue
-            cell.runs.append({"run_dir": str(run_dir), "passed": s.passed, **figures(s)})
-        cells.extend(by_kind.values())
-        partial = BenchResult(out_dir, runs, cells, started, fmt_load(load_avg()), machine())
-        partial.save()  # after every drill: an interrupted bench keeps its table so far
+    try:
+        for f, sweep in zip(drill_files, sweeps):
+            log(f"{f.stem}: {runs} run(s) each of {' and '.join(REPLICATORS)}, interleaved")
+            sweep.run()
+            cells.extend(collect(f.stem, sweep.out_dir))
+            # after every drill: an interrupted bench keeps its table so far
+            BenchResult(out_dir, runs, cells, started, fmt_load(load_avg()), machine()).save()
+    except KeyboardInterrupt:
+        if sweep.out_dir.exists():  # the interrupted drill's finished runs count too
+            cells.extend(collect(f.stem, sweep.out_dir))
+        BenchResult(out_dir, runs, cells, started, fmt_load(load_avg()), machine()).save()
+        log(f"interrupted: the table so far is in {out_dir / 'bench.md'}; the same command again runs the rest")
+        raise
     return BenchResult(out_dir, runs, cells, started, fmt_load(load_avg()), machine())
+
+
+def collect(drill: str, sweep_dir: Path) -> list[BenchCell]:
+    """Each replicator's runs of one drill, from the run folders of its sweep (finished runs only)."""
+    by_kind = {k: BenchCell(drill, k) for k in REPLICATORS}
+    for run_dir in sorted(p.parent for p in (sweep_dir / "points").glob("*/summary.json")):
+        try:
+            s = load_results(run_dir).summary
+        except ResultsUnavailable as e:
+            by_kind[REPLICATORS[0]].left_out.append(f"{run_dir}: {e}")
+            continue
+        cell = by_kind.get(s.replicator)
+        if cell is None:
+            continue
+        if s.interrupted or s.error:
+            cell.left_out.append(f"{run_dir}: {'interrupted' if s.interrupted else s.error}")
+            continue
+        cell.runs.append({"run_dir": str(run_dir), "passed": s.passed, **figures(s)})
+    return list(by_kind.values())
