@@ -34,7 +34,7 @@ from replicator.prometheus import MetricsServer, render
 from replicator.resume import (Copy, FlowOrigin, StartPositions, copied_up_to, holds_the_copied_record, newest_copy,
                               settled, starting_offsets, target_consumer)
 from replicator.startup import StartupClock
-from replicator.spark_stream import StreamPlan, start_query, stop_query, tasks_running
+from replicator.spark_stream import StreamPlan, start_query, stop_query, tasks_running, warm_up
 from replicator.topic_sync import TopicSync
 
 if TYPE_CHECKING:
@@ -139,6 +139,7 @@ class FlowRuntime:
         self._source_consumer: Consumer | None = None
         self._restart_after = 0.0
         self._resume_consumer: Consumer | None = None
+        self._warmed: threading.Event | None = None  # set when the process's warm-up batch ended
         # start offsets read ahead, while the JVM starts: (topics, partitions, offsets JSON)
         self._prepared: tuple[tuple[str, ...], dict[str, int], str] | None = None
         # a query ended in this process: its cancelled tasks' records may still be on their way
@@ -237,6 +238,22 @@ class FlowRuntime:
         self.status.live = False
         self.clock.mark("first_query")
         log.info("flow %s: replicating %s (%s mode) from %s", self.name, list(self.topics), self.flow.mode, offsets)
+        if self._warmed is None:
+            self._warmed = threading.Event()
+            threading.Thread(target=self._warm_up, args=(spark,), name=f"warm-up {self.name}", daemon=True).start()
+
+    def _warm_up(self, spark: "SparkSession") -> None:
+        """Once per process, beside the first query: Spark's first-batch cost, paid before the flow counts as live."""
+        started = time.monotonic()
+        try:
+            warm_up(spark, self.plan())
+            self.clock.mark("warm_up")
+            log.info("flow %s: Spark warmed up in %.1fs", self.name, time.monotonic() - started)
+        except Exception as e:  # not retried: the query itself warms Spark up, only later
+            log.warning("flow %s: warm-up failed after %.1fs (the first batch will be slow): %s",
+                        self.name, time.monotonic() - started, str(e)[:500])
+        finally:
+            self._warmed.set()
 
     def _start_offsets(self) -> str:
         """Spark's startingOffsets for the next query: right after this flow's newest copy in each partition."""
@@ -272,7 +289,9 @@ class FlowRuntime:
                 for p in range(partitions)]
 
     def _check_live(self, spark: "SparkSession") -> None:
-        """Live once the query ran a batch or, in real time, all its tasks run (a batch lasts the whole interval)."""
+        """Live once the warm-up ended and the query ran a batch or, in real time, all its tasks run."""
+        if self._warmed is not None and not self._warmed.is_set():
+            return
         live = self.query.lastProgress is not None or (
             self.flow.mode == "realtime" and tasks_running(spark, self.query.runId))
         if live:

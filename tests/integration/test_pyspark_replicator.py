@@ -228,6 +228,8 @@ def test_ready_once_the_query_is_live_with_each_start_up_phase_recorded(repl: Py
     # the harness counted the replicator ready (the fixture returned) only once its query was live
     assert "east->west: query live" in log_text
     assert log_text.index("east->west: replicating") < log_text.index("east->west: query live")
+    # the warm-up batch ran beside the first query, and ended before the flow counted as live
+    assert log_text.index("east->west: Spark warmed up") < log_text.index("east->west: query live")
     doc = repl.status(west_node)
     assert doc["status"]["east->west"]["live"] is True
     t = doc["startup"]
