@@ -81,8 +81,8 @@ class FlowStatus:
     last_error: str | None = None
     heartbeats: int = 0
     checkpoints: int = 0
-    # the running query's tasks run (real time) or its first micro-batch is done: records sent
-    # now move at once, not after Spark's first-batch cost (class loading, code generation)
+    # the process's warm-up batch ended and the running query's tasks run (real time) or its
+    # first micro-batch is done: records sent now do not wait for Spark's first-batch cost
     live: bool = False
     # The query's last micro-batch as Spark reports it (batch id, rows, where its time went):
     # what a person asks first when replication is slow.
