@@ -202,6 +202,10 @@ class FlowRuntime:
                      "the new query starts after what reached the target)", self.name, list(self.topics))
             self.stop_query(spark)
         if self.query is None and self.topics and now >= self._restart_after:
+            if self._warmed is None and self.flow.mode != "realtime":
+                # a micro-batch query may hold every task slot (local[tasks.max]): warm up first
+                self._warmed = threading.Event()
+                self._warm_up(spark)
             self._start(spark)
 
     def prepare_start(self) -> None:
@@ -238,7 +242,7 @@ class FlowRuntime:
         self.status.live = False
         self.clock.mark("first_query")
         log.info("flow %s: replicating %s (%s mode) from %s", self.name, list(self.topics), self.flow.mode, offsets)
-        if self._warmed is None:
+        if self._warmed is None:  # real time: its slots have headroom for the warm-up's tasks
             self._warmed = threading.Event()
             threading.Thread(target=self._warm_up, args=(spark,), name=f"warm-up {self.name}", daemon=True).start()
 
@@ -289,16 +293,16 @@ class FlowRuntime:
                 for p in range(partitions)]
 
     def _check_live(self, spark: "SparkSession") -> None:
-        """Live once the warm-up ended and the query ran a batch or, in real time, all its tasks run."""
+        """Live once the warm-up ended and, in real time, all the query's tasks run; a micro-batch query at once
+        (its warm-up ran before it, and its batches are short)."""
         if self._warmed is not None and not self._warmed.is_set():
             return
-        live = self.query.lastProgress is not None or (
-            self.flow.mode == "realtime" and tasks_running(spark, self.query.runId))
+        live = self.flow.mode != "realtime" or self.query.lastProgress is not None or tasks_running(
+            spark, self.query.runId)
         if live:
             self.status.live = True
             self.clock.mark("query_live")
-            log.info("flow %s: query live (%s)", self.name, "tasks running" if self.query.lastProgress is None
-                     else "first batch done")
+            log.info("flow %s: query live", self.name)
 
     def _record_progress(self) -> None:
         progress = self.query.lastProgress

@@ -4,9 +4,10 @@ Measured from the process's own start (the kernel's record of it, so interpreter
 imports count too), in phases a person can act on: the driver JVM up (Spark's launcher and the
 py4j gateway), the Spark session (SparkContext: jars, scheduler, executors), the resume
 positions read (Kafka metadata and the target's newest copies; read while the JVM starts, so
-this phase usually ends before the session), the first query start, the warm-up batch (run
-beside the first query), the query live (warm-up done and its tasks running, or its first
-micro-batch done: the replicator counts as ready from then on), and the first record the
+this phase usually ends before the session), the warm-up batch (in real time beside the first
+query, in micro-batch mode before it), the first query start, the query live (real time: warm-up
+done and its tasks all running; micro-batch: at its start; the replicator counts as ready from
+then on), and the first record the
 producer interceptor reports as written. The interceptor writes its counts once a second, so
 the last figure is good to about a second.
 """

@@ -218,8 +218,8 @@ class PySparkReplicator(NodeReplicator):
     def _node_not_ready(self, node: ReplicatorNode, started_at: float, log: str) -> list[str]:
         """Ready when every flow emits heartbeats and, where it has topics, its Spark query is live.
 
-        Live: its real-time tasks run, or its first micro-batch is done; a query merely started
-        still has Spark's first-batch cost ahead, which the load's first records would wait for."""
+        Live: the warm-up batch ended and, in real time, the query's tasks all run; a query merely
+        started still has Spark's first-batch cost ahead, which the load's first records would wait for."""
         doc = self.status(node)
         if doc.get("written_ms", 0) < started_at * 1000:
             return [f"{node.name}: no status written yet"]
@@ -231,7 +231,8 @@ class PySparkReplicator(NodeReplicator):
             if self._probe.selected_topics(flow) and not st.get("query_starts"):
                 reasons.append(f"{flow.name}: Spark query not started yet")
             elif self._probe.selected_topics(flow) and not st.get("live"):
-                reasons.append(f"{flow.name}: Spark query started, its tasks not running yet")
+                reasons.append(f"{flow.name}: Spark query started, not live yet (warm-up batch or real-time tasks "
+                               "still starting)")
         return reasons
 
     # --- offsets ----------------------------------------------------------------------
