@@ -397,6 +397,43 @@ def _profile_option(s) -> None:
                         "order, with the file's profiles.short limits (what the test suite runs)")
 
 
+def cmd_bench(args) -> int:
+    """Every drill (or --drills) for pyspark and MirrorMaker 2, interleaved, N runs each; the medians side by side."""
+    from harness.bench.drills import REPLICATORS, BenchError, bench
+    from harness.scenario.validate import ScenarioInvalid
+    from harness.sweep.params import SweepError
+    files = [Path(f) for f in args.drills] if args.drills else sorted(Path("scenarios").glob("*.yaml"))
+    try:
+        if not args.drills:  # every shipped drill both replicators can run (a sweep or a Spark-only drill is left out)
+            files = [f for f in files if _runs_with(f, REPLICATORS)]
+        result = bench(files, args.runs, Path(args.out) if args.out else None, reports=CalibrationReports(
+            lambda m: print(f"mirrordrill bench: {m}", file=sys.stderr, flush=True)))
+    except (BenchError, ScenarioInvalid, SweepError) as e:
+        print(f"mirrordrill bench: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    js, md = result.save()
+    print(result.markdown())
+    print(f"\nsaved: {md} and {js}; the runs are in {result.out_dir}")
+    return EXIT_OK
+
+
+def _runs_with(drill: Path, replicators: tuple[str, ...]) -> bool:
+    from harness.scenario.validate import ScenarioInvalid, check_file
+    try:
+        for kind in replicators:
+            check_file(drill, kind)
+    except ScenarioInvalid as e:
+        print(f"mirrordrill bench: leaving out {drill}: {str(e).splitlines()[0]}", file=sys.stderr)
+        return False
+    import yaml
+    spec = yaml.safe_load(drill.read_text()) or {}
+    if "sweep" in drill.stem or (spec.get("replication") or {}).get("spark"):
+        print(f"mirrordrill bench: leaving out {drill}: a capacity sweep's drill or a Spark-cluster drill",
+              file=sys.stderr)
+        return False
+    return True
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mirrordrill", description="The mirrordrill command line. Chaos and failover "
                                 "drills for Kafka cross-cluster replication.", epilog=EXIT_CODES_HELP)
@@ -480,6 +517,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "the same folder again resumes an interrupted calibration")
     _profile_option(s)
     s.set_defaults(func=cmd_calibrate)
+
+    s = sub.add_parser("bench", help="run drills for pyspark and MirrorMaker 2 interleaved; medians side by side")
+    s.add_argument("what", choices=["drills"], help="what to benchmark: drills")
+    s.add_argument("--drills", nargs="+", metavar="FILE", help="drill files (default: every scenarios/*.yaml "
+                   "both replicators can run, the capacity sweep's drill left out)")
+    s.add_argument("--runs", type=int, default=3, metavar="N", help="runs per drill and replicator (default 3)")
+    s.add_argument("--out", help="bench folder (default: runs/bench-<time>); the same folder again resumes")
+    s.set_defaults(func=cmd_bench)
 
     s = sub.add_parser("validate", help="check drill files without running anything")
     s.add_argument("files", nargs="+")

@@ -286,7 +286,8 @@ class DrillSummary(_Model):
     # spark_executors, 0 when Spark ran inside the replicator's process).
     environment: dict[str, str | int | None] = {}
     # Each start of the replicator's processes (the bundled replicator reports them): started_at_ms,
-    # and seconds from the process's start to spark_session, warm_up, first_query, first_record.
+    # and seconds from the process's start to jvm, spark_session, positions, first_query, query_live,
+    # first_record (warm_up: runs before the warm-up batch was dropped).
     replicator_starts: list[dict[str, Any]] = []
     # Added by issue 14. ``passed`` stays (false when interrupted); ``verdict`` tells an
     # interrupted drill from a failed one. ``invariants``: the built-in invariants, from the

@@ -27,6 +27,7 @@ from replicator.checkpoints import CheckpointEmitter
 from replicator.planted_faults import CheckpointFault
 from replicator.config.flow import FlowConfig
 from replicator.config.model import ReplicatorConfig
+from replicator.driver_jvm import driver_jvm_flags
 from replicator.heartbeats import HeartbeatEmitter
 from replicator.metrics import MetricsTracker, as_document, read_interceptor_files, write_json_atomically
 from replicator.offset_index import OffsetIndex
@@ -34,7 +35,7 @@ from replicator.prometheus import MetricsServer, render
 from replicator.resume import (Copy, FlowOrigin, StartPositions, copied_up_to, holds_the_copied_record, newest_copy,
                               settled, starting_offsets, target_consumer)
 from replicator.startup import StartupClock
-from replicator.spark_stream import StreamPlan, start_query, stop_query, warm_up
+from replicator.spark_stream import StreamPlan, start_query, stop_query, tasks_running, warm_up
 from replicator.topic_sync import TopicSync
 
 if TYPE_CHECKING:
@@ -77,6 +78,9 @@ class FlowStatus:
     last_error: str | None = None
     heartbeats: int = 0
     checkpoints: int = 0
+    # the process's warm-up batch ended and the running query's tasks run (real time) or its
+    # first micro-batch is done: records sent now do not wait for Spark's first-batch cost
+    live: bool = False
     # The query's last micro-batch as Spark reports it (batch id, rows, where its time went):
     # what a person asks first when replication is slow.
     last_batch: dict | None = None
@@ -134,8 +138,10 @@ class FlowRuntime:
         self._lag_consumer: Consumer | None = None
         self._source_consumer: Consumer | None = None
         self._restart_after = 0.0
-        self._warmed_up = False
         self._resume_consumer: Consumer | None = None
+        self._warmed: threading.Event | None = None  # set when the process's warm-up batch ended
+        # start offsets read ahead, while the JVM starts: (topics, partitions, offsets JSON)
+        self._prepared: tuple[tuple[str, ...], dict[str, int], str] | None = None
         # a query ended in this process: its cancelled tasks' records may still be on their way
         self._settle_before_start = False
 
@@ -178,6 +184,8 @@ class FlowRuntime:
             self.refresh.now()
         if self.query is not None:
             self._guard("progress", self._record_progress)
+            if not self.status.live:
+                self._guard("liveness", lambda: self._check_live(spark))
         if self.refresh.due(now) or (self.query is None and now >= self._restart_after):
             self._guard("topic sync", lambda: self._refresh_and_start(spark, now))
         if self.config_sync.due(now) and self.topic_sync.config_filter is not None:
@@ -194,9 +202,23 @@ class FlowRuntime:
                      "the new query starts after what reached the target)", self.name, list(self.topics))
             self.stop_query(spark)
         if self.query is None and self.topics and now >= self._restart_after:
-            if not self._warmed_up:
+            if self._warmed is None and self.flow.mode != "realtime":
+                # a micro-batch query may hold every task slot (local[tasks.max]): warm up first
+                self._warmed = threading.Event()
                 self._warm_up(spark)
             self._start(spark)
+
+    def prepare_start(self) -> None:
+        """Before the Spark session exists, after the first topic sync: the first query's start offsets.
+
+        Called once per process, beside the JVM's start (``Replicator.run``), so Kafka metadata and
+        the resume reads cost no time of their own. Nothing of this process has written yet, so
+        the positions cannot move before the query starts; ``_start`` uses them only if the
+        topics and partitions are still the same by then.
+        """
+        if self.topics:
+            self._prepared = (self.topics, dict(self.partitions), self._start_offsets())
+            self.clock.mark("positions")
 
     def _start(self, spark: "SparkSession") -> None:
         """Start the query right after the newest record this flow copied into each target partition.
@@ -208,6 +230,37 @@ class FlowRuntime:
         stopped query's writes have settled; any error reading them aborts this start (the
         next tick retries), never falls back to a guess that would copy twice or skip.
         """
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and prepared[:2] == (self.topics, self.partitions) and not self._settle_before_start:
+            offsets = prepared[2]
+        else:
+            offsets = self._start_offsets()
+        shutil.rmtree(self.checkpoint_dir, ignore_errors=True)
+        self.query = start_query(spark, replace(self.plan(), starting_offsets=offsets))
+        self._settle_before_start = True  # from now on, a stop leaves writes in flight
+        self.status.query_starts += 1
+        self.status.live = False
+        self.clock.mark("first_query")
+        log.info("flow %s: replicating %s (%s mode) from %s", self.name, list(self.topics), self.flow.mode, offsets)
+        if self._warmed is None:  # real time: its slots have headroom for the warm-up's tasks
+            self._warmed = threading.Event()
+            threading.Thread(target=self._warm_up, args=(spark,), name=f"warm-up {self.name}", daemon=True).start()
+
+    def _warm_up(self, spark: "SparkSession") -> None:
+        """Once per process, beside the first query: Spark's first-batch cost, paid before the flow counts as live."""
+        started = time.monotonic()
+        try:
+            warm_up(spark, self.plan())
+            self.clock.mark("warm_up")
+            log.info("flow %s: Spark warmed up in %.1fs", self.name, time.monotonic() - started)
+        except Exception as e:  # not retried: the query itself warms Spark up, only later
+            log.warning("flow %s: warm-up failed after %.1fs (the first batch will be slow): %s",
+                        self.name, time.monotonic() - started, str(e)[:500])
+        finally:
+            self._warmed.set()
+
+    def _start_offsets(self) -> str:
+        """Spark's startingOffsets for the next query: right after this flow's newest copy in each partition."""
         c = self._resume_consumer = self._resume_consumer or target_consumer(
             dict(self._target_conn))
         remote = {t: self.policy.format_remote_topic(self.flow.source, t) for t in self.topics}
@@ -219,13 +272,7 @@ class FlowRuntime:
             return {(t, p): newest_copy(c, remote[t], p, self.origin) for t, n in parts.items() for p in range(n)}
         copies = settled(read) if self._settle_before_start else read()
         copied = {k: self._resumable(k, copy) for k, copy in copies.items()}
-        offsets = starting_offsets(self.start_positions.resolve(parts, self._source_ends), copied)
-        shutil.rmtree(self.checkpoint_dir, ignore_errors=True)
-        self.query = start_query(spark, replace(self.plan(), starting_offsets=offsets))
-        self._settle_before_start = True  # from now on, a stop leaves writes in flight
-        self.status.query_starts += 1
-        self.clock.mark("first_query")
-        log.info("flow %s: replicating %s (%s mode) from %s", self.name, list(self.topics), self.flow.mode, offsets)
+        return starting_offsets(self.start_positions.resolve(parts, self._source_ends), copied)
 
     def _resumable(self, where: tuple[str, int], copy: Copy | None) -> int | None:
         """The copy's source offset, when the source still holds that very record; else None (start over)."""
@@ -245,17 +292,17 @@ class FlowRuntime:
         return [self._source_consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
                 for p in range(partitions)]
 
-    def _warm_up(self, spark: "SparkSession") -> None:
-        """Once per process, before the first query: pay Spark's first-batch cost before records wait on it."""
-        self._warmed_up = True  # a failed warm-up is not retried: the query itself will do
-        started = time.monotonic()
-        try:
-            warm_up(spark, self.plan())
-            self.clock.mark("warm_up")
-            log.info("flow %s: Spark warmed up in %.1fs", self.name, time.monotonic() - started)
-        except Exception as e:
-            log.warning("flow %s: warm-up failed after %.1fs (the first batch will be slow): %s",
-                        self.name, time.monotonic() - started, str(e)[:500])
+    def _check_live(self, spark: "SparkSession") -> None:
+        """Live once the warm-up ended and, in real time, all the query's tasks run; a micro-batch query at once
+        (its warm-up ran before it, and its batches are short)."""
+        if self._warmed is not None and not self._warmed.is_set():
+            return
+        live = self.flow.mode != "realtime" or self.query.lastProgress is not None or tasks_running(
+            spark, self.query.runId)
+        if live:
+            self.status.live = True
+            self.clock.mark("query_live")
+            log.info("flow %s: query live", self.name)
 
     def _record_progress(self) -> None:
         progress = self.query.lastProgress
@@ -344,39 +391,45 @@ class Replicator:
         self.clock = StartupClock()
         self.prometheus: MetricsServer | None = None
 
+    def _prepare_flows(self) -> None:
+        """Each flow's first start offsets (``FlowRuntime.prepare_start``); a failure leaves them to ``tick``."""
+        for fr in self.flows:
+            fr._guard("reading resume positions ahead", fr.prepare_start)
+
     def _start_spark(self) -> "SparkSession":
+        from pyspark import SparkConf, SparkContext
         from pyspark.sql import SparkSession
         # Spark binds to the host's first interface by default; drills live on loopback.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        realtime_partitions = 0
-        for fr in self.flows:
-            if fr.flow.mode == "realtime":
-                try:
-                    fr._sync_topics()
-                except Exception as e:
-                    log.warning("flow %s: first topic sync failed: %s", fr.name, e)
-                # headroom so topics created later still find task slots
-                realtime_partitions += max(4, 2 * sum(fr.partitions.values()))
+        # headroom so topics created later still find task slots
+        realtime_partitions = sum(max(4, 2 * sum(fr.partitions.values())) for fr in self.flows
+                                  if fr.flow.mode == "realtime")
         master = spark_master_for(self.config, realtime_partitions)
         log.info("starting Spark (%s)", master)
         (self.workdir / "spark-tmp").mkdir(parents=True, exist_ok=True)
-        spark = (SparkSession.builder.master(master).appName("mirrordrill-replicator")
-                 .config("spark.jars", ",".join(str(j) for j in self.jars))
-                 .config("spark.ui.enabled", os.environ.get("MIRRORDRILL_SPARK_UI", "false"))
-                 .config("spark.sql.shuffle.partitions", "2")
-                 # streaming turns adaptive execution off anyway (with a warning per query start)
-                 .config("spark.sql.adaptive.enabled", "false")
-                 .config("spark.ui.showConsoleProgress", "false")
-                 .config("spark.local.dir", str(self.workdir / "spark-tmp"))
-                 # Spark leaves an empty artifacts-<uuid> folder in the JVM's temp dir per session:
-                 # keep it in the replicator's own work folder rather than littering /tmp.
-                 .config("spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={self.workdir / 'spark-tmp'}")
-                 .config("spark.driver.memory", os.environ.get("MIRRORDRILL_SPARK_DRIVER_MEMORY", "1g"))
-                 .config("spark.sql.streaming.stopTimeout", "10s")
-                 # A retried task writes its range again from the batch start (duplicates); a failed
-                 # task fails the query instead, which restarts after what reached the target.
-                 .config("spark.task.maxFailures", "1")
-                 .getOrCreate())
+        tmp = self.workdir / "spark-tmp"
+        conf = SparkConf().setMaster(master).setAppName("mirrordrill-replicator").setAll([
+            ("spark.jars", ",".join(str(j) for j in self.jars)),
+            ("spark.ui.enabled", os.environ.get("MIRRORDRILL_SPARK_UI", "false")),
+            ("spark.sql.shuffle.partitions", "2"),
+            # streaming turns adaptive execution off anyway (with a warning per query start)
+            ("spark.sql.adaptive.enabled", "false"),
+            ("spark.ui.showConsoleProgress", "false"),
+            ("spark.local.dir", str(tmp)),
+            # Spark leaves an empty artifacts-<uuid> folder in the JVM's temp dir per session:
+            # keep it in the replicator's own work folder rather than littering /tmp.
+            ("spark.driver.extraJavaOptions", " ".join([f"-Djava.io.tmpdir={tmp}", *driver_jvm_flags()])),
+            ("spark.driver.memory", os.environ.get("MIRRORDRILL_SPARK_DRIVER_MEMORY", "1g")),
+            ("spark.sql.streaming.stopTimeout", "10s"),
+            # A retried task writes its range again from the batch start (duplicates); a failed
+            # task fails the query instead, which restarts after what reached the target.
+            ("spark.task.maxFailures", "1"),
+        ])
+        # the JVM first (Spark's launcher, then the driver with the py4j gateway), apart from the
+        # SparkContext, so start-up time says which of the two was slow
+        SparkContext._ensure_initialized(conf=conf)
+        self.clock.mark("jvm")
+        spark = SparkSession.builder.config(conf=conf).getOrCreate()
         spark.sparkContext.setLogLevel(os.environ.get("MIRRORDRILL_SPARK_LOG_LEVEL", "WARN"))
         return spark
 
@@ -391,7 +444,15 @@ class Replicator:
         try:
             self.flows = [FlowRuntime(self.config, f, self.workdir, self.clock) for f in flows]
             self.clock.observe_records(self._records_written())  # what earlier processes wrote
-            self.spark = self._start_spark()
+            for fr in self.flows:  # sizes the real-time task slots of the Spark master
+                fr._guard("first topic sync", fr._sync_topics)
+            # the resume reads run beside the JVM's start, which leaves a core idle for most of it
+            positions = threading.Thread(target=self._prepare_flows, name="resume-positions", daemon=True)
+            positions.start()
+            try:
+                self.spark = self._start_spark()
+            finally:
+                positions.join()
             self.clock.mark("spark_session")
             log.info("Spark session ready %.1fs after the process started", self.clock.spark_session_s)
             lag_every = _Every(2.0)

@@ -96,7 +96,7 @@ def render(flows: dict[str, list[PartitionMetrics]], status: dict[str, dict], st
 
     phases = _Family(lines, "startup_seconds", "gauge",
                      "Seconds from the process's start to the end of each start-up phase (absent: not reached).")
-    for phase in ("spark_session", "warm_up", "first_query", "first_record"):
+    for phase in ("jvm", "spark_session", "positions", "warm_up", "first_query", "query_live", "first_record"):
         value = startup.get(f"{phase}_s")
         if value is not None:
             phases.sample(float(value), phase=phase)

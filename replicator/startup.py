@@ -1,10 +1,15 @@
 """How long a replicator start takes until the first record moves, and where the time went.
 
 Measured from the process's own start (the kernel's record of it, so interpreter start-up and
-imports count too), in phases a person can act on: the Spark session (JVM and Spark), the
-warm-up batch, the first query start (Kafka metadata, topic creation, reading resume
-positions), and the first record the producer interceptor reports as written. The
-interceptor writes its counts once a second, so the last figure is good to about a second.
+imports count too), in phases a person can act on: the driver JVM up (Spark's launcher and the
+py4j gateway), the Spark session (SparkContext: jars, scheduler, executors), the resume
+positions read (Kafka metadata and the target's newest copies; read while the JVM starts, so
+this phase usually ends before the session), the warm-up batch (in real time beside the first
+query, in micro-batch mode before it), the first query start, the query live (real time: warm-up
+done and its tasks all running; micro-batch: at its start; the replicator counts as ready from
+then on), and the first record the
+producer interceptor reports as written. The interceptor writes its counts once a second, so
+the last figure is good to about a second.
 """
 
 from __future__ import annotations
@@ -34,9 +39,12 @@ class StartupClock:
     """Seconds from process start to each phase's end (None: not reached yet)."""
 
     started_at_ms: int = field(default_factory=lambda: int(process_started_at() * 1000))
+    jvm_s: float | None = None
     spark_session_s: float | None = None
+    positions_s: float | None = None
     warm_up_s: float | None = None
     first_query_s: float | None = None
+    query_live_s: float | None = None
     first_record_s: float | None = None
     _baseline: int | None = field(default=None, repr=False)
 
@@ -44,7 +52,7 @@ class StartupClock:
         return round(time.time() - self.started_at_ms / 1000, 2)
 
     def mark(self, phase: str) -> None:
-        """Record ``phase`` (spark_session, warm_up, first_query) once, the first time it ends."""
+        """Record ``phase`` (jvm, spark_session, positions, first_query, query_live) once, the first time it ends."""
         if getattr(self, f"{phase}_s") is None:
             setattr(self, f"{phase}_s", self._since_start())
 
@@ -54,9 +62,10 @@ class StartupClock:
             self._baseline = written  # what earlier processes of this workdir wrote
         elif self.first_record_s is None and written > self._baseline:
             self.first_record_s = self._since_start()
-            log.info("first record moved %.1fs after the process started (Spark session ready at %.1fs, "
-                     "warm-up done at %s s, first query started at %s s)", self.first_record_s,
-                     self.spark_session_s or 0, self.warm_up_s, self.first_query_s)
+            log.info("first record moved %.1fs after the process started (JVM up at %s s, Spark session ready at "
+                     "%s s, resume positions read at %s s, first query started at %s s, live at %s s)",
+                     self.first_record_s, self.jvm_s, self.spark_session_s, self.positions_s,
+                     self.first_query_s, self.query_live_s)
 
     def as_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items() if not k.startswith("_")}

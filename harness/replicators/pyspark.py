@@ -12,8 +12,10 @@ failover), from the upstream offsets of the newest checkpoints on the target.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -21,7 +23,7 @@ from typing import Any
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 
-from primitives.bootstrap import Artifacts, Bootstrap, REPO_ROOT
+from primitives.bootstrap import Artifacts, Bootstrap, REPO_ROOT, mirrordrill_home
 from primitives.process import ManagedProcess
 from harness.spark.deployment import STANDALONE, SparkDeployment, check_task_slots
 from harness.spark.standalone import spark_env
@@ -34,6 +36,7 @@ from harness.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, Replicatio
 from primitives.kafka.reading import read_topic
 from replicator.config.model import ReplicatorConfig
 from replicator.config.render import to_mm2_properties
+from replicator.driver_jvm import CDS_ENV, make_archive
 from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex
 
@@ -118,7 +121,15 @@ class PySparkReplicator(NodeReplicator):
         env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
         env["MIRRORDRILL_REPLICATOR_JARS"] = ",".join(str(j) for j in self._jars)
         env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        env.setdefault(CDS_ENV, str(self.cds_archive))
         return env
+
+    @property
+    def cds_archive(self) -> Path:
+        """The driver JVM's class-data archive (``replicator.driver_jvm``), one per JDK, Python and jar set."""
+        key = hashlib.sha256("\n".join([str(self._java or shutil.which("java")), sys.executable,
+                                         *map(str, self._jars)]).encode()).hexdigest()[:12]
+        return mirrordrill_home() / "spark-cds" / f"driver-{key}.jsa"
 
     # --- configuration ----------------------------------------------------------------
     def flow_defaults(self, flow: FlowSpec) -> dict[str, str]:
@@ -152,6 +163,11 @@ class PySparkReplicator(NodeReplicator):
     def _prepare(self) -> None:
         if self.spark.submitted and self.spark_master_url is None:
             self._submit_to_cluster()
+        elif not self.spark.submitted and not self.cds_archive.is_file():
+            # once per machine (a minute or two): every later replicator start maps it
+            self.setup.env.log(f"making the Spark driver's class-data archive {self.cds_archive} (once)")
+            if not make_archive(self.cds_archive, self._jars):
+                self.setup.env.log("no class-data archive made; the replicator starts without one")
         super()._prepare()
 
     def _submit_to_cluster(self) -> None:
@@ -201,7 +217,10 @@ class PySparkReplicator(NodeReplicator):
         return [self._starts[k] for k in sorted(self._starts, key=lambda k: (k[1], k[0]))]
 
     def _node_not_ready(self, node: ReplicatorNode, started_at: float, log: str) -> list[str]:
-        """Ready when every flow emits heartbeats and, where it has topics, runs its Spark query."""
+        """Ready when every flow emits heartbeats and, where it has topics, its Spark query is live.
+
+        Live: the warm-up batch ended and, in real time, the query's tasks all run; a query merely
+        started still has Spark's first-batch cost ahead, which the load's first records would wait for."""
         doc = self.status(node)
         if doc.get("written_ms", 0) < started_at * 1000:
             return [f"{node.name}: no status written yet"]
@@ -212,6 +231,9 @@ class PySparkReplicator(NodeReplicator):
                 reasons.append(f"{flow.name}: no heartbeat yet")
             if self._probe.selected_topics(flow) and not st.get("query_starts"):
                 reasons.append(f"{flow.name}: Spark query not started yet")
+            elif self._probe.selected_topics(flow) and not st.get("live"):
+                reasons.append(f"{flow.name}: Spark query started, not live yet (warm-up batch or real-time tasks "
+                               "still starting)")
         return reasons
 
     # --- offsets ----------------------------------------------------------------------

@@ -73,8 +73,8 @@ def render_table(summary: DrillSummary) -> str:
                          f"{b.records:>12}{_n(b.missing):>8}{_n(b.extra):>10}{_n(b.converge_s):>8}")
     if summary.replicator_starts:
         lines.append("  replicator starts, seconds to the first record moved: " + ", ".join(
-            f"{t.get('process', '?')} {_n(t.get('first_record_s'))} (Spark session {_n(t.get('spark_session_s'))}, "
-            f"warm-up {_n(t.get('warm_up_s'))})" for t in summary.replicator_starts))
+            f"{t.get('process', '?')} {_n(t.get('first_record_s'))} (JVM {_n(t.get('jvm_s'))}, Spark session "
+            f"{_n(t.get('spark_session_s'))}, query live {_n(t.get('query_live_s'))})" for t in summary.replicator_starts))
     for e in summary.expectations:
         if e.relaxed:
             lines.append(f"  [relaxed] {e.name}: {e.relaxed}")

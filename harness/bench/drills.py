@@ -1,0 +1,182 @@
+"""``mirrordrill bench drills``: every drill, for the bundled replicator and MirrorMaker 2, side by side.
+
+Each drill is a sweep over ``replicator=pyspark,mirrormaker2`` repeated N times, so the runs
+interleave (pyspark, MM2, pyspark, MM2, ...: a busy spell of a shared machine hits one run of
+each rather than all runs of one) and an interrupted bench resumes where it stopped (each
+drill's ``sweep.jsonl``). The figures come from each run's saved summary; the table shows
+each replicator's median per figure, and ``bench.json`` / ``bench.md`` keep them.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from harness.calibrate.run import machine
+from harness.results import DrillSummary, ResultsUnavailable, load_results
+from harness.sweep.measure import fmt_load, load_avg
+from harness.sweep.model import SweepParam
+from harness.sweep.run import Sweep, SweepReports
+
+REPLICATORS = ("pyspark", "mirrormaker2")
+
+# figure -> (column heading, digits shown)
+FIGURES = {
+    "duplicates": ("duplicates", 0),
+    "latency_p50_ms": ("p50 ms", 0),
+    "latency_p99_ms": ("p99 ms", 0),
+    "rto_s": ("RTO s", 1),
+    "reprocessed": ("reprocessed", 0),
+    "first_start_s": ("start s", 1),
+    "restart_s": ("restart s", 1),
+    "throughput_records_s": ("records/s", 0),
+}
+
+
+class BenchError(ValueError):
+    """Bad arguments: the message names the cause and the fix."""
+
+
+def figures(summary: DrillSummary) -> dict[str, float | None]:
+    """One run's figures: counts summed over flows and groups, latencies and RTO of the worst flow or group.
+
+    Start-up is the replicator's own report (the bundled one only): its first process start, and
+    the slowest later start (a restart after a kill), each to the first record moved."""
+    flows, groups = summary.flows, summary.failovers
+    starts = sorted(summary.replicator_starts, key=lambda t: t.get("started_at_ms") or 0)
+    first_ms = starts[0].get("started_at_ms") if starts else None
+    # the first start of every process of the drill (one per location) counts as a first start
+    firsts = [t for t in starts if (t.get("started_at_ms") or 0) - (first_ms or 0) < 60_000]
+    later = [t for t in starts if t not in firsts]
+
+    def worst(values):
+        values = [v for v in values if v is not None]
+        return max(values) if values else None
+    return {
+        "duplicates": sum(f.duplicates for f in flows),
+        "latency_p50_ms": worst(f.latency_ms.p50 for f in flows),
+        "latency_p99_ms": worst(f.latency_ms.p99 for f in flows),
+        "rto_s": worst(g.rto_s for g in groups),
+        "reprocessed": sum(g.reprocessed for g in groups) if groups else None,
+        "first_start_s": worst(t.get("first_record_s") for t in firsts),
+        "restart_s": worst(t.get("first_record_s") for t in later),
+        "throughput_records_s": sum(f.throughput_records_s or 0 for f in flows) or None,
+    }
+
+
+@dataclass
+class BenchCell:
+    """One drill with one replicator: each run's figures, and their medians."""
+
+    drill: str
+    replicator: str
+    runs: list[dict] = field(default_factory=list)  # {"run_dir", "passed", **figures}
+    left_out: list[str] = field(default_factory=list)
+
+    @property
+    def medians(self) -> dict[str, float | None]:
+        out = {}
+        for key in FIGURES:
+            values = [r[key] for r in self.runs if r.get(key) is not None]
+            out[key] = statistics.median(values) if values else None
+        return out
+
+    @property
+    def passed(self) -> str:
+        return f"{sum(1 for r in self.runs if r['passed'])}/{len(self.runs)}"
+
+
+@dataclass
+class BenchResult:
+    out_dir: Path
+    runs: int
+    cells: list[BenchCell]
+    started: str
+    load_after: str
+    machine: str
+
+    def markdown(self) -> str:
+        """The medians as a markdown table, pyspark and MM2 in adjacent rows per drill."""
+        head = ["drill", "replicator", "passed"] + [h for h, _ in FIGURES.values()]
+        lines = [f"Medians of {self.runs} interleaved run(s) per replicator, {self.started}, on {self.machine} "
+                 f"(load average after the runs: {self.load_after}). Start/restart: seconds from the "
+                 f"replicator process's start to its first record moved (the bundled replicator reports it; "
+                 f"MM2 does not).", "",
+                 "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for c in self.cells:
+            m = c.medians
+            row = [c.drill, c.replicator, c.passed] + [_fmt(m[k], digits) for k, (_, digits) in FIGURES.items()]
+            lines.append("| " + " | ".join(row) + " |")
+        return "\n".join(lines)
+
+    def save(self) -> tuple[Path, Path]:
+        doc = {"runs": self.runs, "started": self.started, "machine": self.machine, "load_after": self.load_after,
+               "cells": [{**asdict(c), "medians": c.medians, "passed": c.passed} for c in self.cells]}
+        js, md = self.out_dir / "bench.json", self.out_dir / "bench.md"
+        js.write_text(json.dumps(doc, indent=2, default=str))
+        md.write_text(self.markdown() + "\n")
+        return js, md
+
+
+def _fmt(v: float | None, digits: int) -> str:
+    if v is None:
+        return "-"
+    return f"{v:,.{digits}f}"
+
+
+def bench(drill_files: list[Path], runs: int, out_dir: Path | None = None, reports: SweepReports | None = None,
+          log: Callable[[str], None] | None = None) -> BenchResult:
+    """Run every drill ``runs`` times per replicator, interleaved; resumes from ``out_dir`` if it holds runs."""
+    if runs < 1:
+        raise BenchError(f"--runs {runs}: run each drill at least once per replicator (3 is the project's practice)")
+    if not drill_files:
+        raise BenchError("no drill files: pass --drills FILE [FILE ...] or leave it out for every scenarios/*.yaml")
+    missing = [str(f) for f in drill_files if not f.is_file()]
+    if missing:
+        raise BenchError(f"no drill file at {', '.join(missing)}; pass paths such as scenarios/quickstart.yaml")
+    log = log or (lambda m: print(f"mirrordrill bench: {m}", file=sys.stderr, flush=True))
+    out_dir = (out_dir or Path("runs") / f"bench-{datetime.now():%Y%m%d-%H%M%S}").resolve()
+    started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    params = [SweepParam("replicator", REPLICATORS)]
+    # every drill is checked before the first one runs: a bad file fails now, not an hour in
+    sweeps = [Sweep(f, params, out_dir / f.stem, measure_ceiling=False, log=log, repeat=runs, reports=reports)
+              for f in drill_files]
+    cells: list[BenchCell] = []
+    try:
+        for f, sweep in zip(drill_files, sweeps):
+            log(f"{f.stem}: {runs} run(s) each of {' and '.join(REPLICATORS)}, interleaved")
+            sweep.run()
+            cells.extend(collect(f.stem, sweep.out_dir))
+            # after every drill: an interrupted bench keeps its table so far
+            BenchResult(out_dir, runs, cells, started, fmt_load(load_avg()), machine()).save()
+    except KeyboardInterrupt:
+        if sweep.out_dir.exists():  # the interrupted drill's finished runs count too
+            cells.extend(collect(f.stem, sweep.out_dir))
+        BenchResult(out_dir, runs, cells, started, fmt_load(load_avg()), machine()).save()
+        log(f"interrupted: the table so far is in {out_dir / 'bench.md'}; the same command again runs the rest")
+        raise
+    return BenchResult(out_dir, runs, cells, started, fmt_load(load_avg()), machine())
+
+
+def collect(drill: str, sweep_dir: Path) -> list[BenchCell]:
+    """Each replicator's runs of one drill, from the run folders of its sweep (finished runs only)."""
+    by_kind = {k: BenchCell(drill, k) for k in REPLICATORS}
+    for run_dir in sorted(p.parent for p in (sweep_dir / "points").glob("*/summary.json")):
+        try:
+            s = load_results(run_dir).summary
+        except ResultsUnavailable as e:
+            by_kind[REPLICATORS[0]].left_out.append(f"{run_dir}: {e}")
+            continue
+        cell = by_kind.get(s.replicator)
+        if cell is None:
+            continue
+        if s.interrupted or s.error:
+            cell.left_out.append(f"{run_dir}: {'interrupted' if s.interrupted else s.error}")
+            continue
+        cell.runs.append({"run_dir": str(run_dir), "passed": s.passed, **figures(s)})
+    return list(by_kind.values())

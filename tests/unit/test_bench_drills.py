@@ -1,0 +1,61 @@
+"""``bench drills``'s pure part: one run's figures from its summary, medians, the markdown table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.bench.drills import FIGURES, BenchCell, BenchError, BenchResult, bench, figures
+from tests.unit.test_calibrate import _summary
+
+
+def _with_starts(summary, starts):
+    return summary.model_copy(update={"replicator_starts": starts})
+
+
+def test_figures_sum_counts_and_take_the_worst_flow_and_group():
+    s = _summary(p99=900, duplicates=3, throughput=100.0, flows=("a->b", "b->a"),
+                 failovers=(("g1", 10, 2.5), ("g2", 5, 4.0)))
+    got = figures(s)
+    assert got["duplicates"] == 6 and got["latency_p99_ms"] == 900 and got["throughput_records_s"] == 200.0
+    assert got["reprocessed"] == 15 and got["rto_s"] == 4.0
+    assert got["first_start_s"] is None and got["restart_s"] is None  # MM2 reports no start-up
+
+
+def test_start_up_tells_first_starts_from_restarts_after_a_kill():
+    s = _with_starts(_summary(), [
+        {"process": "west", "started_at_ms": 1_000, "first_record_s": 19.0},
+        {"process": "east", "started_at_ms": 3_000, "first_record_s": 21.0},  # the other location's first start
+        {"process": "west", "started_at_ms": 90_000, "first_record_s": 14.0},  # restarted after the kill
+    ])
+    got = figures(s)
+    assert got["first_start_s"] == 21.0 and got["restart_s"] == 14.0
+
+
+def test_a_drill_without_failover_has_no_rto_or_reprocessed():
+    got = figures(_summary())
+    assert got["rto_s"] is None and got["reprocessed"] is None
+
+
+def test_medians_skip_missing_figures_and_the_table_pairs_the_replicators(tmp_path):
+    ours = BenchCell("crash", "pyspark", runs=[
+        {"passed": True, **{k: None for k in FIGURES}, "duplicates": d, "latency_p99_ms": p}
+        for d, p in ((0, 300), (0, 500), (2, 400))])
+    theirs = BenchCell("crash", "mirrormaker2", runs=[{"passed": False, **{k: None for k in FIGURES}, "duplicates": 248}])
+    assert ours.medians["duplicates"] == 0 and ours.medians["latency_p99_ms"] == 400
+    assert ours.medians["rto_s"] is None and ours.passed == "3/3" and theirs.passed == "0/1"
+    result = BenchResult(tmp_path, 3, [ours, theirs], "2026-11-23 19:00 UTC", "12.0 9.0 8.0", "2 cores")
+    md = result.markdown().splitlines()
+    rows = [line for line in md if line.startswith("| crash")]
+    assert rows == ["| crash | pyspark | 3/3 | 0 | - | 400 | - | - | - | - | - |",
+                    "| crash | mirrormaker2 | 0/1 | 248 | - | - | - | - | - | - | - |"]
+    js, table = result.save()
+    assert js.exists() and table.read_text().startswith("Medians of 3 interleaved run(s)")
+
+
+def test_bad_arguments_name_the_fix(tmp_path):
+    with pytest.raises(BenchError, match="at least once"):
+        bench([Path("scenarios/quickstart.yaml")], 0, tmp_path)
+    with pytest.raises(BenchError, match="no drill file at .*nope.yaml"):
+        bench([tmp_path / "nope.yaml"], 3, tmp_path)
