@@ -13,17 +13,17 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Protocol
 
 from primitives.bootstrap import Artifacts, Bootstrap
-from harness.kafka.broker import BrokerPorts, listener_name_for
+from harness.kafka.broker import BrokerPorts, BrokerRunner, LocalBrokerRunner, listener_name_for
 from harness.kafka.cluster import ClusterSpec, KafkaCluster
 from harness.network.toxiproxy import ToxiproxyServer
 from harness.spark.standalone import SparkStandaloneCluster, StandaloneSpec
 from harness.network.wan import ProxyRoute, WanLink, proxy_name
 from harness.network.stable_address import StableAddress
 from primitives.ports import LOOPBACK, PortAllocator
-from primitives.process import ProcessSupervisor
+from primitives.process import ManagedProcess, ProcessSupervisor
 
 CLUSTER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 
@@ -89,15 +89,78 @@ class StartupReport:
     spark_s: float | None = None  # the Spark standalone cluster, when a replicator asked for one
 
 
+class Backend(Protocol):
+    """Where the environment's brokers and Toxiproxy run: local processes, or containers."""
+
+    name: str
+
+    def open(self, workdir: Path) -> None:
+        """Ready to make processes (check the engine, images); called once, before any start."""
+
+    def broker_runner(self) -> BrokerRunner: ...
+
+    def toxiproxy_process(self, argv: list[str], log_path: Path) -> ManagedProcess | None:
+        """The Toxiproxy server's process (None: a local process, as ToxiproxyServer makes it)."""
+
+    def close(self) -> list[str]:
+        """After every process stopped: remove what the backend made; returns problems seen."""
+
+    def describe(self) -> dict:
+        """Facts for summary.json's ``environment`` (at least ``backend``)."""
+
+
+class ProcessBackend:
+    """The default backend: everything is a local process on loopback."""
+
+    name = "processes"
+
+    def open(self, workdir: Path) -> None:
+        pass
+
+    def broker_runner(self) -> BrokerRunner:
+        return LocalBrokerRunner()
+
+    def toxiproxy_process(self, argv: list[str], log_path: Path) -> ManagedProcess | None:
+        return None
+
+    def close(self) -> list[str]:
+        return []
+
+    def describe(self) -> dict:
+        return {"backend": self.name}
+
+
+def plan_ports(spec: TopologySpec, take: Callable[[], int]) -> dict[str, list[BrokerPorts]]:
+    """Every broker's ports, taken in a fixed order (so a fixed ``take`` gives a fixed plan)."""
+    plan: dict[str, list[BrokerPorts]] = {}
+    for c in spec.clusters:
+        remotes = spec.remotes_of(c.name)
+        plan[c.name] = [BrokerPorts(local=take(), controller=take(), wan={r: take() for r in remotes},
+                                    wan_advertised={r: take() for r in remotes}) for _ in range(c.brokers)]
+    return plan
+
+
+def proxy_routes(clusters: dict[str, KafkaCluster], a: str, b: str) -> Iterable[ProxyRoute]:
+    """The proxies of the link a<->b: one per broker and direction, listening where the broker advertises."""
+    for client, server in ((a, b), (b, a)):
+        for broker in clusters[server].brokers:
+            yield ProxyRoute(
+                name=proxy_name(client, server, broker.node_id), client_cluster=client, server_cluster=server,
+                listen_port=broker.ports.wan_advertised[client],
+                upstream=f"{LOOPBACK}:{broker.ports.wan[client]}",
+            )
+
+
 class Environment:
     """Starts and owns the clusters, the Toxiproxy server and the WAN links of one topology."""
 
     def __init__(self, spec: TopologySpec, workdir: Path, artifacts: Artifacts | None = None,
-                 log: Callable[[str], None] | None = None):
+                 log: Callable[[str], None] | None = None, backend: Backend | None = None):
         self.spec = spec
         self.workdir = Path(workdir).resolve()
         self._artifacts = artifacts
         self.log = log or (lambda msg: None)
+        self.backend: Backend = backend or ProcessBackend()
         self.supervisor = ProcessSupervisor()
         self.clusters: dict[str, KafkaCluster] = {}
         self.links: dict[frozenset, WanLink] = {}
@@ -174,30 +237,28 @@ class Environment:
         artifacts = self._artifacts or Bootstrap().ensure_all(with_allure=False)
         self._started = True
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self.backend.open(self.workdir)
         ports = self._ports
 
-        self.toxiproxy = ToxiproxyServer(artifacts.toxiproxy_server, ports.take(), self.workdir)
+        port = ports.take()
+        argv = ToxiproxyServer.argv(artifacts.toxiproxy_server, port)
+        self.toxiproxy = ToxiproxyServer(artifacts.toxiproxy_server, port, self.workdir,
+                                         process=self.backend.toxiproxy_process(argv, self.workdir / "toxiproxy.log"))
         self.supervisor.add(self.toxiproxy.process)
         self.toxiproxy.start()
         self.startup.toxiproxy_s = time.monotonic() - t0
 
-        broker_ports: dict[str, list[BrokerPorts]] = {}
-        for c in self.spec.clusters:
-            remotes = self.spec.remotes_of(c.name)
-            broker_ports[c.name] = [
-                BrokerPorts(local=ports.take(), controller=ports.take(),
-                            wan={r: ports.take() for r in remotes}, wan_advertised={r: ports.take() for r in remotes})
-                for _ in range(c.brokers)
-            ]
+        broker_ports = plan_ports(self.spec, ports.take)
+        runner = self.backend.broker_runner()
         for c in self.spec.clusters:
             cluster = KafkaCluster(c, broker_ports[c.name], self.workdir / c.name, artifacts.java,
-                                   artifacts.broker_classpath)
+                                   artifacts.broker_classpath, runner=runner)
             self.clusters[c.name] = cluster
             for b in cluster.brokers:
                 self.supervisor.add(b.process)
 
         for a, b in self.spec.link_pairs():
-            link = WanLink(a, b, self._routes(a, b), self.toxiproxy.client)
+            link = WanLink(a, b, proxy_routes(self.clusters, a, b), self.toxiproxy.client)
             link.create()
             self.links[frozenset((a, b))] = link
 
@@ -224,7 +285,7 @@ class Environment:
             return []
         problems = self.supervisor.stop_all()
         self._started = False
-        return problems
+        return problems + self.backend.close()
 
     def wipe_files(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
@@ -234,6 +295,7 @@ class Environment:
         """Addresses and log files of everything running, for people and for other tools."""
         return {
             "workdir": str(self.workdir),
+            "environment": self.backend.describe(),
             "toxiproxy": {"api": f"http://{LOOPBACK}:{self.toxiproxy.port}" if self.toxiproxy else None,
                           "log": str(self.toxiproxy.process.log_path) if self.toxiproxy else None},
             "clusters": {
@@ -251,11 +313,3 @@ class Environment:
                                  for n, a in self.stable_addresses.items()},
         }
 
-    def _routes(self, a: str, b: str) -> Iterable[ProxyRoute]:
-        for client, server in ((a, b), (b, a)):
-            for broker in self.clusters[server].brokers:
-                yield ProxyRoute(
-                    name=proxy_name(client, server, broker.node_id), client_cluster=client, server_cluster=server,
-                    listen_port=broker.ports.wan_advertised[client],
-                    upstream=f"{LOOPBACK}:{broker.ports.wan[client]}",
-                )
