@@ -130,13 +130,15 @@ class ProcessBackend:
         return {"backend": self.name}
 
 
-def plan_ports(spec: TopologySpec, take: Callable[[], int]) -> dict[str, list[BrokerPorts]]:
-    """Every broker's ports, taken in a fixed order (so a fixed ``take`` gives a fixed plan)."""
+def plan_ports(spec: TopologySpec, take: Callable[[str], int]) -> dict[str, list[BrokerPorts]]:
+    """Every broker's ports, each from ``take(cluster name)`` in a fixed order (so a fixed ``take``
+    gives a fixed plan: docker-compose.chaos.yml's ports)."""
     plan: dict[str, list[BrokerPorts]] = {}
     for c in spec.clusters:
         remotes = spec.remotes_of(c.name)
-        plan[c.name] = [BrokerPorts(local=take(), controller=take(), wan={r: take() for r in remotes},
-                                    wan_advertised={r: take() for r in remotes}) for _ in range(c.brokers)]
+        t = lambda: take(c.name)  # noqa: E731
+        plan[c.name] = [BrokerPorts(local=t(), controller=t(), wan={r: t() for r in remotes},
+                                    wan_advertised={r: t() for r in remotes}) for _ in range(c.brokers)]
     return plan
 
 
@@ -248,7 +250,7 @@ class Environment:
         self.toxiproxy.start()
         self.startup.toxiproxy_s = time.monotonic() - t0
 
-        broker_ports = plan_ports(self.spec, ports.take)
+        broker_ports = plan_ports(self.spec, lambda cluster: ports.take())
         runner = self.backend.broker_runner()
         for c in self.spec.clusters:
             cluster = KafkaCluster(c, broker_ports[c.name], self.workdir / c.name, artifacts.java,

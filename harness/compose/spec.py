@@ -44,6 +44,7 @@ class Service:
     depends_on: tuple[str, ...] = ()
     working_dir: str | None = None
     stop_grace_s: int | None = None
+    restart: str | None = None  # e.g. on-failure: a client that started before the brokers answered tries again
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,8 @@ def compose_dict(project: ComposeProject) -> dict:
             d["configs"] = [{"source": c, "target": t} for c, t in s.configs]
         if s.depends_on:
             d["depends_on"] = list(s.depends_on)
+        if s.restart:
+            d["restart"] = s.restart
         if s.stop_grace_s is not None:
             d["stop_grace_period"] = f"{s.stop_grace_s}s"
         services[s.name] = d
