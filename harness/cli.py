@@ -69,10 +69,25 @@ def cmd_setup(args) -> int:
 
 
 # --- doctor -----------------------------------------------------------------------------
+def _docker_doctor(args, console) -> bool:
+    """The Docker backend's part of doctor: engine, Compose v2, images, each gap with its fix."""
+    from harness.docker.commands import docker_checks
+    checks = docker_checks(fix=args.fix)
+    for c in checks:
+        mark = "[green]ok[/]" if c.ok else "[yellow]missing[/]"
+        console.print(f"{mark}  {c.name}: {c.detail}" + (f"  [bold]fix:[/] {c.fix}" if c.fix else ""))
+    return all(c.ok for c in checks)
+
+
 def cmd_doctor(args) -> int:
     from harness.doctor import Doctor
-    workdir = Path(args.workdir) if args.workdir else _default_workdir("doctor")
     console = _console()
+    if args.docker or args.fix:
+        # --docker: only the container backend's checks; they decide the exit code.
+        docker_ok = _docker_doctor(args, console)
+        if args.docker:
+            return EXIT_OK if docker_ok else EXIT_FAILED
+    workdir = Path(args.workdir) if args.workdir else _default_workdir("doctor")
 
     def progress(check):
         if not args.json:
@@ -93,6 +108,11 @@ def cmd_doctor(args) -> int:
         console.print("[green]doctor: this machine can run drills[/]" if report.ok
                       else f"[red]doctor: some checks failed[/] (logs under {workdir})")
     return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def cmd_images(args) -> int:
+    from harness.docker.commands import images_build
+    return images_build(args.only)
 
 
 # --- up ---------------------------------------------------------------------------------
@@ -383,7 +403,16 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("doctor", help="check that this machine can run drills, end to end")
     s.add_argument("--json", action="store_true", help="machine-readable report on stdout")
     s.add_argument("--workdir", help="where broker and proxy logs go (default: a new folder under /tmp/mirrordrill)")
+    s.add_argument("--docker", action="store_true", help="only the docker backend: engine, Compose v2, images")
+    s.add_argument("--fix", action="store_true", help="install/start the Docker engine (root + apt), build Compose "
+                   "v2 and the images, then check")
     s.set_defaults(func=cmd_doctor)
+
+    s = sub.add_parser("images", help="container images of the docker backend: 'images build [--only NAME]'")
+    s.add_argument("action", choices=["build"])
+    s.add_argument("--only", action="append", metavar="NAME",
+                   help="base, python, broker, toxiproxy, spark or loadgen (with its parents); repeatable")
+    s.set_defaults(func=cmd_images)
 
     s = sub.add_parser("run", help="run a drill file: topology, replicator, load, faults, failover, checks",
                        epilog=EXIT_CODES_HELP)
