@@ -83,7 +83,7 @@ class DockerBackend:
                      "(once; ./mirrordrill images build does it ahead)")
             images.build(only=list(stale))
         self._images = {n: images.spec(n).ref for n in DRILL_IMAGES}
-        self._broker_image = BrokerImage(self._images["broker"], img.JAVA, f"{img.KAFKA_LIBS}/*")
+        self._broker_image = BrokerImage(self._images["broker"], img.JAVA, f"{img.KAFKA_LIBS}/*", img.KAFKA_LOG4J)
         self.run = ComposeRun(engine, self.project, workdir, self.log,
                               header=HEADER.format(file=workdir / "compose.yaml"))
         self._watchdog = _start_watchdog(engine.cli, self.project)

@@ -38,7 +38,6 @@ DATA = "/var/lib/mirrordrill"
 PORT_BASE = {"primary": 19092, "dr": 29092}  # the first port of each cluster; the rest follow it
 PORT_VARIABLE = {"primary": "PRIMARY_PORT", "dr": "DR_PORT"}
 TOXIPROXY_PORT, SPARK_PORT, SPARK_UI, WORKER_PORT, WORKER_UI, LOCUST_UI = 8474, 7077, 8080, 7078, 8081, 8089
-LOG4J_FILE = "./harness/resources/log4j2.properties"  # relative to the compose file, at the top of the checkout
 HEADER = """\
 The quickstart lab in containers: rendered by harness/compose/chaos.py, do not edit by hand
 (python -m harness.compose.chaos rewrites it; tests/unit/test_compose_chaos.py keeps it equal).
@@ -79,8 +78,7 @@ def _clusters(spec: TopologySpec, image: BrokerImage) -> dict[str, KafkaCluster]
 def chaos_project() -> ComposeProject:
     from harness.scenario.validate import load_scenario
     spec = topology_of(load_scenario(QUICKSTART))
-    broker_image = BrokerImage(img.ImageSpec("broker", _tag("broker"), None, lambda b: []).ref, img.JAVA,
-                               f"{img.KAFKA_LIBS}/*")
+    broker_image = broker_image_contract()
     clusters = _clusters(spec, broker_image)
     services: list[Service] = []
     configs: list[tuple[str, str]] = []
@@ -88,7 +86,7 @@ def chaos_project() -> ComposeProject:
         for b in c.brokers:
             name = f"{broker_service_name(b)}-properties"
             configs.append((name, b.config_text()))
-            services.append(lab_broker_service(b, broker_image, name, LOG4J_FILE))
+            services.append(lab_broker_service(b, broker_image, name))
     routes = [r for a, b in spec.link_pairs() for r in proxy_routes(clusters, a, b)]
     configs.append(("toxiproxy-json", toxiproxy_config(routes)))
     services.append(toxiproxy_service(_ref("toxiproxy"), TOXIPROXY_PORT, "/etc/mirrordrill/toxiproxy.json",
@@ -100,8 +98,8 @@ def chaos_project() -> ComposeProject:
     return ComposeProject(PROJECT, tuple(services), tuple(configs), HEADER)
 
 
-def _tag(name: str) -> str:
-    return next(s.tag for s in img.default_specs() if s.name == name)
+def broker_image_contract() -> BrokerImage:
+    return BrokerImage(_ref("broker"), img.JAVA, f"{img.KAFKA_LIBS}/*", img.KAFKA_LOG4J)
 
 
 def _ref(name: str) -> str:
@@ -143,8 +141,10 @@ def _replicator_properties(spec: TopologySpec, clusters: dict[str, KafkaCluster]
     """primary -> dr, every topic, default naming, placed near DR (reads the primary through the WAN proxy)."""
     setup = ReplicationSetup(env=_PlannedLab(spec, clusters), flows=[FlowSpec("primary", "dr")])  # type: ignore[arg-type]
     flow = setup.flows[0]
+    # the replicator builds its own Spark session: it must be told the master spark-submit was given
     config = setup.replicator_config([flow], flow.location, flow_defaults={
-        flow.name: pyspark_flow_defaults(len(clusters["dr"].brokers), mode=None, drill_intervals=True)})
+        flow.name: pyspark_flow_defaults(len(clusters["dr"].brokers), mode=None, drill_intervals=True)},
+        top_settings={"mirrordrill.spark.master": f"spark://{LOOPBACK}:{SPARK_PORT}"})
     return "# primary -> dr: every topic, named primary.<topic> on dr (written by harness/compose/chaos.py)\n" + \
         to_mm2_properties(config)
 

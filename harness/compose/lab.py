@@ -14,20 +14,18 @@ import shlex
 from dataclasses import dataclass
 
 from harness.compose.spec import Mount, Service
-from harness.kafka.broker import LOG4J_CONFIG, KafkaBroker
+from harness.kafka.broker import KafkaBroker
 from harness.network.wan import ProxyRoute
 from primitives.ports import LOOPBACK
 
-LOG4J_IN_CONTAINER = "/etc/mirrordrill/log4j2.properties"
-
-
 @dataclass(frozen=True)
 class BrokerImage:
-    """The broker image's contract (docs/containers.md): its tag, its java, its Kafka jars."""
+    """The broker image's contract (docs/containers.md): its tag, its java, its Kafka jars, its log4j2 (stdout)."""
 
     ref: str
     java: str
     classpath: str  # a JVM wildcard such as /opt/mirrordrill/kafka/libs/*
+    log4j: str
 
 
 def broker_service_name(broker: KafkaBroker) -> str:
@@ -35,27 +33,26 @@ def broker_service_name(broker: KafkaBroker) -> str:
 
 
 def _argv(broker: KafkaBroker, image: BrokerImage, main: str, *args: str, logs_dir: str | None = None) -> list[str]:
-    return broker.java_argv(main, *args, java=image.java, classpath=(image.classpath,), log4j=LOG4J_IN_CONTAINER,
+    return broker.java_argv(main, *args, java=image.java, classpath=(image.classpath,), log4j=image.log4j,
                             logs_dir=logs_dir)
 
 
-def broker_service(broker: KafkaBroker, image: BrokerImage, log4j_source: str = str(LOG4J_CONFIG)) -> Service:
+def broker_service(broker: KafkaBroker, image: BrokerImage) -> Service:
     """A drill's broker: formatted by the harness, its folder mounted, its output appended to broker.log."""
     run = _argv(broker, image, "kafka.Kafka", str(broker.config_path))
     command = ("sh", "-c", f"exec {shlex.join(run)} >>{shlex.quote(str(broker.log_path))} 2>&1")
-    mounts = (Mount(str(broker.workdir), str(broker.workdir)), Mount(log4j_source, LOG4J_IN_CONTAINER, read_only=True))
+    mounts = (Mount(str(broker.workdir), str(broker.workdir)),)
     return Service(broker_service_name(broker), image.ref, command, role="broker", mounts=mounts, stop_grace_s=20)
 
 
-def lab_broker_service(broker: KafkaBroker, image: BrokerImage, config_name: str, log4j_source: str) -> Service:
+def lab_broker_service(broker: KafkaBroker, image: BrokerImage, config_name: str) -> Service:
     """A self-contained lab's broker: formats its volume at first start, configuration inline, output to ``docker logs``."""
     name = broker_service_name(broker)
     conf = f"/etc/mirrordrill/{name}.properties"
     fmt = _argv(broker, image, *broker.format_args(conf), logs_dir="/tmp")
     run = _argv(broker, image, "kafka.Kafka", conf, logs_dir="/tmp")
     command = ("sh", "-c", f"{shlex.join(fmt)} && exec {shlex.join(run)}")
-    mounts = (Mount(f"{name}-data", str(broker.data_dir), volume=True),
-              Mount(log4j_source, LOG4J_IN_CONTAINER, read_only=True))
+    mounts = (Mount(f"{name}-data", str(broker.data_dir), volume=True),)
     return Service(name, image.ref, command, role="broker", mounts=mounts, configs=((config_name, conf),),
                    stop_grace_s=20)
 

@@ -15,7 +15,7 @@ from harness.environment import ProcessBackend, TopologySpec, plan_ports, proxy_
 from harness.kafka.cluster import ClusterSpec, KafkaCluster
 from primitives.cpu import CpuMeter
 
-IMAGE = BrokerImage("mirrordrill/broker:test", "/usr/bin/java", "/opt/mirrordrill/kafka/libs/*")
+IMAGE = BrokerImage("mirrordrill/broker:test", "/usr/bin/java", "/opt/mirrordrill/kafka/libs/*", "/opt/log4j2.properties")
 
 
 def _counter(start: int = 40000):
@@ -69,7 +69,7 @@ def test_a_drill_broker_mounts_its_own_folder_and_runs_the_image_java_on_its_con
     broker = clusters["primary"].brokers[0]
     svc = broker_service(broker, IMAGE)
     assert svc.name == "broker-primary-1" and svc.role == "broker"
-    assert Mount(str(broker.workdir), str(broker.workdir)) in svc.mounts  # same path: properties, data, log
+    assert svc.mounts == (Mount(str(broker.workdir), str(broker.workdir)),)  # same path: properties, data, log
     shell = svc.command[2]
     assert svc.command[:2] == ("sh", "-c") and shell.startswith("exec /usr/bin/java ")
     assert "-cp '/opt/mirrordrill/kafka/libs/*' kafka.Kafka " + str(broker.config_path) in shell
