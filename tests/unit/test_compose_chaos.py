@@ -33,5 +33,4 @@ def test_the_chaos_lab_listens_on_loopback_with_the_two_port_variables():
     # MM2's defaults, left unwritten: every topic, DefaultReplicationPolicy (primary.<topic>)
     assert "primary->dr.topics " not in replicator and "replication.policy" not in replicator
     assert "mirrordrill.spark.master = spark://127.0.0.1:7077" in replicator
-    assert {v for v in lab["volumes"].values()} and all(v["labels"]["mirrordrill"] == "true"
-                                                        for v in lab["volumes"].values())
+    assert lab["volumes"] and all(v["labels"]["mirrordrill"] == "true" for v in lab["volumes"].values())
