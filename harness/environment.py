@@ -102,6 +102,9 @@ class Backend(Protocol):
     def toxiproxy_process(self, argv: list[str], log_path: Path) -> ManagedProcess | None:
         """The Toxiproxy server's process (None: a local process, as ToxiproxyServer makes it)."""
 
+    def spark_launcher(self) -> Callable[..., ManagedProcess] | None:
+        """How Spark standalone's master and workers run (None: local processes)."""
+
     def close(self) -> list[str]:
         """After every process stopped: remove what the backend made; returns problems seen."""
 
@@ -121,6 +124,9 @@ class ProcessBackend:
         return LocalBrokerRunner()
 
     def toxiproxy_process(self, argv: list[str], log_path: Path) -> ManagedProcess | None:
+        return None
+
+    def spark_launcher(self) -> Callable[..., ManagedProcess] | None:
         return None
 
     def close(self) -> list[str]:
@@ -212,8 +218,9 @@ class Environment:
             if not self._started:
                 raise RuntimeError("start the environment before its Spark cluster")
             artifacts = self._artifacts or Bootstrap().ensure_all(with_allure=False)
+            launcher = self.backend.spark_launcher()
             cluster = SparkStandaloneCluster(spec or StandaloneSpec(), self.workdir / "spark", self._ports,
-                                             artifacts.java)
+                                             artifacts.java, **({"launcher": launcher} if launcher else {}))
             for p in cluster.processes:
                 self.supervisor.add(p)
             self.log(f"starting a Spark standalone cluster ({cluster.spec.workers} workers) at {cluster.url}")

@@ -1,7 +1,8 @@
-"""The docker backend: brokers and Toxiproxy as containers of one Compose project per drill.
+"""The docker backend: brokers, Toxiproxy and Spark standalone as containers of one Compose project per drill.
 
-The environment asks it for a broker runner and the Toxiproxy process; everything else (the
-replicator, the load, the harness's own clients) stays a local process talking to the
+The environment asks it for a broker runner, the Toxiproxy process and (for
+``replication.spark.master: standalone``) Spark's daemons; everything else (the replicator's
+driver, the load, the harness's own clients) stays a local process talking to the
 containers on loopback, as it would to local brokers. The project's file is the drill's
 ``env/compose.yaml``: ``docker compose -f <run>/env/compose.yaml up`` starts the same lab by
 hand. ``close`` removes every container, network and volume carrying the project's label;
@@ -21,6 +22,7 @@ from typing import Callable
 from harness.compose.container import ContainerProcess
 from harness.compose.lab import BrokerImage, broker_service, broker_service_name, toxiproxy_service
 from harness.compose.project import ComposeRun
+from harness.compose.spark import SparkDaemonLauncher
 from harness.compose.spec import DRILL_LABEL, Service
 from harness.kafka.broker import KafkaBroker, LocalBrokerRunner
 
@@ -67,6 +69,8 @@ class DockerBackend:
         self._images: dict[str, str] = {}
         self._broker_image: BrokerImage | None = None
         self._watchdog: subprocess.Popen | None = None
+        self._workdir: Path | None = None
+        self._image_set = None
 
     def open(self, workdir: Path) -> None:
         from harness.docker import images as img
@@ -76,18 +80,30 @@ class DockerBackend:
             from harness.docker.engine import EngineError
             raise EngineError("the docker backend needs Compose v2 ('docker compose'); "
                               "fix: ./mirrordrill images build (builds and installs it)")
-        images = img.ImageSet(engine, log=self.log)
-        stale = [n for n in DRILL_IMAGES if images.status(n) != "fresh"]
-        if stale:
-            self.log(f"building the image(s) the docker backend needs: {', '.join(stale)} "
-                     "(once; ./mirrordrill images build does it ahead)")
-            images.build(only=list(stale))
-        self._images = {n: images.spec(n).ref for n in DRILL_IMAGES}
+        self._image_set = img.ImageSet(engine, log=self.log)
+        self._images = {n: self._image(n) for n in DRILL_IMAGES}
         self._broker_image = BrokerImage(self._images["broker"], img.JAVA, f"{img.KAFKA_LIBS}/*", img.KAFKA_LOG4J)
+        self._workdir = Path(workdir)
         self.run = ComposeRun(engine, self.project, workdir, self.log,
                               header=HEADER.format(file=workdir / "compose.yaml"))
         self._watchdog = _start_watchdog(engine.cli, self.project)
         self.log(f"docker backend: Compose project {self.project} ({workdir / 'compose.yaml'})")
+
+    def _image(self, name: str) -> str:
+        """The image's tag, built first when it is missing or stale."""
+        images = self._image_set
+        if images.status(name) != "fresh":
+            self.log(f"building the {name} image the docker backend needs (once; ./mirrordrill images build "
+                     "does it ahead)")
+            images.build(only=[name])
+        return images.spec(name).ref
+
+    def spark_launcher(self) -> SparkDaemonLauncher:
+        """Spark standalone's daemons as containers; the run folder (the environment's parent) is mounted."""
+        from harness.docker import images as img
+        assert self.run is not None and self._workdir is not None, "open() first"
+        return SparkDaemonLauncher(self.run, self._image("spark"), img.SPARK_HOME,
+                                   str(Path(img.JAVA).parent.parent), f"{img.VENV}/bin/python", self._workdir.parent)
 
     def broker_runner(self) -> DockerBrokerRunner:
         assert self.run is not None and self._broker_image is not None, "open() first"

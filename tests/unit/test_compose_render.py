@@ -119,3 +119,21 @@ def test_cpu_meter_adds_what_its_extra_reports(tmp_path):
     meter = CpuMeter([tmp_path / "a", tmp_path / "b"], extra=lambda: {"container-1": 3.0})
     meter.sample()
     assert meter.cpu_s == 3.0
+
+
+def test_a_spark_daemon_container_runs_the_image_spark_class_with_the_same_arguments(tmp_path):
+    from harness.compose.spark import SparkDaemonLauncher
+    launcher = SparkDaemonLauncher(run=None, image="mirrordrill/spark:t", spark_home="/opt/spark",  # type: ignore[arg-type]
+                                   java_home="/jvm", image_python="/opt/venv/bin/python", mount_root=tmp_path,
+                                   host_python="/host/venv/bin/python")
+    argv = ["/host/pyspark/bin/spark-class", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+            "spark://127.0.0.1:7077"]
+    svc = launcher.service("spark worker 1", argv, tmp_path / "spark" / "worker-1" / "worker.log",
+                           {"SPARK_LOCAL_IP": "127.0.0.1", "PATH": "/host/bin"})
+    assert svc.name == "spark-worker-1" and svc.role == "spark"
+    assert dict(svc.environment) == {"JAVA_HOME": "/jvm", "SPARK_LOCAL_IP": "127.0.0.1"}  # not the host's PATH
+    assert svc.mounts == (Mount(str(tmp_path), str(tmp_path)),)
+    shell = svc.command[2]
+    assert "ln -sf /opt/venv/bin/python /host/venv/bin/python" in shell  # executors run the driver's python path
+    assert "exec /opt/spark/bin/spark-class org.apache.spark.deploy.worker.Worker --host 127.0.0.1 " in shell
+    assert shell.endswith(f">>{tmp_path / 'spark' / 'worker-1' / 'worker.log'} 2>&1")
