@@ -69,7 +69,7 @@ class ComposeRun:
 
     def state(self, container: str) -> dict | None:
         """``State`` of ``docker inspect`` (Running, Paused, Pid, ExitCode), or None when there is no such container."""
-        proc = self.engine.run(["inspect", "--format", "{{json .State}}", container], check=False, timeout=30)
+        proc = self.engine.run(["container", "inspect", "--format", "{{json .State}}", container], check=False, timeout=30)
         if proc.returncode != 0:
             return None
         return json.loads(proc.stdout)
