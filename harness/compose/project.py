@@ -16,6 +16,7 @@ from typing import Callable, Protocol, Sequence
 from harness.compose.spec import DRILL_LABEL, ComposeProject, Service, compose_yaml
 
 COMPOSE_FILE = "compose.yaml"
+COMPOSE_PROJECT_LABEL = "com.docker.compose.project"
 
 
 class DockerCli(Protocol):
@@ -94,14 +95,15 @@ class ComposeRun:
                                     "--remove-orphans", "--timeout", "10"], check=False, timeout=180)
             if proc.returncode != 0:
                 problems.append(f"docker compose down of {self.name}: {proc.stderr.strip()[-500:]}")
-        label = f"label={DRILL_LABEL}={self.name}"
         left = self.containers()
         if left:
             self.engine.run(["rm", "-f", "-v", *left], check=False, timeout=120)
-        for kind in ("network", "volume"):
-            ids = self.engine.run([kind, "ls", "-q", "--filter", label], check=False).stdout.split()
-            if ids:
-                self.engine.run([kind, "rm", *ids], check=False, timeout=60)
+        # ours by label, and whatever Compose made for the project (it labels its own networks so)
+        for label in (f"label={DRILL_LABEL}={self.name}", f"label={COMPOSE_PROJECT_LABEL}={self.name}"):
+            for kind in ("network", "volume"):
+                ids = self.engine.run([kind, "ls", "-q", "--filter", label], check=False).stdout.split()
+                if ids:
+                    self.engine.run([kind, "rm", *ids], check=False, timeout=60)
         still = self.containers()
         if still:
             problems.append(f"containers of {self.name} still present after removal: {still}")
