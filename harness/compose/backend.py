@@ -76,16 +76,17 @@ class DockerBackend:
         from harness.docker import images as img
         from harness.docker.engine import ensure_engine
         engine = ensure_engine(log=self.log)
-        if engine.compose_version() is None:
-            from harness.docker.engine import EngineError
-            raise EngineError("the docker backend needs Compose v2 ('docker compose'); "
-                              "fix: ./mirrordrill images build (builds and installs it)")
+        use_compose = engine.compose_version() is not None
+        if not use_compose:
+            self.log("docker backend: no Compose v2 ('docker compose'; ./mirrordrill doctor --docker --fix builds "
+                     "it): each container is made with 'docker run' from the same rendering, and compose.yaml is "
+                     "still written")
         self._image_set = img.ImageSet(engine, log=self.log)
         self._images = {n: self._image(n) for n in DRILL_IMAGES}
         self._broker_image = BrokerImage(self._images["broker"], img.JAVA, f"{img.KAFKA_LIBS}/*", img.KAFKA_LOG4J)
         self._workdir = Path(workdir)
         self.run = ComposeRun(engine, self.project, workdir, self.log,
-                              header=HEADER.format(file=workdir / "compose.yaml"))
+                              header=HEADER.format(file=workdir / "compose.yaml"), use_compose=use_compose)
         self._watchdog = _start_watchdog(engine.cli, self.project)
         self.log(f"docker backend: Compose project {self.project} ({workdir / 'compose.yaml'})")
 
@@ -132,6 +133,7 @@ class DockerBackend:
         out = {"backend": self.name, "compose_project": self.project}
         if self.run is not None:
             out["compose_file"] = str(self.run.file)
+            out["containers_made_by"] = "docker compose" if self.run.use_compose else "docker run"
         return out
 
 

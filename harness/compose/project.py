@@ -32,8 +32,11 @@ class ComposeRun:
     """One Compose project on the engine: its file in ``folder``, its containers, their removal."""
 
     def __init__(self, engine: DockerCli, name: str, folder: Path, log: Callable[[str], None] | None = None,
-                 configs: tuple[tuple[str, str], ...] = (), header: str = ""):
+                 configs: tuple[tuple[str, str], ...] = (), header: str = "", use_compose: bool = True):
         self.engine = engine
+        # without Compose v2 each container is made with ``docker run`` from the same service (the file
+        # is still written); configs need Compose, so a project with configs requires it
+        self.use_compose = use_compose
         self.name = name
         self.folder = Path(folder)
         self.file = self.folder / COMPOSE_FILE
@@ -64,7 +67,10 @@ class ComposeRun:
         container = self.project.container_name(service)
         if self.state(container) is None:
             self.write()
-            self.compose("up", "-d", "--no-deps", "--no-recreate", service)
+            if self.use_compose:
+                self.compose("up", "-d", "--no-deps", "--no-recreate", service)
+            else:
+                self.engine.run(docker_run_argv(self.project, self._services[service]), timeout=180)
         else:
             self.engine.run(["start", container])
 
@@ -90,7 +96,7 @@ class ComposeRun:
     def down(self) -> list[str]:
         """Remove every container, network and volume of the project; returns what could not be removed."""
         problems: list[str] = []
-        if self.file.exists():
+        if self.file.exists() and self.use_compose:
             proc = self.engine.run(["compose", "-p", self.name, "-f", str(self.file), "down", "--volumes",
                                     "--remove-orphans", "--timeout", "10"], check=False, timeout=180)
             if proc.returncode != 0:
@@ -108,3 +114,21 @@ class ComposeRun:
         if still:
             problems.append(f"containers of {self.name} still present after removal: {still}")
         return problems
+
+
+def docker_run_argv(project: ComposeProject, s: Service) -> list[str]:
+    """``docker run`` of one service as ``compose up`` would create it (bind mounts and environment only)."""
+    if s.configs or any(m.volume for m in s.mounts):
+        raise ValueError(f"service {s.name} uses configs or named volumes: it needs Compose v2")
+    argv = ["run", "-d", "--name", project.container_name(s.name), "--network", "host"]
+    for k, v in project.labels(s.role).items():
+        argv += ["--label", f"{k}={v}"]
+    for m in s.mounts:
+        argv += ["-v", m.render()]
+    for k, v in s.environment:
+        argv += ["-e", f"{k}={v}"]
+    if s.working_dir:
+        argv += ["-w", s.working_dir]
+    if s.stop_grace_s is not None:
+        argv += ["--stop-timeout", str(s.stop_grace_s)]
+    return [*argv, s.image, *s.command]

@@ -137,3 +137,16 @@ def test_a_spark_daemon_container_runs_the_image_spark_class_with_the_same_argum
     assert "ln -sf /opt/venv/bin/python /host/venv/bin/python" in shell  # executors run the driver's python path
     assert "exec /opt/spark/bin/spark-class org.apache.spark.deploy.worker.Worker --host 127.0.0.1 " in shell
     assert shell.endswith(f">>{tmp_path / 'spark' / 'worker-1' / 'worker.log'} 2>&1")
+
+
+def test_without_compose_a_service_becomes_the_same_docker_run(tmp_path):
+    from harness.compose.project import docker_run_argv
+    svc = Service("broker-a-1", "img:1", ("sh", "-c", "exec java"), role="broker",
+                  mounts=(Mount("/r/a", "/r/a"),), environment=(("K", "V"),), stop_grace_s=20)
+    argv = docker_run_argv(ComposeProject("p", (svc,)), svc)
+    assert argv == ["run", "-d", "--name", "p-broker-a-1", "--network", "host", "--label", "mirrordrill=true",
+                    "--label", "mirrordrill.drill=p", "--label", "mirrordrill.role=broker", "-v", "/r/a:/r/a",
+                    "-e", "K=V", "--stop-timeout", "20", "img:1", "sh", "-c", "exec java"]
+    with pytest.raises(ValueError, match="Compose v2"):
+        docker_run_argv(ComposeProject("p", (svc,)), Service("x", "i", (), role="load",
+                                                             mounts=(Mount("v", "/v", volume=True),)))
