@@ -82,11 +82,13 @@ def _docker_doctor(args, console) -> bool:
 def cmd_doctor(args) -> int:
     from harness.doctor import Doctor
     console = _console()
-    if args.docker or args.fix:
+    if args.docker:
         # --docker: only the container backend's checks; they decide the exit code.
-        docker_ok = _docker_doctor(args, console)
-        if args.docker:
-            return EXIT_OK if docker_ok else EXIT_FAILED
+        return EXIT_OK if _docker_doctor(args, console) else EXIT_FAILED
+    if not args.json:
+        # The docker backend is optional: its gaps are shown with their fix, not failed on.
+        console.print("[bold]docker backend[/] (optional; './mirrordrill doctor --docker' fails on its gaps)")
+        _docker_doctor(args, console)
     workdir = Path(args.workdir) if args.workdir else _default_workdir("doctor")
 
     def progress(check):

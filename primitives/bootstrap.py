@@ -205,18 +205,30 @@ class Bootstrap:
         found = next((shutil.which(n) for n in self.CHROMIUM_NAMES if shutil.which(n)), None)
         if found:
             return found
-        apt = shutil.which("apt-get")
-        if apt is None or os.geteuid() != 0:
-            raise BootstrapError("Chromium is needed to open rendered reports in a browser and is not on PATH. "
-                                 "Install it (Debian/Ubuntu: sudo apt-get install -y chromium) and rerun.")
+        self.can_apt_install("Chromium is needed to open rendered reports in a browser and is not on PATH. "
+                             "Install it (Debian/Ubuntu: sudo apt-get install -y chromium) and rerun.")
         with self._lock("chromium"):
             if not any(shutil.which(n) for n in self.CHROMIUM_NAMES):
-                self.log("installing Chromium (apt-get, once)")
-                env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-                self._run([apt, "update", "-qq"], "apt-get update", "Check that Debian's mirrors are reachable.", env=env)
-                self._run([apt, "install", "-y", "-qq", "--no-install-recommends", "chromium"],
-                          "apt-get install chromium", "Install the chromium package by hand and rerun.", env=env)
+                self.apt_install("chromium", why="Chromium")
         return next(shutil.which(n) for n in self.CHROMIUM_NAMES if shutil.which(n))
+
+    # --- Debian packages (as root) ------------------------------------------------------
+    def can_apt_install(self, otherwise: str) -> str:
+        """apt-get's path when this process may install packages (root); else BootstrapError(otherwise)."""
+        apt = shutil.which("apt-get")
+        if apt is None or os.geteuid() != 0:
+            raise BootstrapError(otherwise)
+        return apt
+
+    def apt_install(self, package: str, why: str, recommends: bool = False) -> None:
+        """``apt-get update`` and ``apt-get install -y package`` (once; callers check first)."""
+        apt = self.can_apt_install(f"{why} needs the Debian package {package}, and only root with apt-get can "
+                                   f"install it here. Install it (sudo apt-get install -y {package}) and rerun.")
+        self.log(f"installing {package} for {why} (apt-get, once)")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        self._run([apt, "update", "-qq"], "apt-get update", "Check that Debian's mirrors are reachable.", env=env)
+        self._run([apt, "install", "-y", "-qq", *([] if recommends else ["--no-install-recommends"]), package],
+                  f"apt-get install {package}", f"Install the {package} package by hand and rerun.", env=env)
 
     # --- everything -------------------------------------------------------------------
     def ensure_all(self, with_allure: bool = True) -> Artifacts:

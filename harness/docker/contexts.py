@@ -44,14 +44,9 @@ def debootstrap_rootfs(boot: Bootstrap, dest: Path) -> None:
 
 
 def _install_debootstrap(boot: Bootstrap) -> str:
-    apt = shutil.which("apt-get")
-    if apt is None or os.geteuid() != 0:
-        raise ContextError("'debootstrap' is not on PATH; it builds the base image from Debian's mirror. "
-                           "Install it (Debian: sudo apt-get install -y debootstrap) and rerun.")
-    boot.log("installing debootstrap (apt-get, once)")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    boot._run([apt, "install", "-y", "-qq", "debootstrap"], "apt-get install debootstrap",
-              "Install the debootstrap package by hand and rerun.", env=env)
+    boot.can_apt_install("'debootstrap' is not on PATH; it builds the base image from Debian's mirror. "
+                         "Install it (Debian: sudo apt-get install -y debootstrap) and rerun.")
+    boot.apt_install("debootstrap", why="the base image")
     return shutil.which("debootstrap") or "/usr/sbin/debootstrap"
 
 

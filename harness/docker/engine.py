@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from primitives.bootstrap import Bootstrap, mirrordrill_home
+from primitives.bootstrap import Bootstrap, BootstrapError, mirrordrill_home
 
 SOCKET = Path("/var/run/docker.sock")
 START_TIMEOUT_S = 60.0
@@ -107,16 +107,13 @@ def ensure_engine(install: bool = True, log: Callable[[str], None] | None = None
 
 
 def _install_docker_io(boot: Bootstrap) -> None:
-    apt = shutil.which("apt-get")
-    if apt is None or os.geteuid() != 0:
+    try:
+        boot.can_apt_install("")
+    except BootstrapError:
         raise EngineError("no Docker engine answers and this process cannot install one (it needs root and "
                           "apt-get). Fix: install and start Docker (Debian: sudo apt-get install -y docker.io "
-                          "&& sudo systemctl start docker), or point DOCKER_HOST at a running engine.")
-    boot.log("installing Docker's engine from Debian (apt-get install docker.io, once; ~20 s)")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    boot._run([apt, "update", "-qq"], "apt-get update", "Check that Debian's mirrors are reachable.", env=env)
-    boot._run([apt, "install", "-y", "-qq", "docker.io"], "apt-get install docker.io",
-              "Install the docker.io package by hand and rerun.", env=env)
+                          "&& sudo systemctl start docker), or point DOCKER_HOST at a running engine.") from None
+    boot.apt_install("docker.io", why="the Docker engine (~20 s)", recommends=True)
 
 
 def _start_dockerd(boot: Bootstrap) -> None:

@@ -1,0 +1,80 @@
+"""Session fixtures of the container tests: an engine, our images, and two clusters plus
+Toxiproxy as containers (testcontainers), all removed at the end of the session.
+
+Where no engine answers and none can be installed (root and apt-get), every test here is
+reported SKIPPED with the reason; none is ever counted as passed.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+
+import pytest
+
+from harness.docker.engine import Engine, EngineError, ensure_engine
+from harness.docker.images import ImageSet
+from harness.environment import TopologySpec
+from harness.kafka.cluster import ClusterSpec
+
+from .lab import SESSION_LABEL, ContainerLab
+
+LAB_IMAGES = ("broker", "toxiproxy")
+
+
+def _log(msg: str) -> None:
+    print(f"mirrordrill: {msg}", file=sys.stderr, flush=True)
+
+
+def remove_labelled(engine: Engine, key: str, value: str) -> list[str]:
+    """Force-remove every container carrying ``key=value``: only this session's, never another's."""
+    ids = engine.run(["ps", "-aq", "--filter", f"label={key}={value}"]).stdout.split()
+    if ids:
+        engine.run(["rm", "-f", "-v", *ids])
+    return ids
+
+
+@pytest.fixture(scope="session")
+def docker_engine() -> Engine:
+    try:
+        return ensure_engine(install=True, log=_log)
+    except EngineError as e:
+        pytest.skip(f"container tests did not run: {e}")
+
+
+@pytest.fixture(scope="session")
+def lab_images(docker_engine) -> dict[str, str]:
+    """The broker and Toxiproxy images, built here when missing or stale."""
+    images = ImageSet(docker_engine, log=_log)
+    images.build(list(LAB_IMAGES))
+    return {name: images.spec(name).ref for name in LAB_IMAGES}
+
+
+@pytest.fixture(scope="session")
+def session_labels(docker_engine):
+    """A label only this session's containers carry; whatever carries it is removed at the end."""
+    value = uuid.uuid4().hex[:12]
+    yield {SESSION_LABEL: value}
+    left = remove_labelled(docker_engine, SESSION_LABEL, value)
+    if left:
+        _log(f"removed {len(left)} container(s) of this session left running: {', '.join(left)}")
+
+
+@pytest.fixture(scope="session")
+def container_lab(docker_engine, lab_images, session_labels, session_workdir):
+    """Two single-broker KRaft clusters, ``east`` and ``west``, in containers, joined by a WAN
+    link whose Toxiproxy server is a container too."""
+    spec = TopologySpec(clusters=(ClusterSpec("east"), ClusterSpec("west")))
+    with ContainerLab(spec, session_workdir / "container-lab", lab_images, session_labels, docker_engine,
+                      log=_log) as lab:
+        _log(f"container lab ready in {lab.startup.total_s:.1f}s")
+        yield lab
+
+
+@pytest.fixture
+def lab_link(container_lab):
+    """The east<->west link, healed before and after each test."""
+    link = container_lab.link("east", "west")
+    link.heal()
+    yield link
+    link.heal()
