@@ -14,6 +14,8 @@ from pathlib import Path
 
 from harness.compose.project import ComposeRun
 
+PAUSE_TRIES = 4
+
 
 @dataclass
 class ContainerProcess:
@@ -25,6 +27,7 @@ class ContainerProcess:
     stop_timeout_s: float = 20.0
     log_written_by_program: bool = True  # False: the log file is ``docker logs``, saved at stop
     paused: bool = field(default=False, init=False)
+    _frozen_by: str | None = field(default=None, init=False, repr=False)  # "pause" or "SIGSTOP"
     cwd: Path | None = None
     argv: tuple[str, ...] = ()
 
@@ -78,11 +81,26 @@ class ContainerProcess:
         self._close_log()
 
     def pause(self) -> None:
-        self._docker("pause", self.container)
+        """``docker pause`` (the cgroup freezer). On a heavily loaded machine the freezer can give up
+        ("unable to freeze"); after a few tries the container's program is stopped with SIGSTOP
+        instead, which is what the process backend does to a local process."""
+        for attempt in range(PAUSE_TRIES):
+            proc = self.run.engine.run(["pause", self.container], check=False, timeout=60)
+            if proc.returncode == 0:
+                self._frozen_by = "pause"
+                self.paused = True
+                return
+            time.sleep(0.5 * (attempt + 1))
+        self._docker("kill", "--signal", "SIGSTOP", self.container)
+        self._frozen_by = "SIGSTOP"
         self.paused = True
 
     def resume(self) -> None:
-        self._docker("unpause", self.container, check=False)
+        if self._frozen_by == "SIGSTOP":
+            self._docker("kill", "--signal", "SIGCONT", self.container, check=False)
+        else:
+            self._docker("unpause", self.container, check=False)
+        self._frozen_by = None
         self.paused = False
 
     def wait(self, timeout_s: float | None = None) -> int | None:
