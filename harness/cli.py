@@ -129,7 +129,9 @@ def cmd_up(args) -> int:
         print(f"mirrordrill up: {e}", file=sys.stderr)
         return EXIT_USAGE
     workdir = Path(args.workdir) if args.workdir else _default_workdir("up")
-    with Environment(spec, workdir, log=lambda m: print(f"mirrordrill: {m}", file=sys.stderr), refs=refs) as env:
+    from harness.compose.backend import make_backend
+    log = lambda m: print(f"mirrordrill: {m}", file=sys.stderr)  # noqa: E731
+    with Environment(spec, workdir, log=log, refs=refs, backend=make_backend(args.backend, "up", log)) as env:
         manifest = env.manifest()
         (workdir / "manifest.json").write_text(json.dumps(manifest, indent=2))
         if args.connection_file:
@@ -143,6 +145,9 @@ def cmd_up(args) -> int:
             for b in c["brokers"]:
                 print(f"      broker {b['node_id']} log: {b['log']}")
         print(f"  toxiproxy API: {manifest['toxiproxy']['api']} (log {manifest['toxiproxy']['log']})")
+        if manifest["environment"].get("compose_file"):
+            print(f"  containers: Compose project {manifest['environment']['compose_project']}, "
+                  f"file {manifest['environment']['compose_file']}")
         print("Ctrl-C stops everything.")
         while True:
             dead = [p.name for p in env.supervisor.processes if not p.running and not p.paused]
@@ -173,14 +178,14 @@ def cmd_validate(args) -> int:
 
 
 def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None = None, artifacts=None,
-              log=None, baseline=None, spark_master: str | None = None):
+              log=None, baseline=None, spark_master: str | None = None, backend: str | None = None):
     """Run a drill, then write its Allure results from what it saved: what ``mirrordrill run`` does,
     and what tests that need a drill's report call. Returns the drill's ``harness.results.DrillResults``."""
     from harness.scenario.engine import Drill
     from reports.allure_results import record_allure_results
     log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
     results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log,
-                    baseline=baseline, spark_master=spark_master).run()
+                    baseline=baseline, spark_master=spark_master, backend=backend).run()
     record_allure_results(results.run_dir, log)
     return results
 
@@ -229,7 +234,7 @@ def cmd_run(args) -> int:
     out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
     try:
         result = run_drill(scenario, Path(args.file), out, replicator=args.replicator, baseline=baseline,
-                           spark_master=args.spark_master)
+                           spark_master=args.spark_master, backend=args.backend)
     except KeyboardInterrupt:
         raise
     except Exception as e:  # the engine saves what it can; this is a crash around it
@@ -328,7 +333,8 @@ def cmd_sweep(args) -> int:
     try:
         params = parse_params(args.param)
         sweep = Sweep(Path(args.file), params, Path(args.out) if args.out else None,
-                      measure_ceiling=not args.no_ceiling, repeat=args.repeat, reports=SweepReports())
+                      measure_ceiling=not args.no_ceiling, repeat=args.repeat, reports=SweepReports(),
+                      backend=args.backend)
         result = sweep.run()
     except (SweepError, ScenarioInvalid) as e:
         print(f"mirrordrill sweep: {e}", file=sys.stderr)
@@ -434,6 +440,12 @@ def _runs_with(drill: Path, replicators: tuple[str, ...]) -> bool:
     return True
 
 
+def _backend_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", choices=["processes", "docker"], default="processes",
+                        help="where brokers and Toxiproxy run: local processes (default) or containers of a Compose "
+                             "project (docker; the replicator and the load stay local processes)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mirrordrill", description="The mirrordrill command line. Chaos and failover "
                                 "drills for Kafka cross-cluster replication.", epilog=EXIT_CODES_HELP)
@@ -468,6 +480,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "local (default), standalone (a master and two workers started for the drill), "
                         "spark://HOST:PORT; yarn and k8s:// are passed to spark-submit, untested here")
     s.add_argument("--report", action="store_true", help="also render the single-file HTML report into OUT/report/index.html")
+    _backend_arg(s)
     s.add_argument("--baseline", metavar="DIR", help="a previous run's folder (or its summary.json): fail (exit 1) "
                    "on a regression beyond the tolerances even where the file's limits hold; the comparison is "
                    "printed and saved as OUT/baseline.json")
@@ -505,6 +518,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run every combination N times; the knee and the plot use each one's median run")
     s.add_argument("--report", action="store_true", help="also render the HTML report of every point")
+    _backend_arg(s)
     s.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("calibrate", help="run a drill N times; print each figure's range and suggested expectations")
@@ -540,6 +554,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write each cluster's bootstrap servers and client settings here (secrets by reference)")
     s.add_argument("--brokers", type=int, default=1, help="brokers per cluster (default: 1)")
     s.add_argument("--workdir", help="where data and logs go (default: a new folder under /tmp/mirrordrill)")
+    _backend_arg(s)
     s.set_defaults(func=cmd_up)
 
     from harness.existing.commands import add_parsers

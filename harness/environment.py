@@ -13,10 +13,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Protocol
 
 from primitives.bootstrap import Artifacts, Bootstrap
-from harness.kafka.broker import BrokerPorts, listener_name_for
+from harness.kafka.broker import BrokerPorts, BrokerRunner, LocalBrokerRunner, listener_name_for
 from harness.kafka.cluster import ClusterSpec, KafkaCluster
 from harness.kafka.secure import BrokerSecurity
 from harness.network.toxiproxy import ToxiproxyServer
@@ -26,7 +26,7 @@ from harness.network.stable_address import StableAddress
 from primitives.config_refs import RefResolver
 from primitives.kafka.tls import CertificateAuthority
 from primitives.ports import LOOPBACK, PortAllocator
-from primitives.process import ProcessSupervisor
+from primitives.process import ManagedProcess, ProcessSupervisor
 from primitives.secret_dir import SecretDir
 
 CLUSTER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
@@ -93,11 +93,83 @@ class StartupReport:
     spark_s: float | None = None  # the Spark standalone cluster, when a replicator asked for one
 
 
+class Backend(Protocol):
+    """Where the environment's brokers and Toxiproxy run: local processes, or containers."""
+
+    name: str
+
+    def open(self, workdir: Path) -> None:
+        """Ready to make processes (check the engine, images); called once, before any start."""
+
+    def broker_runner(self) -> BrokerRunner: ...
+
+    def toxiproxy_process(self, argv: list[str], log_path: Path) -> ManagedProcess | None:
+        """The Toxiproxy server's process (None: a local process, as ToxiproxyServer makes it)."""
+
+    def spark_launcher(self) -> Callable[..., ManagedProcess] | None:
+        """How Spark standalone's master and workers run (None: local processes)."""
+
+    def close(self) -> list[str]:
+        """After every process stopped: remove what the backend made; returns problems seen."""
+
+    def describe(self) -> dict:
+        """Facts for summary.json's ``environment`` (at least ``backend``)."""
+
+
+class ProcessBackend:
+    """The default backend: everything is a local process on loopback."""
+
+    name = "processes"
+
+    def open(self, workdir: Path) -> None:
+        pass
+
+    def broker_runner(self) -> BrokerRunner:
+        return LocalBrokerRunner()
+
+    def toxiproxy_process(self, argv: list[str], log_path: Path) -> ManagedProcess | None:
+        return None
+
+    def spark_launcher(self) -> Callable[..., ManagedProcess] | None:
+        return None
+
+    def close(self) -> list[str]:
+        return []
+
+    def describe(self) -> dict:
+        return {"backend": self.name}
+
+
+def plan_ports(spec: TopologySpec, take: Callable[[str], int]) -> dict[str, list[BrokerPorts]]:
+    """Every broker's ports, each from ``take(cluster name)`` in a fixed order (so a fixed ``take``
+    gives a fixed plan: docker-compose.chaos.yml's ports)."""
+    plan: dict[str, list[BrokerPorts]] = {}
+    for c in spec.clusters:
+        remotes = spec.remotes_of(c.name)
+        t = lambda: take(c.name)  # noqa: E731
+        plan[c.name] = [BrokerPorts(local=t(), controller=t(), wan={r: t() for r in remotes},
+                                    wan_advertised={r: t() for r in remotes},
+                                    internal=t() if c.security else None) for _ in range(c.brokers)]
+    return plan
+
+
+def proxy_routes(clusters: dict[str, KafkaCluster], a: str, b: str) -> Iterable[ProxyRoute]:
+    """The proxies of the link a<->b: one per broker and direction, listening where the broker advertises."""
+    for client, server in ((a, b), (b, a)):
+        for broker in clusters[server].brokers:
+            yield ProxyRoute(
+                name=proxy_name(client, server, broker.node_id), client_cluster=client, server_cluster=server,
+                listen_port=broker.ports.wan_advertised[client],
+                upstream=f"{LOOPBACK}:{broker.ports.wan[client]}",
+            )
+
+
 class Environment:
     """Starts and owns the clusters, the Toxiproxy server and the WAN links of one topology."""
 
     def __init__(self, spec: TopologySpec, workdir: Path, artifacts: Artifacts | None = None,
-                 log: Callable[[str], None] | None = None, refs: RefResolver | None = None):
+                 log: Callable[[str], None] | None = None, refs: RefResolver | None = None,
+                 backend: Backend | None = None):
         self.spec = spec
         self._refs = refs or RefResolver()
         # Key material and credentials of secure clusters: made at start, deleted at stop.
@@ -105,6 +177,13 @@ class Environment:
         self.workdir = Path(workdir).resolve()
         self._artifacts = artifacts
         self.log = log or (lambda msg: None)
+        self.backend: Backend = backend or ProcessBackend()
+        secure = [c.name for c in spec.clusters if c.security]
+        if secure and self.backend.name != ProcessBackend.name:
+            # A secure broker's properties (its private key) live in a secret folder the containers
+            # do not mount; mounting key material into containers is not built yet.
+            raise ValueError(f"clusters {secure} ask for security, which runs on the processes backend only: "
+                             "run without --backend docker")
         self.supervisor = ProcessSupervisor()
         self.clusters: dict[str, KafkaCluster] = {}
         self.links: dict[frozenset, WanLink] = {}
@@ -154,8 +233,9 @@ class Environment:
             if not self._started:
                 raise RuntimeError("start the environment before its Spark cluster")
             artifacts = self._artifacts or Bootstrap().ensure_all(with_allure=False)
+            launcher = self.backend.spark_launcher()
             cluster = SparkStandaloneCluster(spec or StandaloneSpec(), self.workdir / "spark", self._ports,
-                                             artifacts.java)
+                                             artifacts.java, **({"launcher": launcher} if launcher else {}))
             for p in cluster.processes:
                 self.supervisor.add(p)
             self.log(f"starting a Spark standalone cluster ({cluster.spec.workers} workers) at {cluster.url}")
@@ -181,32 +261,29 @@ class Environment:
         artifacts = self._artifacts or Bootstrap().ensure_all(with_allure=False)
         self._started = True
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self.backend.open(self.workdir)
         ports = self._ports
 
-        self.toxiproxy = ToxiproxyServer(artifacts.toxiproxy_server, ports.take(), self.workdir)
+        port = ports.take()
+        argv = ToxiproxyServer.argv(artifacts.toxiproxy_server, port)
+        self.toxiproxy = ToxiproxyServer(artifacts.toxiproxy_server, port, self.workdir,
+                                         process=self.backend.toxiproxy_process(argv, self.workdir / "toxiproxy.log"))
         self.supervisor.add(self.toxiproxy.process)
         self.toxiproxy.start()
         self.startup.toxiproxy_s = time.monotonic() - t0
 
-        broker_ports: dict[str, list[BrokerPorts]] = {}
-        for c in self.spec.clusters:
-            remotes = self.spec.remotes_of(c.name)
-            broker_ports[c.name] = [
-                BrokerPorts(local=ports.take(), controller=ports.take(),
-                            wan={r: ports.take() for r in remotes}, wan_advertised={r: ports.take() for r in remotes},
-                            internal=ports.take() if c.security else None)
-                for _ in range(c.brokers)
-            ]
+        broker_ports = plan_ports(self.spec, lambda cluster: ports.take())
         security = self._make_security()
+        runner = self.backend.broker_runner()
         for c in self.spec.clusters:
             cluster = KafkaCluster(c, broker_ports[c.name], self.workdir / c.name, artifacts.java,
-                                   artifacts.broker_classpath, security=security.get(c.name))
+                                   artifacts.broker_classpath, security=security.get(c.name), runner=runner)
             self.clusters[c.name] = cluster
             for b in cluster.brokers:
                 self.supervisor.add(b.process)
 
         for a, b in self.spec.link_pairs():
-            link = WanLink(a, b, self._routes(a, b), self.toxiproxy.client)
+            link = WanLink(a, b, proxy_routes(self.clusters, a, b), self.toxiproxy.client)
             link.create()
             self.links[frozenset((a, b))] = link
 
@@ -251,6 +328,7 @@ class Environment:
         """Stop every process this environment started (newest first), then delete its secrets; returns problems."""
         problems = self.supervisor.stop_all() if self._started else []
         self._started = False
+        problems += self.backend.close()
         if self.secrets is not None:
             self.secrets.remove()
         return problems
@@ -263,6 +341,7 @@ class Environment:
         """Addresses and log files of everything running, for people and for other tools."""
         return {
             "workdir": str(self.workdir),
+            "environment": self.backend.describe(),
             "toxiproxy": {"api": f"http://{LOOPBACK}:{self.toxiproxy.port}" if self.toxiproxy else None,
                           "log": str(self.toxiproxy.process.log_path) if self.toxiproxy else None},
             "clusters": {
@@ -280,11 +359,3 @@ class Environment:
                                  for n, a in self.stable_addresses.items()},
         }
 
-    def _routes(self, a: str, b: str) -> Iterable[ProxyRoute]:
-        for client, server in ((a, b), (b, a)):
-            for broker in self.clusters[server].brokers:
-                yield ProxyRoute(
-                    name=proxy_name(client, server, broker.node_id), client_cluster=client, server_cluster=server,
-                    listen_port=broker.ports.wan_advertised[client],
-                    upstream=f"{LOOPBACK}:{broker.ports.wan[client]}",
-                )

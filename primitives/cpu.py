@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
 # fields of /proc/<pid>/stat after the command name, counted from 0 (stat(5) numbers them from 1,
 # with pid and comm as 1 and 2)
@@ -97,16 +97,21 @@ def pids_under(root: Path) -> list[int]:
 
 
 class CpuMeter:
-    """Samples the CPU time of every process whose working folder is under ``root``, once a second.
+    """Samples the CPU time of every process whose working folder is under ``root`` (one folder or
+    several), once a second, plus what ``extra`` reports (CPU seconds so far of things that are not
+    local processes, such as containers, by a key of its choosing).
 
     ``samples`` are ``(epoch seconds, total CPU seconds so far)``, so the CPU of a window (the
     load, not the JVM start-up) can be read with :meth:`cpu_between`.
     """
 
-    def __init__(self, root: Path, interval_s: float = 1.0):
-        self.root = Path(root)
+    def __init__(self, root: Path | Sequence[Path], interval_s: float = 1.0,
+                 extra: Callable[[], dict[str, float]] | None = None):
+        self.roots = [Path(root)] if isinstance(root, (str, Path)) else [Path(r) for r in root]
+        self.root = self.roots[0]
+        self.extra = extra
         self.interval_s = interval_s
-        self.latest: dict[tuple[int, int], float] = {}  # (pid, start ticks) -> CPU seconds
+        self.latest: dict[tuple[int, int] | str, float] = {}  # (pid, start ticks) or extra's key -> CPU seconds
         self.samples: list[tuple[float, float]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="cpu-meter", daemon=True)
@@ -127,13 +132,17 @@ class CpuMeter:
                 pass
 
     def sample(self) -> None:
-        if self.root.exists():
-            for pid in pids_under(self.root):
+        for root in self.roots:
+            if not root.exists():
+                continue
+            for pid in pids_under(root):
                 stat = read_stat(pid)
                 if stat is not None:
                     # keyed with the start time, so a reused pid is a new process; the last
                     # reading before a process ends counts
                     self.latest[(pid, stat.start_ticks)] = stat.own_s
+        if self.extra is not None:
+            self.latest.update(self.extra())
         self.samples.append((time.time(), self.cpu_s))
 
     @property

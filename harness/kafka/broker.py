@@ -1,4 +1,9 @@
-"""One Kafka broker (KRaft) as a local process: its listeners, its files, its lifecycle."""
+"""One Kafka broker (KRaft): its listeners, its files, its lifecycle.
+
+Where the broker's JVM runs is its ``BrokerRunner``'s business: a local process by default
+(``LocalBrokerRunner``), or a container (the docker backend, ``harness.compose``). The
+broker's files (server.properties, data, broker.log) live in its folder either way.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from harness.kafka.secure import INTERNAL_LISTENER, BrokerSecurity
 from primitives.ports import LOOPBACK
@@ -46,10 +52,34 @@ class BrokerSettings:
     security: BrokerSecurity | None = None
 
 
+class BrokerRunner(Protocol):
+    """Where a broker's JVM runs: makes its process (anything with ``ManagedProcess``'s lifecycle
+    methods) and formats its storage."""
+
+    def process(self, broker: "KafkaBroker") -> ManagedProcess: ...
+
+    def format(self, broker: "KafkaBroker") -> None: ...
+
+
+class LocalBrokerRunner:
+    """The default: each broker is a local JVM process, formatted by a local ``StorageTool`` run."""
+
+    def process(self, broker: "KafkaBroker") -> ManagedProcess:
+        return ManagedProcess(name=f"kafka broker {broker.name}", argv=broker.java_argv("kafka.Kafka", str(broker.config_path)),
+                              log_path=broker.log_path, cwd=broker.workdir, infrastructure=True)
+
+    def format(self, broker: "KafkaBroker") -> None:
+        argv = broker.java_argv(*broker.format_args())
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=broker.workdir)
+        if proc.returncode != 0:
+            raise ProcessError(f"formatting storage of broker {broker.name} failed:\n{proc.stdout}\n{proc.stderr}")
+
+
 class KafkaBroker:
     """A combined broker+controller KRaft node; its data survives restarts until ``wipe``."""
 
-    def __init__(self, node_id: int, ports: BrokerPorts, workdir: Path, settings: BrokerSettings):
+    def __init__(self, node_id: int, ports: BrokerPorts, workdir: Path, settings: BrokerSettings,
+                 runner: BrokerRunner | None = None):
         self.node_id = node_id
         self.ports = ports
         self.workdir = workdir
@@ -60,13 +90,8 @@ class KafkaBroker:
         self.config_path = (sec.secrets.path / f"{settings.cluster_name}-broker-{node_id}.properties" if sec
                             else workdir / "server.properties")
         self.log_path = workdir / "broker.log"
-        self.process = ManagedProcess(
-            name=f"kafka broker {settings.cluster_name}/{node_id}",
-            argv=self._java_argv("kafka.Kafka", str(self.config_path)),
-            log_path=self.log_path,
-            cwd=workdir,
-            infrastructure=True,
-        )
+        self.runner = runner or LocalBrokerRunner()
+        self.process = self.runner.process(self)
 
     @property
     def name(self) -> str:
@@ -124,11 +149,15 @@ class KafkaBroker:
         props.update(self.settings.properties)
         return props
 
+    def config_text(self) -> str:
+        """server.properties as written to the broker's folder (or inlined in a Compose file)."""
+        lines = [format_property(k, str(v)) for k, v in self.properties().items()]
+        return "# written by mirrordrill\n" + "\n".join(lines) + "\n"
+
     def write_config(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        lines = [format_property(k, str(v)) for k, v in self.properties().items()]
-        text = "# written by mirrordrill\n" + "\n".join(lines) + "\n"
-        if self.settings.security:
+        text = self.config_text()
+        if self.settings.security:  # it holds the broker's private key: the secret folder, never the run folder
             self.settings.security.secrets.file(self.config_path.name, text)
         else:
             self.config_path.write_text(text)
@@ -136,11 +165,12 @@ class KafkaBroker:
     def format_storage(self) -> None:
         """``StorageTool format``: required once before the first start and after a wipe."""
         self.write_config()
-        argv = self._java_argv("kafka.tools.StorageTool", "format", "-t", self.settings.cluster_id,
-                               "-c", str(self.config_path), "--ignore-formatted")
-        proc = subprocess.run(argv, capture_output=True, text=True, cwd=self.workdir)
-        if proc.returncode != 0:
-            raise ProcessError(f"formatting storage of broker {self.name} failed:\n{proc.stdout}\n{proc.stderr}")
+        self.runner.format(self)
+
+    def format_args(self, config_path: str | None = None) -> tuple[str, ...]:
+        """StorageTool's main class and arguments (idempotent: an already formatted folder is kept)."""
+        return ("kafka.tools.StorageTool", "format", "-t", self.settings.cluster_id,
+                "-c", config_path or str(self.config_path), "--ignore-formatted")
 
     def start(self) -> None:
         self.write_config()
@@ -175,12 +205,15 @@ class KafkaBroker:
     def running(self) -> bool:
         return self.process.running
 
-    def _java_argv(self, main_class: str, *args: str) -> list[str]:
+    def java_argv(self, main_class: str, *args: str, java: str | None = None,
+                  classpath: tuple[str | Path, ...] | None = None, log4j: str | Path = LOG4J_CONFIG,
+                  logs_dir: str | Path | None = None) -> list[str]:
+        """The JVM command line; a container passes its own java, classpath and paths."""
         s = self.settings
         return [
-            s.java, f"-Xms{min(256, s.heap_mb)}m", f"-Xmx{s.heap_mb}m",
+            java or s.java, f"-Xms{min(256, s.heap_mb)}m", f"-Xmx{s.heap_mb}m",
             "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError",
-            "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
-            f"-Dkafka.logs.dir={self.workdir}",
-            "-cp", ":".join(str(p) for p in s.classpath), main_class, *args,
+            "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={log4j}",
+            f"-Dkafka.logs.dir={logs_dir or self.workdir}",
+            "-cp", ":".join(str(p) for p in (classpath or s.classpath)), main_class, *args,
         ]

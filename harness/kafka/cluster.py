@@ -13,7 +13,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (AdminClient, NewTopic, ScramCredentialInfo, ScramMechanism,
                                    UserScramCredentialUpsertion)
 
-from harness.kafka.broker import BrokerPorts, BrokerSettings, KafkaBroker
+from harness.kafka.broker import BrokerPorts, BrokerRunner, BrokerSettings, KafkaBroker
 from harness.kafka.secure import BrokerSecurity, LocalClusterSecurity
 from primitives.kafka.security import ResolvedSecurity
 from primitives.kafka.topics import create_topics
@@ -74,20 +74,22 @@ class KafkaCluster:
     """The brokers of one data center, with whole-cluster lifecycle and a real readiness check."""
 
     def __init__(self, spec: ClusterSpec, ports: list[BrokerPorts], workdir: Path,
-                 java: str, classpath: tuple[Path, ...], security: BrokerSecurity | None = None):
+                 java: str, classpath: tuple[Path, ...], security: BrokerSecurity | None = None,
+                 runner: BrokerRunner | None = None, cluster_id: str | None = None):
         if len(ports) != spec.brokers:
             raise ValueError(f"cluster {spec.name}: {spec.brokers} brokers but {len(ports)} port sets")
         self.spec = spec
         self.name = spec.name
         self.workdir = workdir
-        self.cluster_id = new_cluster_id()
+        self.cluster_id = cluster_id or new_cluster_id()
         self.security = security
         voters = ",".join(f"{i + 1}@127.0.0.1:{p.controller}" for i, p in enumerate(ports))
         props = spec.default_properties() | spec.broker_properties
         settings = BrokerSettings(cluster_name=spec.name, cluster_id=self.cluster_id, quorum_voters=voters,
                                   java=java, classpath=classpath, heap_mb=spec.heap_mb, properties=props,
                                   security=security)
-        self.brokers = [KafkaBroker(i + 1, p, workdir / f"broker-{i + 1}", settings) for i, p in enumerate(ports)]
+        self.brokers = [KafkaBroker(i + 1, p, workdir / f"broker-{i + 1}", settings, runner)
+                        for i, p in enumerate(ports)]
 
     # --- addresses --------------------------------------------------------------------
     @property

@@ -138,14 +138,19 @@ class ToxiproxyClient:
 class ToxiproxyServer:
     """The Toxiproxy server on a free loopback port, owned like any other child process."""
 
-    def __init__(self, binary: Path, port: int, workdir: Path):
+    def __init__(self, binary: Path, port: int, workdir: Path, process: ManagedProcess | None = None):
+        """``process``: the server made elsewhere (a container in the docker backend) from ``argv``."""
         self.port = port
-        self.process = ManagedProcess(
-            name="toxiproxy", argv=[str(binary), "-host", LOOPBACK, "-port", str(port)],
+        self.process = process or ManagedProcess(
+            name="toxiproxy", argv=self.argv(binary, port),
             log_path=workdir / "toxiproxy.log", cwd=workdir, stop_timeout_s=5.0,
             infrastructure=True,
         )
         self.client = ToxiproxyClient(LOOPBACK, port)
+
+    @staticmethod
+    def argv(binary: Path | str, port: int) -> list[str]:
+        return [str(binary), "-host", LOOPBACK, "-port", str(port)]
 
     def start(self, timeout_s: float = 15.0) -> None:
         self.process.start()

@@ -60,6 +60,18 @@ class ReplicatorNode(ProcessNode):
         return self.workdir / "work" / "metrics.json"
 
 
+def pyspark_flow_defaults(target_brokers: int, mode: str | None, drill_intervals: bool) -> dict[str, str]:
+    """A flow's settings under its own: replication factors sized to the target, drill intervals, the mode."""
+    rf = str(replication_factor_for(target_brokers))
+    defaults = {"replication.factor": rf, "checkpoints.topic.replication.factor": rf,
+                "heartbeats.topic.replication.factor": rf, "offset-syncs.topic.replication.factor": rf}
+    if drill_intervals:
+        defaults.update(DRILL_FLOW_INTERVALS)
+    if mode:
+        defaults["mirrordrill.mode"] = mode
+    return defaults
+
+
 class PySparkReplicator(NodeReplicator):
     """mirrordrill's own replicator (Spark Structured Streaming), one process per location."""
 
@@ -134,14 +146,7 @@ class PySparkReplicator(NodeReplicator):
     # --- configuration ----------------------------------------------------------------
     def flow_defaults(self, flow: FlowSpec) -> dict[str, str]:
         """Replication factors sized to the clusters and the same drill intervals MM2 gets."""
-        rf = str(replication_factor_for(self.brokers_of(flow.target)))
-        defaults = {"replication.factor": rf, "checkpoints.topic.replication.factor": rf,
-                    "heartbeats.topic.replication.factor": rf, "offset-syncs.topic.replication.factor": rf}
-        if self.drill_intervals:
-            defaults.update(DRILL_FLOW_INTERVALS)
-        if self.mode:
-            defaults["mirrordrill.mode"] = self.mode
-        return defaults
+        return pyspark_flow_defaults(self.brokers_of(flow.target), self.mode, self.drill_intervals)
 
     def node_config(self, node: ReplicatorNode, resolve_addresses: bool = True) -> ReplicatorConfig:
         master = self.spark_master_url or self.spark_master

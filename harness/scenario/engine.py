@@ -23,6 +23,7 @@ from typing import Callable
 from primitives.bootstrap import Artifacts
 from primitives.config_refs import RefResolver
 from harness.baseline import BASELINE_FILE, BaselineCheck, BaselineComparison
+from harness.compose.backend import make_backend
 from harness.environment import Environment
 from harness.replicators import make_replicator
 from harness.replicators.setup import ReplicationSetup
@@ -51,8 +52,11 @@ class Drill:
     def __init__(self, scenario: Scenario, scenario_path: Path, out_dir: Path, replicator: str | None = None,
                  artifacts: Artifacts | None = None, log: Callable[[str], None] | None = None,
                  progress_interval_s: float = 5.0, baseline: BaselineCheck | None = None,
-                 spark_master: str | None = None):
+                 spark_master: str | None = None, backend: str | None = None,
+                 backend_project: str | None = None):
         self.scenario = scenario
+        self.backend = backend or "processes"  # run --backend: where brokers and Toxiproxy run
+        self.backend_project = backend_project  # the docker backend's Compose project (the sweep names it)
         self.baseline = baseline  # ``run --baseline``: regressions against it fail the drill
         self.spark_master = spark_master  # run --spark-master
         self.scenario_path = Path(scenario_path)
@@ -86,7 +90,8 @@ class Drill:
         started = time.time()
         # Secret references in the drill file are read relative to the file's folder.
         env = Environment(topology_of(s), self.out_dir / "env", self.artifacts, log=self.log,
-                          refs=RefResolver(base_dir=self.scenario_path.parent))
+                          refs=RefResolver(base_dir=self.scenario_path.parent),
+                          backend=make_backend(self.backend, s.name, self.log, self.backend_project))
         ctx: DrillContext | None = None
         interrupted, error = False, None
         step_failures: list[str] = []
@@ -392,19 +397,22 @@ class Drill:
             error=error or check_error, flows=checked.flows, failovers=checked.failovers, failbacks=failbacks,
             expectations=expectations, timeline=checked.timeline, logs=self._log_paths(ctx, env),
             rerun=run_facts.rerun_line(self.out_dir, self.kind)
-            + (f" --spark-master {shlex.quote(self.spark_master)}" if self.spark_master else ""),
+            + (f" --spark-master {shlex.quote(self.spark_master)}" if self.spark_master else "")
+            + (f" --backend {self.backend}" if self.backend != "processes" else ""),
             backlog_records=sum(b.records for b in s.load.backlog),
             environment=self._environment_facts(env),
             replicator_starts=[t for r in (ctx.all_replicators() if ctx else []) for t in r.start_times()])
         return DrillResults(summary, checked.plots, self.out_dir)
 
     def _environment_facts(self, env: Environment) -> dict:
-        """Where the replicator's Spark ran: the master as asked, the URL it resolved to, executors."""
+        """Where brokers and Toxiproxy ran (the backend), and where the replicator's Spark ran: the master as
+        asked, the URL it resolved to, executors."""
+        backend = {**env.backend.describe(), "startup_s": round(env.startup.total_s, 1) or None}
         if self.kind != "pyspark":
-            return {}
+            return backend
         d = self.spark_deployment()
         url = env.spark.url if env is not None and env.spark is not None else None
-        return {"spark_master": d.master + (f" ({url})" if url else ""),
+        return {**backend, "spark_master": d.master + (f" ({url})" if url else ""),
                 "spark_executors": d.executors if d.submitted else 0,
                 "spark_executor_cores": d.executor_cores if d.submitted else 0}
 

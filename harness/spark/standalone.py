@@ -13,6 +13,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import requests
 
@@ -46,24 +47,34 @@ class StandaloneSpec:
     worker_memory: str = "2g"
 
 
+# Makes one daemon's process from ManagedProcess's arguments: a local process by default, a
+# container on the docker backend (``harness.compose.spark``).
+DaemonLauncher = Callable[..., ManagedProcess]
+
+
+def local_daemon(**kwargs) -> ManagedProcess:
+    return ManagedProcess(**kwargs)
+
+
 class SparkStandaloneCluster:
     """Master and workers; started once per environment, stopped with it."""
 
-    def __init__(self, spec: StandaloneSpec, workdir: Path, ports: PortAllocator, java: str | None = None):
+    def __init__(self, spec: StandaloneSpec, workdir: Path, ports: PortAllocator, java: str | None = None,
+                 launcher: DaemonLauncher = local_daemon):
         self.spec = spec
         self.workdir = Path(workdir)
         self.master_port, self.ui_port = ports.take(), ports.take()
         env = spark_env(java)
         master_env = {**env, "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false"}
         spark_class = str(spark_home() / "bin" / "spark-class")
-        self.master = ManagedProcess(
+        self.master = launcher(
             name="spark master", log_path=self.workdir / "master.log", cwd=self.workdir, env=master_env,
             argv=[spark_class, MASTER_CLASS, "--host", LOOPBACK, "--port", str(self.master_port),
                   "--webui-port", str(self.ui_port)], infrastructure=True, stop_timeout_s=10.0)
         self.workers: list[ManagedProcess] = []
         for i in range(spec.workers):
             wdir = self.workdir / f"worker-{i}"
-            self.workers.append(ManagedProcess(
+            self.workers.append(launcher(
                 name=f"spark worker {i}", log_path=wdir / "worker.log", cwd=wdir, env=env, infrastructure=True,
                 stop_timeout_s=10.0,
                 argv=[spark_class, WORKER_CLASS, "--host", LOOPBACK, "--port", str(ports.take()),

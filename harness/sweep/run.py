@@ -22,6 +22,18 @@ from harness.sweep.table import fmt
 from primitives.cpu import CpuMeter
 
 
+def point_containers(backend: str, hint: str):
+    """On the docker backend, the point's Compose project name and a CPU reader of its Spark and
+    replicator containers; (None, None) on the process backend."""
+    if backend != "docker":
+        return None, None
+    from harness.compose.backend import project_name
+    from harness.compose.cpu import container_cpu
+    from harness.docker.engine import ensure_engine
+    project = project_name(hint)
+    return project, container_cpu(ensure_engine(), project, ("spark", "replicator"))
+
+
 class SweepReports(Protocol):
     """What draws a sweep's plot and writes its Allure results: the CLI hands one in (reports/ sits
     above the harness), so the sweep itself only saves figures."""
@@ -48,10 +60,12 @@ class Sweep:
 
     def __init__(self, drill_file: Path, params: list[SweepParam], out_dir: Path | None = None,
                  measure_ceiling: bool = True, log: Callable[[str], None] | None = None,
-                 ceiling_records: int = 200_000, repeat: int = 1, reports: SweepReports | None = None):
+                 ceiling_records: int = 200_000, repeat: int = 1, reports: SweepReports | None = None,
+                 backend: str | None = None):
         if repeat < 1:
             raise SweepError(f"--repeat {repeat}: run each combination at least once")
         self.repeat = repeat
+        self.backend = backend or "processes"  # where each point's brokers run (sweep --backend)
         from harness.scenario.validate import load_scenario
         self.drill_file = Path(drill_file)
         load_scenario(self.drill_file)  # fail before anything starts
@@ -136,8 +150,11 @@ class Sweep:
         scenario_file = run_dir.parent / f"{run_dir.name}.yaml"
         scenario_file.write_text(yaml.safe_dump(apply_params(self.drill, combo), sort_keys=False))
         t0 = time.monotonic()
-        with CpuMeter(run_dir / "replicator") as cpu:
-            drill = Drill(load_scenario(scenario_file), scenario_file, run_dir, log=self.log)
+        project, extra = point_containers(self.backend, run_dir.name)
+        # the replicator's processes, and Spark standalone's executors (the workers start them in their folders)
+        with CpuMeter([run_dir / "replicator", run_dir / "env" / "spark"], extra=extra) as cpu:
+            drill = Drill(load_scenario(scenario_file), scenario_file, run_dir, log=self.log, backend=self.backend,
+                          backend_project=project)
             summary = drill.run().summary  # stops everything it started, whatever happens
         if summary.interrupted:
             return None
