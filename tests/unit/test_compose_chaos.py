@@ -24,7 +24,7 @@ def test_the_chaos_lab_listens_on_loopback_with_the_two_port_variables():
         assert svc["labels"]["mirrordrill.drill"] == "mirrordrill-chaos", name
     primary = lab["configs"]["broker-primary-1-properties"]["content"]
     assert "listeners = LOCAL://127.0.0.1:${PRIMARY_PORT:-19092}," in primary
-    assert "listeners=LOCAL://127.0.0.1:${DR_PORT:-29092}," in lab["configs"]["broker-dr-1-properties"]["content"]
+    assert "listeners = LOCAL://127.0.0.1:${DR_PORT:-29092}," in lab["configs"]["broker-dr-1-properties"]["content"]
     for content in (c["content"] for c in lab["configs"].values()):
         for host in re.findall(r"//([^:,\s]+):", content):
             assert host == "127.0.0.1"
