@@ -32,20 +32,6 @@ def session_workdir(tmp_path_factory) -> Path:
     return tmp_path_factory.getbasetemp()
 
 
-def read_until(proc, marker: str, timeout_s: float) -> list[str]:
-    """Lines of ``proc``'s stdout up to the first holding ``marker`` (or its end, or the timeout)."""
-    lines: list[str] = []
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-        if marker in line:
-            break
-    return lines
-
-
 def processes_under(root: Path) -> list[tuple[int, str]]:
     """Live processes whose working directory is inside ``root``: the ones our tests started."""
     root = str(root.resolve())
