@@ -23,8 +23,8 @@ from testcontainers.core.container import DockerContainer  # noqa: E402
 
 from harness.docker.engine import Engine  # noqa: E402
 from harness.docker.images import broker_java_argv  # noqa: E402
-from harness.environment import Environment, TopologySpec  # noqa: E402
-from harness.kafka.broker import BrokerPorts, KafkaBroker  # noqa: E402
+from harness.environment import Environment, TopologySpec, plan_ports, proxy_routes  # noqa: E402
+from harness.kafka.broker import KafkaBroker  # noqa: E402
 from harness.kafka.cluster import ClusterNotReady, KafkaCluster, round_trip  # noqa: E402
 from harness.network.toxiproxy import ToxiproxyClient, ToxiproxyError  # noqa: E402
 from harness.network.wan import WanLink  # noqa: E402
@@ -113,15 +113,13 @@ class ContainerLab(Environment):
         self._start(self.toxiproxy_container)
         self.toxiproxy_container.wait_ready()
         self.startup.toxiproxy_s = time.monotonic() - t0
+        broker_ports = plan_ports(self.spec, lambda cluster: ports.take())
         for c in self.spec.clusters:
-            remotes = self.spec.remotes_of(c.name)
-            bports = [BrokerPorts(local=ports.take(), controller=ports.take(), wan={r: ports.take() for r in remotes},
-                                  wan_advertised={r: ports.take() for r in remotes}) for _ in range(c.brokers)]
             # KafkaCluster gives addresses, admin clients and the readiness probe; its processes never start.
-            self.clusters[c.name] = KafkaCluster(c, bports, self.workdir / c.name, "java", ())
+            self.clusters[c.name] = KafkaCluster(c, broker_ports[c.name], self.workdir / c.name, "java", ())
         client = self.toxiproxy_container.client()
         for a, b in self.spec.link_pairs():
-            link = WanLink(a, b, self._routes(a, b), client)
+            link = WanLink(a, b, list(proxy_routes(self.clusters, a, b)), client)
             link.create()
             self.links[frozenset((a, b))] = link
         for cluster in self.clusters.values():
