@@ -84,9 +84,11 @@ class KafkaBroker:
         self.ports = ports
         self.workdir = workdir
         self.settings = settings
-        self.data_dir = workdir / "data"
-        # A secure broker's properties hold its private key: they live in the secret folder.
+        # A secure broker's properties hold its private key: they live in the secret folder. So do
+        # its log segments: clients store credentials in topics (MirrorMaker 2's Connect config
+        # topic holds its connectors' SASL settings), and the secret folder is deleted at the end.
         sec = settings.security
+        self.data_dir = sec.secrets.path / f"{settings.cluster_name}-broker-{node_id}-data" if sec else workdir / "data"
         self.config_path = (sec.secrets.path / f"{settings.cluster_name}-broker-{node_id}.properties" if sec
                             else workdir / "server.properties")
         self.log_path = workdir / "broker.log"
