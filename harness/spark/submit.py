@@ -1,6 +1,6 @@
 """The replicator as a Spark application: packaged to ship alone and started with spark-submit.
 
-The package is a zip of ``replicator/`` (it imports nothing else of mirrordrill) handed to
+The package is a zip of ``replicator/`` and ``primitives/`` (the only layer below it) handed to
 ``--py-files``; the main file is a two-line launcher beside it. The driver runs here (client
 mode): spark-submit's JVM starts Python as its child, so a clean stop signals that Python
 process, which stops its Spark queries first, exactly as ``python -m replicator`` does.
@@ -22,7 +22,8 @@ from primitives.bootstrap import REPO_ROOT
 from primitives.ports import LOOPBACK
 from primitives.process import ManagedProcess
 
-PACKAGE = "replicator"
+# the replicator and the one layer it may import (tests/unit/test_layers.py): it ships alone
+PACKAGES = ("replicator", "primitives")
 LAUNCHER = '''"""spark-submit's main file: the packaged replicator's own CLI."""
 import sys
 
@@ -35,14 +36,14 @@ sys.exit(main())
 
 
 def package_replicator(out_dir: Path) -> tuple[Path, Path]:
-    """Write ``replicator.zip`` (every .py file of the package) and the launcher; returns both paths."""
+    """Write ``replicator.zip`` (every .py file of the packages) and the launcher; returns both paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     archive = out_dir / "replicator.zip"
-    src = REPO_ROOT / PACKAGE
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
-        for f in sorted(src.rglob("*.py")):
-            if "__pycache__" not in f.parts:
-                z.write(f, f.relative_to(REPO_ROOT).as_posix())
+        for package in PACKAGES:
+            for f in sorted((REPO_ROOT / package).rglob("*.py")):
+                if "__pycache__" not in f.parts:
+                    z.write(f, f.relative_to(REPO_ROOT).as_posix())
     launcher = out_dir / "run_replicator.py"
     launcher.write_text(LAUNCHER)
     return archive, launcher

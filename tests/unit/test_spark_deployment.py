@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import zipfile
 from pathlib import Path
 
@@ -64,7 +65,24 @@ def test_submit_line_sizes_executors_and_ships_the_zip(tmp_path):
     assert argv[-3:] == [str(launcher), "--config", "c.properties"]
     names = zipfile.ZipFile(archive).namelist()
     assert "replicator/__main__.py" in names and "replicator/config/model.py" in names
-    assert all(n.startswith("replicator/") and n.endswith(".py") for n in names)
+    assert all(n.startswith(("replicator/", "primitives/")) and n.endswith(".py") for n in names)
+
+
+def test_the_zip_holds_every_mirrordrill_module_the_replicator_imports(tmp_path):
+    """The submitted driver sees only the zip: an import of ours missing from it fails every start."""
+    archive, _ = package_replicator(tmp_path)
+    z = zipfile.ZipFile(archive)
+    names = set(z.namelist())
+    ours = ("replicator", "primitives", "harness", "loadgen", "reports")
+    for name in names:
+        for node in ast.walk(ast.parse(z.read(name))):
+            modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                       else [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                       else [])
+            for module in modules:
+                if module.split(".")[0] in ours:
+                    path = module.replace(".", "/")
+                    assert f"{path}.py" in names or f"{path}/__init__.py" in names, f"{name} imports {module}"
 
 
 def test_yarn_gets_no_standalone_only_flags(tmp_path):
