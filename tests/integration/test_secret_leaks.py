@@ -6,13 +6,16 @@ the harness started (/proc/<pid>/cmdline of its descendants) and the private key
 drill's secret folder. Afterwards every file of the run folder (summary, histories, Allure
 results, the replicator's properties copy, logs, drill.log) is searched, as bytes, for the
 password and for every line of every private key's PEM body. The same search is run on a
-planted leak first, so an empty result cannot come from a search that finds nothing.
+planted leak first, so an empty result cannot come from a search that finds nothing. It runs
+with each replicator: ours, MirrorMaker 2, and a team's own through the command adapter (the
+test's pipe replicator, given its SASL_SSL settings as files through the placeholders).
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import sys
 import threading
 import time
 from pathlib import Path
@@ -27,6 +30,7 @@ from primitives.bootstrap import mirrordrill_home
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
+PIPE = Path(__file__).parent / "fixtures" / "pipe_replicator.py"
 
 
 def short_secure_drill(replicator: str) -> str:
@@ -35,6 +39,14 @@ def short_secure_drill(replicator: str) -> str:
     doc.update(name=f"secure-leak-check-{replicator}", duration="25s", drain_timeout="40s")
     doc["replication"]["replicator"] = replicator
     doc["replication"].pop("mode", None)
+    if replicator == "command":  # a team's own replicator: credentials reach it as files, by placeholder
+        doc["replication"]["command"] = (
+            f"{sys.executable} {PIPE} --source-bootstrap {{source_bootstrap}} --target-bootstrap {{target_bootstrap}} "
+            "--topics-regex {topics_regex} --topics-exclude-regex {topics_exclude_regex} --remote-prefix "
+            "{remote_prefix} --group pipe-{source}-{target} --workdir {workdir} "
+            "--source-properties {source_librdkafka_properties} --target-properties {target_librdkafka_properties}")
+        # it has no offset translation: the group restarts from the beginning on dr (skips nothing)
+        doc["load"]["consumers"][0]["failover_strategy"] = "earliest"
     doc["timeline"][0].update(at="10s", when={"lag_at_most": 100000, "timeout": "10s"})
     return yaml.safe_dump(doc, sort_keys=False)
 
@@ -98,7 +110,7 @@ def leaks_in(folder: Path, cmdlines: dict[int, bytes], needles: dict[str, str]) 
     return found
 
 
-@pytest.mark.parametrize("replicator", ["pyspark", "mirrormaker2"])
+@pytest.mark.parametrize("replicator", ["pyspark", "mirrormaker2", "command"])
 def test_secure_drill_leaks_no_secret(artifacts, tmp_path, monkeypatch, replicator):
     password = "leakcheck-" + secrets.token_hex(12)
     monkeypatch.setenv("MIRRORDRILL_SECURE_PASSWORD", password)
