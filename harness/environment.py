@@ -11,13 +11,15 @@ import re
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Protocol
 
 from primitives.bootstrap import Artifacts, Bootstrap
 from harness.kafka.broker import BrokerPorts, BrokerRunner, LocalBrokerRunner, listener_name_for
 from harness.kafka.cluster import ClusterSpec, KafkaCluster
+from harness.kafka.existing import (ExistingKafkaCluster, ExistingSecurity, UpstreamNode, discover_nodes,
+                                    resolve_upstream)
 from harness.kafka.secure import BrokerSecurity
 from harness.network.toxiproxy import ToxiproxyServer
 from harness.spark.standalone import SparkStandaloneCluster, StandaloneSpec
@@ -169,8 +171,9 @@ class Environment:
 
     def __init__(self, spec: TopologySpec, workdir: Path, artifacts: Artifacts | None = None,
                  log: Callable[[str], None] | None = None, refs: RefResolver | None = None,
-                 backend: Backend | None = None):
+                 backend: Backend | None = None, owned_prefix: str = "mirrordrill-"):
         self.spec = spec
+        self.owned_prefix = owned_prefix  # names the harness itself puts on an existing cluster start with it
         self._refs = refs or RefResolver()
         # Key material and credentials of secure clusters: made at start, deleted at stop.
         self.secrets: SecretDir | None = None
@@ -178,14 +181,14 @@ class Environment:
         self._artifacts = artifacts
         self.log = log or (lambda msg: None)
         self.backend: Backend = backend or ProcessBackend()
-        secure = [c.name for c in spec.clusters if c.security]
+        secure = [c.name for c in spec.clusters if c.security or c.existing]
         if secure and self.backend.name != ProcessBackend.name:
             # A secure broker's properties (its private key) live in a secret folder the containers
             # do not mount; mounting key material into containers is not built yet.
-            raise ValueError(f"clusters {secure} ask for security, which runs on the processes backend only: "
-                             "run without --backend docker")
+            raise ValueError(f"clusters {secure} are secure or existing ones, which run on the processes backend "
+                             "only: run without --backend docker")
         self.supervisor = ProcessSupervisor()
-        self.clusters: dict[str, KafkaCluster] = {}
+        self.clusters: dict[str, KafkaCluster | ExistingKafkaCluster] = {}
         self.links: dict[frozenset, WanLink] = {}
         self.toxiproxy: ToxiproxyServer | None = None
         self.stable_addresses: dict[str, StableAddress] = {}
@@ -272,10 +275,17 @@ class Environment:
         self.toxiproxy.start()
         self.startup.toxiproxy_s = time.monotonic() - t0
 
-        broker_ports = plan_ports(self.spec, lambda cluster: ports.take())
         security = self._make_security()
+        nodes = self._discover_existing(security)
+        broker_ports = plan_ports(self.spec, lambda cluster: ports.take())
         runner = self.backend.broker_runner()
         for c in self.spec.clusters:
+            if c.existing is not None:
+                cluster = ExistingKafkaCluster(c, nodes[c.name], broker_ports[c.name], self.workdir / c.name,
+                                               security[c.name], self.owned_prefix)
+                self.supervisor.add(cluster.proxy.process)
+                self.clusters[c.name] = cluster
+                continue
             cluster = KafkaCluster(c, broker_ports[c.name], self.workdir / c.name, artifacts.java,
                                    artifacts.broker_classpath, security=security.get(c.name), runner=runner)
             self.clusters[c.name] = cluster
@@ -289,7 +299,8 @@ class Environment:
 
         t1 = time.monotonic()
         with ThreadPoolExecutor(max_workers=4) as pool:  # StorageTool is a short JVM run each
-            list(pool.map(lambda br: br.format_storage(), [b for c in self.clusters.values() for b in c.brokers]))
+            list(pool.map(lambda br: br.format_storage(), [b for c in self.clusters.values()
+                                                           if isinstance(c, KafkaCluster) for b in c.brokers]))
         self.startup.format_s = time.monotonic() - t1
 
         for c in self.clusters.values():
@@ -304,14 +315,20 @@ class Environment:
         self.startup.total_s = time.monotonic() - t0
         return self.startup
 
-    def _make_security(self) -> dict[str, BrokerSecurity]:
-        """A CA and certificates for the secure clusters, in a fresh secret folder (none when all are plain)."""
+    def _make_security(self) -> dict[str, BrokerSecurity | ExistingSecurity]:
+        """A CA and certificates for the secure clusters, and the settings of the existing ones, in a
+        fresh secret folder (none when every cluster is a plain one of ours)."""
         secure = [c for c in self.spec.clusters if c.security]
-        if not secure:
+        existing = [c for c in self.spec.clusters if c.existing]
+        if not secure and not existing:
             return {}
         self.secrets = SecretDir(f"{self.workdir.parent.name}-{self.workdir.name}")
         ca = CertificateAuthority(self.secrets.path)
-        out = {}
+        out: dict[str, BrokerSecurity | ExistingSecurity] = {}
+        for c in existing:
+            assert c.existing is not None
+            upstream = resolve_upstream(c.existing, self._refs, c.name)
+            out[c.name] = ExistingSecurity.create(c.name, upstream, self.secrets, ca)
         for c in secure:
             assert c.security is not None
             out[c.name] = BrokerSecurity.create(c.name, c.security, c.brokers, self.secrets, ca,
@@ -319,6 +336,19 @@ class Environment:
         self.log(f"secure clusters {[c.name for c in secure]}: certificates and credentials in {self.secrets.path} "
                  "(deleted at the end)")
         return out
+
+    def _discover_existing(self, security: dict) -> dict[str, list[UpstreamNode]]:
+        """Each existing cluster's brokers, read with the team's settings; the topology gets their count."""
+        found = {}
+        for c in self.spec.clusters:
+            if c.existing is not None:
+                found[c.name] = discover_nodes(c.existing, security[c.name].upstream, c.name)
+                self.log(f"existing cluster {c.name}: {len(found[c.name])} broker(s) "
+                         f"{[n.address for n in found[c.name]]}; the drill reaches them through its Kafka proxy")
+        if found:
+            self.spec = replace(self.spec, clusters=tuple(replace(c, brokers=len(found[c.name])) if c.name in found
+                                                          else c for c in self.spec.clusters))
+        return found
 
     def secret_values(self) -> list[str]:
         """Every password and private key of this environment's secure clusters (for leak checks)."""

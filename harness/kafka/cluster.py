@@ -15,6 +15,7 @@ from confluent_kafka.admin import (AdminClient, NewTopic, ScramCredentialInfo, S
 
 from harness.kafka.broker import BrokerPorts, BrokerRunner, BrokerSettings, KafkaBroker
 from harness.kafka.secure import BrokerSecurity, LocalClusterSecurity
+from harness.scenario.existing_model import ExistingClusterDef
 from primitives.kafka.security import ResolvedSecurity
 from primitives.kafka.topics import create_topics
 from primitives.process import ProcessError
@@ -35,6 +36,9 @@ class ClusterSpec:
     heap_mb: int = 512
     broker_properties: dict[str, str] = field(default_factory=dict)
     security: LocalClusterSecurity | None = None
+    # A team's own cluster: nothing is started, the harness reaches it through its Kafka proxy
+    # (``harness.kafka.existing``); ``brokers`` is then what the cluster reported at start.
+    existing: ExistingClusterDef | None = None
 
     def default_properties(self) -> dict[str, str]:
         """Broker settings sized for a laptop-class machine; replication factors fit the size."""
@@ -70,26 +74,17 @@ def new_cluster_id() -> str:
             return cid
 
 
-class KafkaCluster:
-    """The brokers of one data center, with whole-cluster lifecycle and a real readiness check."""
+class ClusterClients:
+    """What the drill's clients need of a cluster, whoever runs it: addresses, security, admin,
+    topic creation and a real readiness check. Subclasses provide ``name``, ``brokers`` (each with
+    ``node_id``, ``ports``, ``local_address``, ``wan_address()``, ``log_path`` and ``process``) and
+    ``security``."""
 
-    def __init__(self, spec: ClusterSpec, ports: list[BrokerPorts], workdir: Path,
-                 java: str, classpath: tuple[Path, ...], security: BrokerSecurity | None = None,
-                 runner: BrokerRunner | None = None, cluster_id: str | None = None):
-        if len(ports) != spec.brokers:
-            raise ValueError(f"cluster {spec.name}: {spec.brokers} brokers but {len(ports)} port sets")
-        self.spec = spec
-        self.name = spec.name
-        self.workdir = workdir
-        self.cluster_id = cluster_id or new_cluster_id()
-        self.security = security
-        voters = ",".join(f"{i + 1}@127.0.0.1:{p.controller}" for i, p in enumerate(ports))
-        props = spec.default_properties() | spec.broker_properties
-        settings = BrokerSettings(cluster_name=spec.name, cluster_id=self.cluster_id, quorum_voters=voters,
-                                  java=java, classpath=classpath, heap_mb=spec.heap_mb, properties=props,
-                                  security=security)
-        self.brokers = [KafkaBroker(i + 1, p, workdir / f"broker-{i + 1}", settings, runner)
-                        for i, p in enumerate(ports)]
+    name: str
+    brokers: list
+    security = None
+    # Where the readiness check writes; an existing cluster uses a name under the drill's prefix.
+    ready_topic = READY_TOPIC
 
     # --- addresses --------------------------------------------------------------------
     @property
@@ -114,44 +109,6 @@ class KafkaCluster:
     @property
     def log_paths(self) -> list[Path]:
         return [b.log_path for b in self.brokers]
-
-    # --- lifecycle --------------------------------------------------------------------
-    def format(self) -> None:
-        for b in self.brokers:
-            b.format_storage()
-
-    def start(self) -> None:
-        for b in self.brokers:
-            if not b.running:
-                b.start()
-
-    def stop(self) -> None:
-        for b in reversed(self.brokers):
-            b.stop()
-
-    def kill(self) -> None:
-        for b in self.brokers:
-            b.kill()
-
-    def pause(self) -> None:
-        for b in self.brokers:
-            b.pause()
-
-    def resume(self) -> None:
-        for b in self.brokers:
-            b.resume()
-
-    def restart(self, timeout_s: float = 120.0) -> None:
-        """Stop every broker and start again with data kept; returns when usable."""
-        self.stop()
-        self.start()
-        self.wait_ready(timeout_s)
-
-    def wipe(self) -> None:
-        """Kill every broker, delete all data, format afresh; ``start`` brings up an empty cluster."""
-        self.kill()
-        for b in self.brokers:
-            b.wipe()
 
     # --- clients ----------------------------------------------------------------------
     @property
@@ -201,7 +158,8 @@ class KafkaCluster:
             self._raise_if_dead()
             try:
                 self.ensure_users(timeout_s=min(15.0, max(1.0, deadline - time.monotonic())))
-                round_trip(self, from_cluster, timeout_s=min(15.0, max(1.0, deadline - time.monotonic())))
+                round_trip(self, from_cluster, timeout_s=min(15.0, max(1.0, deadline - time.monotonic())),
+                           topic=self.ready_topic)
                 return time.monotonic() - started
             except (KafkaException, TimeoutError) as e:
                 last_error = f"{type(e).__name__}: {e}"  # a bare TimeoutError says nothing by itself
@@ -219,7 +177,68 @@ class KafkaCluster:
         return "\n".join(f"--- {b.log_path} (last lines) ---\n{b.process.log_tail(20)}" for b in self.brokers)
 
 
-def round_trip(cluster: KafkaCluster, from_cluster: str | None = None, timeout_s: float = 15.0,
+
+class KafkaCluster(ClusterClients):
+    """The brokers of one data center the harness starts, with whole-cluster lifecycle."""
+
+    def __init__(self, spec: ClusterSpec, ports: list[BrokerPorts], workdir: Path,
+                 java: str, classpath: tuple[Path, ...], security: BrokerSecurity | None = None,
+                 runner: BrokerRunner | None = None, cluster_id: str | None = None):
+        if len(ports) != spec.brokers:
+            raise ValueError(f"cluster {spec.name}: {spec.brokers} brokers but {len(ports)} port sets")
+        self.spec = spec
+        self.name = spec.name
+        self.workdir = workdir
+        self.cluster_id = cluster_id or new_cluster_id()
+        self.security = security
+        voters = ",".join(f"{i + 1}@127.0.0.1:{p.controller}" for i, p in enumerate(ports))
+        props = spec.default_properties() | spec.broker_properties
+        settings = BrokerSettings(cluster_name=spec.name, cluster_id=self.cluster_id, quorum_voters=voters,
+                                  java=java, classpath=classpath, heap_mb=spec.heap_mb, properties=props,
+                                  security=security)
+        self.brokers = [KafkaBroker(i + 1, p, workdir / f"broker-{i + 1}", settings, runner)
+                        for i, p in enumerate(ports)]
+
+    # --- lifecycle --------------------------------------------------------------------
+    def format(self) -> None:
+        for b in self.brokers:
+            b.format_storage()
+
+    def start(self) -> None:
+        for b in self.brokers:
+            if not b.running:
+                b.start()
+
+    def stop(self) -> None:
+        for b in reversed(self.brokers):
+            b.stop()
+
+    def kill(self) -> None:
+        for b in self.brokers:
+            b.kill()
+
+    def pause(self) -> None:
+        for b in self.brokers:
+            b.pause()
+
+    def resume(self) -> None:
+        for b in self.brokers:
+            b.resume()
+
+    def restart(self, timeout_s: float = 120.0) -> None:
+        """Stop every broker and start again with data kept; returns when usable."""
+        self.stop()
+        self.start()
+        self.wait_ready(timeout_s)
+
+    def wipe(self) -> None:
+        """Kill every broker, delete all data, format afresh; ``start`` brings up an empty cluster."""
+        self.kill()
+        for b in self.brokers:
+            b.wipe()
+
+
+def round_trip(cluster: ClusterClients, from_cluster: str | None = None, timeout_s: float = 15.0,
                topic: str = READY_TOPIC, on_step: Callable[[str], None] | None = None) -> None:
     """Create ``topic`` (if needed), produce one record with acks=all and read it back."""
     rf = min(3, len(cluster.brokers))

@@ -25,6 +25,7 @@ from primitives.config_refs import RefResolver
 from harness.baseline import BASELINE_FILE, BaselineCheck, BaselineComparison
 from harness.compose.backend import make_backend
 from harness.environment import Environment
+from harness.existing.drill_names import refuse_leftovers, remove_drill_names
 from harness.replicators import make_replicator
 from harness.replicators.setup import ReplicationSetup
 from harness.results import DrillResults, DrillSummary, ExpectationRow, Logs, save_results
@@ -89,9 +90,12 @@ class Drill:
         (self.out_dir / run_facts.SCENARIO_COPY).write_bytes(self.scenario_path.read_bytes())
         started = time.time()
         # Secret references in the drill file are read relative to the file's folder.
+        if s.existing_clusters():
+            refuse_leftovers(s, self.scenario_path.resolve().parent, str(self.scenario_path))
         env = Environment(topology_of(s), self.out_dir / "env", self.artifacts, log=self.log,
                           refs=RefResolver(base_dir=self.scenario_path.parent),
-                          backend=make_backend(self.backend, s.name, self.log, self.backend_project))
+                          backend=make_backend(self.backend, s.name, self.log, self.backend_project),
+                          **({"owned_prefix": s.owned_prefix} if s.owned_prefix else {}))
         ctx: DrillContext | None = None
         interrupted, error = False, None
         step_failures: list[str] = []
@@ -163,7 +167,8 @@ class Drill:
             # process may outlive the drill, and summary.json is still written.
             parts = [("clients", lambda: self._stop_clients(ctx, drain=drain) if ctx else None),
                      ("replicator", lambda: [r.stop() for r in ctx.all_replicators()] if ctx else None),
-                     ("environment", lambda: [self.log(p) for p in env.stop()])]
+                     ("environment", lambda: [self.log(p) for p in env.stop()]),
+                     ("drill's names on existing clusters", self._remove_drill_names)]
             for what, stop in parts:
                 try:
                     stop()
@@ -186,6 +191,12 @@ class Drill:
             self.log(line)
         self.log(f"summary: {summary_path}")
         return results
+
+    def _remove_drill_names(self) -> None:
+        if self.scenario.existing_clusters():
+            for problem in remove_drill_names(self.scenario, self.scenario_path.resolve().parent, self.log):
+                self.log(f"{problem} (remove the rest with 'mirrordrill cleanup {self.scenario_path} "
+                         f"--prefix {self.scenario.owned_prefix}')")
 
     def _clear_previous_run(self) -> None:
         """Reusing an output folder replaces the run in it: old broker data would not format, old

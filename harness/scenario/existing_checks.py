@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from harness.scenario.model import (AddPartitions, BrokerStep, ClusterStep, CreateTopic, Failback, Failover, Scenario,
+from harness.scenario.model import (AddPartitions, BrokerStep, ClusterStep, CreateTopic, Failover, Scenario,
                                     SetTopicConfig)
 
 Report = Callable[[tuple, str], None]  # (path in the drill file, message)
@@ -66,10 +66,6 @@ def _timeline(s: Scenario, existing: dict, p: str, bad: Report) -> None:
                 and step.source in existing:
             bad(at + ("how",), f"how: kill would SIGKILL the brokers of {step.source}, an existing cluster; use "
                                "how: partition, which cuts the harness's proxies to it")
-        elif isinstance(step, Failback) and step.target in existing:
-            bad(at, f"failback wipes {step.target} and rebuilds it; on an existing cluster that would have to "
-                    "delete and recreate only the drill's own topics and groups, which is not built yet: end the "
-                    "drill after the failover and run 'mirrordrill cleanup' instead")
         elif isinstance(step, (CreateTopic, AddPartitions, SetTopicConfig)) and step.cluster in existing \
                 and not step.topic.startswith(p):
             bad(at + ("topic",), f"{step.do} on topic {step.topic!r} of the existing cluster {step.cluster}: the drill "

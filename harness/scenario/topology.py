@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.environment import TopologySpec
+from harness.existing.footprint import FORCED_REPLICATOR_SETTINGS
 from harness.kafka.cluster import ClusterSpec
 from harness.network.wan import LinkConditions
 from harness.replicators.setup import FlowSpec
@@ -17,7 +18,7 @@ def topology_of(s: Scenario) -> TopologySpec:
     clusters = tuple(ClusterSpec(name, brokers=c.brokers, heap_mb=c.heap_mb,
                                  broker_properties={k: str(v).lower() if isinstance(v, bool) else str(v)
                                                     for k, v in c.broker_properties.items()},
-                                 security=c.security)
+                                 security=c.security, existing=c.existing)
                      for name, c in s.clusters.items())
     links = None if s.links is None else tuple(tuple(l.between) for l in s.links)
     return TopologySpec(clusters=clusters, links=links)
@@ -29,9 +30,11 @@ def link_conditions_of(s: Scenario) -> dict[tuple[str, str], LinkConditions]:
 
 
 def flow_specs(s: Scenario) -> list[FlowSpec]:
+    # On existing clusters the replicator must not touch a team's ACLs or its 'heartbeats' topic.
+    forced = {k: v for k, (v, _why) in FORCED_REPLICATOR_SETTINGS.items()} if s.existing_clusters() else {}
     return [FlowSpec(f.source, f.target, topics=f.topics,
                      topics_exclude=f.topics_exclude if f.topics_exclude is not None else DEFAULT_TOPICS_EXCLUDE,
-                     placement=f.placement, settings=f.settings) for f in s.replication.flows]
+                     placement=f.placement, settings={**f.settings, **forced}) for f in s.replication.flows]
 
 
 @dataclass(frozen=True)

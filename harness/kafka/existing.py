@@ -1,0 +1,234 @@
+"""A team's own Kafka cluster in a drill: found by address, reached through a Kafka proxy of ours.
+
+Kafka clients bootstrap anywhere, then connect to the addresses the brokers advertise, which a
+drill cannot change on someone else's cluster. So the harness puts its metadata-rewriting proxy
+(``harness.network.kafka_proxy``) in front of the cluster with exactly the listeners a broker
+of ours would have: a ``local`` one per broker for clients in the same data center, and one per
+remote data center, advertised at the Toxiproxy port that forwards to it. Every path the
+drill's clients take then goes through the proxy, and every WAN path through Toxiproxy, so a
+blackhole or a partition really cuts the replicator. Nothing of the team's brokers is started,
+stopped or configured: lifecycle faults are refused here as they are at validation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient
+
+from harness.existing import cleanup
+from harness.kafka.broker import BrokerPorts
+from harness.kafka.cluster import ClusterClients, ClusterNotReady, ClusterSpec
+from harness.network.kafka_proxy.process import KafkaProxyProcess
+from harness.network.kafka_proxy.spec import DownstreamTls, KafkaProxySpec, ProxyListener, UpstreamTls
+from harness.scenario.existing_model import ExistingClusterDef
+from primitives.config_refs import ConfigRefError, RefResolver
+from primitives.kafka.security import ResolvedSecurity
+from primitives.kafka.tls import CertificateAuthority, IssuedCert
+from primitives.ports import LOOPBACK
+from primitives.process import ManagedProcess
+from primitives.secret_dir import SecretDir
+from replicator.config.properties_syntax import format_property
+
+LOCAL = "local"  # the proxy's location name for clients in the cluster's own data center
+
+
+class ExistingClusterError(RuntimeError):
+    """An existing cluster could not be reached, or an action on it is not the drill's to take."""
+
+
+@dataclass(frozen=True)
+class UpstreamNode:
+    node_id: int
+    address: str  # host:port as the broker advertises it
+
+
+def discover_nodes(definition: ExistingClusterDef, upstream: ResolvedSecurity, name: str,
+                   timeout_s: float = 20.0) -> list[UpstreamNode]:
+    """The cluster's brokers as it advertises them (read once at start, with the team's own settings)."""
+    conf = {"bootstrap.servers": definition.bootstrap_servers, "log_level": 0,
+            "socket.timeout.ms": str(int(timeout_s * 1000)), **upstream.librdkafka()}
+    try:
+        described = AdminClient(conf).describe_cluster(request_timeout=timeout_s).result(timeout=timeout_s + 5)
+    except Exception as e:  # noqa: BLE001 - any failure here means the same thing to the user
+        raise ExistingClusterError(
+            f"cluster {name}: cannot reach {definition.bootstrap_servers} with its security settings "
+            f"({type(e).__name__}: {e}); check the addresses and credentials with 'mirrordrill plan FILE'") from None
+    nodes = sorted((UpstreamNode(n.id, f"{n.host}:{n.port}") for n in described.nodes), key=lambda n: n.node_id)
+    if not nodes:
+        raise ExistingClusterError(f"cluster {name}: {definition.bootstrap_servers} reported no broker")
+    return nodes
+
+
+def resolve_upstream(definition: ExistingClusterDef, refs: RefResolver, name: str) -> ResolvedSecurity:
+    try:
+        return definition.security.resolve(refs)
+    except ConfigRefError as e:
+        raise ExistingClusterError(f"cluster {name}: {e}") from None
+
+
+@dataclass
+class ExistingSecurity:
+    """How the drill's clients reach an existing cluster: its SASL settings, and TLS to our proxy.
+
+    The proxy terminates TLS with a certificate from the drill's throwaway CA (valid for the
+    loopback addresses clients use) and opens TLS to the team's brokers with the team's trust
+    and key material; SASL frames pass through it untouched, so the brokers still authenticate
+    the drill's user. The drill's clients therefore trust the drill CA and present no certificate.
+    """
+
+    cluster: str
+    upstream: ResolvedSecurity = field(repr=False)
+    secrets: SecretDir | None = None
+    ca: CertificateAuthority | None = None
+    proxy_cert: IssuedCert | None = None
+    needs_users = False  # users are the team's business
+
+    @classmethod
+    def create(cls, cluster: str, upstream: ResolvedSecurity, secrets: SecretDir | None,
+               ca: CertificateAuthority | None) -> "ExistingSecurity":
+        cert = ca.issue(f"{cluster}-kafka-proxy") if upstream.uses_tls and ca is not None else None
+        return cls(cluster, upstream, secrets, ca, cert)
+
+    def client(self) -> ResolvedSecurity:
+        u = self.upstream
+        return ResolvedSecurity(protocol=u.protocol, sasl_mechanism=u.sasl_mechanism, username=u.username,
+                                password=u.password,
+                                ca_pem=str(self.ca.cert_pem) if self.ca and u.uses_tls else None)
+
+    def client_file(self, kind: str = "librdkafka") -> Path:
+        if self.secrets is None:
+            raise ExistingClusterError(f"cluster {self.cluster}: no secret folder for its client settings")
+        settings = self.client().librdkafka() if kind == "librdkafka" else self.client().jvm()
+        text = "".join(format_property(k, v) + "\n" for k, v in settings.items())
+        return self.secrets.file(f"{self.cluster}-client-{kind}.properties", text)
+
+    def proxy_tls(self) -> tuple[UpstreamTls | None, DownstreamTls | None]:
+        u = self.upstream
+        if not u.uses_tls:
+            return None, None
+        key_password_file = None
+        if u.key_password and self.secrets is not None:
+            key_password_file = str(self.secrets.file(f"{self.cluster}-proxy-key-password", u.key_password))
+        upstream = UpstreamTls(ca_pem=u.ca_pem, cert_pem=u.cert_pem, key_pem=u.key_pem,
+                               key_password_file=key_password_file, verify_hostname=u.verify_hostname)
+        assert self.proxy_cert is not None
+        return upstream, DownstreamTls(cert_pem=str(self.proxy_cert.cert_pem), key_pem=str(self.proxy_cert.key_pem))
+
+    def secret_values(self) -> list[str]:
+        """The password, the key password, and every private key involved (ours and the team's)."""
+        keys = [Path(p) for p in (self.upstream.key_pem, self.proxy_cert.key_pem if self.proxy_cert else None) if p]
+        return self.upstream.secrets() + [k.read_text() for k in keys if k.exists()]
+
+
+@dataclass
+class ProxiedBroker:
+    """One of the team's brokers as the drill's clients see it: listeners of our proxy."""
+
+    node_id: int
+    upstream: str
+    ports: BrokerPorts
+    process: ManagedProcess  # the cluster's proxy: one process serves every broker
+    config_path: Path
+
+    @property
+    def name(self) -> str:
+        return f"proxy of broker {self.node_id} ({self.upstream})"
+
+    @property
+    def log_path(self) -> Path:
+        return self.process.log_path
+
+    @property
+    def local_address(self) -> str:
+        return f"{LOOPBACK}:{self.ports.local}"
+
+    def wan_address(self, from_cluster: str) -> str:
+        return f"{LOOPBACK}:{self.ports.wan_advertised[from_cluster]}"
+
+    @property
+    def running(self) -> bool:
+        return self.process.running
+
+
+def proxy_spec(name: str, nodes: list[UpstreamNode], ports: list[BrokerPorts],
+               tls: tuple[UpstreamTls | None, DownstreamTls | None]) -> KafkaProxySpec:
+    """Listeners and advertised addresses that mirror a local broker's: ``local``, and one per remote."""
+    listeners, advertised = [], {LOCAL: {}}
+    for node, p in zip(nodes, ports):
+        listeners.append(ProxyListener(listen_port=p.local, node_id=node.node_id, location=LOCAL))
+        advertised[LOCAL][node.node_id] = p.local
+        for remote, port in p.wan.items():
+            listeners.append(ProxyListener(listen_port=port, node_id=node.node_id, location=remote))
+            advertised.setdefault(remote, {})[node.node_id] = p.wan_advertised[remote]
+    return KafkaProxySpec(name=name, upstream={n.node_id: n.address for n in nodes}, listeners=listeners,
+                          advertised=advertised, upstream_tls=tls[0], downstream_tls=tls[1])
+
+
+class ExistingKafkaCluster(ClusterClients):
+    """A team's cluster behind our Kafka proxy: the same client surface as a cluster we start."""
+
+    def __init__(self, spec: ClusterSpec, nodes: list[UpstreamNode], ports: list[BrokerPorts], workdir: Path,
+                 security: ExistingSecurity, owned_prefix: str):
+        if len(ports) != len(nodes):
+            raise ValueError(f"cluster {spec.name}: {len(nodes)} brokers but {len(ports)} port sets")
+        self.spec = spec
+        self.name = spec.name
+        self.workdir = workdir
+        self.security = security
+        self.owned_prefix = owned_prefix
+        self.ready_topic = f"{owned_prefix}ready"  # the readiness check writes under the drill's prefix
+        self.proxy = KafkaProxyProcess(proxy_spec(spec.name, nodes, ports, security.proxy_tls()), workdir)
+        self.brokers = [ProxiedBroker(n.node_id, n.address, p, self.proxy.process, self.proxy.spec_path)
+                        for n, p in zip(nodes, ports)]
+
+    @property
+    def existing(self) -> ExistingClusterDef:
+        assert self.spec.existing is not None
+        return self.spec.existing
+
+    def start(self) -> None:
+        if not self.proxy.process.running:
+            self.proxy.start()
+
+    def stop(self) -> None:
+        self.proxy.stop()
+
+    def format(self) -> None:
+        pass  # nothing of ours to format
+
+    def _refused(self, what: str):
+        raise ExistingClusterError(f"{what} on {self.name} is refused: it is an existing cluster, whose brokers "
+                                   "are not the drill's; cut its paths instead (link blackhole or partition)")
+
+    def kill(self) -> None:
+        self._refused("kill")
+
+    def pause(self) -> None:
+        self._refused("pause")
+
+    def resume(self) -> None:
+        self._refused("resume")
+
+    def restart(self, timeout_s: float = 120.0) -> None:
+        self._refused("restart")
+
+    def wipe(self) -> None:
+        """A failback's wipe, on a team's cluster: delete only the drill's own topics and groups (its
+        prefix, and the internal topics of its aliases), so they start again empty at offset 0."""
+        admin = self.admin()
+        found = cleanup.find(admin, self.name, self.owned_prefix)
+        done = cleanup.remove(admin, found)
+        if done.errors:
+            raise ExistingClusterError(f"cluster {self.name}: could not delete the drill's names: "
+                                       + "; ".join(done.errors))
+
+    def _raise_if_dead(self) -> None:
+        if not self.proxy.process.running:
+            raise ClusterNotReady(f"cluster {self.name}: its Kafka proxy exited "
+                                  f"(code {self.proxy.process.returncode})\n" + self._tails())
+
+    def _tails(self) -> str:
+        p = self.proxy.process
+        return f"--- {p.log_path} (last lines) ---\n{p.log_tail(20)}"

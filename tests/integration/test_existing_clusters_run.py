@@ -1,0 +1,165 @@
+"""A drill against clusters it did not start, as a team runs one against its staging clusters.
+
+`mirrordrill up` starts two SASL_SSL (SCRAM-SHA-512) clusters and writes a connection file; two
+drills built from that file alone treat them as existing clusters: `plan` checks them, and `run`
+drives a planned failover (after a blackhole that must really cut replication) and an unplanned
+one (the primary cut off by partition, with a runbook step) followed by a failback that rebuilds
+only the drill's own topics on the old primary, all over SASL_SSL through the harness's Kafka proxy. Afterwards each cluster holds exactly the topics and groups it held before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from confluent_kafka.admin import AdminClient
+
+from primitives.config_refs import RefResolver
+from primitives.kafka.security import ClientSecurity
+from tests.conftest import processes_under, read_until
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+PASSWORD = "existing-clusters-test-pw"
+PREFIX = "md-x-"
+PRIMARY, DR = f"{PREFIX}primary", f"{PREFIX}dr"
+
+COMMON = """\
+owned_prefix: {prefix}
+clusters:
+  {primary}: {{existing: {primary_def}}}
+  {dr}: {{existing: {dr_def}}}
+links:
+  - {{between: [{primary}, {dr}], latency_ms: 20, jitter_ms: 2}}
+topics:
+  - {{name: {prefix}orders, cluster: {primary}, partitions: 3, replication_factor: 1}}
+replication:
+  replicator: pyspark
+  mode: realtime
+  flows: [{{source: {primary}, target: {dr}, topics: [{prefix}orders]}}]
+load:
+  producers:
+    - {{name: orders, cluster: {primary}, topics: [{prefix}orders], rate: 100, record_size: {{fixed: 512}}, keys: {{uniform: 100}}}}
+  consumers:
+    - {{group: {prefix}billing, cluster: {primary}, topics: [{prefix}orders], failover_strategy: translated}}
+drain_timeout: 60s
+"""
+
+PLANNED = """\
+name: existing-planned-failover
+duration: 50s
+timeline:
+  - {{at: 8s, do: blackhole, link: [{primary}, {dr}]}}
+  - {{at: 18s, do: heal, link: [{primary}, {dr}]}}
+  - at: 30s
+    when: {{lag_at_most: 300, timeout: 30s}}
+    do: planned_failover
+    from: {primary}
+    to: {dr}
+invariants: {{duplicates: 0}}
+expectations:
+  lost: 0
+  corrupted: 0
+  reordered: 0
+  # the 10 s blackhole must really have held replication: records produced at its start waited
+  latency_ms.max: ">= 8000"
+  failover.skipped: 0
+  failover.reprocessed: 0
+  failover.rpo_records: 0
+"""
+
+UNPLANNED = """\
+name: existing-unplanned-failover
+duration: 45s
+timeline:
+  - at: 15s
+    when: {{lag_at_most: 300, timeout: 30s}}
+    do: unplanned_failover
+    from: {primary}
+    to: {dr}
+    how: partition
+    runbook:
+      - name: announce dr
+        command: 'echo "switch to $MIRRORDRILL_FAILOVER_TO at $MIRRORDRILL_TARGET_BOOTSTRAP"; sleep 1'
+        timeout: 30s
+  # the old primary's "wipe" deletes only the drill's names there; dr is copied back, then switch back
+  - {{at: 28s, do: failback, from: {dr}, to: {primary}, switch_back: true, timeout: 150s}}
+invariants: {{rpo_records: 1000, duplicates: 0}}
+expectations:
+  corrupted: 0
+  lost: "<= 1000"
+  failover.skipped: 0
+  failover.rto_s: "<= 60"
+  failback.missing: 0
+  failback.extra: 0
+"""
+
+
+def drill_text(template: str, conn: dict) -> str:
+    def flow_style(entry: dict) -> str:
+        d = {"bootstrap_servers": entry["bootstrap_servers"], "security": entry["security"]}
+        return json.dumps(d)  # JSON is YAML flow style
+    fields = dict(prefix=PREFIX, primary=PRIMARY, dr=DR, primary_def=flow_style(conn["clusters"]["primary"]),
+                  dr_def=flow_style(conn["clusters"]["dr"]))
+    return template.format(**fields) + COMMON.format(**fields)
+
+
+def footprint(conn: dict) -> dict[str, tuple[list[str], list[str]]]:
+    """Every topic and consumer group of each cluster, read with the connection file's settings."""
+    out = {}
+    for name, entry in conn["clusters"].items():
+        conf = ClientSecurity(**entry["security"]).resolve(RefResolver({})).librdkafka()
+        admin = AdminClient({"bootstrap.servers": entry["bootstrap_servers"], "log_level": 0, **conf})
+        topics = sorted(admin.list_topics(timeout=30).topics)
+        groups = sorted(g.group_id for g in admin.list_consumer_groups(request_timeout=30).result().valid)
+        out[name] = (topics, groups)
+    return out
+
+
+def run_cli(*args: str, cwd: Path, env: dict, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=cwd, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+
+
+def test_drills_on_existing_secure_clusters_pass_through_the_proxy_and_leave_nothing(tmp_path):
+    workdir, conn_path = tmp_path / "up", tmp_path / "connection.yaml"
+    env = dict(os.environ, PYTHONPATH=str(REPO), MIRRORDRILL_SECURE_PASSWORD=PASSWORD)
+    up = subprocess.Popen([sys.executable, "-m", "harness.cli", "up", str(REPO / "scenarios" / "secure-failover.yaml"),
+                           "--workdir", str(workdir), "--connection-file", str(conn_path)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
+    try:
+        read_until(up, "Ctrl-C stops everything", 300)
+        conn = yaml.safe_load(conn_path.read_text())
+        before = footprint(conn)
+        allow = ["--allow-cluster", PRIMARY, "--allow-cluster", DR]
+        for template in (PLANNED, UNPLANNED):
+            drill = tmp_path / f"{template.split()[1]}.yaml"
+            drill.write_text(drill_text(template, conn))
+            planned = run_cli("plan", str(drill), cwd=tmp_path, env=env)
+            assert planned.returncode == 0, planned.stdout
+            out = tmp_path / f"run-{drill.stem}"
+            # the allow-list is required: without it nothing starts
+            refused = run_cli("run", str(drill), "--out", str(out), cwd=tmp_path, env=env)
+            assert refused.returncode == 2 and "--allow-cluster" in refused.stdout, refused.stdout
+            ran = run_cli("run", str(drill), "--out", str(out), *allow, cwd=tmp_path, env=env)
+            summary = json.loads((out / "summary.json").read_text())
+            failed = [e for e in summary["expectations"] if not e["passed"]]
+            assert ran.returncode == 0 and summary["passed"], (ran.stdout[-4000:], failed, summary.get("error"))
+            assert PASSWORD not in ran.stdout
+            # the proxy sat in every path: its log is the "broker" log of each existing cluster
+            assert all("proxy" in name for name in summary["logs"]["brokers"]), summary["logs"]["brokers"]
+            assert processes_under(out) == []
+            assert footprint(conn) == before, "the drill left topics or groups behind"
+        up.send_signal(signal.SIGINT)
+        assert up.wait(90) == 130
+    finally:
+        if up.poll() is None:
+            up.kill()
+    assert processes_under(workdir) == []
