@@ -1,0 +1,163 @@
+"""The proxy's event loop: one asyncio server per listener, two frame pumps per connection.
+
+Each accepted connection gets its own connection to the listener's broker. Requests go to the
+broker verbatim; for the few APIs whose responses name brokers (``wire.REWRITTEN_APIS``) the
+request's correlation id is remembered with its api and version, and the matching response is
+rewritten for the listener's location. Everything else is copied as it comes.
+
+SASL needs nothing special: SaslHandshake v1 and SaslAuthenticate are ordinary framed requests,
+so credentials go to the broker, which accepts or refuses them. SaslHandshake v0 (after which
+the tokens travel without request headers) is not supported; clients have used v1 since Kafka 1.0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.network.kafka_proxy import wire
+from harness.network.kafka_proxy.spec import KafkaProxySpec, ProxyListener, UpstreamTls
+
+LOOPBACK = "127.0.0.1"
+MAX_FRAME = 256 * 1024 * 1024  # far above any broker's message.max.bytes; a bigger size is garbage
+CONNECT_TIMEOUT_S = 15.0
+
+log = logging.getLogger("kafka_proxy")
+
+
+def upstream_context(tls: UpstreamTls) -> ssl.SSLContext:
+    """A client TLS context that verifies the broker with ``tls.ca_pem`` (system CAs when None)."""
+    ctx = ssl.create_default_context(cafile=tls.ca_pem)
+    ctx.check_hostname = tls.verify_hostname
+    if tls.cert_pem:
+        password = Path(tls.key_password_file).read_text().strip() if tls.key_password_file else None
+        ctx.load_cert_chain(tls.cert_pem, tls.key_pem, password=password)
+    return ctx
+
+
+def downstream_context(cert_pem: str, key_pem: str) -> ssl.SSLContext:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert_pem, key_pem)
+    return ctx
+
+
+async def read_frame(reader: asyncio.StreamReader) -> bytes | None:
+    """One size-prefixed frame, or None at a clean end of stream."""
+    try:
+        head = await reader.readexactly(4)
+    except asyncio.IncompleteReadError as e:
+        if e.partial:
+            raise
+        return None
+    size = struct.unpack(">i", head)[0]
+    if not 0 <= size <= MAX_FRAME:
+        raise wire.WireError(f"frame size {size} is not a Kafka frame (is the client speaking TLS to a "
+                             f"plaintext listener, or the other way round?)")
+    return await reader.readexactly(size)
+
+
+@dataclass
+class _Connection:
+    """One client connection and its broker connection."""
+
+    listener: ProxyListener
+    peer: str
+    pending: dict[int, tuple[int, int]] = field(default_factory=dict)  # correlation id -> (api, version)
+
+
+class KafkaProxyServer:
+    """Serves every listener of ``spec`` until ``close``."""
+
+    def __init__(self, spec: KafkaProxySpec):
+        self.spec = spec
+        self._servers: list[asyncio.base_events.Server] = []
+        self._upstream_ssl = upstream_context(spec.upstream_tls) if spec.upstream_tls else None
+        tls = spec.downstream_tls
+        self._downstream_ssl = downstream_context(tls.cert_pem, tls.key_pem) if tls else None
+        self._maps = {loc: wire.AddressMap(LOOPBACK, ports) for loc, ports in spec.advertised.items()}
+        self._warned: set[int] = set()
+
+    async def start(self) -> None:
+        """Bind every listener (all or none: a port taken by another process fails the start)."""
+        try:
+            for listener in self.spec.listeners:
+                server = await asyncio.start_server(
+                    lambda r, w, lst=listener: self._serve(lst, r, w), LOOPBACK, listener.listen_port,
+                    ssl=self._downstream_ssl, reuse_address=True)
+                self._servers.append(server)
+        except OSError:
+            await self.close()
+            raise
+
+    async def close(self) -> None:
+        for server in self._servers:
+            server.close()
+        for server in self._servers:
+            await server.wait_closed()
+        self._servers.clear()
+
+    async def _serve(self, listener: ProxyListener, client_r: asyncio.StreamReader,
+                     client_w: asyncio.StreamWriter) -> None:
+        peer = "%s:%s" % (client_w.get_extra_info("peername") or ("?", "?"))[:2]
+        conn = _Connection(listener, peer)
+        host, port = self.spec.upstream_address(listener.node_id)
+        where = f"{self.spec.name} port {listener.listen_port} ({listener.location}) -> node {listener.node_id} {host}:{port}"
+        try:
+            broker_r, broker_w = await asyncio.wait_for(asyncio.open_connection(
+                host, port, ssl=self._upstream_ssl, server_hostname=host if self._upstream_ssl else None),
+                CONNECT_TIMEOUT_S)
+        except (OSError, asyncio.TimeoutError, ssl.SSLError) as e:
+            log.error("%s: cannot connect to the broker for client %s: %s", where, peer, e or type(e).__name__)
+            client_w.close()
+            return
+        log.debug("%s: open for client %s", where, peer)
+        pumps = [asyncio.create_task(self._requests(conn, client_r, broker_w)),
+                 asyncio.create_task(self._responses(conn, broker_r, client_w))]
+        try:
+            done, _ = await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                problem = task.exception()
+                if problem and not isinstance(problem, (ConnectionError, asyncio.IncompleteReadError)):
+                    log.error("%s: client %s: %s: %s", where, peer, type(problem).__name__, problem)
+        finally:
+            for task in pumps:
+                task.cancel()
+            await asyncio.gather(*pumps, return_exceptions=True)
+            for writer in (client_w, broker_w):  # either side closing closes both
+                writer.close()
+            log.debug("%s: closed for client %s", where, peer)
+
+    async def _requests(self, conn: _Connection, client_r: asyncio.StreamReader,
+                        broker_w: asyncio.StreamWriter) -> None:
+        while (frame := await read_frame(client_r)) is not None:
+            header = wire.read_request_header(frame)
+            if header.api_key in wire.REWRITTEN_APIS:
+                conn.pending[header.correlation_id] = (header.api_key, header.api_version)
+            broker_w.write(struct.pack(">i", len(frame)) + frame)
+            await broker_w.drain()
+
+    async def _responses(self, conn: _Connection, broker_r: asyncio.StreamReader,
+                         client_w: asyncio.StreamWriter) -> None:
+        addresses = self._maps[conn.listener.location]
+        while (frame := await read_frame(broker_r)) is not None:
+            request = conn.pending.pop(wire.response_correlation_id(frame), None)
+            if request is not None:
+                frame = self._rewrite(request, frame, addresses)
+            client_w.write(struct.pack(">i", len(frame)) + frame)
+            await client_w.drain()
+
+    def _rewrite(self, request: tuple[int, int], frame: bytes, addresses: wire.AddressMap) -> bytes:
+        api_key, version = request
+        result = wire.rewrite_response(api_key, version, frame, addresses)
+        for node in result.unknown_nodes:
+            if node not in self._warned:  # every metadata refresh would repeat it
+                self._warned.add(node)
+                log.error("%s: the cluster answered with broker %d, which was not there when the drill "
+                          "started, so no proxy port maps it; clients are told its real address and "
+                          "bypass the proxy (and the WAN faults). Rerun the drill so it maps every broker.",
+                          self.spec.name, node)
+        return result.frame
