@@ -21,7 +21,7 @@ from harness.existing import cleanup
 from harness.kafka.broker import BrokerPorts
 from harness.kafka.cluster import ClusterClients, ClusterNotReady, ClusterSpec
 from harness.network.kafka_proxy.process import KafkaProxyProcess
-from harness.network.kafka_proxy.spec import DownstreamTls, KafkaProxySpec, ProxyListener, UpstreamTls
+from harness.network.kafka_proxy.spec import LOCAL, DownstreamTls, KafkaProxySpec, ProxyListener, UpstreamTls
 from harness.scenario.existing_model import ExistingClusterDef
 from primitives.config_refs import ConfigRefError, RefResolver
 from primitives.kafka.security import ResolvedSecurity
@@ -30,9 +30,6 @@ from primitives.ports import LOOPBACK
 from primitives.process import ManagedProcess
 from primitives.secret_dir import SecretDir
 from replicator.config.properties_syntax import format_property
-
-LOCAL = "local"  # the proxy's location name for clients in the cluster's own data center
-
 
 class ExistingClusterError(RuntimeError):
     """An existing cluster could not be reached, or an action on it is not the drill's to take."""
@@ -179,7 +176,10 @@ class ExistingKafkaCluster(ClusterClients):
         self.security = security
         self.owned_prefix = owned_prefix
         self.ready_topic = f"{owned_prefix}ready"  # the readiness check writes under the drill's prefix
-        self.proxy = KafkaProxyProcess(proxy_spec(spec.name, nodes, ports, security.proxy_tls()), workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        # the spec names key files: it goes to the secret folder when there is one
+        self.proxy = KafkaProxyProcess(proxy_spec(spec.name, nodes, ports, security.proxy_tls()), workdir,
+                                       spec_dir=security.secrets.path if security.secrets else None)
         self.brokers = [ProxiedBroker(n.node_id, n.address, p, self.proxy.process, self.proxy.spec_path)
                         for n, p in zip(nodes, ports)]
 
