@@ -46,8 +46,9 @@ def discover_nodes(definition: ExistingClusterDef, upstream: ResolvedSecurity, n
     """The cluster's brokers as it advertises them (read once at start, with the team's own settings)."""
     conf = {"bootstrap.servers": definition.bootstrap_servers, "log_level": 0,
             "socket.timeout.ms": str(int(timeout_s * 1000)), **upstream.librdkafka()}
+    admin = AdminClient(conf)  # held while waiting: a dropped client cancels its own request
     try:
-        described = AdminClient(conf).describe_cluster(request_timeout=timeout_s).result(timeout=timeout_s + 5)
+        described = admin.describe_cluster(request_timeout=timeout_s).result(timeout=timeout_s + 5)
     except Exception as e:  # noqa: BLE001 - any failure here means the same thing to the user
         raise ExistingClusterError(
             f"cluster {name}: cannot reach {definition.bootstrap_servers} with its security settings "
@@ -123,6 +124,7 @@ class ExistingSecurity:
 class ProxiedBroker:
     """One of the team's brokers as the drill's clients see it: listeners of our proxy."""
 
+    cluster: str
     node_id: int
     upstream: str
     ports: BrokerPorts
@@ -131,7 +133,7 @@ class ProxiedBroker:
 
     @property
     def name(self) -> str:
-        return f"proxy of broker {self.node_id} ({self.upstream})"
+        return f"{self.cluster} broker {self.node_id} ({self.upstream}) via the kafka proxy"
 
     @property
     def log_path(self) -> Path:
@@ -180,7 +182,7 @@ class ExistingKafkaCluster(ClusterClients):
         # the spec names key files: it goes to the secret folder when there is one
         self.proxy = KafkaProxyProcess(proxy_spec(spec.name, nodes, ports, security.proxy_tls()), workdir,
                                        spec_dir=security.secrets.path if security.secrets else None)
-        self.brokers = [ProxiedBroker(n.node_id, n.address, p, self.proxy.process, self.proxy.spec_path)
+        self.brokers = [ProxiedBroker(spec.name, n.node_id, n.address, p, self.proxy.process, self.proxy.spec_path)
                         for n, p in zip(nodes, ports)]
 
     @property

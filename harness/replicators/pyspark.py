@@ -222,7 +222,8 @@ class PySparkReplicator(NodeReplicator):
         return [self._starts[k] for k in sorted(self._starts, key=lambda k: (k[1], k[0]))]
 
     def _node_not_ready(self, node: ReplicatorNode, started_at: float, log: str) -> list[str]:
-        """Ready when every flow emits heartbeats and, where it has topics, its Spark query is live.
+        """Ready when every flow emits heartbeats (where they are on) and, where it has topics, its Spark
+        query is live.
 
         Live: the warm-up batch ended and, in real time, the query's tasks all run; a query merely
         started still has Spark's first-batch cost ahead, which the load's first records would wait for."""
@@ -232,7 +233,9 @@ class PySparkReplicator(NodeReplicator):
         reasons = []
         for flow in node.flows:
             st = doc.get("status", {}).get(flow.name, {})
-            if not st.get("heartbeats"):
+            # a flow with heartbeats off (drills on existing clusters) shows its loop by the status alone
+            emits = self.setup.flow_config(flow, self.flow_defaults(flow)).schedule_seconds("emit_heartbeats")
+            if emits is not None and not st.get("heartbeats"):
                 reasons.append(f"{flow.name}: no heartbeat yet")
             if self._probe.selected_topics(flow) and not st.get("query_starts"):
                 reasons.append(f"{flow.name}: Spark query not started yet")
