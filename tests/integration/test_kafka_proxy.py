@@ -9,11 +9,13 @@ supervisor stops it on every exit path.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.environment import Environment, TopologySpec
@@ -177,6 +179,26 @@ class TestPlaintextTwoBrokers:
         create_topic(conf, topic, replicas=2)
         assert produce_all(conf, topic, RECORDS) == [None] * RECORDS
         assert consume_group(proxied, conf, topic, RECORDS, location) == {str(i).encode() for i in range(RECORDS)}
+
+    def test_a_java_producer_through_the_proxy(self, proxied, artifacts):
+        # The Java client speaks Produce v10+ (KIP-951 leader endpoints) when offered: the clamp keeps it at v9.
+        conf = {"bootstrap.servers": proxied.bootstrap(REMOTE)}
+        topic = f"kp-java-{uuid.uuid4().hex[:6]}"
+        create_topic(conf, topic, replicas=2)
+        cmd = [artifacts.java, "-Xmx256m", "-cp", os.pathsep.join(map(str, artifacts.broker_classpath)),
+               "org.apache.kafka.tools.ProducerPerformance", "--topic", topic, "--num-records", str(RECORDS),
+               "--record-size", "100", "--throughput", "-1",
+               "--producer-props", f"bootstrap.servers={conf['bootstrap.servers']}", "acks=all"]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=proxied.env.workdir)
+        assert done.returncode == 0, done.stderr[-2000:]
+        admin = AdminClient({**conf, "log_level": 0})
+        meta = admin.list_topics(topic, timeout=30).topics[topic]
+        consumer = Consumer({**conf, "group.id": f"g-{uuid.uuid4().hex[:8]}", "log_level": 0})
+        try:
+            ends = [consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in meta.partitions]
+        finally:
+            consumer.close()
+        assert sum(ends) == RECORDS
 
     def test_a_wan_partition_on_toxiproxy_stops_the_remote_clients_traffic(self, proxied):
         conf = {"bootstrap.servers": proxied.bootstrap(REMOTE)}

@@ -122,7 +122,8 @@ class KafkaProxyServer:
         peer = "%s:%s" % (client_w.get_extra_info("peername") or ("?", "?"))[:2]
         conn = _Connection(listener, peer)
         host, port = self.spec.upstream_address(listener.node_id)
-        where = f"{self.spec.name} port {listener.listen_port} ({listener.location}) -> node {listener.node_id} {host}:{port}"
+        where = (f"{self.spec.name} port {listener.listen_port} ({listener.location}) -> "
+                 f"node {listener.node_id} {host}:{port}")
         try:
             broker_r, broker_w = await asyncio.wait_for(asyncio.open_connection(
                 host, port, ssl=self._upstream_ssl, server_hostname=host if self._upstream_ssl else None),
