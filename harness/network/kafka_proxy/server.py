@@ -80,6 +80,7 @@ class KafkaProxyServer:
         self._downstream_ssl = downstream_context(tls.cert_pem, tls.key_pem) if tls else None
         self._maps = {loc: wire.AddressMap(LOOPBACK, ports) for loc, ports in spec.advertised.items()}
         self._warned: set[int] = set()
+        self._connections: set[asyncio.Task] = set()
 
     async def start(self) -> None:
         """Bind every listener (all or none: a port taken by another process fails the start)."""
@@ -94,18 +95,35 @@ class KafkaProxyServer:
             raise
 
     async def close(self) -> None:
+        """Stop listening and close every open connection (Server.close leaves them open before 3.13)."""
         for server in self._servers:
             server.close()
+        for task in list(self._connections):
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
         for server in self._servers:
             await server.wait_closed()
         self._servers.clear()
 
     async def _serve(self, listener: ProxyListener, client_r: asyncio.StreamReader,
                      client_w: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._connections.add(task)
+        try:
+            await self._proxy(listener, client_r, client_w)
+        except asyncio.CancelledError:
+            pass  # close() ends it; re-raising would make asyncio log the cancelled callback as an error
+        finally:
+            client_w.close()  # idempotent; covers a cancel while the broker connection was being opened
+            self._connections.discard(task)
+
+    async def _proxy(self, listener: ProxyListener, client_r: asyncio.StreamReader,
+                     client_w: asyncio.StreamWriter) -> None:
         peer = "%s:%s" % (client_w.get_extra_info("peername") or ("?", "?"))[:2]
         conn = _Connection(listener, peer)
         host, port = self.spec.upstream_address(listener.node_id)
-        where = f"{self.spec.name} port {listener.listen_port} ({listener.location}) -> node {listener.node_id} {host}:{port}"
+        where = (f"{self.spec.name} port {listener.listen_port} ({listener.location}) -> "
+                 f"node {listener.node_id} {host}:{port}")
         try:
             broker_r, broker_w = await asyncio.wait_for(asyncio.open_connection(
                 host, port, ssl=self._upstream_ssl, server_hostname=host if self._upstream_ssl else None),
