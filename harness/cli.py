@@ -212,6 +212,7 @@ def cmd_run(args) -> int:
         print(str(warning), file=sys.stderr)
     scenario = checked.scenario
     from harness.existing.commands import refuse_existing
+    from harness.existing.drill_names import RunRefused
     refusal = refuse_existing(scenario, args.allow_cluster)
     if refusal:
         print(f"mirrordrill run: {refusal}", file=sys.stderr)
@@ -237,6 +238,9 @@ def cmd_run(args) -> int:
                            spark_master=args.spark_master, backend=args.backend)
     except KeyboardInterrupt:
         raise
+    except RunRefused as e:  # an existing cluster unreachable or not clean: nothing started
+        print(f"mirrordrill run: {e}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as e:  # the engine saves what it can; this is a crash around it
         import traceback
         traceback.print_exc()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -61,6 +63,19 @@ def read_until(proc, marker: str, timeout_s: float) -> list[str]:
         if marker in line:
             break
     return lines
+
+
+def up_secure_clusters(tmp_path: Path, password: str) -> tuple[subprocess.Popen, Path, Path, list[str]]:
+    """``mirrordrill up scenarios/secure-failover.yaml --connection-file`` as a user runs it: the
+    process, its workdir, the connection file, and its output until the clusters are up. The
+    caller stops it (SIGINT) and kills it on failure."""
+    repo = Path(__file__).resolve().parents[1]
+    workdir, conn = tmp_path / "up", tmp_path / "connection.yaml"
+    env = dict(os.environ, PYTHONPATH=str(repo), MIRRORDRILL_SECURE_PASSWORD=password)
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "up", str(repo / "scenarios" / "secure-failover.yaml"),
+                             "--workdir", str(workdir), "--connection-file", str(conn)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
+    return proc, workdir, conn, read_until(proc, "Ctrl-C stops everything", 300)
 
 
 def stop_if_interrupted(summary) -> None:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from harness.scenario.model import AddPartitions, CreateTopic, Failover, Scenario, SetTopicConfig
-from replicator.policy import policy_from_name
+from replicator.policy import HEARTBEATS_TOPIC, policy_from_name
 
 # Replicator settings a drill with existing clusters runs with, and why (the plan prints them).
 FORCED_REPLICATOR_SETTINGS = {
@@ -108,6 +108,11 @@ def _replication(s: Scenario, kind: str, out: dict[str, ClusterFootprint]) -> No
             fp.topics.append(TopicChange(policy.checkpoints_topic(f.source), "create (internal)",
                                          "consumer-group checkpoints of the flow"))
             if kind == "mirrormaker2":
+                # MM2's heartbeat connector creates it at start even with emission off (no record is
+                # written); run deletes it at the end only if it did not exist before
+                if not any(t.name == HEARTBEATS_TOPIC for t in fp.topics):
+                    fp.topics.append(TopicChange(HEARTBEATS_TOPIC, "create (internal)",
+                                                 "MirrorMaker 2's heartbeat connector, if absent; never written"))
                 for store in ("configs", "offsets", "status"):
                     fp.topics.append(TopicChange(f"mm2-{store}.{f.source}.internal", "create (internal)",
                                                  "MirrorMaker 2's Connect worker state"))
@@ -137,8 +142,10 @@ def _permissions(fp: ClusterFootprint, kind: str, s: Scenario) -> list[Permissio
                       "the drill's consumer groups and their translated offsets; DELETE for cleanup"),
            Permission("CLUSTER", "LITERAL", "kafka-cluster", ("DESCRIBE",),
                       "metadata and the read-only checks of plan (describe cluster, ACLs)")]
-    internal = sorted({t.name for t in fp.topics if t.name.startswith("mm2-")})
+    internal = sorted({t.name for t in fp.topics if t.name.startswith("mm2-") or t.name == HEARTBEATS_TOPIC})
     for name in internal:
         out.append(Permission("TOPIC", "LITERAL", name, ("CREATE", "DESCRIBE", "READ", "WRITE", "DELETE"),
-                              "MirrorMaker 2 internal topic of the drill's alias"))
+                              "MirrorMaker 2 internal topic of the drill's alias" if name != HEARTBEATS_TOPIC else
+                              "MirrorMaker 2's heartbeat connector creates it at start; deleted at the end only if "
+                              "the drill created it"))
     return out

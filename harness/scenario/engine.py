@@ -25,7 +25,7 @@ from primitives.config_refs import RefResolver
 from harness.baseline import BASELINE_FILE, BaselineCheck, BaselineComparison
 from harness.compose.backend import make_backend
 from harness.environment import Environment
-from harness.existing.drill_names import refuse_leftovers, remove_drill_names
+from harness.existing.drill_names import BeforeRun, refuse_leftovers, remove_drill_names
 from harness.replicators import make_replicator
 from harness.replicators.setup import ReplicationSetup
 from harness.results import DrillResults, DrillSummary, ExpectationRow, Logs, save_results
@@ -69,6 +69,7 @@ class Drill:
         self.phase = "starting"
         self.step_name = ""
         self.comparison: BaselineComparison | None = None
+        self._before_existing = BeforeRun(frozenset())  # what existing clusters held before the run
 
     # --- the run ----------------------------------------------------------------------
     def run(self) -> DrillResults:
@@ -91,7 +92,7 @@ class Drill:
         started = time.time()
         # Secret references in the drill file are read relative to the file's folder.
         if s.existing_clusters():
-            refuse_leftovers(s, self.scenario_path.resolve().parent, str(self.scenario_path))
+            self._before_existing = refuse_leftovers(s, self.scenario_path.resolve().parent, str(self.scenario_path))
         env = Environment(topology_of(s), self.out_dir / "env", self.artifacts, log=self.log,
                           refs=RefResolver(base_dir=self.scenario_path.parent),
                           backend=make_backend(self.backend, s.name, self.log, self.backend_project),
@@ -194,7 +195,8 @@ class Drill:
 
     def _remove_drill_names(self) -> None:
         if self.scenario.existing_clusters():
-            for problem in remove_drill_names(self.scenario, self.scenario_path.resolve().parent, self.log):
+            for problem in remove_drill_names(self.scenario, self.scenario_path.resolve().parent, self.log,
+                                              self._before_existing):
                 self.log(f"{problem} (remove the rest with 'mirrordrill cleanup {self.scenario_path} "
                          f"--prefix {self.scenario.owned_prefix}')")
 

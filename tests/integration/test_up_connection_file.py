@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +13,7 @@ from harness.kafka.cluster import READY_TOPIC
 from primitives.config_refs import RefResolver, find_refs
 from primitives.kafka.reading import read_topic
 from primitives.kafka.security import ClientSecurity
-from tests.conftest import processes_under, read_until
+from tests.conftest import processes_under, up_secure_clusters
 
 pytestmark = pytest.mark.integration
 
@@ -25,14 +22,9 @@ PASSWORD = "up-connection-file-test-pw"
 
 
 def test_connection_file_reaches_the_secure_clusters_by_reference(tmp_path):
-    workdir, conn = tmp_path / "up", tmp_path / "connection.yaml"
-    env = dict(os.environ, PYTHONPATH=str(REPO), MIRRORDRILL_SECURE_PASSWORD=PASSWORD)
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "up", str(REPO / "scenarios" / "secure-failover.yaml"),
-                             "--workdir", str(workdir), "--connection-file", str(conn)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
+    proc, workdir, conn, lines = up_secure_clusters(tmp_path, PASSWORD)
     creds_files: list[Path] = []
     try:
-        lines = read_until(proc, "Ctrl-C stops everything", 300)
         assert any("connection file:" in l for l in lines), "".join(lines)
         text = conn.read_text()
         assert stat.S_IMODE(conn.stat().st_mode) == 0o600
