@@ -212,7 +212,7 @@ def cmd_run(args) -> int:
         print(str(warning), file=sys.stderr)
     scenario = checked.scenario
     from harness.existing.commands import refuse_existing
-    from harness.existing.drill_names import RunRefused
+    from harness.scenario.existing_run import RunRefused
     refusal = refuse_existing(scenario, args.allow_cluster)
     if refusal:
         print(f"mirrordrill run: {refusal}", file=sys.stderr)

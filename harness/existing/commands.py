@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.existing import cleanup as cleaning
-from harness.existing.connect import ClusterUnreachable, admin_for
+from harness.kafka import owned_names as cleaning
+from harness.kafka.existing_connect import ClusterUnreachable, admin_for
 from harness.existing.plan import plan, render
-from harness.scenario.existing_model import ExistingClusterDef
+from primitives.kafka.existing_cluster import ExistingClusterDef
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

@@ -11,15 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from harness.scenario.existing_checks import FORCED_REPLICATOR_SETTINGS
 from harness.scenario.model import AddPartitions, CreateTopic, Failover, Scenario, SetTopicConfig
 from replicator.policy import HEARTBEATS_TOPIC, policy_from_name
 
-# Replicator settings a drill with existing clusters runs with, and why (the plan prints them).
-FORCED_REPLICATOR_SETTINGS = {
-    "sync.topic.acls.enabled": ("false", "the drill changes no ACL on a team's cluster"),
-    "emit.heartbeats.enabled": ("false", "'heartbeats' is one fixed topic name that the team's own MirrorMaker 2 "
-                                         "also writes and reads"),
-}
 
 
 @dataclass(frozen=True)

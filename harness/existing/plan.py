@@ -13,7 +13,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import (AclBindingFilter, AclOperation, AclPermissionType, ConfigResource,
                                    ResourcePatternType, ResourceType)
 
-from harness.existing.connect import ClusterUnreachable, admin_for, principal_of
+from harness.kafka.existing_connect import ClusterUnreachable, admin_for, principal_of
 from harness.existing.footprint import ClusterFootprint, Permission, footprints
 from harness.scenario.model import Scenario
 

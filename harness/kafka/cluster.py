@@ -15,7 +15,7 @@ from confluent_kafka.admin import (AdminClient, NewTopic, ScramCredentialInfo, S
 
 from harness.kafka.broker import BrokerPorts, BrokerRunner, BrokerSettings, KafkaBroker
 from harness.kafka.secure import BrokerSecurity, LocalClusterSecurity
-from harness.scenario.existing_model import ExistingClusterDef
+from primitives.kafka.existing_cluster import ExistingClusterDef
 from primitives.kafka.security import ResolvedSecurity
 from primitives.kafka.topics import create_topics
 from primitives.process import ProcessError

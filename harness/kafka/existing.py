@@ -17,12 +17,12 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from harness.existing import cleanup
+from harness.kafka import owned_names
 from harness.kafka.broker import BrokerPorts
 from harness.kafka.cluster import ClusterClients, ClusterNotReady, ClusterSpec
 from harness.network.kafka_proxy.process import KafkaProxyProcess
 from harness.network.kafka_proxy.spec import LOCAL, DownstreamTls, KafkaProxySpec, ProxyListener, UpstreamTls
-from harness.scenario.existing_model import ExistingClusterDef
+from primitives.kafka.existing_cluster import ExistingClusterDef
 from primitives.config_refs import ConfigRefError, RefResolver
 from primitives.kafka.security import ResolvedSecurity
 from primitives.kafka.tls import CertificateAuthority, IssuedCert
@@ -220,8 +220,8 @@ class ExistingKafkaCluster(ClusterClients):
         """A failback's wipe, on a team's cluster: delete only the drill's own topics and groups (its
         prefix, and the internal topics of its aliases), so they start again empty at offset 0."""
         admin = self.admin()
-        found = cleanup.find(admin, self.name, self.owned_prefix)
-        done = cleanup.remove(admin, found)
+        found = owned_names.find(admin, self.name, self.owned_prefix)
+        done = owned_names.remove(admin, found)
         if done.errors:
             raise ExistingClusterError(f"cluster {self.name}: could not delete the drill's names: "
                                        + "; ".join(done.errors))

@@ -25,7 +25,7 @@ from primitives.config_refs import RefResolver
 from harness.baseline import BASELINE_FILE, BaselineCheck, BaselineComparison
 from harness.compose.backend import make_backend
 from harness.environment import Environment
-from harness.existing.drill_names import BeforeRun, refuse_leftovers, remove_drill_names
+from harness.scenario.existing_run import BeforeRun, refuse_leftovers, remove_drill_names
 from harness.replicators import make_replicator
 from harness.replicators.setup import ReplicationSetup
 from harness.results import DrillResults, DrillSummary, ExpectationRow, Logs, save_results

@@ -16,6 +16,13 @@ from harness.scenario.model import (AddPartitions, BrokerStep, ClusterStep, Crea
 
 Report = Callable[[tuple, str], None]  # (path in the drill file, message)
 
+# Replicator settings a drill with existing clusters runs with, and why (the plan prints them).
+FORCED_REPLICATOR_SETTINGS = {
+    "sync.topic.acls.enabled": ("false", "the drill changes no ACL on a team's cluster"),
+    "emit.heartbeats.enabled": ("false", "'heartbeats' is one fixed topic name that the team's own MirrorMaker 2 "
+                                         "also writes and reads"),
+}
+
 
 def existing_cluster_problems(s: Scenario, bad: Report) -> None:
     """Every rule of a drill with existing clusters; ``bad`` is told each problem at its place."""

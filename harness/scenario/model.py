@@ -14,7 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from harness.kafka.secure import LocalClusterSecurity
 from harness.scenario.durations import parse_duration
-from harness.scenario.existing_model import OWNED_PREFIX, ExistingClusterDef
+from primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
 from harness.spark.deployment import SparkDeployment, SparkDeploymentError
 from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
 

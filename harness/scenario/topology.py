@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.environment import TopologySpec
-from harness.existing.footprint import FORCED_REPLICATOR_SETTINGS
 from harness.kafka.cluster import ClusterSpec
 from harness.network.wan import LinkConditions
 from harness.replicators.setup import FlowSpec
+from harness.scenario.existing_checks import FORCED_REPLICATOR_SETTINGS
 from harness.scenario.model import Scenario
 from replicator.filters import DEFAULT_TOPICS_EXCLUDE, TopicFilter
 from replicator.policy import policy_from_name

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from confluent_kafka.admin import AclBinding, AclOperation, AclPermissionType, ResourcePatternType, ResourceType
 
-from harness.existing import cleanup
+from harness.kafka import owned_names
 from harness.existing.commands import refuse_existing
-from harness.existing.connect import client_config, principal_of
+from harness.kafka.existing_connect import client_config, principal_of
 from harness.existing.footprint import Permission, footprints
 from harness.existing.plan import _allowed, plan, render
 from harness.scenario.validate import ScenarioInvalid, parse_scenario
@@ -160,11 +160,11 @@ def test_client_settings_resolve_references_and_the_principal_is_told(monkeypatc
 
 def test_cleanup_prefix_rule_and_what_it_owns():
     for bad in ("md", "md-t", "MD-T-", "-x-", "md.t-", ""):
-        with pytest.raises(cleanup.CleanupRefused):
-            cleanup.check_prefix(bad)
-    cleanup.check_prefix("md-t-")
-    assert cleanup.owned_topic("md-t-orders", "md-t-") and cleanup.owned_topic("mm2-offset-syncs.md-t-dr.internal", "md-t-")
-    assert not cleanup.owned_topic("orders", "md-t-") and not cleanup.owned_topic("mm2-offset-syncs.dr.internal", "md-t-")
+        with pytest.raises(owned_names.CleanupRefused):
+            owned_names.check_prefix(bad)
+    owned_names.check_prefix("md-t-")
+    assert owned_names.owned_topic("md-t-orders", "md-t-") and owned_names.owned_topic("mm2-offset-syncs.md-t-dr.internal", "md-t-")
+    assert not owned_names.owned_topic("orders", "md-t-") and not owned_names.owned_topic("mm2-offset-syncs.dr.internal", "md-t-")
 
 
 def test_run_needs_every_existing_cluster_allowed_by_name():

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from harness.existing import cleanup
-from harness.existing.connect import admin_for
+from harness.kafka import owned_names
+from harness.kafka.existing_connect import admin_for
 from harness.scenario.model import Scenario
 from replicator.policy import HEARTBEATS_TOPIC
 
@@ -38,8 +38,8 @@ def refuse_leftovers(s: Scenario, base_dir: Path, drill_file: str) -> BeforeRun:
     for name, definition in s.existing_clusters().items():
         try:
             admin = admin_for(definition, base_dir)
-            left = cleanup.find(admin, name, prefix)
-            topics = admin.list_topics(timeout=cleanup.TIMEOUT_S).topics
+            left = owned_names.find(admin, name, prefix)
+            topics = admin.list_topics(timeout=owned_names.TIMEOUT_S).topics
         except Exception as e:  # noqa: BLE001 - unreachable, refused credentials, a bad reference: all stop here
             raise RunRefused(f"existing cluster {name} ({definition.bootstrap_servers}): {type(e).__name__}: {e}; "
                              f"check it with 'mirrordrill plan {drill_file}'") from None
@@ -61,12 +61,12 @@ def remove_drill_names(s: Scenario, base_dir: Path, log: Callable[[str], None], 
     for name, definition in s.existing_clusters().items():
         try:
             admin = admin_for(definition, base_dir)
-            found = cleanup.find(admin, name, s.owned_prefix or "")
-            if name in before.without_heartbeats and HEARTBEATS_TOPIC in admin.list_topics(timeout=cleanup.TIMEOUT_S).topics:
+            found = owned_names.find(admin, name, s.owned_prefix or "")
+            if name in before.without_heartbeats and HEARTBEATS_TOPIC in admin.list_topics(timeout=owned_names.TIMEOUT_S).topics:
                 found.topics.append(HEARTBEATS_TOPIC)
                 log(f"existing cluster {name}: '{HEARTBEATS_TOPIC}' did not exist before the drill (MirrorMaker 2 "
                     "creates it at start): deleting it too")
-            done = cleanup.remove(admin, found)
+            done = owned_names.remove(admin, found)
         except Exception as e:  # noqa: BLE001 - one cluster's failure must not keep the others dirty
             problems.append(f"{name}: cleanup failed ({type(e).__name__}: {e})")
             continue

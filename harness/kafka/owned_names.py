@@ -1,7 +1,9 @@
-"""``mirrordrill cleanup``: remove the topics and consumer groups an interrupted drill left on a cluster.
+"""The names a drill owns on a cluster it did not start, found and deleted.
 
-Only names the drill owns: those starting with the prefix, and MirrorMaker 2's internal topics
-of replication aliases that start with it (``mm2-offset-syncs.<alias>.internal``, …).
+``mirrordrill cleanup`` removes what an interrupted drill left with it, ``run`` deletes what it
+created at the end, and a failback "wipes" an existing cluster with it. Only names the drill
+owns: those starting with the prefix, and MirrorMaker 2's internal topics of replication aliases
+that start with it (``mm2-offset-syncs.<alias>.internal``, …).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
-from harness.scenario.existing_model import OWNED_PREFIX
+from primitives.kafka.existing_cluster import OWNED_PREFIX
 
 TIMEOUT_S = 30.0
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from harness.scenario.existing_model import ExistingClusterDef
+from primitives.kafka.existing_cluster import ExistingClusterDef
 from primitives.config_refs import ConfigRefError, RefResolver
 
 
