@@ -276,7 +276,7 @@ class Environment:
         self.startup.toxiproxy_s = time.monotonic() - t0
 
         security = self._make_security()
-        nodes = self._discover_existing(security)
+        nodes = self._discover_existing()
         broker_ports = plan_ports(self.spec, lambda cluster: ports.take())
         runner = self.backend.broker_runner()
         for c in self.spec.clusters:
@@ -337,12 +337,12 @@ class Environment:
                  "(deleted at the end)")
         return out
 
-    def _discover_existing(self, security: dict) -> dict[str, list[UpstreamNode]]:
+    def _discover_existing(self) -> dict[str, list[UpstreamNode]]:
         """Each existing cluster's brokers, read with the team's settings; the topology gets their count."""
         found = {}
         for c in self.spec.clusters:
             if c.existing is not None:
-                found[c.name] = discover_nodes(c.existing, security[c.name].upstream, c.name)
+                found[c.name] = discover_nodes(c.existing, self._refs, c.name)
                 self.log(f"existing cluster {c.name}: {len(found[c.name])} broker(s) "
                          f"{[n.address for n in found[c.name]]}; the drill reaches them through its Kafka proxy")
         if found:

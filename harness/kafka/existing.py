@@ -20,6 +20,7 @@ from confluent_kafka.admin import AdminClient
 from harness.kafka import owned_names
 from harness.kafka.broker import BrokerPorts
 from harness.kafka.cluster import ClusterClients, ClusterNotReady, ClusterSpec
+from harness.kafka.existing_connect import ClusterUnreachable, client_config
 from harness.network.kafka_proxy.process import KafkaProxyProcess
 from harness.network.kafka_proxy.spec import LOCAL, DownstreamTls, KafkaProxySpec, ProxyListener, UpstreamTls
 from primitives.kafka.existing_cluster import ExistingClusterDef
@@ -31,6 +32,7 @@ from primitives.process import ManagedProcess
 from primitives.secret_dir import SecretDir
 from replicator.config.properties_syntax import format_property
 
+
 class ExistingClusterError(RuntimeError):
     """An existing cluster could not be reached, or an action on it is not the drill's to take."""
 
@@ -41,13 +43,15 @@ class UpstreamNode:
     address: str  # host:port as the broker advertises it
 
 
-def discover_nodes(definition: ExistingClusterDef, upstream: ResolvedSecurity, name: str,
+def discover_nodes(definition: ExistingClusterDef, refs: RefResolver, name: str,
                    timeout_s: float = 20.0) -> list[UpstreamNode]:
     """The cluster's brokers as it advertises them (read once at start, with the team's own settings)."""
-    conf = {"bootstrap.servers": definition.bootstrap_servers, "log_level": 0,
-            "socket.timeout.ms": str(int(timeout_s * 1000)), **upstream.librdkafka()}
-    admin = AdminClient(conf)  # held while waiting: a dropped client cancels its own request
     try:
+        conf = client_config(definition, None, refs)
+    except ClusterUnreachable as e:
+        raise ExistingClusterError(f"cluster {name}: {e}") from None
+    admin = AdminClient({**conf, "log_level": 0, "socket.timeout.ms": str(int(timeout_s * 1000))})
+    try:  # the client is held while waiting: a dropped client cancels its own request
         described = admin.describe_cluster(request_timeout=timeout_s).result(timeout=timeout_s + 5)
     except Exception as e:  # noqa: BLE001 - any failure here means the same thing to the user
         raise ExistingClusterError(

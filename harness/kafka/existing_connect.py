@@ -14,9 +14,11 @@ class ClusterUnreachable(RuntimeError):
     """An existing cluster could not be reached or its settings not resolved; the message says why."""
 
 
-def client_config(cluster: ExistingClusterDef, base_dir: Path | None) -> dict[str, str]:
-    """librdkafka settings for the cluster (secrets resolved: keep the result in memory only)."""
-    resolver = RefResolver(base_dir=base_dir)
+def client_config(cluster: ExistingClusterDef, base_dir: Path | None,
+                  resolver: RefResolver | None = None) -> dict[str, str]:
+    """librdkafka settings for the cluster (secrets resolved: keep the result in memory only);
+    references are read relative to ``base_dir`` unless a ``resolver`` is given."""
+    resolver = resolver or RefResolver(base_dir=base_dir)
     try:
         security = cluster.security.resolve(resolver).librdkafka()
         extra = {k: str(v) for k, v in resolver.resolve_mapping(cluster.properties).items()}
