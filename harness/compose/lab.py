@@ -42,6 +42,11 @@ def broker_service(broker: KafkaBroker, image: BrokerImage) -> Service:
     run = _argv(broker, image, "kafka.Kafka", str(broker.config_path))
     command = ("sh", "-c", f"exec {shlex.join(run)} >>{shlex.quote(str(broker.log_path))} 2>&1")
     mounts = (Mount(str(broker.workdir), str(broker.workdir)),)
+    if broker.settings.security is not None:
+        # A secure broker's properties, key material and data live in the drill's secret folder (deleted at
+        # the end), not in its own folder: mounted at the same path, only into that cluster's brokers.
+        secret = str(broker.settings.security.secrets.path)
+        mounts += (Mount(secret, secret),)
     return Service(broker_service_name(broker), image.ref, command, role="broker", mounts=mounts, stop_grace_s=20)
 
 

@@ -73,3 +73,14 @@ def test_password_from_the_environment_or_random_when_unset():
     random_spec = LocalClusterSecurity(password="${env:PW}", random_password_if_unset=True)
     first, second = random_spec.resolve_password(RefResolver({})), random_spec.resolve_password(RefResolver({}))
     assert first != second and len(first) >= 24
+
+
+def test_a_secure_broker_container_mounts_the_secret_folder_its_properties_and_data_live_in(tmp_path, secrets):
+    from harness.compose.lab import BrokerImage, broker_service
+    from harness.compose.spec import Mount
+    broker = secure_broker(tmp_path, secrets, LocalClusterSecurity(password="${env:P}"))
+    svc = broker_service(broker, BrokerImage("mirrordrill/broker:test", "/usr/bin/java", "/libs/*", "/log4j"))
+    secret = str(secrets.path)
+    assert svc.mounts == (Mount(str(broker.workdir), str(broker.workdir)), Mount(secret, secret))
+    assert str(broker.config_path).startswith(secret + "/") and str(broker.data_dir).startswith(secret + "/")
+    assert str(broker.config_path) in svc.command[2]
