@@ -120,8 +120,7 @@ def cmd_images(args) -> int:
 # --- up ---------------------------------------------------------------------------------
 def cmd_up(args) -> int:
     """Start a topology and keep it running until Ctrl-C."""
-    from harness.environment import Environment, TopologySpec
-    from harness.kafka.cluster import ClusterSpec
+    from harness.environment import Environment
     from harness.up import up_topology
     try:
         spec, refs = up_topology(args.file, args.clusters, args.brokers)
@@ -409,6 +408,9 @@ def _profile_option(s) -> None:
 
 def cmd_bench(args) -> int:
     """Every drill (or --drills) for pyspark and MirrorMaker 2, interleaved, N runs each; the medians side by side."""
+    if args.what == "startup":
+        from harness.cli_bench import cmd_bench_startup
+        return cmd_bench_startup(args)
     from harness.bench.drills import REPLICATORS, BenchError, bench
     from harness.scenario.validate import ScenarioInvalid
     from harness.sweep.params import SweepError
@@ -536,8 +538,9 @@ def build_parser() -> argparse.ArgumentParser:
     _profile_option(s)
     s.set_defaults(func=cmd_calibrate)
 
-    s = sub.add_parser("bench", help="run drills for pyspark and MirrorMaker 2 interleaved; medians side by side")
-    s.add_argument("what", choices=["drills"], help="what to benchmark: drills")
+    s = sub.add_parser("bench", help="drills: pyspark and MirrorMaker 2 interleaved; startup: each drill's lab on "
+                       "both backends alternately; medians side by side")
+    s.add_argument("what", choices=["drills", "startup"], help="what to benchmark: drills or startup")
     s.add_argument("--drills", nargs="+", metavar="FILE", help="drill files (default: every scenarios/*.yaml "
                    "both replicators can run, the capacity sweep's drill left out)")
     s.add_argument("--runs", type=int, default=3, metavar="N", help="runs per drill and replicator (default 3)")
