@@ -117,6 +117,10 @@ def bench_startup(files: list[Path], runs: int, out_dir: Path, backends: tuple[s
                 except Exception as e:  # noqa: BLE001 - one failed start is a figure of the table, not the end
                     sample.error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
                 bench.samples.append(sample)
-                log(f"{drill.stem} on {backend}, round {r}: start {sample.start_s} s, stop {sample.stop_s} s"
+                log(f"{drill.stem} on {backend}, round {r}: start {_s(sample.start_s)}, stop {_s(sample.stop_s)}"
                     + (f", FAILED {sample.error}" if sample.error else ""))
     return bench
+
+
+def _s(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.1f} s"

@@ -26,8 +26,10 @@ from harness.scenario.topology import check_pairs, origin_topics
 DEFAULT_LOAD_FRACTION = 0.5
 
 # Faults after which at-least-once delivery may copy a record twice: the replicator or a broker
-# dies or restarts mid-write, or the link drops or resets connections mid-request.
-_REPEAT_KINDS = ("kill_replicator", "stop_replicator", "restart_replicator", "kill_broker", "stop_broker",
+# dies or restarts mid-write (a Spark worker's death kills the executors writing there, and Spark
+# runs their tasks again elsewhere), or the link drops or resets connections mid-request.
+_REPEAT_KINDS = ("kill_replicator", "stop_replicator", "restart_replicator", "kill_spark_worker",
+                 "kill_broker", "stop_broker",
                  "restart_broker", "kill_cluster", "stop_cluster", "restart_cluster", "partition", "blackhole",
                  "reset_connections", "unplanned_failover", "failback")
 # Steps that kill or cut off a cluster for good or long enough that what it acknowledged may never leave it.

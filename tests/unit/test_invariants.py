@@ -183,6 +183,15 @@ def test_killing_the_primary_needs_an_rpo_and_a_duplicates_bound():
                    "drill.yaml")
 
 
+def test_killing_a_spark_worker_needs_a_duplicates_bound_because_spark_reruns_its_tasks():
+    text = FAILOVER_DRILL.replace("{at: 5s, do: unplanned_failover, from: primary, to: dr}",
+                                  "{at: 5s, do: kill_spark_worker, worker: 0}").replace(
+        "replication: {flows:", "replication: {mode: microbatch, spark: {master: standalone}, flows:")
+    [problem] = _problems(text)
+    assert "after this kill_spark_worker at-least-once delivery may copy records twice" in problem
+    parse_scenario(text + "invariants: {duplicates: 1500}\n", "drill.yaml")
+
+
 def test_a_relaxation_needs_a_reason_and_a_known_invariant():
     assert any("relax" in p for p in _problems(FAILOVER_DRILL + "invariants: {rpo_records: 5, relax: {no_duplicates: ''}}\n"))
     assert any("no_dupes" in p for p in _problems(FAILOVER_DRILL + "invariants: {rpo_records: 5, relax: {no_dupes: x y z}}\n"))
