@@ -18,6 +18,10 @@ def pytest_addoption(parser):
                     help="the drills' profile (default short: durations scaled, same faults; full: as written)")
     group.addoption("--mutants", action="store_true", default=False,
                     help="also run the mutation suite (tests/mutants/, ~20 min): shipped drills against planted faults")
+    group.addoption("--backend", default="processes", choices=["processes", "docker"],
+                    help="where the drills' and the shared integration clusters' brokers and Toxiproxy run: local "
+                         "processes (default) or containers of a Compose project (docker; starts an engine as "
+                         "root with apt, builds the images it lacks)")
     group.addoption("--run-slow", action="store_true", default=False, help="run tests marked slow (long drills)")
 
 

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,23 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@dataclass(frozen=True)
+class LabBackend:
+    """``--backend``: where the clusters a test starts run. Each environment gets its own backend
+    object (a docker one is one Compose project, removed when the environment stops)."""
+
+    name: str
+
+    def make(self, hint: str):
+        from harness.compose.backend import make_backend
+        return make_backend(self.name, hint, lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
+
+
+@pytest.fixture(scope="session")
+def lab_backend(request) -> LabBackend:
+    return LabBackend(request.config.getoption("--backend"))
 
 
 @pytest.fixture(scope="session")

@@ -17,11 +17,12 @@ from tests.conftest import stop_if_interrupted
 pytestmark = [pytest.mark.drill, pytest.mark.integration]
 
 
-def test_drill(drill_file, artifacts, tmp_path_factory, request):
+def test_drill(drill_file, artifacts, tmp_path_factory, request, lab_backend):
     replicator = request.config.getoption("--drill-replicator")
     scenario = load_scenario(drill_file, replicator, request.config.getoption("--profile"))
     out = tmp_path_factory.mktemp(f"drill-{drill_file.stem}")
-    result = Drill(scenario, drill_file, out, replicator=replicator, artifacts=artifacts).run()
+    result = Drill(scenario, drill_file, out, replicator=replicator, artifacts=artifacts,
+                   backend=lab_backend.name).run()
     if request.config.getoption("--alluredir", default=None):
         attach_to_pytest(out)  # the same plots, summary and logs `mirrordrill run` puts in its report
     stop_if_interrupted(result.summary)

@@ -9,10 +9,10 @@ from harness.kafka.cluster import ClusterSpec
 
 
 @pytest.fixture(scope="session")
-def wan_env(artifacts, session_workdir):
+def wan_env(artifacts, session_workdir, lab_backend):
     """Two single-broker data centers, ``east`` and ``west``, joined by a WAN link."""
     spec = TopologySpec(clusters=(ClusterSpec("east"), ClusterSpec("west")))
-    with Environment(spec, session_workdir / "wan-env", artifacts) as env:
+    with Environment(spec, session_workdir / "wan-env", artifacts, backend=lab_backend.make("wan-env")) as env:
         yield env
 
 

@@ -41,10 +41,11 @@ def test_unknown_cluster_error_names_the_valid_ones(wan_env):
 
 
 @pytest.fixture(scope="module")
-def three_broker_env(artifacts, session_workdir):
+def three_broker_env(artifacts, session_workdir, lab_backend):
     """One data center of three brokers (a three-voter KRaft quorum) for lifecycle faults."""
     spec = TopologySpec(clusters=(ClusterSpec("dc", brokers=3, heap_mb=384),))
-    with Environment(spec, session_workdir / "three-brokers", artifacts) as env:
+    with Environment(spec, session_workdir / "three-brokers", artifacts,
+                     backend=lab_backend.make("three-brokers")) as env:
         yield env
 
 
@@ -107,9 +108,9 @@ def test_whole_cluster_kill_and_restart_keeps_data(three_broker_env):
     assert sorted(read_values(cluster.bootstrap, topic, partitions=2)) == sorted(values)
 
 
-def test_paused_broker_resumes(artifacts, session_workdir):
+def test_paused_broker_resumes(artifacts, session_workdir, lab_backend):
     spec = TopologySpec(clusters=(ClusterSpec("solo"),))
-    with Environment(spec, session_workdir / "pause", artifacts) as env:
+    with Environment(spec, session_workdir / "pause", artifacts, backend=lab_backend.make("pause")) as env:
         cluster = env.cluster("solo")
         broker = cluster.brokers[0]
         broker.pause()
@@ -123,9 +124,9 @@ def test_paused_broker_resumes(artifacts, session_workdir):
         assert produce_values(cluster.bootstrap, topic, [b"alive"]) == [None]
 
 
-def test_wiped_cluster_comes_back_empty(artifacts, session_workdir):
+def test_wiped_cluster_comes_back_empty(artifacts, session_workdir, lab_backend):
     spec = TopologySpec(clusters=(ClusterSpec("wipe"),))
-    with Environment(spec, session_workdir / "wipe", artifacts) as env:
+    with Environment(spec, session_workdir / "wipe", artifacts, backend=lab_backend.make("wipe")) as env:
         cluster = env.cluster("wipe")
         topic = unique_topic("doomed")
         cluster.create_topics([new_topic(topic)])

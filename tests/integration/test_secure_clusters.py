@@ -19,12 +19,13 @@ MTLS = LocalClusterSecurity(protocol="SSL")
 
 
 @pytest.fixture(scope="module")
-def secure_env(artifacts, session_workdir):
+def secure_env(artifacts, session_workdir, lab_backend):
     spec = TopologySpec(clusters=(ClusterSpec("scram", security=SCRAM), ClusterSpec("plain", security=PLAIN),
                                   ClusterSpec("mtls", security=MTLS)),
                         links=(("scram", "plain"), ("scram", "mtls")))
     refs = RefResolver({"SECURE_TEST_PW": "pw-for-the-secure-cluster-test"})
-    with Environment(spec, session_workdir / "secure-env", artifacts, refs=refs) as env:
+    with Environment(spec, session_workdir / "secure-env", artifacts, refs=refs,
+                     backend=lab_backend.make("secure")) as env:
         yield env
     assert not env.secrets.path.exists(), "the secret folder outlived the environment"
 

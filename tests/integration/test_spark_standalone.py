@@ -22,9 +22,10 @@ TOPIC = unique_topic("sps")
 
 
 @pytest.fixture(scope="module")
-def spark_env(artifacts, session_workdir):
+def spark_env(artifacts, session_workdir, lab_backend):
     spec = TopologySpec(clusters=(ClusterSpec("east"), ClusterSpec("west")))
-    with Environment(spec, session_workdir / "spark-standalone-env", artifacts) as env:
+    with Environment(spec, session_workdir / "spark-standalone-env", artifacts,
+                     backend=lab_backend.make("spark-standalone")) as env:
         env.cluster("east").create_topics([NewTopic(TOPIC, 3, 1)])
         yield env
 
