@@ -72,14 +72,20 @@ def recommend(result: "SweepResult") -> str:
         knee = find_knee([(pt.params[swept], pt.capacity) for pt in pts])
         at_knee = next(pt for pt in pts if pt.params[swept] == knee)
         cap = at_knee.capacity
-        text = (f"{label or 'all'}: throughput stops growing at {swept}={knee} (~{cap:,.0f} records/s"
-                + (f", {at_knee.of_ceiling:.0%} of the machine ceiling" if at_knee.of_ceiling else "") + "); "
-                f"size for 75-80% utilisation: plan a peak of at most {cap * lo_u:,.0f}-{cap * hi_u:,.0f} "
-                f"records/s per flow at {swept}={knee} (room for bursts and failover catch-up)")
+        ceiling = f", {at_knee.of_ceiling:.0%} of the machine ceiling" if at_knee.of_ceiling else ""
+        # The knee is where more of the parameter stops paying; when the best setting is the largest
+        # swept, no knee was seen, and saying "stops growing" there would contradict "still growing".
+        if knee == pts[-1].params[swept] and len(pts) > 1:
+            text = (f"{label or 'all'}: no knee yet: throughput still grows at the largest {swept} swept, "
+                    f"{swept}={knee} (~{cap:,.0f} records/s{ceiling}); sweep further. Until then, plan a peak "
+                    f"of at most {cap * lo_u:,.0f}-{cap * hi_u:,.0f} records/s per flow at {swept}={knee} "
+                    f"(75-80% utilisation: room for bursts and failover catch-up)")
+        else:
+            text = (f"{label or 'all'}: throughput stops growing at {swept}={knee} (~{cap:,.0f} records/s{ceiling}); "
+                    f"size for 75-80% utilisation: plan a peak of at most {cap * lo_u:,.0f}-{cap * hi_u:,.0f} "
+                    f"records/s per flow at {swept}={knee} (room for bursts and failover catch-up)")
         if at_knee.lag_bounded:
             text += ("; the flow kept up with the offered load there, so this is a lower bound: "
                      "raise the drill's rate to find the real ceiling")
-        if knee == pts[-1].params[swept] and len(pts) > 1:
-            text += f"; still growing at the largest {swept}: sweep further"
         out.append(text)
     return "\n".join(out)

@@ -57,6 +57,22 @@ def test_sweep_recommendation_names_the_knee_and_the_headroom_per_line(tmp_path)
     assert "FAILED: boom" in table and "GROWING (9000)" in table and "ceiling" in table
 
 
+def test_a_series_still_growing_at_its_largest_setting_is_not_also_said_to_stop_growing(tmp_path):
+    # measured on docker 2026-11-24: 2,368 records/s at 1 stream, 3,193 at 2; the verdict read both
+    # "stops growing at num_streams=2" and "still growing at the largest num_streams"
+    from harness.sweep.params import parse_params
+    from harness.sweep.result import SweepResult
+    params = parse_params(["num_streams=1,2"])
+    points = [_sweep_point(1, "pyspark", 2368.2), _sweep_point(2, "pyspark", 3193.3)]
+    for pt in points:
+        pt.params.pop("replicator")
+    [rec] = SweepResult(tmp_path, params, points, None).recommendation().splitlines()
+    assert "stops growing" not in rec
+    assert rec.startswith("all: no knee yet: throughput still grows at the largest num_streams swept, "
+                          "num_streams=2 (~3,193 records/s); sweep further")
+    assert "2,395-2,555 records/s per flow at num_streams=2" in rec
+
+
 def test_sweep_resume_reads_points_and_ceiling_and_skips_torn_lines(tmp_path):
     from dataclasses import asdict
     import json
