@@ -6,7 +6,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from harness.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE  # loaded by harness.cli itself, so no cycle at import
+from harness.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
 def cmd_bench_startup(args) -> int:
