@@ -180,6 +180,11 @@ class FailbackSummary(_Model):
     missing: int | None
     extra: int | None
     converge_s: float | None
+    # With ``restore_history``: how many of the compared records are the old primary's own
+    # pre-incident records, copied back under their original topic names (missing/extra cover
+    # them too). None: history was not restored, and ``history_note`` says why when it was asked for.
+    history_records: int | None = None
+    history_note: str | None = None
 
 
 # --------------------------------------------------------------------------- the rest of the drill

@@ -152,6 +152,7 @@ class FlowRuntime:
             name=self.name, source_alias=f.source, target_alias=f.target,
             source_bootstrap=self.source_bootstrap, target_bootstrap=self.target_bootstrap,
             topics=self.topics, remote_topic_prefix=self.policy.format_remote_topic(f.source, ""),
+            restored_prefix=self.policy.format_remote_topic(f.target, "") if f.restore_history else "",
             checkpoint_dir=self.checkpoint_dir, metrics_dir=self.metrics_dir, mode=f.mode,
             trigger_interval=f.effective_trigger_interval, max_offsets_per_trigger=f.max_offsets_per_trigger,
             starting_offsets=self.starting_offsets,
@@ -263,7 +264,7 @@ class FlowRuntime:
         """Spark's startingOffsets for the next query: right after this flow's newest copy in each partition."""
         c = self._resume_consumer = self._resume_consumer or target_consumer(
             dict(self._target_conn))
-        remote = {t: self.policy.format_remote_topic(self.flow.source, t) for t in self.topics}
+        remote = {t: self.selector.remote_topic(t) for t in self.topics}
         parts = {t: self.partitions.get(t, 1) for t in self.topics}
 
         def read() -> dict[tuple[str, int], Copy | None]:
@@ -343,7 +344,7 @@ class FlowRuntime:
         self._ensure_probe_consumers()
         out = {}
         for topic, n in self.partitions.items():
-            remote = self.policy.format_remote_topic(self.flow.source, topic)
+            remote = self.selector.remote_topic(topic)
             for p in range(n):
                 _, src_high = self._source_consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)
                 out[(remote, p)] = max(0, src_high - self._replicated_position(remote, p))

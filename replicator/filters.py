@@ -114,6 +114,12 @@ class TopicSelector:
 
     A topic is replicated when the filter accepts it (or it is a heartbeats topic and
     heartbeat replication is on), it is not internal, and its name shows no cycle.
+
+    ``restore_history`` (ours; MM2 has nothing like it) adds the one exception to the cycle
+    rule: the source's copies of the target's own topics (``<target>.<topic>`` where the
+    filter accepts ``<topic>``, one hop only) are copied back under their original names. It
+    is the failback that rebuilds a wiped primary with the history it held before the
+    incident, as Cluster Linking's reverse-and-truncate does; every other topic keeps MM2's rule.
     """
 
     source_alias: str
@@ -121,9 +127,22 @@ class TopicSelector:
     topic_filter: TopicFilter = field(default_factory=TopicFilter)
     policy: ReplicationPolicy = field(default_factory=DefaultReplicationPolicy)
     heartbeats_replication_enabled: bool = True
+    restore_history: bool = False
+
+    def restored_topic(self, topic: str) -> str | None:
+        """With ``restore_history``: the original name of the target's own topic this is a copy of, else None."""
+        if not self.restore_history or self.policy.topic_source(topic) != self.target_alias:
+            return None
+        original = self.policy.upstream_topic(topic)
+        if (original is None or original == topic or self.policy.topic_source(original) is not None
+                or self.policy.is_internal_topic(original) or self.policy.is_heartbeats_topic(original)):
+            return None  # a local topic of the target's, copied straight from it, is all that goes back
+        return original if self.topic_filter.should_replicate_topic(original) else None
 
     def should_replicate_topic(self, topic: str) -> bool:
         """True when this flow copies ``topic`` from the source to the target."""
+        if self.restored_topic(topic) is not None:
+            return True
         selected = self.topic_filter.should_replicate_topic(topic) or (
             self.heartbeats_replication_enabled and self.policy.is_heartbeats_topic(topic)
         )
@@ -133,8 +152,9 @@ class TopicSelector:
 
     def should_checkpoint_topic(self, topic: str) -> bool:
         """True when group offsets on this topic are checkpointed (MM2 uses the topic filter only)."""
-        return self.topic_filter.should_replicate_topic(topic)
+        return self.topic_filter.should_replicate_topic(topic) or self.restored_topic(topic) is not None
 
     def remote_topic(self, topic: str) -> str:
         """The name ``topic`` gets on the target cluster."""
-        return self.policy.format_remote_topic(self.source_alias, topic)
+        restored = self.restored_topic(topic)
+        return restored if restored is not None else self.policy.format_remote_topic(self.source_alias, topic)

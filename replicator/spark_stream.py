@@ -51,6 +51,9 @@ class StreamPlan:
     target_bootstrap: str
     topics: tuple[str, ...]  # source topics, already selected by the flow's filters
     remote_topic_prefix: str  # "" for the identity policy, "A." for the default policy
+    # "B." when the flow restores the target B's history: a source topic "B.t" is written as "t"
+    # (only such copies start with it: any other name showing B is a cycle and never selected)
+    restored_prefix: str = ""
     checkpoint_dir: Path
     metrics_dir: Path
     mode: str = "microbatch"  # or "realtime"
@@ -98,6 +101,9 @@ def transform(df: "DataFrame", plan: StreamPlan) -> "DataFrame":
         user_headers = f"filter(coalesce(headers, array()), h -> h.key NOT IN ('{TIMESTAMP_HEADER}', '{SOURCE_OFFSET_HEADER}'))"
     headers = f"concat({user_headers}, array({', '.join(added)}))"
     topic = F.concat(F.lit(plan.remote_topic_prefix), F.col("topic")) if plan.remote_topic_prefix else F.col("topic")
+    if plan.restored_prefix:
+        topic = F.when(F.col("topic").startswith(plan.restored_prefix),
+                       F.expr(f"substring(topic, {len(plan.restored_prefix) + 1})")).otherwise(topic)
     return df.select(topic.alias("topic"), "key", "value", "partition", F.expr(headers).alias("headers"))
 
 

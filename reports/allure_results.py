@@ -171,7 +171,8 @@ def _failback_step(fb: FailbackSummary, at_ms: int) -> TestStepResult:
     return TestStepResult(
         name=f"failback {fb.name}: {'converged' if fb.converged else 'NOT converged'}",
         status=Status.PASSED if fb.converged else Status.FAILED, start=at_ms, stop=at_ms,
-        parameters=[Parameter(k, str(getattr(fb, k))) for k in ("topics", "records", "missing", "extra", "converge_s")])
+        parameters=[Parameter(k, str(getattr(fb, k))) for k in ("topics", "records", "missing", "extra", "converge_s",
+                                                                  "history_records", "history_note")])
 
 
 def attach_to_pytest(run_dir: Path) -> None:

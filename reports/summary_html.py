@@ -51,7 +51,7 @@ def summary_html(summary: DrillSummary) -> str:
             parts.append(_row([_num(getattr(fo, c)) for c in cols]))
         parts.append("</table>")
     if summary.failbacks:
-        cols = ("name", "converged", "topics", "records", "missing", "extra", "converge_s")
+        cols = ("name", "converged", "topics", "records", "missing", "extra", "converge_s", "history_records")
         parts.append("<table>" + _row(["failback (new primary->rebuilt)", *cols[1:]], header=True))
         for fb in summary.failbacks:
             parts.append(_row([_num(getattr(fb, c)) for c in cols]))

@@ -23,6 +23,10 @@ class Replicator(ABC):
     """What the scenario engine drives: one replicator (of any kind) for one setup."""
 
     kind: ClassVar[str]
+    # Why a failback with ``restore_history`` cannot bring a wiped cluster's history back with this
+    # replicator (None: it can, through the flow setting ``mirrordrill.restore.history``).
+    cannot_restore_history: ClassVar[str | None] = (
+        "only the bundled replicator has a flow that writes '<cluster>.<topic>' back into '<topic>'")
 
     def __init__(self, setup: ReplicationSetup) -> None:
         self.setup = setup

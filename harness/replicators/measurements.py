@@ -117,7 +117,8 @@ class OffsetLagProbe:
 
     def _flow_rows(self, flow: FlowSpec, now: float) -> list[PartitionMetrics]:
         topics = self.selected_topics(flow)
-        remote = {t: self.setup.remote_topic(flow.source, t) for t in topics}
+        selector = self.setup.flow_config(flow).topic_selector()
+        remote = {t: selector.remote_topic(t) for t in topics}
         target_topics = self._admin(flow.target).list_topics(timeout=self.timeout_s).topics
         source_ends = self._end_offsets(flow.source, [TopicPartition(t, p) for t, n in topics.items() for p in range(n)])
         target_parts = [TopicPartition(remote[t], p) for t, n in topics.items() for p in range(n)

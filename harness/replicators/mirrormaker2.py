@@ -101,6 +101,9 @@ class MirrorMaker2Replicator(NodeReplicator):
     kind = "mirrormaker2"
     label = "MirrorMaker 2"
     default_ready_timeout_s = 180.0
+    cannot_restore_history = (
+        "MirrorMaker 2 cannot: its cycle check (MirrorSourceConnector.isCycle) never copies '<cluster>.<topic>' into "
+        "<cluster>, and no ReplicationPolicy names a remote topic back to its original name")
 
     def __init__(self, setup: ReplicationSetup, *, heap_mb: int = 512, drill_intervals: bool = True,
                  worker_settings: Mapping[str, str] | None = None, artifacts: Artifacts | None = None,

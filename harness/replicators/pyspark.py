@@ -78,6 +78,7 @@ class PySparkReplicator(NodeReplicator):
     kind = "pyspark"
     label = "PySpark replicator"
     default_ready_timeout_s = 240.0
+    cannot_restore_history = None  # its flows take mirrordrill.restore.history (replicator.filters.TopicSelector)
 
     def __init__(self, setup: ReplicationSetup, *, mode: str | None = None, drill_intervals: bool = True,
                  spark_master: str | None = None, artifacts: Artifacts | None = None,
@@ -256,7 +257,8 @@ class PySparkReplicator(NodeReplicator):
                 if tp.offset >= 0}
 
     def _checkpoints(self, group: str, source: str, target: str) -> dict[tuple[str, int], Checkpoint]:
-        """The group's latest checkpoint per source partition, from the target's checkpoints topic."""
+        """The group's latest checkpoint per remote partition (as named on the target), from the
+        target's checkpoints topic."""
         policy = self.setup.replication_policy(source)
         latest: dict[tuple[str, int], Checkpoint] = {}
         cluster = self.setup.env.cluster(target)
@@ -264,7 +266,7 @@ class PySparkReplicator(NodeReplicator):
             if m.key() and m.value():
                 cp = Checkpoint.decode(m.key(), m.value())
                 if cp.group == group:
-                    latest[(policy.original_topic(cp.topic), cp.partition)] = cp
+                    latest[(cp.topic, cp.partition)] = cp
         return latest
 
     def translate_offsets(self, group: str, source: str, target: str, *,
@@ -283,21 +285,18 @@ class PySparkReplicator(NodeReplicator):
                 commits = self._source_commits(group, source, target)
             except (KafkaException, TimeoutError):
                 pass  # unreachable: as good as lost
-        if commits is None:
-            commits = {key: cp.upstream_offset for key, cp in checkpoints.items()}
         selector = self.setup.flow_config(flow).topic_selector()
         wanted: dict[tuple[str, int], int] = {}  # remote partition -> committed source offset
-        start_at: dict[tuple[str, int], int] = {}
-        for (topic, partition), committed in sorted(commits.items()):
-            if not selector.should_checkpoint_topic(topic):
-                continue
-            key = (self.setup.remote_topic(source, topic), partition)
-            wanted[key] = committed
-            # A checkpoint (U -> D) says every position below D holds a source offset below U:
-            # a commit at or past U translates to D or later.
-            cp = checkpoints.get((topic, partition))
-            if cp is not None and cp.upstream_offset <= committed:
-                start_at[key] = cp.downstream_offset
+        if commits is None:
+            wanted = {key: cp.upstream_offset for key, cp in checkpoints.items()}
+        else:
+            # the selector names each remote topic (a failback restoring history writes "B.t" back as "t")
+            wanted = {(selector.remote_topic(topic), partition): committed
+                      for (topic, partition), committed in commits.items() if selector.should_checkpoint_topic(topic)}
+        # A checkpoint (U -> D) says every position below D holds a source offset below U:
+        # a commit at or past U translates to D or later.
+        start_at = {key: checkpoints[key].downstream_offset for key, committed in wanted.items()
+                    if key in checkpoints and checkpoints[key].upstream_offset <= committed}
         index = OffsetIndex(self.setup.env.cluster(target).client_config())
         try:
             try:
@@ -313,8 +312,7 @@ class PySparkReplicator(NodeReplicator):
             checkpoints = self._checkpoints(group, source, target)
         except (KafkaException, TimeoutError) as err:
             raise ReplicatorError(f"reading {group}'s checkpoints of {source}->{target} on {target}: {err}") from err
-        return {(self.setup.remote_topic(source, topic), partition): cp.downstream_offset
-                for (topic, partition), cp in checkpoints.items()}
+        return {key: cp.downstream_offset for key, cp in checkpoints.items()}
 
     # --- observation ------------------------------------------------------------------
     def metrics(self) -> ReplicatorMetrics | None:

@@ -12,6 +12,13 @@ way (the seed chapter's "after the failover") is what this step does:
 5. with ``switch_back``: move the applications back the planned way (stop producers, drain,
    translate group offsets through the copy back, restart), then re-protect: a fresh
    replicator copies the old primary to the DR cluster again, as before the incident.
+
+With ``restore_history`` (and a replicator that can), step 3 also copies the new primary's
+copies of the old primary's topics (``<old>.<topic>``) back under their original names, in
+order and once each, so the rebuilt primary holds its own history again -- at the same offsets,
+since it starts empty and the copies were exact -- beside the post-incident records. Groups
+switching back are translated through that copy too (past what they processed), and the
+re-protect resumes each partition after the history instead of copying it to DR a second time.
 """
 
 from __future__ import annotations
@@ -33,16 +40,23 @@ from replicator.filters import TopicFilter, TopicSelector
 CLUSTER_START_TIMEOUT_S = 180.0
 
 
-def reversed_flows(ctx: DrillContext, new_primary: str, old_primary: str) -> list[FlowSpec]:
+RESTORE_HISTORY_SETTING = "mirrordrill.restore.history"  # the bundled replicator's flow key
+
+
+def reversed_flows(ctx: DrillContext, new_primary: str, old_primary: str,
+                   restore_history: bool = False) -> list[FlowSpec]:
     """The drill's flows old -> new, turned round (same topic selection, settings and placement)."""
+    extra = {RESTORE_HISTORY_SETTING: "true"} if restore_history else {}
     return [FlowSpec(new_primary, old_primary, topics=f.topics, topics_exclude=f.topics_exclude,
-                     placement=f.placement, settings=f.settings)
+                     placement=f.placement, settings={**f.settings, **extra})
             for f in ctx.replicator.setup.flows if f.source == old_primary and f.target == new_primary]
 
 
 def run(ctx: DrillContext, step: Failback) -> str:
     new, old = step.source, step.target
-    flows = reversed_flows(ctx, new, old)
+    refusal = type(ctx.replicator).cannot_restore_history if step.restore_history else None
+    restore = step.restore_history and refusal is None
+    flows = reversed_flows(ctx, new, old, restore_history=restore)
     if not flows:
         raise RuntimeError(f"failback {new}->{old}: the running replicator has no flow {old}->{new} to reverse")
     if ctx.new_replicator is None:
@@ -68,7 +82,10 @@ def run(ctx: DrillContext, step: Failback) -> str:
     _observe_copy(ctx, new, old, flows)
     ctx.record(f"start replication {new}->{old}", "failback_part", t, now_ms(), "ok")
 
+    if refusal:
+        ctx.log(f"failback: the history {old} held before the incident is not restored: {refusal}")
     result = wait_converged(ctx, new, old, flows, step.timeout, started_ms=t)
+    result.history_note = refusal
     ctx.failbacks.append(result)
     ctx.record(f"converge {new}->{old}", "failback_part", t, now_ms(), "ok" if result.converged else "timeout",
                f"{result.topics} topic(s): missing {result.missing}, extra {result.extra}")
@@ -85,9 +102,11 @@ def run(ctx: DrillContext, step: Failback) -> str:
     ctx.replicator.stop()
     ctx.retired_replicators.append(ctx.replicator)
     reprotect = ctx.new_replicator(original_flows, ctx.out_dir / "failback" / "re-protect")
-    # the wiped primary's offsets restarted at 0 while dr keeps the copies made before the incident
-    reprotect.count_target_from_now()
-    reprotect.forget_source_positions(old)
+    if not restore:
+        # the wiped primary's offsets restarted at 0 while dr keeps the copies made before the incident
+        # (restored history puts each record back at its old offset: then the copies on dr still line up)
+        reprotect.count_target_from_now()
+        reprotect.forget_source_positions(old)
     reprotect.start()
     ctx.replicator = reprotect
     ctx.record(f"re-protect {old}->{new}", "failback_part", t, now_ms(), "ok", "fresh replication as before the incident")
@@ -121,11 +140,21 @@ def compared_topics(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec]
     setup = ctx.replicator.setup
     existing = ctx.env.cluster(new).admin().list_topics(timeout=15).topics
     out: dict[str, str] = {}
-    for f in flows:
-        selector = TopicSelector(new, old, TopicFilter(tuple(f.topics), tuple(f.topics_exclude)),
-                                 setup.replication_policy(new), heartbeats_replication_enabled=False)
+    for selector in _selectors(ctx, new, old, flows):
         out.update({t: selector.remote_topic(t) for t in existing if selector.should_replicate_topic(t)})
     return out
+
+
+def restored_topics(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec], topics: dict[str, str]) -> set[str]:
+    """Of the compared topics (new primary names), the copies of the old primary's history."""
+    return {t for s in _selectors(ctx, new, old, flows) for t in topics if s.restored_topic(t) is not None}
+
+
+def _selectors(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec]) -> list[TopicSelector]:
+    return [TopicSelector(new, old, TopicFilter(tuple(f.topics), tuple(f.topics_exclude)),
+                          ctx.replicator.setup.replication_policy(new),
+                          heartbeats_replication_enabled=False,
+                          restore_history=f.settings.get(RESTORE_HISTORY_SETTING) == "true") for f in flows]
 
 
 def _read(bootstrap: str, topics: dict[str, str], side: int,
@@ -163,6 +192,8 @@ def wait_converged(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec],
                 topics = compared_topics(ctx, new, old, flows)
                 snapshot = _read(new_bs, topics, 0, security=ctx.security_for(new)) if topics else None
                 result.topics, result.records = len(topics), sum(map(len, (snapshot or {}).values()))
+                if history := restored_topics(ctx, new, old, flows, topics):
+                    result.history_records = sum(len(v) for (t, _), v in (snapshot or {}).items() if t in history)
             if snapshot is not None:
                 copy = _read(old_bs, topics, 1, security=ctx.security_for(old))
                 result.missing = _difference(snapshot, copy)

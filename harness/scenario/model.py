@@ -334,13 +334,18 @@ class Failback(_Step):
     The replication out of the old primary stops, the old primary is wiped (data and committed
     offsets) and started empty, a replicator copies ``from -> to``, and the drill checks that
     the two converge. With ``switch_back`` the applications then move back to ``to`` the
-    planned way, and replication ``to -> from`` starts afresh (re-protect).
+    planned way, and replication ``to -> from`` starts afresh (re-protect). With
+    ``restore_history`` the copy back also restores what ``to`` held before the incident.
     """
 
     do: Literal["failback"]
     source: str = Field(alias="from")  # the new primary (where applications run now)
     target: str = Field(alias="to")  # the old primary, to be wiped and rebuilt
     switch_back: bool = False
+    # Also copy the old primary's pre-incident records (kept on the new primary as
+    # "<old>.<topic>") back under their original names, as Cluster Linking's reverse-and-truncate
+    # does; only replicators that can (see Replicator.cannot_restore_history), the rest say why not.
+    restore_history: bool = False
     timeout: Seconds = 180.0  # for the copy back to converge
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 

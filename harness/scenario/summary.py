@@ -71,6 +71,10 @@ def render_table(summary: DrillSummary) -> str:
         for b in summary.failbacks:
             lines.append(f"  {b.name + (' converged' if b.converged else ' NOT converged'):<28}{b.topics:>9}"
                          f"{b.records:>12}{_n(b.missing):>8}{_n(b.extra):>10}{_n(b.converge_s):>8}")
+            if b.history_records is not None:
+                lines.append(f"    history restored: {b.history_records} pre-incident records among them")
+            elif b.history_note:
+                lines.append(f"    history not restored: {b.history_note}")
     if summary.replicator_starts:
         lines.append("  replicator starts, seconds to the first record moved: " + ", ".join(
             f"{t.get('process', '?')} {_n(t.get('first_record_s'))} (JVM {_n(t.get('jvm_s'))}, Spark session "

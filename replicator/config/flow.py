@@ -50,7 +50,7 @@ class FlowConfig(StrictModel):
     ``mode``, ``max_offsets_per_trigger``, ``trigger_interval`` (Spark interval string;
     None means "0 seconds" for microbatch and "10 seconds" for realtime), ``starting_offsets``
     (None: the source consumer's ``auto.offset.reset``, else earliest as in MM2),
-    ``checkpoint_dir``, ``provenance_header``. ``tasks_max`` is also ``num_streams``.
+    ``checkpoint_dir``, ``provenance_header``, ``restore_history``. ``tasks_max`` is also ``num_streams``.
     """
 
     source: str
@@ -98,6 +98,9 @@ class FlowConfig(StrictModel):
     starting_offsets: Literal["earliest", "latest"] | None = None
     checkpoint_dir: str | None = None
     provenance_header: bool = True
+    # A failback's copy back: also write the source's copies of the target's topics back under
+    # their original names (``TopicSelector.restore_history``).
+    restore_history: bool = False
 
     @field_validator("replication_policy_class", mode="before")
     @classmethod
@@ -185,4 +188,5 @@ class FlowConfig(StrictModel):
             self.topic_filter(),
             self.replication_policy(),
             self.heartbeats_replication_enabled,
+            self.restore_history,
         )

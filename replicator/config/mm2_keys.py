@@ -76,6 +76,7 @@ FLOW_PROPERTY_KEYS: dict[str, str] = {
     "mirrordrill.trigger.interval": "trigger_interval",
     "mirrordrill.provenance.header": "provenance_header",
     "mirrordrill.checkpoint.dir": "checkpoint_dir",
+    "mirrordrill.restore.history": "restore_history",
 }
 """Every per-flow key we honour, by its properties name; top-level keys are flow defaults."""
 

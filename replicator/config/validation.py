@@ -200,6 +200,13 @@ def check_spark_flow_settings(flow: FlowConfig) -> None:
             field="trigger_interval",
             valid="a positive interval such as '5 minutes'",
         )
+    if flow.restore_history and flow.replication_policy_class == "identity":
+        raise InvalidSetting(
+            "restore_history writes '<target>.<topic>' back as '<topic>'; identity names are never renamed, "
+            "so there is nothing to restore",
+            field="restore_history",
+            valid="false, or the default replication policy",
+        )
 
 
 # -- flows together -----------------------------------------------------------------------

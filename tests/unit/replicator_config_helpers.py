@@ -98,4 +98,5 @@ MM2_DEFAULTS: dict[str, Any] = {
     "starting_offsets": None,
     "checkpoint_dir": None,
     "provenance_header": True,
+    "restore_history": False,
 }

@@ -3,11 +3,13 @@
 import threading
 from types import SimpleNamespace
 
+from harness.replicators.setup import FlowSpec
 from harness.results import FailbackSummary
 from harness.scenario import failback, failover
 from harness.scenario.failback import _difference
 from harness.scenario.summary import evaluate
 from harness.scenario.validate import parse_scenario
+from replicator.policy import DefaultReplicationPolicy
 
 
 def test_difference_counts_records_missing_per_partition_with_repeats():
@@ -63,4 +65,29 @@ def test_wait_converged_compares_a_snapshot_of_the_new_primary_with_the_rebuilt_
     result = failback.wait_converged(ctx, "new", "old", [], timeout_s=30, started_ms=failback.now_ms())
     assert result.model_dump(by_alias=True) == {"from": "new", "to": "old", "name": "new->old", "converged": True,
                                                 "topics": 1, "records": 2, "missing": 0, "extra": 0,
-                                                "converge_s": result.converge_s}
+                                                "converge_s": result.converge_s, "history_records": None,
+                                                "history_note": None}
+
+
+def test_restoring_history_compares_and_counts_the_old_primarys_own_records(monkeypatch):
+    history = [b"h1", b"h2", b"h3"]
+    sides = {"new:9092": {("orders", 0): [b"a"], ("old.orders", 0): history},
+             "old:9092": {("orders", 0): [b"a"], ("old.orders", 0): history[:2]}}
+    monkeypatch.setattr(failover, "current_lag", lambda ctx: 0)
+    monkeypatch.setattr(failback, "_read", lambda bootstrap, topics, side, security=None: sides[bootstrap])
+    monkeypatch.setattr(failback, "compared_topics",
+                        lambda ctx, new, old, flows: {"orders": "new.orders", "old.orders": "orders"})
+    env = SimpleNamespace(cluster=lambda name: SimpleNamespace(bootstrap=f"{name}:9092"))
+    setup = SimpleNamespace(replication_policy=lambda alias: DefaultReplicationPolicy(),
+                            flows=[FlowSpec("old", "new", topics=["orders"], settings={"tasks.max": 2})])
+    ctx = SimpleNamespace(env=env, stop_requested=threading.Event(), log=print, security_for=lambda name: {},
+                          replicator=SimpleNamespace(setup=setup))
+    flows = failback.reversed_flows(ctx, "new", "old", restore_history=True)
+    assert [(f.name, dict(f.settings)) for f in flows] == [
+        ("new->old", {"tasks.max": "2", "mirrordrill.restore.history": "true"})]
+    result = failback.wait_converged(ctx, "new", "old", flows, timeout_s=3, started_ms=failback.now_ms())
+    # one restored record is still missing: not converged, and the history is counted on its own
+    assert (result.converged, result.records, result.history_records, result.missing) == (False, 4, 3, 1)
+    sides["old:9092"][("old.orders", 0)] = history
+    result = failback.wait_converged(ctx, "new", "old", flows, timeout_s=3, started_ms=failback.now_ms())
+    assert (result.converged, result.history_records, result.missing, result.extra) == (True, 3, 0, 0)

@@ -169,3 +169,35 @@ def test_checkpoints_follow_the_topic_filter_only() -> None:
     selector = TopicSelector("A", "B", TopicFilter(include=("orders",)), DefaultReplicationPolicy())
     assert selector.should_checkpoint_topic("orders")
     assert not selector.should_checkpoint_topic("payments")
+
+
+def test_restore_history_copies_the_targets_own_topics_back_under_their_names() -> None:
+    selector = TopicSelector("dr", "primary", TopicFilter(("orders",)), restore_history=True)
+    assert selector.should_replicate_topic("primary.orders") and selector.remote_topic("primary.orders") == "orders"
+    assert selector.should_checkpoint_topic("primary.orders")
+    # dr's own topic still goes the usual way
+    assert selector.should_replicate_topic("orders") and selector.remote_topic("orders") == "dr.orders"
+
+
+@pytest.mark.parametrize("topic", [
+    "primary.dr.orders",  # dr's records that went through primary: a cycle, not primary's history
+    "other.primary.orders",  # came through another cluster
+    "primary.heartbeats",
+    "primary.mm2-offset-syncs.dr.internal",
+])
+def test_restore_history_restores_only_the_targets_own_local_topics(topic: str) -> None:
+    everything = TopicSelector("dr", "primary", TopicFilter((".*",), ()), restore_history=True)
+    assert everything.restored_topic(topic) is None
+    assert not everything.should_replicate_topic(topic)
+
+
+def test_restore_history_follows_the_topic_filter() -> None:
+    selector = TopicSelector("dr", "primary", TopicFilter(("orders",)), restore_history=True)
+    assert not selector.should_replicate_topic("primary.payments")
+    assert not selector.should_checkpoint_topic("primary.payments")
+
+
+def test_without_restore_history_the_cycle_rule_holds() -> None:
+    selector = TopicSelector("dr", "primary", TopicFilter(("orders",)))
+    assert not selector.should_replicate_topic("primary.orders")
+    assert selector.restored_topic("primary.orders") is None

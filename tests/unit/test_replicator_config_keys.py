@@ -52,6 +52,7 @@ NON_DEFAULTS: dict[str, tuple[str, Any]] = {
     "mirrordrill.trigger.interval": ("30 seconds", "30 seconds"),
     "mirrordrill.provenance.header": ("false", False),
     "mirrordrill.checkpoint.dir": ("/data/ckpt/a-b", "/data/ckpt/a-b"),
+    "mirrordrill.restore.history": ("true", True),
 }
 
 
@@ -169,3 +170,9 @@ def test_metrics_port_is_process_wide_off_by_default_and_a_tcp_port() -> None:
     assert "65535" in str(props_error("mirrordrill.metrics.port = 70000\n"))
     assert "whole number" in str(props_error("mirrordrill.metrics.port = x\n"))
     assert "set once" in str(props_error("A->B.mirrordrill.metrics.port = 1\n"))
+
+
+def test_restore_history_needs_names_to_restore() -> None:
+    with pytest.raises(Exception, match="identity names are never renamed"):
+        FlowConfig(source="a", target="b", restore_history=True, replication_policy_class="identity")
+    assert FlowConfig(source="a", target="b", restore_history=True).topic_selector().restore_history

@@ -77,7 +77,8 @@ def test_failover_and_failback_entries_keep_their_fields():
     assert entry == json.loads(json.dumps(result.summary()))
     # the dict harness/scenario/failback.py appends to ctx.failbacks
     failback = {"from": "dr", "to": "primary", "name": "dr->primary", "converged": False, "topics": 0,
-                "records": 0, "missing": None, "extra": None, "converge_s": None}
+                "records": 0, "missing": None, "extra": None, "converge_s": None, "history_records": None,
+                "history_note": None}
     assert FailbackSummary.model_validate(failback).model_dump(mode="json", by_alias=True) == failback
 
 
