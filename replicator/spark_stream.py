@@ -51,11 +51,11 @@ class StreamPlan:
     target_bootstrap: str
     topics: tuple[str, ...]  # source topics, already selected by the flow's filters
     remote_topic_prefix: str  # "" for the identity policy, "A." for the default policy
+    checkpoint_dir: Path
+    metrics_dir: Path
     # "B." when the flow restores the target B's history: a source topic "B.t" is written as "t"
     # (only such copies start with it: any other name showing B is a cycle and never selected)
     restored_prefix: str = ""
-    checkpoint_dir: Path
-    metrics_dir: Path
     mode: str = "microbatch"  # or "realtime"
     trigger_interval: str | None = None
     max_offsets_per_trigger: int | None = None
