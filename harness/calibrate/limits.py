@@ -58,6 +58,7 @@ FAILBACK_KINDS = (
     MetricKind("failback.missing", "records", count=True),
     MetricKind("failback.extra", "records", count=True),
     MetricKind("failback.converge_s", "s", slack=DURATION_SLACK_S),
+    MetricKind("failback.history_records", "records", higher_is_better=True, count=True),
 )
 
 

@@ -376,13 +376,13 @@ FLOW_METRICS = ("acked", "replicated", "lost", "duplicates", "reordered", "corru
                 "latency_ms.p50", "latency_ms.p90", "latency_ms.p99", "latency_ms.max",
                 "throughput_records_s", "throughput_mb_s")
 FAILOVER_METRICS = ("failover.skipped", "failover.reprocessed", "failover.rto_s", "failover.rpo_records")
-FAILBACK_METRICS = ("failback.missing", "failback.extra", "failback.converge_s")
+FAILBACK_METRICS = ("failback.missing", "failback.extra", "failback.converge_s", "failback.history_records")
 # Metrics where more is better: a bare number there could mean a floor or a ceiling, so it is refused.
-HIGHER_IS_BETTER = ("acked", "replicated", "throughput_records_s", "throughput_mb_s")
+HIGHER_IS_BETTER = ("acked", "replicated", "throughput_records_s", "throughput_mb_s", "failback.history_records")
 # Metrics that count records: their limits are whole numbers.
 COUNT_METRICS = ("acked", "replicated", "lost", "duplicates", "reordered", "corrupted", "unexpected",
                  "failover.skipped", "failover.reprocessed", "failover.rpo_records",
-                 "failback.missing", "failback.extra")
+                 "failback.missing", "failback.extra", "failback.history_records")
 _LIMIT = re.compile(r"^\s*(<=|>=|==|<|>)?\s*(-?\d+(?:\.\d+)?)\s*$")
 
 

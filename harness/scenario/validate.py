@@ -246,6 +246,7 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
 
     has_failover = any(isinstance(step, Failover) for step in s.timeline)
     has_failback = any(isinstance(step, Failback) for step in s.timeline)
+    restores_history = any(isinstance(step, Failback) and step.restore_history for step in s.timeline)
     failed_over = {(step.source, step.target) for step in s.timeline  # (old primary, new primary)
                    if isinstance(step, Failover) and step.source in s.clusters and step.target in s.clusters}
     for key, value, path in _expectation_lines(s, bad):
@@ -256,6 +257,8 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
             continue
         if e.metric in FAILBACK_METRICS and not has_failback:
             bad(path, f"{e.metric} needs a failback step in the timeline")
+        elif e.metric == "failback.history_records" and not restores_history:
+            bad(path, f"{e.metric} needs a failback step with restore_history: true (without it nothing is restored)")
         if e.metric in FAILOVER_METRICS and not has_failover:
             bad(path, f"{e.metric} needs a planned_failover or unplanned_failover step in the timeline")
         if e.scope and e.metric in FAILOVER_METRICS and e.scope not in groups:

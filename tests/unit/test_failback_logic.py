@@ -50,6 +50,18 @@ def test_failback_expectations_are_judged_on_the_failback_figures():
         ("failback.converge_s[dr->primary] <= 60", False, 75.0)]
 
 
+def test_restored_history_is_expected_of_the_bundled_replicator_only():
+    text = SCENARIO.replace("do: failback, from: dr, to: primary}", "do: failback, from: dr, to: primary, restore_history: true}")
+    s = parse_scenario(text + "  pyspark:\n    failback.history_records: '>= 500'\n", "t.yaml")
+    figures = {"from": "dr", "to": "primary", "name": "dr->primary", "converged": True, "topics": 2, "records": 900,
+               "missing": 0, "extra": 0, "converge_s": 20.0}
+    restored = FailbackSummary.model_validate({**figures, "history_records": 400})
+    rows = evaluate(s, [], [], [restored], replicator="pyspark")
+    assert [(r.name, r.passed, r.actual) for r in rows][-1] == ("failback.history_records[dr->primary] >= 500", False, 400)
+    refused = FailbackSummary.model_validate({**figures, "history_note": "MirrorMaker 2 cannot"})
+    assert all(r.passed for r in evaluate(s, [], [], [refused], replicator="mirrormaker2"))
+
+
 def test_a_failback_that_never_ran_fails_its_expectations():
     rows = evaluate(parse_scenario(SCENARIO, "t.yaml"), [], [], [])
     assert rows and not any(r.passed for r in rows)

@@ -216,6 +216,18 @@ def test_failback_metric_without_a_failback():
     assert "needs a failback step" in p.message
 
 
+def test_restored_history_can_be_expected_only_of_a_failback_that_restores_it():
+    step = "  - {at: 10s, do: failback, from: dr, to: primary%s}\n"
+    tail = "invariants: {rpo_records: 100, duplicates: 0}\nexpectations:\n  failback.history_records: '>= 500'\n"
+    p = only_problem(BASE + FAILOVER + step % "" + tail)
+    assert "needs a failback step with restore_history: true" in p.message
+    s = parse_scenario(BASE + FAILOVER + step % ", restore_history: true" + tail, FILE)
+    assert s.parsed_expectations()[0].op == ">="
+    # more restored is better: a bare number could mean either bound, so it is refused
+    assert "a bare number is ambiguous" in only_problem(BASE + FAILOVER + step % ", restore_history: true"
+                                                + tail.replace("'>= 500'", "500")).message
+
+
 def test_failback_metric_scoped_to_an_unknown_failback():
     p = only_problem(BASE + FAILOVER + "  - {at: 10s, do: failback, from: dr, to: primary}\n"
                      "expectations:\n  failback.missing[primary->dr]: 0\n")
