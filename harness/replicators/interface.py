@@ -12,11 +12,14 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar
 
+from confluent_kafka import ConsumerGroupTopicPartitions
+
 from harness.replicators.errors import UnsupportedOperation
 from harness.replicators.measurements import ReplicatorMetrics
 from harness.replicators.setup import ReplicationSetup
 
 DEFAULT_STOP_GRACE_S = 30.0
+SOURCE_PROBE_TIMEOUT_S = 3.0  # is the source reachable at all, before asking it for a group's offsets
 
 
 class Replicator(ABC):
@@ -93,6 +96,22 @@ class Replicator(ABC):
         ``source_lost``: the source has been declared lost (an unplanned failover), so an
         adapter that could ask it for the group's commits goes straight to what the target holds.
         """
+
+    def await_checkpoints(self, group: str, source: str, target: str, timeout_s: float) -> str | None:
+        """A planned move has committed ``group`` on ``source``: wait (at most ``timeout_s``) until
+        the replicator's checkpoints on ``target`` carry those commits, as a runbook waits before
+        translating, and say how that went. None: this replicator's translation needs no wait."""
+        return None
+
+    def source_commits(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
+        """``group``'s committed offsets on ``source``, asked from ``target``'s data center through the
+        WAN, as an operator there would: a source cut off by a partition is as unavailable as a dead one."""
+        admin = self.setup.env.cluster(source).admin(from_cluster=target)
+        # a dead or cut-off source fails this in seconds; the group lookup would wait much longer
+        admin.list_topics(timeout=SOURCE_PROBE_TIMEOUT_S)
+        res = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=10)[group]
+        return {(tp.topic, tp.partition): tp.offset for tp in res.result(timeout=15).topic_partitions
+                if tp.offset >= 0}
 
     def checkpoint_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
         """``group``'s newest checkpoint per remote partition, its downstream offset as the replicator

@@ -250,6 +250,28 @@ class MirrorMaker2Replicator(NodeReplicator):
                 out.append(cp)
         return out
 
+    def await_checkpoints(self, group: str, source: str, target: str, timeout_s: float) -> str | None:
+        """MM2 checkpoints a group only after it finds it (``refresh.groups.interval.seconds``) and
+        then every ``emit.checkpoints.interval.seconds``, each carrying the commit it translated: a
+        move right after the commit would otherwise translate an older one, or none (earliest)."""
+        selector = self.setup.flow_config(self.setup.flow(source, target)).topic_selector()
+        try:
+            wanted = {(selector.remote_topic(t), p): offset for (t, p), offset in
+                      self.source_commits(group, source, target).items() if selector.should_checkpoint_topic(t)}
+        except (KafkaException, TimeoutError) as err:
+            return f"not waited for: {group}'s commits on {source} unreadable ({err})"
+        started = time.monotonic()
+        while True:
+            carried = {(cp.topic, cp.partition): cp.upstream_offset for cp in self.checkpoints(source, target, group)}
+            behind = sorted(k for k, offset in wanted.items() if carried.get(k, -1) < offset)
+            waited = time.monotonic() - started
+            if not behind:
+                return f"checkpoints carry the commits of {len(wanted)} partition(s) after {waited:.1f}s"
+            if waited >= timeout_s:
+                return (f"checkpoints of {len(behind)} of {len(wanted)} partition(s) still behind the commits "
+                        f"after {timeout_s:.0f}s (e.g. {behind[0][0]}-{behind[0][1]})")
+            time.sleep(1.0)
+
     def translate_offsets(self, group: str, source: str, target: str, *,
                           source_lost: bool = False) -> dict[tuple[str, int], int]:
         """The latest checkpoint per remote partition of ``group``: MM2's own translation, as emitted

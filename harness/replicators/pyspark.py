@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+from confluent_kafka import KafkaException
 
 from primitives.bootstrap import Artifacts, Bootstrap, REPO_ROOT, mirrordrill_home
 from primitives.process import ManagedProcess
@@ -41,8 +41,7 @@ from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex
 
 SUBMITTED_READY_TIMEOUT_S = 480.0
-SOURCE_PROBE_TIMEOUT_S = 3.0
-EXACT_LAG_MAX_AGE_S = 10.0  # the replicator probes its lag every 2 s; older figures are not trusted  # is the source reachable at all, before asking it for a group's offsets
+EXACT_LAG_MAX_AGE_S = 10.0  # the replicator probes its lag every 2 s; older figures are not trusted
 
 
 class ReplicatorNode(ProcessNode):
@@ -246,16 +245,6 @@ class PySparkReplicator(NodeReplicator):
         return reasons
 
     # --- offsets ----------------------------------------------------------------------
-    def _source_commits(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
-        # Asked from the target's data center, through the WAN, as an operator there would: a
-        # source that is cut off by a partition is as unavailable as a dead one.
-        admin = self.setup.env.cluster(source).admin(from_cluster=target)
-        # a dead or cut-off source fails this in seconds; the group lookup would wait much longer
-        admin.list_topics(timeout=SOURCE_PROBE_TIMEOUT_S)
-        res = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=10)[group]
-        return {(tp.topic, tp.partition): tp.offset for tp in res.result(timeout=15).topic_partitions
-                if tp.offset >= 0}
-
     def _checkpoints(self, group: str, source: str, target: str) -> dict[tuple[str, int], Checkpoint]:
         """The group's latest checkpoint per remote partition (as named on the target), from the
         target's checkpoints topic."""
@@ -282,7 +271,7 @@ class PySparkReplicator(NodeReplicator):
         commits = None
         if not source_lost:
             try:
-                commits = self._source_commits(group, source, target)
+                commits = self.source_commits(group, source, target)
             except (KafkaException, TimeoutError):
                 pass  # unreachable: as good as lost
         selector = self.setup.flow_config(flow).topic_selector()

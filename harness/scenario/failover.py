@@ -171,6 +171,11 @@ def _move_one(ctx: DrillContext, slot: ConsumerSlot, primary: str, dr: str, fail
                                    failure_ts_ms=failure_ms, topic_map=remote, dr_topics=tuple(local),
                                    dr_since_ms=ctx.wiped_at.get(dr))
     ctx.failovers.append(slot.failover)
+    if commit and slot.definition.failover_strategy in ("translated", "checkpoint"):
+        t = now_ms()
+        waited = ctx.replicator.await_checkpoints(group, primary, dr, timeout_s=CHECKPOINT_CATCH_UP_TIMEOUT_S)
+        if waited:
+            ctx.record(f"checkpoints of {group} on {dr}", "failover", t, now_ms(), "ok", waited)
     t = now_ms()
     position = start_position(ctx, slot, primary, dr, failure_ms)
     ctx.record(f"position {group} on {dr}", "failover", t, now_ms(), "ok",
@@ -186,6 +191,10 @@ def _moving_topics(ctx: DrillContext, primary: str) -> set[str]:
     """Topics written by producers that fail over from ``primary``."""
     return {t for slot in ctx.producers if slot.cluster == primary for t in slot.definition.topics}
 
+
+# How long a planned move waits for checkpoints that carry the group's commit (MM2 with drill
+# intervals: finding the group and emitting take up to about 15 s) before it translates anyway.
+CHECKPOINT_CATCH_UP_TIMEOUT_S = 30.0
 
 # Producers moved by a failover run at least this long on the DR side, even past the planned end
 # of the load: a failover that ran late (a long drain) must still show the group working there.

@@ -385,3 +385,32 @@ def test_plan_groups_by_target_and_location(tmp_path):
     nodes = plan_nodes(setup, tmp_path / "mm2")
     assert [(n.target, n.location, n.name) for n in nodes] == [
         ("west", "west", "mirrormaker2 west"), ("east", "west", "mirrormaker2 east (at west)")]
+
+
+# ======================================================================================
+# planned moves: MM2's checkpoints must carry the commit before translating
+# ======================================================================================
+def test_mm2_planned_move_waits_until_checkpoints_carry_every_commit(tmp_path, monkeypatch):
+    setup = ReplicationSetup(env=environment(tmp_path), flows=[FlowSpec("east", "west", topics=["orders"])],
+                             workdir=tmp_path / "mm2")
+    replicator = mm2(setup)
+    # the group also read a topic the flow does not checkpoint (a cycle): it is not waited for
+    commits = {("orders", 0): 500, ("orders", 1): 300, ("west.orders", 0): 9}
+    emitted = iter([[], [Checkpoint("billing", "east.orders", 0, 500, 480)],
+                    [Checkpoint("billing", "east.orders", 0, 500, 480), Checkpoint("billing", "east.orders", 1, 300, 290)]])
+    monkeypatch.setattr(type(replicator), "source_commits", lambda self, group, source, target: commits)
+    monkeypatch.setattr(type(replicator), "checkpoints", lambda self, source, target, group=None: next(emitted))
+    monkeypatch.setattr("harness.replicators.mirrormaker2.time.sleep", lambda s: None)
+    note = replicator.await_checkpoints("billing", "east", "west", timeout_s=30)
+    assert note.startswith("checkpoints carry the commits of 2 partition(s)")
+
+
+def test_mm2_planned_move_says_which_checkpoints_stayed_behind(tmp_path, monkeypatch):
+    setup = ReplicationSetup(env=environment(tmp_path), flows=[FlowSpec("east", "west", topics=["orders"])],
+                             workdir=tmp_path / "mm2")
+    replicator = mm2(setup)
+    monkeypatch.setattr(type(replicator), "source_commits", lambda self, group, source, target: {("orders", 0): 500})
+    monkeypatch.setattr(type(replicator), "checkpoints",
+                        lambda self, source, target, group=None: [Checkpoint("billing", "east.orders", 0, 400, 380)])
+    note = replicator.await_checkpoints("billing", "east", "west", timeout_s=0)
+    assert note == "checkpoints of 1 of 1 partition(s) still behind the commits after 0s (e.g. east.orders-0)"
