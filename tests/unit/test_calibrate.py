@@ -48,7 +48,7 @@ def test_a_count_seen_zero_in_every_run_stays_zero():
 
 
 def test_a_count_seen_nonzero_gets_the_margin_as_a_whole_number():
-    # MM2 reprocesses 348 in the planned failover: 348 x 1.5 = 522 -> 530
+    # e.g. a group that reprocessed 348 records: 348 x 1.5 = 522 -> 530
     assert suggest(KIND["failover.reprocessed"], [348, 310], 0.5) == Limit("<=", 530)
     assert suggest(KIND["duplicates"], [0, 3], 0.2) == Limit("<=", 4)  # 3.6 -> 4
 
