@@ -9,6 +9,7 @@ translation.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -20,6 +21,14 @@ from harness.replicators.setup import ReplicationSetup
 
 DEFAULT_STOP_GRACE_S = 30.0
 SOURCE_PROBE_TIMEOUT_S = 3.0  # is the source reachable at all, before asking it for a group's offsets
+
+
+@dataclass(frozen=True)
+class CheckpointWait:
+    """How a planned move's wait for checkpoints carrying the group's commit went."""
+
+    caught_up: bool
+    detail: str
 
 
 class Replicator(ABC):
@@ -97,7 +106,7 @@ class Replicator(ABC):
         adapter that could ask it for the group's commits goes straight to what the target holds.
         """
 
-    def await_checkpoints(self, group: str, source: str, target: str, timeout_s: float) -> str | None:
+    def await_checkpoints(self, group: str, source: str, target: str, timeout_s: float) -> CheckpointWait | None:
         """A planned move has committed ``group`` on ``source``: wait (at most ``timeout_s``) until
         the replicator's checkpoints on ``target`` carry those commits, as a runbook waits before
         translating, and say how that went. None: this replicator's translation needs no wait."""

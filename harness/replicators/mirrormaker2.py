@@ -47,7 +47,7 @@ from harness.kafka.broker import LOG4J_CONFIG
 from primitives.kafka.reading import read_topic
 from primitives.process import ManagedProcess
 from harness.replicators.errors import ReplicatorError
-from harness.replicators.interface import DEFAULT_STOP_GRACE_S
+from harness.replicators.interface import DEFAULT_STOP_GRACE_S, CheckpointWait
 from harness.replicators.measurements import ReplicatorMetrics
 from harness.replicators.processes import NodeReplicator, ProcessNode
 from harness.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
@@ -250,7 +250,7 @@ class MirrorMaker2Replicator(NodeReplicator):
                 out.append(cp)
         return out
 
-    def await_checkpoints(self, group: str, source: str, target: str, timeout_s: float) -> str | None:
+    def await_checkpoints(self, group: str, source: str, target: str, timeout_s: float) -> CheckpointWait:
         """MM2 checkpoints a group only after it finds it (``refresh.groups.interval.seconds``) and
         then every ``emit.checkpoints.interval.seconds``, each carrying the commit it translated: a
         move right after the commit would otherwise translate an older one, or none (earliest)."""
@@ -259,17 +259,18 @@ class MirrorMaker2Replicator(NodeReplicator):
             wanted = {(selector.remote_topic(t), p): offset for (t, p), offset in
                       self.source_commits(group, source, target).items() if selector.should_checkpoint_topic(t)}
         except (KafkaException, TimeoutError) as err:
-            return f"not waited for: {group}'s commits on {source} unreadable ({err})"
+            return CheckpointWait(False, f"not waited for: {group}'s commits on {source} unreadable ({err})")
         started = time.monotonic()
         while True:
             carried = {(cp.topic, cp.partition): cp.upstream_offset for cp in self.checkpoints(source, target, group)}
             behind = sorted(k for k, offset in wanted.items() if carried.get(k, -1) < offset)
             waited = time.monotonic() - started
             if not behind:
-                return f"checkpoints carry the commits of {len(wanted)} partition(s) after {waited:.1f}s"
+                return CheckpointWait(True, f"checkpoints carry the commits of {len(wanted)} partition(s) "
+                                            f"after {waited:.1f}s")
             if waited >= timeout_s:
-                return (f"checkpoints of {len(behind)} of {len(wanted)} partition(s) still behind the commits "
-                        f"after {timeout_s:.0f}s (e.g. {behind[0][0]}-{behind[0][1]})")
+                return CheckpointWait(False, f"checkpoints of {len(behind)} of {len(wanted)} partition(s) still "
+                                             f"behind the commits after {timeout_s:.0f}s (e.g. {behind[0][0]}-{behind[0][1]})")
             time.sleep(1.0)
 
     def translate_offsets(self, group: str, source: str, target: str, *,

@@ -173,9 +173,10 @@ def _move_one(ctx: DrillContext, slot: ConsumerSlot, primary: str, dr: str, fail
     ctx.failovers.append(slot.failover)
     if commit and slot.definition.failover_strategy in ("translated", "checkpoint"):
         t = now_ms()
-        waited = ctx.replicator.await_checkpoints(group, primary, dr, timeout_s=CHECKPOINT_CATCH_UP_TIMEOUT_S)
-        if waited:
-            ctx.record(f"checkpoints of {group} on {dr}", "failover", t, now_ms(), "ok", waited)
+        wait = ctx.replicator.await_checkpoints(group, primary, dr, timeout_s=CHECKPOINT_CATCH_UP_TIMEOUT_S)
+        if wait is not None:  # translated anyway when the wait ran out: a stale checkpoint replays, never skips
+            ctx.record(f"checkpoints of {group} on {dr}", "failover", t, now_ms(),
+                       "ok" if wait.caught_up else "timeout", wait.detail)
     t = now_ms()
     position = start_position(ctx, slot, primary, dr, failure_ms)
     ctx.record(f"position {group} on {dr}", "failover", t, now_ms(), "ok",

@@ -401,8 +401,8 @@ def test_mm2_planned_move_waits_until_checkpoints_carry_every_commit(tmp_path, m
     monkeypatch.setattr(type(replicator), "source_commits", lambda self, group, source, target: commits)
     monkeypatch.setattr(type(replicator), "checkpoints", lambda self, source, target, group=None: next(emitted))
     monkeypatch.setattr("harness.replicators.mirrormaker2.time.sleep", lambda s: None)
-    note = replicator.await_checkpoints("billing", "east", "west", timeout_s=30)
-    assert note.startswith("checkpoints carry the commits of 2 partition(s)")
+    wait = replicator.await_checkpoints("billing", "east", "west", timeout_s=30)
+    assert wait.caught_up and wait.detail.startswith("checkpoints carry the commits of 2 partition(s)")
 
 
 def test_mm2_planned_move_says_which_checkpoints_stayed_behind(tmp_path, monkeypatch):
@@ -412,5 +412,6 @@ def test_mm2_planned_move_says_which_checkpoints_stayed_behind(tmp_path, monkeyp
     monkeypatch.setattr(type(replicator), "source_commits", lambda self, group, source, target: {("orders", 0): 500})
     monkeypatch.setattr(type(replicator), "checkpoints",
                         lambda self, source, target, group=None: [Checkpoint("billing", "east.orders", 0, 400, 380)])
-    note = replicator.await_checkpoints("billing", "east", "west", timeout_s=0)
-    assert note == "checkpoints of 1 of 1 partition(s) still behind the commits after 0s (e.g. east.orders-0)"
+    wait = replicator.await_checkpoints("billing", "east", "west", timeout_s=0)
+    assert not wait.caught_up
+    assert wait.detail == "checkpoints of 1 of 1 partition(s) still behind the commits after 0s (e.g. east.orders-0)"
