@@ -72,7 +72,7 @@ class OffsetLagProbe:
         for target in {f.target for f in self.setup.flows}:
             topics = self._admin(target).list_topics(timeout=self.timeout_s).topics
             parts = [TopicPartition(t, p) for t, meta in topics.items() for p in meta.partitions]
-            for (topic, p), end in self._end_offsets(target, parts).items():
+            for (topic, p), end in self.end_offsets(target, parts).items():
                 self._target_base[(target, topic, p)] = end
 
     def sample(self) -> ReplicatorMetrics:
@@ -102,7 +102,8 @@ class OffsetLagProbe:
             if t.error is None and selector.should_replicate_topic(name) and not policy.is_heartbeats_topic(name)
         }
 
-    def _end_offsets(self, cluster: str, partitions: list[TopicPartition]) -> dict[tuple[str, int], int]:
+    def end_offsets(self, cluster: str, partitions: list[TopicPartition]) -> dict[tuple[str, int], int]:
+        """Each partition's log end on ``cluster``; a partition that cannot be read is left out."""
         if not partitions:
             return {}
         request = {tp: OffsetSpec.latest() for tp in partitions}
@@ -120,10 +121,10 @@ class OffsetLagProbe:
         selector = self.setup.flow_config(flow).topic_selector()
         remote = {t: selector.remote_topic(t) for t in topics}
         target_topics = self._admin(flow.target).list_topics(timeout=self.timeout_s).topics
-        source_ends = self._end_offsets(flow.source, [TopicPartition(t, p) for t, n in topics.items() for p in range(n)])
+        source_ends = self.end_offsets(flow.source, [TopicPartition(t, p) for t, n in topics.items() for p in range(n)])
         target_parts = [TopicPartition(remote[t], p) for t, n in topics.items() for p in range(n)
                         if remote[t] in target_topics and p < len(target_topics[remote[t]].partitions)]
-        target_ends = self._end_offsets(flow.target, target_parts)
+        target_ends = self.end_offsets(flow.target, target_parts)
         rows = []
         for topic, count in sorted(topics.items()):
             for p in range(count):

@@ -390,25 +390,60 @@ def test_plan_groups_by_target_and_location(tmp_path):
 # ======================================================================================
 # planned moves: MM2's checkpoints must carry the commit before translating
 # ======================================================================================
+def fake_end_offsets(monkeypatch, replicator, ends: dict[tuple[str, str, int], int]) -> None:
+    """Log ends as ``{(cluster, topic, partition): end}``, instead of asking brokers."""
+    def end_offsets(probe, cluster, partitions):
+        return {(tp.topic, tp.partition): ends[(cluster, tp.topic, tp.partition)] for tp in partitions
+                if (cluster, tp.topic, tp.partition) in ends}
+    monkeypatch.setattr(type(replicator._probe), "end_offsets", end_offsets)
+
+
 def test_mm2_planned_move_waits_until_checkpoints_carry_every_commit(tmp_path, monkeypatch):
     setup = ReplicationSetup(env=environment(tmp_path), flows=[FlowSpec("east", "west", topics=["orders"])],
                              workdir=tmp_path / "mm2")
     replicator = mm2(setup)
     # the group also read a topic the flow does not checkpoint (a cycle): it is not waited for
     commits = {("orders", 0): 500, ("orders", 1): 300, ("west.orders", 0): 9}
+    # orders-0 was still being read (its end is past the commit); orders-1 was read to its end, so its
+    # exact translation is the remote partition's end, 310
+    fake_end_offsets(monkeypatch, replicator, {("east", "orders", 0): 520, ("east", "orders", 1): 300,
+                                               ("west", "east.orders", 0): 500, ("west", "east.orders", 1): 310})
     emitted = iter([[], [Checkpoint("billing", "east.orders", 0, 500, 480)],
-                    [Checkpoint("billing", "east.orders", 0, 500, 480), Checkpoint("billing", "east.orders", 1, 300, 290)]])
+                    [Checkpoint("billing", "east.orders", 0, 500, 480), Checkpoint("billing", "east.orders", 1, 300, 290)],
+                    # MM2 emitted orders-1 again once the delayed offset sync of its last record arrived
+                    [Checkpoint("billing", "east.orders", 0, 500, 480), Checkpoint("billing", "east.orders", 1, 300, 290),
+                     Checkpoint("billing", "east.orders", 1, 300, 310)]])
+    seen = []
     monkeypatch.setattr(type(replicator), "source_commits", lambda self, group, source, target: commits)
-    monkeypatch.setattr(type(replicator), "checkpoints", lambda self, source, target, group=None: next(emitted))
+    monkeypatch.setattr(type(replicator), "checkpoints",
+                        lambda self, source, target, group=None: seen.append(1) or next(emitted))
     monkeypatch.setattr("harness.replicators.mirrormaker2.time.sleep", lambda s: None)
     wait = replicator.await_checkpoints("billing", "east", "west", timeout_s=30)
-    assert wait.caught_up and wait.detail.startswith("checkpoints carry the commits of 2 partition(s)")
+    assert wait.caught_up and len(seen) == 4  # not at the third read: orders-1 carried the commit but not exactly
+    # the third read carried every commit (after 0.0 s: sleeps are skipped here), the fourth translated exactly
+    assert wait.detail.startswith("checkpoints carry the commits of 2 partition(s) after 0.0s, "
+                                  "translated exactly (1 read to the end) after ")
+
+
+def test_mm2_planned_move_does_not_take_a_stale_translation_of_a_commit_at_the_end(tmp_path, monkeypatch):
+    setup = ReplicationSetup(env=environment(tmp_path), flows=[FlowSpec("east", "west", topics=["orders"])],
+                             workdir=tmp_path / "mm2")
+    replicator = mm2(setup)
+    fake_end_offsets(monkeypatch, replicator, {("east", "orders", 0): 500, ("west", "east.orders", 0): 500})
+    monkeypatch.setattr(type(replicator), "source_commits", lambda self, group, source, target: {("orders", 0): 500})
+    # one past an older offset sync: a move from here would replay 50 records
+    monkeypatch.setattr(type(replicator), "checkpoints",
+                        lambda self, source, target, group=None: [Checkpoint("billing", "east.orders", 0, 500, 450)])
+    wait = replicator.await_checkpoints("billing", "east", "west", timeout_s=0)
+    assert not wait.caught_up
+    assert wait.detail == "checkpoints of 1 of 1 partition(s) still behind the commits after 0s (e.g. east.orders-0)"
 
 
 def test_mm2_planned_move_says_which_checkpoints_stayed_behind(tmp_path, monkeypatch):
     setup = ReplicationSetup(env=environment(tmp_path), flows=[FlowSpec("east", "west", topics=["orders"])],
                              workdir=tmp_path / "mm2")
     replicator = mm2(setup)
+    fake_end_offsets(monkeypatch, replicator, {("east", "orders", 0): 700, ("west", "east.orders", 0): 650})
     monkeypatch.setattr(type(replicator), "source_commits", lambda self, group, source, target: {("orders", 0): 500})
     monkeypatch.setattr(type(replicator), "checkpoints",
                         lambda self, source, target, group=None: [Checkpoint("billing", "east.orders", 0, 400, 380)])
