@@ -64,6 +64,22 @@ DRILL_WORKER_INTERVALS: Mapping[str, str] = {"offset.flush.interval.ms": "5000"}
 STARTUP_SETTINGS: Mapping[str, str] = {"plugin.discovery": "service_load"}
 """Start-up speed only: skip Connect's reflective plugin scan (MM2 logs this advice itself)."""
 
+EXACTLY_ONCE_TOP_SETTINGS: Mapping[str, str] = {
+    # Zombie fencing goes from a follower to the leader over Connect's internal REST API, which
+    # dedicated mode only brings up on request. Port 0: several MM2 processes share one host, and
+    # the URL a worker advertises falls back to the port it bound. Loopback only: the default
+    # (http://:8083) listens on every interface.
+    "dedicated.mode.enable.internal.rest": "true",
+    "listeners": "http://127.0.0.1:0",
+}
+"""Top-level keys of MM2's exactly-once mode (KIP-618 in dedicated mode, as Kafka's ops docs give it)."""
+
+EXACTLY_ONCE_WORKER_SETTINGS: Mapping[str, str] = {"exactly.once.source.support": "enabled"}
+"""Per target (``B.``): MM2 reads it only there; a top-level one is silently ignored."""
+
+EXACTLY_ONCE_FLOW_SETTINGS: Mapping[str, str] = {"consumer.isolation.level": "read_committed"}
+"""``MirrorSourceConnector`` declares exactly-once support only when it reads the source committed."""
+
 _STARTED_SOURCE = re.compile(r"Started MirrorSourceConnector with \d+ topic-partitions")
 
 
@@ -106,10 +122,14 @@ class MirrorMaker2Replicator(NodeReplicator):
         "<cluster>, and no ReplicationPolicy names a remote topic back to its original name")
 
     def __init__(self, setup: ReplicationSetup, *, heap_mb: int = 512, drill_intervals: bool = True,
-                 worker_settings: Mapping[str, str] | None = None, artifacts: Artifacts | None = None,
-                 java: str | None = None, classpath: Sequence[Path] | None = None,
-                 ready_timeout_s: float | None = None) -> None:
+                 worker_settings: Mapping[str, str] | None = None, exactly_once: bool = False,
+                 artifacts: Artifacts | None = None, java: str | None = None,
+                 classpath: Sequence[Path] | None = None, ready_timeout_s: float | None = None) -> None:
         """``worker_settings`` are Connect worker keys for every target (``<target>.<key>``).
+
+        ``exactly_once``: MM2's exactly-once mode (``exactly.once.source.support = enabled``): each
+        poll's records and their source offsets go to the target in one transaction, so a
+        ``read_committed`` consumer sees no copy twice after MM2 is killed. Off by default, as in MM2.
 
         The JVM and jars come from ``java``/``classpath``, else ``artifacts``, else the bootstrap cache.
         """
@@ -117,6 +137,7 @@ class MirrorMaker2Replicator(NodeReplicator):
         self.heap_mb = heap_mb
         self.drill_intervals = drill_intervals
         self.worker_settings = {k: str(v) for k, v in (worker_settings or {}).items()}
+        self.exactly_once = exactly_once
         if java is None or classpath is None:
             bootstrap = Bootstrap()
             java = java or (artifacts.java if artifacts else bootstrap.java())
@@ -153,6 +174,8 @@ class MirrorMaker2Replicator(NodeReplicator):
         }
         if self.drill_intervals:
             defaults.update(DRILL_FLOW_INTERVALS)
+        if self.exactly_once:
+            defaults.update(EXACTLY_ONCE_FLOW_SETTINGS)
         return defaults
 
     def worker_defaults(self, target: str) -> dict[str, str]:
@@ -162,6 +185,8 @@ class MirrorMaker2Replicator(NodeReplicator):
                     "status.storage.replication.factor": rf, **STARTUP_SETTINGS}
         if self.drill_intervals:
             settings.update(DRILL_WORKER_INTERVALS)
+        if self.exactly_once:
+            settings.update(EXACTLY_ONCE_WORKER_SETTINGS)
         return {**settings, **self.worker_settings}
 
     def node_config(self, node: Mm2Node, resolve_addresses: bool = True) -> ReplicatorConfig:
@@ -170,7 +195,7 @@ class MirrorMaker2Replicator(NodeReplicator):
             node.flows, node.location,
             flow_defaults={f.name: self.flow_defaults(f) for f in node.flows},
             cluster_settings={node.target: self.worker_defaults(node.target)},
-            top_settings=STARTUP_SETTINGS,
+            top_settings={**STARTUP_SETTINGS, **(EXACTLY_ONCE_TOP_SETTINGS if self.exactly_once else {})},
             resolve_addresses=resolve_addresses,
         )
 
@@ -335,7 +360,7 @@ class MirrorMaker2Replicator(NodeReplicator):
                   "argv": _short_argv(node.process.argv) if node.process else []} for node in self.nodes]
         return {
             "kind": self.kind, "policy": self.setup.policy, "separator": self.setup.separator,
-            "heap_mb": self.heap_mb, "drill_intervals": self.drill_intervals,
+            "heap_mb": self.heap_mb, "drill_intervals": self.drill_intervals, "exactly_once": self.exactly_once,
             "flows": [{"name": f.name, "topics": list(f.topics), "topics_exclude": list(f.topics_exclude),
                        "placement": f.placement, "settings": redact_settings(f.settings)} for f in self.setup.flows],
             "processes": nodes,

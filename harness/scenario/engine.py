@@ -239,6 +239,8 @@ class Drill:
             opts["mode"] = r.mode
         if self.kind == "pyspark":
             opts["spark"] = self.spark_deployment()
+        if self.kind == "mirrormaker2" and r.mirrormaker2.exactly_once:
+            opts["exactly_once"] = True
         if self.kind == "command":
             opts = {"command": r.command}
         return opts

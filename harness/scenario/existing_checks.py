@@ -38,6 +38,10 @@ def existing_cluster_problems(s: Scenario, bad: Report) -> None:
                                "every topic, group and replication alias it puts there starts with it (e.g. "
                                f"owned_prefix: md-{s.name.lower()[:20]}-), and cleanup --prefix removes them")
         return
+    if s.replication.mirrormaker2.exactly_once:
+        bad(("replication", "mirrormaker2", "exactly_once"),
+            "MirrorMaker 2's exactly-once mode writes transactions on the target, and plan does not yet list the "
+            "TransactionalId permissions that needs on an existing cluster: remove exactly_once for this drill")
     for name in s.clusters:
         # Cluster names are the replication aliases: remote topics are '<alias>.<topic>', checkpoints
         # '<alias>.checkpoints.internal'. An alias the team's MM2 also uses would mix the two.

@@ -106,6 +106,14 @@ class SparkDef(_M):
         return v
 
 
+class MirrorMaker2Def(_M):
+    """How MirrorMaker 2 runs when it is the replicator (mirrormaker2 only)."""
+
+    # exactly.once.source.support = enabled: each poll's records and their source offsets are one
+    # transaction on the target, so read_committed consumers see no copy twice after MM2 dies
+    exactly_once: bool = False
+
+
 class ReplicationDef(_M):
     replicator: Literal["pyspark", "mirrormaker2", "command"] = "pyspark"
     policy: Literal["default", "identity"] = "default"
@@ -113,6 +121,7 @@ class ReplicationDef(_M):
     mode: Literal["microbatch", "realtime"] | None = None  # pyspark only
     command: str | None = None  # command replicator template
     spark: SparkDef = SparkDef()  # pyspark only
+    mirrormaker2: MirrorMaker2Def = MirrorMaker2Def()  # mirrormaker2 only
     flows: list[FlowDef] = Field(min_length=1)
 
 

@@ -116,6 +116,20 @@ def test_an_unplanned_failover_that_kills_an_existing_primary_is_refused():
                      "how: partition, which cuts the harness's proxies to it"]
 
 
+def test_mm2_exactly_once_is_refused_on_existing_clusters_and_parsed_elsewhere():
+    found = problems(DRILL.replace("replication: {flows:", "replication: {mirrormaker2: {exactly_once: true}, flows:"))
+    assert len(found) == 1 and found[0].startswith("replication.mirrormaker2.exactly_once: MirrorMaker 2's "
+                                                   "exactly-once mode writes transactions on the target")
+    local = """\
+name: local-drill
+clusters: {a: {}, b: {}}
+topics: [{name: orders, cluster: a}]
+replication: {replicator: mirrormaker2, mirrormaker2: {exactly_once: true}, flows: [{source: a, target: b}]}
+"""
+    assert parse_scenario(local, "d.yaml").replication.mirrormaker2.exactly_once is True
+    assert "did you mean" in "; ".join(problems(local.replace("exactly_once", "exactly_one")))
+
+
 def test_the_footprint_lists_every_name_and_permission():
     fps = footprints(parse_scenario(DRILL, "d.yaml"))
     assert fps["md-t-primary"].created_topics == ["md-t-orders"] and fps["md-t-primary"].groups == ["md-t-billing"]

@@ -151,6 +151,20 @@ def test_flow_settings_override_drill_defaults_and_reach_the_right_keys(tmp_path
     assert p["west.offset.flush.interval.ms"] == "1000"
 
 
+def test_exactly_once_mode_sets_what_mm2_reads_where_it_reads_it(tmp_path):
+    setup = ReplicationSetup(environment(tmp_path), [FlowSpec("east", "west")])
+    assert "exactly.once" not in mm2(setup).render(mm2(setup).nodes[0])  # off unless asked, as in MM2
+    replicator = mm2(setup, exactly_once=True)
+    p = props(replicator.render(replicator.nodes[0]))
+    # per target only: MM2 builds a worker's settings from <target>.* and ignores a top-level one
+    assert p["west.exactly.once.source.support"] == "enabled" and "exactly.once.source.support" not in p
+    # the source connector declares exactly-once support only when it reads committed records
+    assert p["east->west.consumer.isolation.level"] == "read_committed"
+    # zombie fencing needs the internal REST server; it must listen on loopback, never every interface
+    assert p["dedicated.mode.enable.internal.rest"] == "true" and p["listeners"] == "http://127.0.0.1:0"
+    assert replicator.describe()["exactly_once"] is True
+
+
 def test_drill_intervals_can_be_turned_off_but_replication_factors_stay(tmp_path):
     replicator = mm2(ReplicationSetup(environment(tmp_path), [FlowSpec("east", "west")]), drill_intervals=False)
     p = props(replicator.render(replicator.nodes[0]))
