@@ -439,28 +439,20 @@ def test_mm2_planned_move_waits_until_checkpoints_carry_every_commit(tmp_path, m
                                   "translated exactly (1 read to the end) after ")
 
 
-def test_mm2_planned_move_does_not_take_a_stale_translation_of_a_commit_at_the_end(tmp_path, monkeypatch):
+@pytest.mark.parametrize("ends, checkpoint", [
+    # the group was still reading (the source end is past its commit): the checkpoint is behind the commit
+    ({("east", "orders", 0): 700, ("west", "east.orders", 0): 650}, Checkpoint("billing", "east.orders", 0, 400, 380)),
+    # read to the end, and the checkpoint carries the commit but maps it one past an older offset
+    # sync: a move from here would replay 50 records
+    ({("east", "orders", 0): 500, ("west", "east.orders", 0): 500}, Checkpoint("billing", "east.orders", 0, 500, 450)),
+], ids=["commit-not-carried", "carried-but-not-exact-at-the-end"])
+def test_mm2_planned_move_says_which_checkpoints_stayed_behind(tmp_path, monkeypatch, ends, checkpoint):
     setup = ReplicationSetup(env=environment(tmp_path), flows=[FlowSpec("east", "west", topics=["orders"])],
                              workdir=tmp_path / "mm2")
     replicator = mm2(setup)
-    fake_end_offsets(monkeypatch, replicator, {("east", "orders", 0): 500, ("west", "east.orders", 0): 500})
+    fake_end_offsets(monkeypatch, replicator, ends)
     monkeypatch.setattr(type(replicator), "source_commits", lambda self, group, source, target: {("orders", 0): 500})
-    # one past an older offset sync: a move from here would replay 50 records
-    monkeypatch.setattr(type(replicator), "checkpoints",
-                        lambda self, source, target, group=None: [Checkpoint("billing", "east.orders", 0, 500, 450)])
-    wait = replicator.await_checkpoints("billing", "east", "west", timeout_s=0)
-    assert not wait.caught_up
-    assert wait.detail == "checkpoints of 1 of 1 partition(s) still behind the commits after 0s (e.g. east.orders-0)"
-
-
-def test_mm2_planned_move_says_which_checkpoints_stayed_behind(tmp_path, monkeypatch):
-    setup = ReplicationSetup(env=environment(tmp_path), flows=[FlowSpec("east", "west", topics=["orders"])],
-                             workdir=tmp_path / "mm2")
-    replicator = mm2(setup)
-    fake_end_offsets(monkeypatch, replicator, {("east", "orders", 0): 700, ("west", "east.orders", 0): 650})
-    monkeypatch.setattr(type(replicator), "source_commits", lambda self, group, source, target: {("orders", 0): 500})
-    monkeypatch.setattr(type(replicator), "checkpoints",
-                        lambda self, source, target, group=None: [Checkpoint("billing", "east.orders", 0, 400, 380)])
+    monkeypatch.setattr(type(replicator), "checkpoints", lambda self, source, target, group=None: [checkpoint])
     wait = replicator.await_checkpoints("billing", "east", "west", timeout_s=0)
     assert not wait.caught_up
     assert wait.detail == "checkpoints of 1 of 1 partition(s) still behind the commits after 0s (e.g. east.orders-0)"
