@@ -284,7 +284,7 @@ class DrillSummary(_Model):
     # is epoch milliseconds, as in the histories; ``started_at`` stays for the readers it has.
     started_ms: int | None = None       # the drill started (clusters not yet up)
     load_started_ms: int | None = None  # producers started: the zero ``at`` counts from
-    replicator_mode: str = "n/a"        # pyspark: microbatch or realtime; other replicators: n/a
+    replicator_mode: str = "n/a"        # pyspark: microbatch or realtime; MM2: at-least-once or exactly-once; command: n/a
     versions: dict[str, str] = {}       # mirrordrill, kafka, spark, replicator
     drill_sha256: str | None = None     # of the drill file as run (the folder's scenario.yaml)
     # Where the run's parts ran (pyspark: spark_master as asked, with the URL it resolved to;

@@ -29,9 +29,14 @@ def versions(kind: str) -> dict[str, str]:
             "replicator": replicator}
 
 
-def replicator_mode(kind: str, mode: str | None) -> str:
-    """The bundled replicator's mode (microbatch unless the file says realtime); n/a for the others."""
-    return (mode or "microbatch") if kind == "pyspark" else "n/a"
+def replicator_mode(kind: str, mode: str | None, mm2_exactly_once: bool = False) -> str:
+    """The bundled replicator's mode (microbatch unless the file says realtime); MirrorMaker 2's
+    delivery (at-least-once unless the file asks for its exactly-once mode); n/a for a command."""
+    if kind == "pyspark":
+        return mode or "microbatch"
+    if kind == "mirrormaker2":
+        return "exactly-once" if mm2_exactly_once else "at-least-once"
+    return "n/a"
 
 
 def sha256_of(path: Path) -> str:

@@ -90,7 +90,9 @@ def test_versions_mode_and_hash(tmp_path):
     assert v["kafka"] in run_facts.versions("mirrormaker2")["replicator"]
     assert run_facts.replicator_mode("pyspark", None) == "microbatch"
     assert run_facts.replicator_mode("pyspark", "realtime") == "realtime"
-    assert run_facts.replicator_mode("mirrormaker2", "realtime") == "n/a"
+    assert run_facts.replicator_mode("mirrormaker2", "realtime") == "at-least-once"  # mode is pyspark's
+    assert run_facts.replicator_mode("mirrormaker2", None, mm2_exactly_once=True) == "exactly-once"
+    assert run_facts.replicator_mode("command", None) == "n/a"
     f = tmp_path / "d.yaml"
     f.write_bytes(b"name: x\n")
     assert run_facts.sha256_of(f) == hashlib.sha256(b"name: x\n").hexdigest()
