@@ -44,7 +44,7 @@ from confluent_kafka import KafkaException, TopicPartition
 
 from primitives.bootstrap import Artifacts, Bootstrap
 from harness.kafka.broker import LOG4J_CONFIG
-from primitives.kafka.reading import read_topic
+from primitives.kafka.reading import ends_after_last_record, read_topic
 from primitives.process import ManagedProcess
 from harness.replicators.errors import ReplicatorError
 from harness.replicators.interface import DEFAULT_STOP_GRACE_S, CheckpointWait
@@ -285,42 +285,46 @@ class MirrorMaker2Replicator(NodeReplicator):
         record is delayed until Connect's next offset flush. A checkpoint emitted before that sync
         reached the checkpoint task carries the commit but translates it to an older position, and
         the group replays the records in between (150 seen in a planned move). For such a
-        partition the drain has copied everything, so the exact translation is the remote
-        partition's end: wait for it there too."""
+        partition the exact translation is one past the remote partition's newest record (read
+        again on each pass: a drain that timed out still has records coming): wait for it too."""
         selector = self.setup.flow_config(self.setup.flow(source, target)).topic_selector()
         try:
             commits = {(t, p): offset for (t, p), offset in self.source_commits(group, source, target).items()
                        if selector.should_checkpoint_topic(t)}
-            wanted = {(selector.remote_topic(t), p): offset for (t, p), offset in commits.items()}
-            exact = self._exact_translations(commits, source, target, selector.remote_topic)
+            source_ends = self._probe.end_offsets(source, [TopicPartition(t, p) for t, p in commits])
         except (KafkaException, TimeoutError) as err:
             return CheckpointWait(False, f"not waited for: {group}'s commits or end offsets unreadable ({err})")
+        wanted = {(selector.remote_topic(t), p): offset for (t, p), offset in commits.items()}
+        at_end = [(selector.remote_topic(t), p) for (t, p), offset in commits.items() if source_ends.get((t, p)) == offset]
         started, carried_after = time.monotonic(), None
         while True:
             carried = {(cp.topic, cp.partition): cp for cp in self.checkpoints(source, target, group)}
-            uncarried = [k for k, offset in wanted.items() if k not in carried or carried[k].upstream_offset < offset]
-            behind = sorted(set(uncarried) | {k for k in exact if k in carried
-                                              and carried[k].downstream_offset < exact[k]})
+            uncarried = sorted(k for k, offset in wanted.items() if k not in carried or carried[k].upstream_offset < offset)
+            inexact = []
+            if not uncarried:
+                carried_after = time.monotonic() - started if carried_after is None else carried_after
+                try:
+                    exact = self._exact_translations(target, at_end)
+                    inexact = sorted(k for k in exact if carried[k].downstream_offset < exact[k])
+                except (KafkaException, TimeoutError):
+                    inexact = sorted(at_end)  # the target did not answer this pass: ask again
             waited = time.monotonic() - started
-            if not uncarried and carried_after is None:
-                carried_after = waited  # said in the detail: how long a stale translation was on offer
-            if not behind:
+            if not uncarried and not inexact:
                 return CheckpointWait(True, f"checkpoints carry the commits of {len(wanted)} partition(s) after "
-                                            f"{carried_after:.1f}s, translated exactly ({len(exact)} read to the "
+                                            f"{carried_after:.1f}s, translated exactly ({len(at_end)} read to the "
                                             f"end) after {waited:.1f}s")
             if waited >= timeout_s:
+                behind = uncarried or inexact
+                what = "behind the commits" if uncarried else "carrying the commits one past an older offset sync"
                 return CheckpointWait(False, f"checkpoints of {len(behind)} of {len(wanted)} partition(s) still "
-                                             f"behind the commits after {timeout_s:.0f}s (e.g. {behind[0][0]}-{behind[0][1]})")
+                                             f"{what} after {timeout_s:.0f}s (e.g. {behind[0][0]}-{behind[0][1]})")
             time.sleep(1.0)
 
-    def _exact_translations(self, commits: Mapping[tuple[str, int], int], source: str, target: str,
-                            remote_topic) -> dict[tuple[str, int], int]:
-        """``{(remote topic, partition): remote end}`` for each partition committed at its source end."""
-        source_ends = self._probe.end_offsets(source, [TopicPartition(t, p) for t, p in commits])
-        at_end = [(t, p) for (t, p), offset in commits.items() if source_ends.get((t, p)) == offset]
-        target_ends = self._probe.end_offsets(target, [TopicPartition(remote_topic(t), p) for t, p in at_end])
-        return {(remote_topic(t), p): target_ends[(remote_topic(t), p)] for t, p in at_end
-                if (remote_topic(t), p) in target_ends}
+    def _exact_translations(self, target: str, remote: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """One past the newest record of each remote partition, the exact translation of a commit at
+        its source's end: its log end, less any transaction markers after it (exactly-once mode)."""
+        c = self.setup.env.cluster(target)
+        return ends_after_last_record(c.bootstrap, remote, security=c.security_config())
 
     def translate_offsets(self, group: str, source: str, target: str, *,
                           source_lost: bool = False) -> dict[tuple[str, int], int]:

@@ -128,6 +128,16 @@ def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Repo
         warn(("replication", "mode"), f"mode applies to the pyspark replicator only; {own} ignores it")
     elif r.command is not None and own != "command":
         warn(("replication", "command"), f"command applies to the command replicator only; {own} ignores it")
+    if r.mirrormaker2.exactly_once and own != "mirrormaker2":
+        warn(("replication", "mirrormaker2", "exactly_once"),
+             f"exactly_once applies to MirrorMaker 2 only (run --replicator mirrormaker2); {own} ignores it")
+    if r.mirrormaker2.exactly_once:
+        for i, f in enumerate(r.flows):
+            level = str(f.settings.get("consumer.isolation.level", "read_committed"))
+            if level != "read_committed":
+                error(("replication", "flows", i, "settings", "consumer.isolation.level"),
+                      f"exactly_once needs MM2's source consumers at read_committed (it declares exactly-once "
+                      f"support only then); remove consumer.isolation.level: {level}")
 
 
 def flow_setting_problem(key: str, value: object) -> str | None:

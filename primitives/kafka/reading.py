@@ -36,8 +36,10 @@ def watermarks(consumer: Consumer, topic: str, partitions, timeout_s: float = 30
 def read_topic(bootstrap: str, topic: str, since_ms: int | None = None, timeout_s: float = 30.0,
                security: Mapping[str, str] | None = None) -> list[Message]:
     """Every record of ``topic`` (from ``since_ms``, or the beginning) up to its current end."""
+    # Partition EOF ends a partition too: in a transactional topic (MM2's exactly-once mode writes
+    # its checkpoints and heartbeats so) the last offsets can be commit markers, never returned.
     consumer = Consumer({"bootstrap.servers": bootstrap, **(security or {}), "group.id": f"__mirrordrill-read-{uuid.uuid4().hex[:8]}",
-                         "enable.auto.commit": False, "log_level": 0})
+                         "enable.auto.commit": False, "enable.partition.eof": True, "log_level": 0})
     try:
         metadata = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
         if metadata is None or metadata.error is not None:
@@ -55,15 +57,60 @@ def read_topic(bootstrap: str, topic: str, since_ms: int | None = None, timeout_
                 positions[tp.partition] = ends[tp.partition] if tp.offset < 0 else max(tp.offset, positions[tp.partition])
         consumer.assign([TopicPartition(topic, p, positions[p]) for p in partitions])
         out: list[Message] = []
+        pending = {p for p in partitions if positions[p] < ends[p]}
         deadline = time.monotonic() + timeout_s
-        while any(positions[p] < ends[p] for p in partitions):
+        while pending:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"reading {topic} at {bootstrap}: positions {positions}, ends {ends}")
             msg = consumer.poll(0.5)
-            if msg is None or msg.error():
+            if msg is None:
+                continue
+            if msg.error():
+                if msg.error().code() == KafkaError._PARTITION_EOF:
+                    pending.discard(msg.partition())
                 continue
             positions[msg.partition()] = msg.offset() + 1
+            if positions[msg.partition()] >= ends[msg.partition()]:
+                pending.discard(msg.partition())
             out.append(msg)
         return out
+    finally:
+        consumer.close()
+
+
+def ends_after_last_record(bootstrap: str, partitions: list[tuple[str, int]], window: int = 200,
+                           timeout_s: float = 15.0, security: Mapping[str, str] | None = None
+                           ) -> dict[tuple[str, int], int]:
+    """One past the newest committed record of each partition, read from its last ``window`` offsets.
+
+    That is its log end unless transactions wrote there: a commit marker takes an offset no record
+    holds, and an aborted record is not read. A partition whose window holds no record is left out."""
+    if not partitions:
+        return {}
+    consumer = Consumer({"bootstrap.servers": bootstrap, **(security or {}),
+                         "group.id": f"__mirrordrill-read-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
+                         "isolation.level": "read_committed", "enable.partition.eof": True, "log_level": 0})
+    try:
+        starts: dict[tuple[str, int], int] = {}
+        for topic in sorted({t for t, _ in partitions}):
+            numbers = [p for t, p in partitions if t == topic]
+            for p, (low, high) in watermarks(consumer, topic, numbers, timeout_s).items():
+                if high > low:
+                    starts[(topic, p)] = max(low, high - window)
+        consumer.assign([TopicPartition(t, p, start) for (t, p), start in starts.items()])
+        newest: dict[tuple[str, int], int] = {}
+        pending = set(starts)
+        deadline = time.monotonic() + timeout_s
+        while pending and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is None:
+                continue
+            key = (msg.topic(), msg.partition())
+            if msg.error():
+                if msg.error().code() == KafkaError._PARTITION_EOF:
+                    pending.discard(key)  # read to the end: markers and aborted records after it skipped
+                continue
+            newest[key] = msg.offset() + 1
+        return newest
     finally:
         consumer.close()

@@ -11,14 +11,14 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 from confluent_kafka.admin import NewTopic
 
 from harness.environment import Environment, TopologySpec
 from harness.kafka.cluster import ClusterSpec
 from harness.replicators.mirrormaker2 import MirrorMaker2Replicator
 from harness.replicators.setup import FlowSpec, ReplicationSetup
-from primitives.kafka.reading import watermarks
+from primitives.kafka.reading import ends_after_last_record, watermarks
 
 from .kafka_helpers import wait_for
 from .resume_helpers import SteadyLoad
@@ -28,29 +28,50 @@ pytestmark = pytest.mark.integration
 PARTITIONS = 3
 
 
-def read_all(bootstrap: str, topic: str, isolation: str) -> tuple[collections.Counter, int]:
-    """(every value's count, the log's end offsets summed) of ``topic``, read at ``isolation``.
+def read_all(bootstrap: str, topic: str, isolation: str) -> tuple[collections.Counter, dict[int, int]]:
+    """(every value's count, each partition's log end) of ``topic``, read at ``isolation``.
 
-    Reads until each partition's position reaches its end: transaction markers take offsets
-    that no record is returned for, so counting records up to the end would never finish."""
+    Reads until the broker says each partition is read to its end (partition EOF): transaction
+    markers take offsets no record is returned for, so counting records up to the end offset
+    would never finish."""
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"test-{uuid.uuid4().hex[:6]}",
-                  "enable.auto.commit": False, "isolation.level": isolation, "log_level": 0})
+                  "enable.auto.commit": False, "isolation.level": isolation, "enable.partition.eof": True,
+                  "log_level": 0})
     try:
-        ends = {p: high for p, (_, high) in watermarks(c, topic, range(PARTITIONS)).items()}
-        parts = [TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)]
-        c.assign(parts)
+        marks = watermarks(c, topic, range(PARTITIONS))
+        pending = {p for p, (low, high) in marks.items() if high > low}
+        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
         counts: collections.Counter = collections.Counter()
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            for m in c.consume(num_messages=1000, timeout=0.5):
-                if not m.error():
-                    counts[m.value()] += 1
-            positions = {tp.partition: tp.offset for tp in c.position([TopicPartition(topic, p) for p in range(PARTITIONS)])}
-            if all(positions[p] >= ends[p] for p in ends):
-                return counts, sum(ends.values())
-        raise TimeoutError(f"{topic} not read to its end ({ends}) at {isolation} in 60s")
+        while pending:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{topic} not read to its end ({marks}) at {isolation} in 60s")
+            m = c.poll(0.5)
+            if m is None:
+                continue
+            if m.error():
+                if m.error().code() == KafkaError._PARTITION_EOF:
+                    pending.discard(m.partition())
+                continue
+            counts[m.value()] += 1
+        return counts, {p: high for p, (_, high) in marks.items()}
     finally:
         c.close()
+
+
+def watermarks_of(cluster, topic: str) -> dict[int, tuple[int, int]]:
+    c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"test-{uuid.uuid4().hex[:6]}", "log_level": 0})
+    try:
+        return watermarks(c, topic, range(PARTITIONS))
+    finally:
+        c.close()
+
+
+def copied(cluster, topic: str, isolation: str) -> set[bytes]:
+    """The values in ``topic`` so far; none while MM2 has not created it yet."""
+    if topic not in cluster.admin().list_topics(timeout=15).topics:
+        return set()
+    return set(read_all(cluster.bootstrap, topic, isolation)[0])
 
 
 def test_exactly_once_mode_copies_each_record_once_for_read_committed_across_a_kill(artifacts, tmp_path, lab_backend):
@@ -64,23 +85,31 @@ def test_exactly_once_mode_copies_each_record_once_for_read_committed_across_a_k
             remote = mm2.remote_topic("north", "orders")
             with SteadyLoad(north.bootstrap, "orders", "eos", count=3000, rate=150) as load:
                 # killed while it copies: the open transaction dies with it
-                wait_for(lambda: sum(read_all(south.bootstrap, remote, "read_uncommitted")[0].values()) > 300
-                         if remote in south.admin().list_topics(timeout=15).topics else False,
-                         120, "copying under way")
+                wait_for(lambda: len(copied(south, remote, "read_uncommitted")) > 300, 120, "copying under way")
                 mm2.kill()
                 time.sleep(3)  # records keep arriving on north while MM2 is down
                 mm2.start()
             expected = set(load.values)
-            wait_for(lambda: expected <= set(read_all(south.bootstrap, remote, "read_committed")[0]), 180,
+            wait_for(lambda: expected <= copied(south, remote, "read_committed"), 180,
                      f"all {len(expected)} records committed in {remote}")
             time.sleep(5)  # a copy written twice would land within a poll or two
-            committed, end_offsets = read_all(south.bootstrap, remote, "read_committed")
+            committed, ends = read_all(south.bootstrap, remote, "read_committed")
             uncommitted, _ = read_all(south.bootstrap, remote, "read_uncommitted")
+            parts = [(remote, p) for p in range(PARTITIONS)]
+            after_last = ends_after_last_record(south.bootstrap, parts)
+            plain = ends_after_last_record(north.bootstrap, [("orders", p) for p in range(PARTITIONS)])
+            north_ends = {p: high for p, (_, high) in watermarks_of(north, "orders").items()}
     twice = {v: n for v, n in committed.items() if n > 1}
     print(f"\n{len(expected)} produced; read_committed: {sum(committed.values())} records, {len(twice)} twice; "
           f"read_uncommitted: {sum(uncommitted.values())} records "
-          f"({sum(uncommitted.values()) - sum(committed.values())} aborted copies); log end offsets {end_offsets}")
+          f"({sum(uncommitted.values()) - sum(committed.values())} aborted copies); log ends {ends}, "
+          f"one past the newest record {after_last}")
     assert set(committed) == expected, "only produced records, and every one of them"
     assert not twice, f"{len(twice)} records copied twice for read_committed, e.g. {list(twice.items())[:5]}"
     # the writes were transactions: each commit's marker takes an offset no record holds
-    assert end_offsets > sum(uncommitted.values())
+    assert sum(ends.values()) > sum(uncommitted.values())
+    # what a planned move translates a commit at the source's end to: one past the newest record,
+    # below the last commit's marker (the log end would wait for a checkpoint that never comes)
+    assert all(after_last[(remote, p)] < ends[p] for p in range(PARTITIONS)), (ends, after_last)
+    # without transactions it is the log end
+    assert plain == {("orders", p): end for p, end in north_ends.items()}

@@ -57,6 +57,10 @@ CASES = [
     Bad("command placeholder typo", BASE.replace("replication:\n", COMMAND.replace("{source_bootstrap}",
                                                                                    "{source_bootstrapp}"), 1),
         "unknown placeholder {source_bootstrapp}", "command: my-replicator"),
+    Bad("MM2 exactly-once with uncommitted source reads",
+        _flow_setting("consumer.isolation.level: read_uncommitted").replace(
+            "replication:\n", "replication:\n  replicator: mirrormaker2\n  mirrormaker2: {exactly_once: true}\n", 1),
+        "exactly_once needs MM2's source consumers at read_committed", "settings: {consumer.isolation.level"),
     Bad("command replicator without a command", BASE.replace("replication:\n", "replication:\n  replicator: command\n", 1),
         "replicator 'command' needs replication.command", "replication:"),
     Bad("run --replicator command without a command", BASE, "replicator 'command' needs replication.command",
@@ -215,6 +219,9 @@ def test_bad_drill_file_is_refused_before_anything_starts(case: Bad, tmp_path, c
 WARNINGS = [
     ("mode with mirrormaker2", BASE.replace("replication:\n", "replication:\n  replicator: mirrormaker2\n"
                                                               "  mode: realtime\n", 1), (), "mirrormaker2 ignores it"),
+    ("MM2 exactly-once with the pyspark replicator",
+     BASE.replace("replication:\n", "replication:\n  mirrormaker2: {exactly_once: true}\n", 1), (),
+     "exactly_once applies to MirrorMaker 2 only"),
     ("flow settings with the command replicator", _flow_setting("tasks.max: 2").replace("replication:\n", COMMAND, 1),
      (), "never reach a command replicator"),
 ]

@@ -28,9 +28,12 @@ from harness.replicators import (
 from primitives.redaction import redact_argv, redact_properties
 from harness.replicators.command import CommandTemplate, CommandTemplateError, PLACEHOLDERS, parse_translation
 from harness.replicators.mirrormaker2 import plan_nodes
+from harness.scenario.engine import Drill
+from harness.scenario.validate import parse_scenario
 from replicator.mm2_format import Checkpoint, Heartbeat
 from replicator.config.properties_reader import parse_mm2_properties
 from replicator.config.properties_syntax import read_properties
+from tests.unit.test_scenario_validation import BASE
 
 JARS = [Path("/jars/connect-mirror.jar"), Path("/jars/kafka-clients.jar")]
 
@@ -163,6 +166,14 @@ def test_exactly_once_mode_sets_what_mm2_reads_where_it_reads_it(tmp_path):
     # zombie fencing needs the internal REST server; it must listen on loopback, never every interface
     assert p["dedicated.mode.enable.internal.rest"] == "true" and p["listeners"] == "http://127.0.0.1:0"
     assert replicator.describe()["exactly_once"] is True
+
+
+@pytest.mark.parametrize("kind, options", [("mirrormaker2", {"exactly_once": True}), ("pyspark", {})])
+def test_a_drill_file_s_exactly_once_reaches_mm2_and_only_mm2(tmp_path, kind, options):
+    scenario = parse_scenario(BASE.replace("replication:\n", "replication:\n  mirrormaker2: {exactly_once: true}\n", 1),
+                              "d.yaml")
+    got = Drill(scenario, tmp_path / "d.yaml", tmp_path / "out", replicator=kind)._replicator_options()
+    assert {k: v for k, v in got.items() if k in ("exactly_once", "mode", "command")} == options
 
 
 def test_drill_intervals_can_be_turned_off_but_replication_factors_stay(tmp_path):
@@ -405,11 +416,15 @@ def test_plan_groups_by_target_and_location(tmp_path):
 # planned moves: MM2's checkpoints must carry the commit before translating
 # ======================================================================================
 def fake_end_offsets(monkeypatch, replicator, ends: dict[tuple[str, str, int], int]) -> None:
-    """Log ends as ``{(cluster, topic, partition): end}``, instead of asking brokers."""
+    """Log ends as ``{(cluster, topic, partition): end}``, instead of asking brokers: the source's
+    through the lag probe, the target's newest records through the tail reader."""
     def end_offsets(probe, cluster, partitions):
         return {(tp.topic, tp.partition): ends[(cluster, tp.topic, tp.partition)] for tp in partitions
                 if (cluster, tp.topic, tp.partition) in ends}
+    def ends_after_last_record(bootstrap, partitions, security=None):
+        return {(t, p): ends[("west", t, p)] for t, p in partitions if ("west", t, p) in ends}
     monkeypatch.setattr(type(replicator._probe), "end_offsets", end_offsets)
+    monkeypatch.setattr("harness.replicators.mirrormaker2.ends_after_last_record", ends_after_last_record)
 
 
 def test_mm2_planned_move_waits_until_checkpoints_carry_every_commit(tmp_path, monkeypatch):
@@ -439,14 +454,16 @@ def test_mm2_planned_move_waits_until_checkpoints_carry_every_commit(tmp_path, m
                                   "translated exactly (1 read to the end) after ")
 
 
-@pytest.mark.parametrize("ends, checkpoint", [
+@pytest.mark.parametrize("ends, checkpoint, says", [
     # the group was still reading (the source end is past its commit): the checkpoint is behind the commit
-    ({("east", "orders", 0): 700, ("west", "east.orders", 0): 650}, Checkpoint("billing", "east.orders", 0, 400, 380)),
+    ({("east", "orders", 0): 700, ("west", "east.orders", 0): 650}, Checkpoint("billing", "east.orders", 0, 400, 380),
+     "behind the commits"),
     # read to the end, and the checkpoint carries the commit but maps it one past an older offset
     # sync: a move from here would replay 50 records
-    ({("east", "orders", 0): 500, ("west", "east.orders", 0): 500}, Checkpoint("billing", "east.orders", 0, 500, 450)),
+    ({("east", "orders", 0): 500, ("west", "east.orders", 0): 500}, Checkpoint("billing", "east.orders", 0, 500, 450),
+     "carrying the commits one past an older offset sync"),
 ], ids=["commit-not-carried", "carried-but-not-exact-at-the-end"])
-def test_mm2_planned_move_says_which_checkpoints_stayed_behind(tmp_path, monkeypatch, ends, checkpoint):
+def test_mm2_planned_move_says_which_checkpoints_stayed_behind(tmp_path, monkeypatch, ends, checkpoint, says):
     setup = ReplicationSetup(env=environment(tmp_path), flows=[FlowSpec("east", "west", topics=["orders"])],
                              workdir=tmp_path / "mm2")
     replicator = mm2(setup)
@@ -455,4 +472,4 @@ def test_mm2_planned_move_says_which_checkpoints_stayed_behind(tmp_path, monkeyp
     monkeypatch.setattr(type(replicator), "checkpoints", lambda self, source, target, group=None: [checkpoint])
     wait = replicator.await_checkpoints("billing", "east", "west", timeout_s=0)
     assert not wait.caught_up
-    assert wait.detail == "checkpoints of 1 of 1 partition(s) still behind the commits after 0s (e.g. east.orders-0)"
+    assert wait.detail == f"checkpoints of 1 of 1 partition(s) still {says} after 0s (e.g. east.orders-0)"
