@@ -34,12 +34,14 @@ def watermarks(consumer: Consumer, topic: str, partitions, timeout_s: float = 30
 
 
 def read_topic(bootstrap: str, topic: str, since_ms: int | None = None, timeout_s: float = 30.0,
-               security: Mapping[str, str] | None = None) -> list[Message]:
-    """Every record of ``topic`` (from ``since_ms``, or the beginning) up to its current end."""
+               security: Mapping[str, str] | None = None, isolation: str = "read_committed") -> list[Message]:
+    """Every record of ``topic`` (from ``since_ms``, or the beginning) up to its current end, as a
+    consumer at ``isolation`` reads it (``read_uncommitted`` also returns aborted records)."""
     # Partition EOF ends a partition too: in a transactional topic (MM2's exactly-once mode writes
     # its checkpoints and heartbeats so) the last offsets can be commit markers, never returned.
     consumer = Consumer({"bootstrap.servers": bootstrap, **(security or {}), "group.id": f"__mirrordrill-read-{uuid.uuid4().hex[:8]}",
-                         "enable.auto.commit": False, "enable.partition.eof": True, "log_level": 0})
+                         "enable.auto.commit": False, "enable.partition.eof": True, "isolation.level": isolation,
+                         "log_level": 0})
     try:
         metadata = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
         if metadata is None or metadata.error is not None:

@@ -11,14 +11,14 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer
 from confluent_kafka.admin import NewTopic
 
 from harness.environment import Environment, TopologySpec
 from harness.kafka.cluster import ClusterSpec
 from harness.replicators.mirrormaker2 import MirrorMaker2Replicator
 from harness.replicators.setup import FlowSpec, ReplicationSetup
-from primitives.kafka.reading import ends_after_last_record, watermarks
+from primitives.kafka.reading import ends_after_last_record, read_topic, watermarks
 
 from .kafka_helpers import wait_for
 from .resume_helpers import SteadyLoad
@@ -28,39 +28,15 @@ pytestmark = pytest.mark.integration
 PARTITIONS = 3
 
 
-def read_all(bootstrap: str, topic: str, isolation: str) -> tuple[collections.Counter, dict[int, int]]:
-    """(every value's count, each partition's log end) of ``topic``, read at ``isolation``.
-
-    Reads until the broker says each partition is read to its end (partition EOF): transaction
-    markers take offsets no record is returned for, so counting records up to the end offset
-    would never finish."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"test-{uuid.uuid4().hex[:6]}",
-                  "enable.auto.commit": False, "isolation.level": isolation, "enable.partition.eof": True,
-                  "log_level": 0})
-    try:
-        marks = watermarks(c, topic, range(PARTITIONS))
-        pending = {p for p, (low, high) in marks.items() if high > low}
-        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(PARTITIONS)])
-        counts: collections.Counter = collections.Counter()
-        deadline = time.monotonic() + 60
-        while pending:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{topic} not read to its end ({marks}) at {isolation} in 60s")
-            m = c.poll(0.5)
-            if m is None:
-                continue
-            if m.error():
-                if m.error().code() == KafkaError._PARTITION_EOF:
-                    pending.discard(m.partition())
-                continue
-            counts[m.value()] += 1
-        return counts, {p: high for p, (_, high) in marks.items()}
-    finally:
-        c.close()
+def read_all(cluster, topic: str, isolation: str) -> collections.Counter:
+    """Every value's count in ``topic``, read at ``isolation``."""
+    return collections.Counter(m.value() for m in read_topic(cluster.bootstrap, topic, isolation=isolation))
 
 
 def watermarks_of(cluster, topic: str) -> dict[int, tuple[int, int]]:
-    c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"test-{uuid.uuid4().hex[:6]}", "log_level": 0})
+    """Each partition's (log start, log end): a read_uncommitted consumer's high watermark, past every marker."""
+    c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": f"test-{uuid.uuid4().hex[:6]}",
+                  "isolation.level": "read_uncommitted", "log_level": 0})
     try:
         return watermarks(c, topic, range(PARTITIONS))
     finally:
@@ -71,7 +47,7 @@ def copied(cluster, topic: str, isolation: str) -> set[bytes]:
     """The values in ``topic`` so far; none while MM2 has not created it yet."""
     if topic not in cluster.admin().list_topics(timeout=15).topics:
         return set()
-    return set(read_all(cluster.bootstrap, topic, isolation)[0])
+    return set(read_all(cluster, topic, isolation))
 
 
 def test_exactly_once_mode_copies_each_record_once_for_read_committed_across_a_kill(artifacts, tmp_path, lab_backend):
@@ -93,8 +69,9 @@ def test_exactly_once_mode_copies_each_record_once_for_read_committed_across_a_k
             wait_for(lambda: expected <= copied(south, remote, "read_committed"), 180,
                      f"all {len(expected)} records committed in {remote}")
             time.sleep(5)  # a copy written twice would land within a poll or two
-            committed, ends = read_all(south.bootstrap, remote, "read_committed")
-            uncommitted, _ = read_all(south.bootstrap, remote, "read_uncommitted")
+            committed = read_all(south, remote, "read_committed")
+            uncommitted = read_all(south, remote, "read_uncommitted")
+            ends = {p: high for p, (_, high) in watermarks_of(south, remote).items()}
             parts = [(remote, p) for p in range(PARTITIONS)]
             after_last = ends_after_last_record(south.bootstrap, parts)
             plain = ends_after_last_record(north.bootstrap, [("orders", p) for p in range(PARTITIONS)])
