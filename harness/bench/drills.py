@@ -49,10 +49,12 @@ def figures(summary: DrillSummary) -> dict[str, float | None]:
     the slowest later start (a restart after a kill), each to the first record moved."""
     flows, groups = summary.flows, summary.failovers
     starts = sorted(summary.replicator_starts, key=lambda t: t.get("started_at_ms") or 0)
-    first_ms = starts[0].get("started_at_ms") if starts else None
-    # the first start of every process of the drill (one per location) counts as a first start
-    firsts = [t for t in starts if (t.get("started_at_ms") or 0) - (first_ms or 0) < 60_000]
-    later = [t for t in starts if t not in firsts]
+    # each process's (one per location) first start is a first start, its later ones restarts. Not
+    # by time: a replicator killed 15 s in now starts again within a minute of its first start.
+    firsts, later, seen = [], [], set()
+    for t in starts:
+        (later if t.get("process") in seen else firsts).append(t)
+        seen.add(t.get("process"))
 
     def worst(values):
         values = [v for v in values if v is not None]

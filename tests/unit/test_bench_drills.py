@@ -31,6 +31,11 @@ def test_start_up_tells_first_starts_from_restarts_after_a_kill():
     ])
     got = figures(s)
     assert got["first_start_s"] == 21.0 and got["restart_s"] == 14.0
+    # a fast replicator restarts within a minute of its first start: still a restart (2026-11-25:
+    # the crash drill's restart 40 s after the first start was counted as a first start)
+    quick = _with_starts(_summary(), [{"process": "west", "started_at_ms": 1_000, "first_record_s": 19.5},
+                                      {"process": "west", "started_at_ms": 40_000, "first_record_s": 10.4}])
+    assert figures(quick)["first_start_s"] == 19.5 and figures(quick)["restart_s"] == 10.4
 
 
 def test_a_drill_without_failover_has_no_rto_or_reprocessed():
