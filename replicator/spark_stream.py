@@ -175,7 +175,7 @@ def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
               .queryName(plan.name)
               .option("checkpointLocation", str(plan.checkpoint_dir)))
     if plan.mode == "realtime":
-        writer = writer.outputMode("update").trigger(realTime=plan.trigger_interval or "10 seconds")
+        writer = writer.outputMode("update").trigger(realTime=plan.trigger_interval or "5 minutes")
     else:
         writer = writer.trigger(processingTime=plan.trigger_interval or "0 seconds")
     return writer.start()

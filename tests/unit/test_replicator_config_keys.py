@@ -154,8 +154,8 @@ def test_flow_helpers() -> None:
 
 def test_realtime_trigger_default() -> None:
     flow = props("A->B.mirrordrill.mode = realtime\n").flows[0]
-    assert flow.effective_trigger_interval == "10 seconds"
-    assert flow.trigger_interval_seconds == 10
+    assert flow.effective_trigger_interval == "5 minutes"
+    assert flow.trigger_interval_seconds == 300
 
 
 def test_metrics_port_is_process_wide_off_by_default_and_a_tcp_port() -> None:
