@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from replicator.config.flow import MICROBATCH_TRIGGER_DEFAULT, REALTIME_TRIGGER_DEFAULT
 from replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, TIMESTAMP_HEADER
 
 if TYPE_CHECKING:
@@ -175,9 +176,9 @@ def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
               .queryName(plan.name)
               .option("checkpointLocation", str(plan.checkpoint_dir)))
     if plan.mode == "realtime":
-        writer = writer.outputMode("update").trigger(realTime=plan.trigger_interval or "5 minutes")
+        writer = writer.outputMode("update").trigger(realTime=plan.trigger_interval or REALTIME_TRIGGER_DEFAULT)
     else:
-        writer = writer.trigger(processingTime=plan.trigger_interval or "0 seconds")
+        writer = writer.trigger(processingTime=plan.trigger_interval or MICROBATCH_TRIGGER_DEFAULT)
     return writer.start()
 
 

@@ -43,6 +43,11 @@ def _list_field(default: tuple[str, ...]) -> Any:
     return Field(default_factory=lambda: list(default))
 
 
+# The trigger when a flow sets none (see FlowConfig.effective_trigger_interval for why).
+REALTIME_TRIGGER_DEFAULT = "5 minutes"
+MICROBATCH_TRIGGER_DEFAULT = "0 seconds"
+
+
 class FlowConfig(StrictModel):
     """One replication flow ``source -> target`` with MM2's settings and defaults, plus ours.
 
@@ -148,7 +153,7 @@ class FlowConfig(StrictModel):
         # 10 s batches that gap was 6% of the records, hence the p99 (1.1-1.8 s against ~110 ms
         # p50). Resume never replays from Spark's checkpoint (it starts after what reached the
         # target), so a long batch costs nothing on a crash: Spark's own default, 5 minutes.
-        return "5 minutes" if self.mode == "realtime" else "0 seconds"
+        return REALTIME_TRIGGER_DEFAULT if self.mode == "realtime" else MICROBATCH_TRIGGER_DEFAULT
 
     @property
     def trigger_interval_seconds(self) -> float:
