@@ -14,7 +14,7 @@ from pathlib import Path
 from replicator.config.errors import ConfigError
 from replicator.config.loading import load_config
 from replicator.config.model import ReplicatorConfig
-from replicator.planted_faults import CheckpointFault, PlantedFaultRefused
+from replicator.planted_faults import PlantedFaultRefused, planted_name
 
 JARS_ENV = "MIRRORDRILL_REPLICATOR_JARS"
 
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None, default_jars: Callable[[], list[Path]] |
               "file or a mirrordrill replicator YAML (see replicator/examples/)", file=sys.stderr)
         return 2
     try:
-        CheckpointFault.from_env(os.environ)
+        planted_name(os.environ)
     except PlantedFaultRefused as e:
         print(f"replicator: {e}", file=sys.stderr)
         return 2

@@ -24,7 +24,7 @@ from confluent_kafka.admin import AdminClient
 
 from primitives.kafka.security import java_to_librdkafka
 from replicator.checkpoints import CheckpointEmitter
-from replicator.planted_faults import CheckpointFault
+from replicator.planted_faults import CheckpointFault, DataPathFault
 from replicator.config.flow import FlowConfig
 from replicator.config.model import ReplicatorConfig
 from replicator.driver_jvm import driver_jvm_flags
@@ -120,6 +120,7 @@ class FlowRuntime:
                                            self.target_admin, self.target_producer,
                                            flow.heartbeats_topic_replication_factor)
         self.starting_offsets = config.starting_offsets(flow)
+        self.data_fault = DataPathFault.from_env(os.environ)  # the mutation suite's only; None in real runs
         base = Path(config.flow_checkpoint_dir(flow) or workdir / "checkpoints" / _safe_name(flow.name))
         # Spark's checkpoint for the running query only: every start begins a fresh one (``_start``)
         self.checkpoint_dir = base / "query"
@@ -158,6 +159,7 @@ class FlowRuntime:
             starting_offsets=self.starting_offsets,
             use_provenance=f.replication_policy_class == "identity" and f.provenance_header,
             consumer=self.source_consumer_conf, producer=self.target_producer_conf,
+            planted_drop_every=self.data_fault.drop_every if self.data_fault else 0,
         )
 
     def _sync_topics(self) -> bool:
@@ -282,7 +284,7 @@ class FlowRuntime:
         self._ensure_probe_consumers()
         topic, partition = where
         if holds_the_copied_record(self._source_consumer, topic, partition, copy):
-            return copy.source_offset
+            return self.data_fault.resume_from(copy.source_offset) if self.data_fault else copy.source_offset
         log.warning("flow %s: %s[%d] on the source no longer holds the record copied from offset %d (its log was "
                     "recreated, e.g. wiped and rebuilt): copying the partition from its start position",
                     self.name, topic, partition, copy.source_offset)

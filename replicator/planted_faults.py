@@ -1,7 +1,9 @@
 """Planted checkpoint faults, for the mutation suite only (``./mirrordrill test --mutants``).
 
-The suite proves that a failover drill goes red when offset translation is wrong. It asks the
-bundled replicator for a wrong translation through ``MIRRORDRILL_PLANTED_FAULT``; that variable
+The suite proves that each drill goes red when replication gets worse: offset translation
+that is wrong (failover drills), records left out (every drill), a restart that copies records
+again (the crash drill). It asks the bundled replicator for one such fault through
+``MIRRORDRILL_PLANTED_FAULT``; that variable
 is honoured only next to ``MIRRORDRILL_MUTATION_SUITE=1``, which only the suite sets, so a
 stray setting in a real deployment stops the replicator (exit 2) instead of corrupting offsets.
 """
@@ -13,11 +15,26 @@ from dataclasses import dataclass
 
 FAULT_ENV = "MIRRORDRILL_PLANTED_FAULT"
 SUITE_ENV = "MIRRORDRILL_MUTATION_SUITE"
-FAULTS = ("checkpoint-offset+100", "checkpoint-offset-100", "checkpoint-frozen")
+FAULTS = ("checkpoint-offset+100", "checkpoint-offset-100", "checkpoint-frozen", "drop-1-in-1000",
+          "resume-offset-100")
 
 
 class PlantedFaultRefused(ValueError):
     """A planted fault asked for outside the mutation suite, or one that does not exist."""
+
+
+def planted_name(environ: Mapping[str, str]) -> str | None:
+    """The fault ``environ`` plants (None: none); raises ``PlantedFaultRefused`` when it may not."""
+    name = environ.get(FAULT_ENV, "")
+    if not name:
+        return None
+    if environ.get(SUITE_ENV) != "1":
+        raise PlantedFaultRefused(
+            f"{FAULT_ENV}={name} plants a fault in the replicator and is only for the mutation suite "
+            f"(./mirrordrill test tests/mutants --mutants); unset {FAULT_ENV} to replicate correctly")
+    if name not in FAULTS:
+        raise PlantedFaultRefused(f"{FAULT_ENV}={name} is not a planted fault; known: {', '.join(FAULTS)}")
+    return name
 
 
 @dataclass(frozen=True)
@@ -32,16 +49,38 @@ class CheckpointFault:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> "CheckpointFault | None":
-        """The fault ``environ`` plants (None: none); raises ``PlantedFaultRefused`` when it may not."""
-        name = environ.get(FAULT_ENV, "")
-        if not name:
-            return None
-        if environ.get(SUITE_ENV) != "1":
-            raise PlantedFaultRefused(
-                f"{FAULT_ENV}={name} plants a fault in the checkpoints and is only for the mutation suite "
-                f"(./mirrordrill test tests/mutants --mutants); unset {FAULT_ENV} to replicate correctly")
+        """The checkpoint fault ``environ`` plants (None: none of this kind); raises ``PlantedFaultRefused``
+        when it may not plant one."""
+        name = planted_name(environ)
         if name == "checkpoint-frozen":
             return cls(frozen=True)
         if name in ("checkpoint-offset+100", "checkpoint-offset-100"):
             return cls(shift=int(name.removeprefix("checkpoint-offset")))
-        raise PlantedFaultRefused(f"{FAULT_ENV}={name} is not a planted fault; known: {', '.join(FAULTS)}")
+        return None
+
+
+@dataclass(frozen=True)
+class DataPathFault:
+    """How the copy itself is made wrong: records left out, or a restart that resumes too early.
+
+    ``drop_every`` N leaves out the record at offset 10 of every N in each source partition (10, not
+    0, so a short drill's partitions, which hold a few hundred records, each lose one);
+    ``resume_shift`` -100 starts a restarted query 100 records before the newest copy of each
+    partition, which copies them again: the regression the crash drill's ``duplicates: 0`` is for."""
+
+    drop_every: int = 0
+    resume_shift: int = 0
+
+    def resume_from(self, copied: int) -> int:
+        """The source offset a restarted query treats as copied last (-1: none)."""
+        return max(-1, copied + self.resume_shift)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> "DataPathFault | None":
+        """The data-path fault ``environ`` plants (None: none of this kind)."""
+        name = planted_name(environ)
+        if name == "drop-1-in-1000":
+            return cls(drop_every=1000)
+        if name == "resume-offset-100":
+            return cls(resume_shift=-100)
+        return None

@@ -64,6 +64,8 @@ class StreamPlan:
     use_provenance: bool = False
     consumer: dict[str, str] = field(default_factory=dict)
     producer: dict[str, str] = field(default_factory=dict)
+    # the mutation suite's planted fault (replicator.planted_faults): leave out 1 record in N; 0 in real runs
+    planted_drop_every: int = 0
 
     def producer_settings(self) -> dict[str, str]:
         return {**SAFE_PRODUCER_DEFAULTS, **{k: v for k, v in self.producer.items() if k not in _SPARK_OWNED}}
@@ -171,7 +173,11 @@ def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
     reader = _read_kafka(spark.readStream, plan).option("startingOffsets", plan.starting_offsets)
     if plan.max_offsets_per_trigger and plan.mode == "microbatch":
         reader = reader.option("maxOffsetsPerTrigger", str(plan.max_offsets_per_trigger))
-    out = transform(reader.load(), plan)
+    source = reader.load()
+    if plan.planted_drop_every:
+        from pyspark.sql import functions as F
+        source = source.where(F.col("offset") % plan.planted_drop_every != 10)
+    out = transform(source, plan)
     writer = (_write_kafka(out.writeStream, plan)
               .queryName(plan.name)
               .option("checkpointLocation", str(plan.checkpoint_dir)))

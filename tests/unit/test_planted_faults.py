@@ -1,4 +1,4 @@
-"""The mutation suite's checkpoint faults: refused outside the suite, and wrong the way the table says."""
+"""The mutation suite's planted faults: refused outside the suite, and wrong the way the table says."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 
 from replicator import __main__ as replicator_main
-from replicator.planted_faults import FAULT_ENV, SUITE_ENV, CheckpointFault, PlantedFaultRefused
+from replicator.planted_faults import FAULT_ENV, SUITE_ENV, CheckpointFault, DataPathFault, PlantedFaultRefused
 from tests.unit.replicator_config_helpers import HEAD
 
 
 def test_no_fault_unless_asked() -> None:
     assert CheckpointFault.from_env({}) is None
     assert CheckpointFault.from_env({SUITE_ENV: "1"}) is None
+    assert DataPathFault.from_env({}) is None
 
 
 def test_a_fault_outside_the_suite_is_refused_naming_the_variable_to_unset() -> None:
@@ -22,7 +23,8 @@ def test_a_fault_outside_the_suite_is_refused_naming_the_variable_to_unset() -> 
 
 
 def test_an_unknown_fault_lists_the_known_ones() -> None:
-    with pytest.raises(PlantedFaultRefused, match="checkpoint-offset\\+100, checkpoint-offset-100, checkpoint-frozen"):
+    known = "checkpoint-offset\\+100, checkpoint-offset-100, checkpoint-frozen, drop-1-in-1000, resume-offset-100"
+    with pytest.raises(PlantedFaultRefused, match=known):
         CheckpointFault.from_env({FAULT_ENV: "drop", SUITE_ENV: "1"})
 
 
@@ -37,6 +39,24 @@ def test_shifted_translations(name: str, translated: int, planted: int) -> None:
 def test_frozen_checkpoints() -> None:
     fault = CheckpointFault.from_env({FAULT_ENV: "checkpoint-frozen", SUITE_ENV: "1"})
     assert fault == CheckpointFault(frozen=True)
+
+
+def test_each_kind_of_fault_plants_only_its_own_part() -> None:
+    data_path = {FAULT_ENV: "drop-1-in-1000", SUITE_ENV: "1"}
+    assert CheckpointFault.from_env(data_path) is None
+    assert DataPathFault.from_env(data_path) == DataPathFault(drop_every=1000)
+    assert DataPathFault.from_env({FAULT_ENV: "checkpoint-frozen", SUITE_ENV: "1"}) is None
+
+
+@pytest.mark.parametrize("copied, resumed", [(500, 400), (60, -1), (-1, -1)])
+def test_a_planted_resume_restarts_100_records_early(copied: int, resumed: int) -> None:
+    fault = DataPathFault.from_env({FAULT_ENV: "resume-offset-100", SUITE_ENV: "1"})
+    assert fault is not None and fault.drop_every == 0 and fault.resume_from(copied) == resumed
+
+
+def test_a_data_path_fault_outside_the_suite_is_refused() -> None:
+    with pytest.raises(PlantedFaultRefused, match="only for the mutation suite"):
+        DataPathFault.from_env({FAULT_ENV: "drop-1-in-1000"})
 
 
 def test_the_replicator_exits_2_on_a_fault_outside_the_suite(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
