@@ -159,7 +159,7 @@ class FlowRuntime:
             starting_offsets=self.starting_offsets,
             use_provenance=f.replication_policy_class == "identity" and f.provenance_header,
             consumer=self.source_consumer_conf, producer=self.target_producer_conf,
-            planted_drop_every=self.data_fault.drop_every if self.data_fault else 0,
+            planted=self.data_fault if self.data_fault and self.data_fault.changes_records else None,
         )
 
     def _sync_topics(self) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 FAULT_ENV = "MIRRORDRILL_PLANTED_FAULT"
 SUITE_ENV = "MIRRORDRILL_MUTATION_SUITE"
 FAULTS = ("checkpoint-offset+100", "checkpoint-offset-100", "checkpoint-frozen", "drop-1-in-1000",
-          "resume-offset-100")
+          "duplicate-1-in-1000", "resume-offset-100")
 
 
 class PlantedFaultRefused(ValueError):
@@ -61,15 +61,21 @@ class CheckpointFault:
 
 @dataclass(frozen=True)
 class DataPathFault:
-    """How the copy itself is made wrong: records left out, or a restart that resumes too early.
+    """How the copy itself is made wrong: records left out or written twice, or a restart that resumes too early.
 
     ``drop_every`` N leaves out the record at offset 10 of every N in each source partition (10, not
     0, so a short drill's partitions, which hold a few hundred records, each lose one);
-    ``resume_shift`` -100 starts a restarted query 100 records before the newest copy of each
+    ``duplicate_every`` N writes that same record twice instead; ``resume_shift`` -100 starts a restarted query 100 records before the newest copy of each
     partition, which copies them again: the regression the crash drill's ``duplicates: 0`` is for."""
 
     drop_every: int = 0
+    duplicate_every: int = 0
     resume_shift: int = 0
+
+    @property
+    def changes_records(self) -> bool:
+        """Whether the query's plan changes (a resume fault only moves where a query starts)."""
+        return bool(self.drop_every or self.duplicate_every)
 
     def resume_from(self, copied: int) -> int:
         """The source offset a restarted query treats as copied last (-1: none)."""
@@ -81,6 +87,8 @@ class DataPathFault:
         name = planted_name(environ)
         if name == "drop-1-in-1000":
             return cls(drop_every=1000)
+        if name == "duplicate-1-in-1000":
+            return cls(duplicate_every=1000)
         if name == "resume-offset-100":
             return cls(resume_shift=-100)
         return None

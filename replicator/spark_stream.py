@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from replicator.config.flow import MICROBATCH_TRIGGER_DEFAULT, REALTIME_TRIGGER_DEFAULT
 from replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, TIMESTAMP_HEADER
+from replicator.planted_faults import DataPathFault
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -64,8 +65,8 @@ class StreamPlan:
     use_provenance: bool = False
     consumer: dict[str, str] = field(default_factory=dict)
     producer: dict[str, str] = field(default_factory=dict)
-    # the mutation suite's planted fault (replicator.planted_faults): leave out 1 record in N; 0 in real runs
-    planted_drop_every: int = 0
+    # the mutation suite's planted fault (replicator.planted_faults); None in real runs
+    planted: DataPathFault | None = None
 
     def producer_settings(self) -> dict[str, str]:
         return {**SAFE_PRODUCER_DEFAULTS, **{k: v for k, v in self.producer.items() if k not in _SPARK_OWNED}}
@@ -173,11 +174,7 @@ def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
     reader = _read_kafka(spark.readStream, plan).option("startingOffsets", plan.starting_offsets)
     if plan.max_offsets_per_trigger and plan.mode == "microbatch":
         reader = reader.option("maxOffsetsPerTrigger", str(plan.max_offsets_per_trigger))
-    source = reader.load()
-    if plan.planted_drop_every:
-        from pyspark.sql import functions as F
-        source = source.where(F.col("offset") % plan.planted_drop_every != 10)
-    out = transform(source, plan)
+    out = transform(_planted(reader.load(), plan.planted) if plan.planted else reader.load(), plan)
     writer = (_write_kafka(out.writeStream, plan)
               .queryName(plan.name)
               .option("checkpointLocation", str(plan.checkpoint_dir)))
@@ -186,6 +183,18 @@ def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
     else:
         writer = writer.trigger(processingTime=plan.trigger_interval or MICROBATCH_TRIGGER_DEFAULT)
     return writer.start()
+
+
+def _planted(source: "DataFrame", fault: DataPathFault) -> "DataFrame":
+    """The mutation suite's wrong copy: the record at offset 10 of every N in a partition left out or written twice."""
+    from pyspark.sql import functions as F
+    if fault.drop_every:
+        source = source.where(F.col("offset") % fault.drop_every != 10)
+    if fault.duplicate_every:
+        # a stateless generator, which real-time mode allows: two rows for the chosen record, one for the rest
+        twice = F.when(F.col("offset") % fault.duplicate_every == 10, F.array(F.lit(1), F.lit(2)))
+        source = source.withColumn("_planted", F.explode(twice.otherwise(F.array(F.lit(1))))).drop("_planted")
+    return source
 
 
 def tasks_running(spark: "SparkSession", run_id: str) -> bool:

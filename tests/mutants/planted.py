@@ -77,10 +77,18 @@ MUTANTS: tuple[Mutant, ...] = (
         "active-passive-planned-failover.yaml", "spark-worker-kill.yaml", "sweep-capacity.yaml")),
     # what the crash drill exists for: a restart that copies again what reached the target
     Mutant("resume 100 records early", "replicator-crash.yaml", DUPLICATES, planted_fault="resume-offset-100"),
-    # a failover whose checkpoints stopped advancing makes the groups replay what they had processed
-    *(Mutant("checkpoints stop advancing", drill, ("failover.reprocessed",), planted_fault="checkpoint-frozen")
-      for drill in ("active-passive-unplanned-failover.yaml", "secure-failover.yaml",
-                    "active-passive-failback.yaml")),
+    # Not frozen checkpoints for the other failover drills: at the short profile their first
+    # checkpoint comes a few seconds before the kill, so a frozen one replayed 860, 744 and 650
+    # records (unplanned, secure, failback; 2026-11-26), at or inside the limits their unplanted
+    # spread sets (830, 810, 680; unplanted 132-550, 121-537, 142-453): a kill by 30 records is
+    # luck, not proof (the strategies drill catches it by far: 1226 against 750). What each does
+    # catch: a record written twice around a failover, on secure clusters too, and one missing
+    # from what failback brings back (or from the copy before it).
+    Mutant("duplicate 1 in 1,000", "active-passive-unplanned-failover.yaml", DUPLICATES,
+           planted_fault="duplicate-1-in-1000"),
+    Mutant("duplicate 1 in 1,000", "secure-failover.yaml", DUPLICATES, planted_fault="duplicate-1-in-1000"),
+    Mutant("drop 1 in 1,000", "active-passive-failback.yaml", LOSS + ("failback.missing",),
+           planted_fault="drop-1-in-1000"),
 )
 
 

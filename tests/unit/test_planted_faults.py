@@ -23,7 +23,8 @@ def test_a_fault_outside_the_suite_is_refused_naming_the_variable_to_unset() -> 
 
 
 def test_an_unknown_fault_lists_the_known_ones() -> None:
-    known = "checkpoint-offset\\+100, checkpoint-offset-100, checkpoint-frozen, drop-1-in-1000, resume-offset-100"
+    known = ("checkpoint-offset\\+100, checkpoint-offset-100, checkpoint-frozen, drop-1-in-1000, duplicate-1-in-1000, "
+             "resume-offset-100")
     with pytest.raises(PlantedFaultRefused, match=known):
         CheckpointFault.from_env({FAULT_ENV: "drop", SUITE_ENV: "1"})
 
@@ -45,13 +46,14 @@ def test_each_kind_of_fault_plants_only_its_own_part() -> None:
     data_path = {FAULT_ENV: "drop-1-in-1000", SUITE_ENV: "1"}
     assert CheckpointFault.from_env(data_path) is None
     assert DataPathFault.from_env(data_path) == DataPathFault(drop_every=1000)
+    assert DataPathFault.from_env({FAULT_ENV: "duplicate-1-in-1000", SUITE_ENV: "1"}).changes_records
     assert DataPathFault.from_env({FAULT_ENV: "checkpoint-frozen", SUITE_ENV: "1"}) is None
 
 
 @pytest.mark.parametrize("copied, resumed", [(500, 400), (60, -1), (-1, -1)])
 def test_a_planted_resume_restarts_100_records_early(copied: int, resumed: int) -> None:
     fault = DataPathFault.from_env({FAULT_ENV: "resume-offset-100", SUITE_ENV: "1"})
-    assert fault is not None and fault.drop_every == 0 and fault.resume_from(copied) == resumed
+    assert fault is not None and not fault.changes_records and fault.resume_from(copied) == resumed
 
 
 def test_a_data_path_fault_outside_the_suite_is_refused() -> None:
