@@ -127,7 +127,9 @@ class FlowRuntime:
         self.start_positions = StartPositions(base / "start-positions.json", self.starting_offsets)
         self.origin = FlowOrigin(flow.source, flow.replication_policy_class == "identity" and flow.provenance_header)
         self.metrics_dir = workdir / "metrics" / _safe_name(flow.name)
-        self.metrics = MetricsTracker(self.metrics_dir)
+        # the warm-up's heartbeats go through the flow's sink too: not replication, not counted
+        # (as the heartbeats the emitter writes with its own producer are not)
+        self.metrics = MetricsTracker(self.metrics_dir, frozenset({self.policy.heartbeats_topic()}))
         self.query: "StreamingQuery | None" = None
         self.topics: tuple[str, ...] = ()
         self.partitions: dict[str, int] = {}
@@ -253,7 +255,11 @@ class FlowRuntime:
         """Once per process, beside the first query: Spark's first-batch cost, paid before the flow counts as live."""
         started = time.monotonic()
         try:
-            warm_up(spark, self.plan())
+            if self.flow.emit_heartbeats_enabled:  # heartbeats carry the records that warm the JVM's paths
+                self.heartbeats.ensure_topic()
+                warm_up(spark, self.plan(), self.heartbeats.now, self.heartbeats.topic)
+            else:
+                warm_up(spark, self.plan())
             self.clock.mark("warm_up")
             log.info("flow %s: Spark warmed up in %.1fs", self.name, time.monotonic() - started)
         except Exception as e:  # not retried: the query itself warms Spark up, only later
@@ -486,7 +492,8 @@ class Replicator:
                     self.prometheus.stop()
 
     def _records_written(self) -> int:
-        return sum(m.records for fr in self.flows for m in read_interceptor_files(fr.metrics_dir).values())
+        return sum(m.records for fr in self.flows
+                   for m in read_interceptor_files(fr.metrics_dir, fr.metrics.ignored_topics).values())
 
     def _write_status(self, lag: dict[str, dict]) -> None:
         flows = {fr.name: fr.metrics.sample(lag.get(fr.name)) for fr in self.flows}

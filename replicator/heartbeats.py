@@ -20,11 +20,17 @@ class HeartbeatEmitter:
         self.admin, self.producer, self.replication_factor = target_admin, producer, replication_factor
         self._topic_ready = False
 
-    def emit(self) -> Heartbeat:
+    def ensure_topic(self) -> None:
         if not self._topic_ready:
             ensure_internal_topic(self.admin, self.topic, self.replication_factor)
             self._topic_ready = True
-        hb = Heartbeat(self.source_alias, self.target_alias, int(time.time() * 1000))
+
+    def now(self) -> Heartbeat:
+        return Heartbeat(self.source_alias, self.target_alias, int(time.time() * 1000))
+
+    def emit(self) -> Heartbeat:
+        self.ensure_topic()
+        hb = self.now()
         self.producer.produce(self.topic, key=hb.key(), value=hb.value())
         self.producer.poll(0)
         return hb

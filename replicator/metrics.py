@@ -48,8 +48,9 @@ def histogram_percentile(hist: list[int], q: float) -> float | None:
     return float(1 << (len(hist) - 1))
 
 
-def read_interceptor_files(metrics_dir: Path) -> dict[tuple[str, int], PartitionMetrics]:
-    """Sum the cumulative figures of every producer's file in ``metrics_dir``."""
+def read_interceptor_files(metrics_dir: Path, ignored_topics: frozenset[str] = frozenset()
+                           ) -> dict[tuple[str, int], PartitionMetrics]:
+    """Sum the cumulative figures of every producer's file in ``metrics_dir``, but for ``ignored_topics``."""
     out: dict[tuple[str, int], PartitionMetrics] = {}
     if not metrics_dir.exists():
         return out
@@ -59,6 +60,8 @@ def read_interceptor_files(metrics_dir: Path) -> dict[tuple[str, int], Partition
         except (OSError, ValueError):
             continue  # being replaced right now; next reading gets it
         for p in doc.get("partitions", []):
+            if p["topic"] in ignored_topics:
+                continue
             key = (p["topic"], int(p["partition"]))
             m = out.setdefault(key, PartitionMetrics(*key))
             m.records += p["records"]
@@ -73,14 +76,15 @@ def read_interceptor_files(metrics_dir: Path) -> dict[tuple[str, int], Partition
 class MetricsTracker:
     """Keeps the previous reading so each new one yields rates."""
 
-    def __init__(self, metrics_dir: Path):
+    def __init__(self, metrics_dir: Path, ignored_topics: frozenset[str] = frozenset()):
         self.metrics_dir = metrics_dir
+        self.ignored_topics = ignored_topics
         self._prev: dict[tuple[str, int], PartitionMetrics] = {}
         self._prev_t: float | None = None
 
     def sample(self, lag: dict[tuple[str, int], int] | None = None) -> list[PartitionMetrics]:
         now = time.monotonic()
-        current = read_interceptor_files(self.metrics_dir)
+        current = read_interceptor_files(self.metrics_dir, self.ignored_topics)
         dt = (now - self._prev_t) if self._prev_t else None
         for key, m in current.items():
             prev = self._prev.get(key)

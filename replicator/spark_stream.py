@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from replicator.config.flow import MICROBATCH_TRIGGER_DEFAULT, REALTIME_TRIGGER_DEFAULT
 from replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, TIMESTAMP_HEADER
@@ -20,6 +20,8 @@ from replicator.planted_faults import DataPathFault
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
+
+    from replicator.mm2_format import Heartbeat
 
 INTERCEPTOR_CLASS = "io.mirrordrill.replicator.MirrorProducerInterceptor"
 
@@ -136,17 +138,31 @@ def _write_kafka(writer, plan: StreamPlan):
     return writer
 
 
-def warm_up(spark: "SparkSession", plan: StreamPlan) -> None:
-    """Run the flow's read-transform-write once, as a batch job over an empty offset range.
+# Heartbeats the warm-up writes through the sink and reads back through the source. Enough calls
+# for the JVM to compile (C1 compiles a method after ~200 invocations) the Kafka producer's and
+# consumer's per-record paths and the row converters, which an empty batch never runs: without
+# them the first records of a drill met interpreted code on every flow at once (fan-out, three
+# flows on 2 cores: the first records waited 420-560 ms against ~110 ms with them).
+WARM_HEARTBEATS = 300
+
+
+def warm_up(spark: "SparkSession", plan: StreamPlan, heartbeats: Callable[[], "Heartbeat"] | None = None,
+            heartbeats_topic: str = "") -> None:
+    """Run the flow's read-transform-write once as batch jobs, before any record of the flow moves.
 
     A fresh Spark spends seconds on the first batch of a query (class loading, code
     generation, the sink's producer). It runs beside the process's first query, not before
     it (records waiting after a restart move as soon as the query's tasks get going), and
     the replicator counts as live only once it is done, so the first records a drill sends
     after readiness do not wait for that cost (measured: real-time tasks all running, yet
-    75 s before the first record moved on a loaded machine). The range is empty (from the current end of
-    every partition to the same end, and filtered to no row), so nothing is written; the producer it opens stays in
-    Spark's pool, keyed by the same settings the streaming sink uses.
+    75 s before the first record moved on a loaded machine). First an empty range of the
+    flow's own topics (from the current end of every partition to the same end, and filtered
+    to no row), so nothing of them is written; the producer it opens stays in Spark's pool,
+    keyed by the same settings the streaming sink uses. Then, when the flow emits heartbeats
+    (``heartbeats`` makes them, as the flow's own emitter does), ``WARM_HEARTBEATS`` of them go
+    to the target's heartbeats topic through the same sink and come back through the Kafka
+    source and ``transform`` into Spark's no-op sink: records MM2's tooling reads as heartbeats,
+    nothing else on the target.
     """
     future_ms = int((time.time() + 86_400) * 1000)
     source = (_read_kafka(spark.read, plan)
@@ -167,6 +183,30 @@ def warm_up(spark: "SparkSession", plan: StreamPlan) -> None:
     from pyspark.sql import functions as F
     rows = source.load().where(F.col("offset") < F.lit(0))
     _write_kafka(transform(rows, plan).write, plan).save()
+    if heartbeats is not None and heartbeats_topic:
+        _warm_with_heartbeats(spark, plan, heartbeats, heartbeats_topic)
+
+
+def _warm_with_heartbeats(spark: "SparkSession", plan: StreamPlan, heartbeats: Callable[[], "Heartbeat"],
+                          topic: str) -> None:
+    since_ms = int(time.time() * 1000)
+    beats = [heartbeats() for _ in range(WARM_HEARTBEATS)]
+    written = spark.createDataFrame([(topic, b.key(), b.value()) for b in beats],
+                                    "topic string, key binary, value binary")
+    _write_kafka(written.write, plan).save()
+    # Back from the target (the flow's source settings are for the source cluster): only what
+    # was written from ``since_ms`` on, so a long-lived heartbeats topic is not read whole.
+    back = (spark.read.format("kafka")
+            .option("kafka.bootstrap.servers", plan.target_bootstrap)
+            .option("subscribe", topic)
+            .option("includeHeaders", "true")
+            .option("startingTimestamp", str(since_ms))
+            .option("startingOffsetsByTimestampStrategy", "latest")
+            .option("endingOffsets", "latest"))
+    for k, v in plan.producer_settings().items():
+        if k.startswith(("security.", "sasl.", "ssl.")):  # the target's connection, not the producer's tuning
+            back = back.option(f"kafka.{k}", v)
+    transform(back.load(), plan).write.format("noop").mode("overwrite").save()
 
 
 def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
