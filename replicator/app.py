@@ -410,8 +410,11 @@ class Replicator:
         from pyspark.sql import SparkSession
         # Spark binds to the host's first interface by default; drills live on loopback.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        # headroom so topics created later still find task slots
-        realtime_partitions = sum(max(4, 2 * sum(fr.partitions.values())) for fr in self.flows
+        # headroom so topics created later still find task slots, and two slots no real-time task
+        # can hold for the warm-up's batch jobs (a chain's relay->core flow started with no
+        # partition, then got 4: its real-time tasks held all of local[4] and the warm-up, so the
+        # flow, never ran)
+        realtime_partitions = sum(max(4, 2 * sum(fr.partitions.values())) + 2 for fr in self.flows
                                   if fr.flow.mode == "realtime")
         master = spark_master_for(self.config, realtime_partitions)
         log.info("starting Spark (%s)", master)

@@ -192,7 +192,7 @@ def _warm_with_heartbeats(spark: "SparkSession", plan: StreamPlan, heartbeats: C
     since_ms = int(time.time() * 1000)
     beats = [heartbeats() for _ in range(WARM_HEARTBEATS)]
     written = spark.createDataFrame([(topic, b.key(), b.value()) for b in beats],
-                                    "topic string, key binary, value binary")
+                                    "topic string, key binary, value binary").coalesce(1)  # one task slot
     _write_kafka(written.write, plan).save()
     # Back from the target (the flow's source settings are for the source cluster): only what
     # was written from ``since_ms`` on, so a long-lived heartbeats topic is not read whole.
