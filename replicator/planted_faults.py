@@ -1,4 +1,4 @@
-"""Planted checkpoint faults, for the mutation suite only (``./mirrordrill test --mutants``).
+"""Planted faults, for the mutation suite only (``./mirrordrill test --mutants``).
 
 The suite proves that each drill goes red when replication gets worse: offset translation
 that is wrong (failover drills), records left out (every drill), a restart that copies records
@@ -65,8 +65,9 @@ class DataPathFault:
 
     ``drop_every`` N leaves out the record at offset 10 of every N in each source partition (10, not
     0, so a short drill's partitions, which hold a few hundred records, each lose one);
-    ``duplicate_every`` N writes that same record twice instead; ``resume_shift`` -100 starts a restarted query 100 records before the newest copy of each
-    partition, which copies them again: the regression the crash drill's ``duplicates: 0`` is for."""
+    ``duplicate_every`` N writes that same record twice instead; ``resume_shift`` -100 starts a
+    restarted query 100 records before the newest copy of each partition, which copies them again:
+    the regression the crash drill's ``duplicates: 0`` is for."""
 
     drop_every: int = 0
     duplicate_every: int = 0
