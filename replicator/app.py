@@ -120,6 +120,9 @@ class FlowRuntime:
                                            self.target_admin, self.target_producer,
                                            flow.heartbeats_topic_replication_factor)
         self.starting_offsets = config.starting_offsets(flow)
+        # the history a copy back restores ends where the target was wiped, or else at this start
+        self.restore_before_ms = ((flow.restore_history_before_ms or self.clock.started_at_ms)
+                                  if flow.restore_history else None)
         self.data_fault = DataPathFault.from_env(os.environ)  # the mutation suite's only; None in real runs
         base = Path(config.flow_checkpoint_dir(flow) or workdir / "checkpoints" / _safe_name(flow.name))
         # Spark's checkpoint for the running query only: every start begins a fresh one (``_start``)
@@ -156,6 +159,7 @@ class FlowRuntime:
             source_bootstrap=self.source_bootstrap, target_bootstrap=self.target_bootstrap,
             topics=self.topics, remote_topic_prefix=self.policy.format_remote_topic(f.source, ""),
             restored_prefix=self.policy.format_remote_topic(f.target, "") if f.restore_history else "",
+            restore_before_ms=self.restore_before_ms,
             checkpoint_dir=self.checkpoint_dir, metrics_dir=self.metrics_dir, mode=f.mode,
             trigger_interval=f.effective_trigger_interval, max_offsets_per_trigger=f.max_offsets_per_trigger,
             starting_offsets=self.starting_offsets,
@@ -353,10 +357,20 @@ class FlowRuntime:
         out = {}
         for topic, n in self.partitions.items():
             remote = self.selector.remote_topic(topic)
+            restored = self.selector.restored_topic(topic) is not None
             for p in range(n):
                 _, src_high = self._source_consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)
+                if restored:
+                    src_high = self._history_end(topic, p, src_high)
                 out[(remote, p)] = max(0, src_high - self._replicated_position(remote, p))
         return out
+
+    def _history_end(self, topic: str, partition: int, src_high: int) -> int:
+        """Of a restored topic's partition, the end of the history (records written before
+        ``restore_before_ms``): what comes after it is never copied, so it is no lag either."""
+        found = self._source_consumer.offsets_for_times(
+            [TopicPartition(topic, partition, self.restore_before_ms)], timeout=5)[0].offset
+        return src_high if found < 0 else min(src_high, found)  # -1: every record is older
 
     def _ensure_probe_consumers(self) -> None:
         if self._lag_consumer is None:

@@ -9,9 +9,11 @@ way (the seed chapter's "after the failover") is what this step does:
 3. replicate the new primary back into it with a fresh replicator of the drill's kind;
 4. wait until every topic that copy covers holds on the old primary exactly what the new
    primary holds (compared record by record, per partition);
-5. with ``switch_back``: move the applications back the planned way (stop producers, drain,
-   translate group offsets through the copy back, restart), then re-protect: a fresh
-   replicator copies the old primary to the DR cluster again, as before the incident.
+5. with ``switch_back``: re-protect first -- a fresh replicator copies the old primary to the
+   DR cluster again, as before the incident, and is live before any application writes there
+   -- then move the applications back the planned way (stop producers, drain, translate group
+   offsets through the copy back, restart) and retire the copy back. Started afterwards (as
+   once here), the re-protect left the first 10-20 s of writes on the old primary unreplicated.
 
 With ``restore_history`` (and a replicator that can), step 3 also copies the new primary's
 copies of the old primary's topics (``<old>.<topic>``) back under their original names, in
@@ -19,6 +21,8 @@ order and once each, so the rebuilt primary holds its own history again -- at th
 since it starts empty and the copies were exact -- beside the post-incident records. Groups
 switching back are translated through that copy too (past what they processed), and the
 re-protect resumes each partition after the history instead of copying it to DR a second time.
+The history ends at the wipe (``mirrordrill.restore.history.before.ms``): what the re-protect
+copies into ``<old>.<topic>`` while the copy back still runs is not restored a second time.
 """
 
 from __future__ import annotations
@@ -40,13 +44,17 @@ from replicator.filters import TopicFilter, TopicSelector
 CLUSTER_START_TIMEOUT_S = 180.0
 
 
-RESTORE_HISTORY_SETTING = "mirrordrill.restore.history"  # the bundled replicator's flow key
+RESTORE_HISTORY_SETTING = "mirrordrill.restore.history"  # the bundled replicator's flow keys
+RESTORE_HISTORY_BEFORE_SETTING = "mirrordrill.restore.history.before.ms"
 
 
 def reversed_flows(ctx: DrillContext, new_primary: str, old_primary: str,
-                   restore_history: bool = False) -> list[FlowSpec]:
-    """The drill's flows old -> new, turned round (same topic selection, settings and placement)."""
+                   restore_history: bool = False, history_ends_ms: int | None = None) -> list[FlowSpec]:
+    """The drill's flows old -> new, turned round (same topic selection, settings and placement);
+    with ``restore_history``, the old primary's records written before ``history_ends_ms`` too."""
     extra = {RESTORE_HISTORY_SETTING: "true"} if restore_history else {}
+    if restore_history and history_ends_ms is not None:
+        extra[RESTORE_HISTORY_BEFORE_SETTING] = str(history_ends_ms)
     return [FlowSpec(new_primary, old_primary, topics=f.topics, topics_exclude=f.topics_exclude,
                      placement=f.placement, settings={**f.settings, **extra})
             for f in ctx.replicator.setup.flows if f.source == old_primary and f.target == new_primary]
@@ -56,7 +64,8 @@ def run(ctx: DrillContext, step: Failback) -> str:
     new, old = step.source, step.target
     refusal = type(ctx.replicator).cannot_restore_history if step.restore_history else None
     restore = step.restore_history and refusal is None
-    flows = reversed_flows(ctx, new, old, restore_history=restore)
+    wiped_ms = now_ms()  # the old primary's history ends here: nothing written on it later is history
+    flows = reversed_flows(ctx, new, old, restore_history=restore, history_ends_ms=wiped_ms)
     if not flows:
         raise RuntimeError(f"failback {new}->{old}: the running replicator has no flow {old}->{new} to reverse")
     if ctx.new_replicator is None:
@@ -95,22 +104,35 @@ def run(ctx: DrillContext, step: Failback) -> str:
         return outcome
     if not result.converged:
         raise RuntimeError(outcome + "; not switching back onto a cluster that does not hold what the other does")
+    reprotect = _reprotect(ctx, old, new, original_flows, restore)
     back = Failover(do="planned_failover", source=new, target=old, drain_timeout=step.timeout)
     outcome += "; switch back: " + failover.planned(ctx, back, restart_finished=True)
 
     t = now_ms()
     ctx.replicator.stop()
     ctx.retired_replicators.append(ctx.replicator)
+    ctx.retired_replicators.remove(reprotect)
+    ctx.replicator = reprotect
+    ctx.record(f"stop replication {new}->{old}", "failback_part", t, now_ms(), "ok", "the copy back's work is done")
+    return outcome + f"; replication {old}->{new} was live before the switch"
+
+
+def _reprotect(ctx: DrillContext, old: str, new: str, original_flows: list[FlowSpec], restore: bool):
+    """Start replication old -> new again, live before the applications switch back to ``old``."""
+    t = now_ms()
     reprotect = ctx.new_replicator(original_flows, ctx.out_dir / "failback" / "re-protect")
     if not restore:
         # the wiped primary's offsets restarted at 0 while dr keeps the copies made before the incident
         # (restored history puts each record back at its old offset: then the copies on dr still line up)
         reprotect.count_target_from_now()
         reprotect.forget_source_positions(old)
+    ctx.log(f"failback: re-protecting {old} before the switch back (logs: "
+            f"{', '.join(map(str, reprotect.log_paths().values()))})")
+    ctx.retired_replicators.append(reprotect)  # stopped on every exit path until it takes over
     reprotect.start()
-    ctx.replicator = reprotect
-    ctx.record(f"re-protect {old}->{new}", "failback_part", t, now_ms(), "ok", "fresh replication as before the incident")
-    return outcome + f"; replication {old}->{new} restarted"
+    ctx.record(f"re-protect {old}->{new}", "failback_part", t, now_ms(), "ok",
+               "fresh replication as before the incident, live before the switch back")
+    return reprotect
 
 
 def _wipe_and_start(ctx: DrillContext, cluster_name: str) -> None:
