@@ -29,6 +29,7 @@ from replicator.config.flow import FlowConfig
 from replicator.config.model import ReplicatorConfig
 from replicator.driver_jvm import driver_jvm_flags
 from replicator.heartbeats import HeartbeatEmitter
+from replicator.history import HistoryEnds
 from replicator.metrics import MetricsTracker, as_document, read_interceptor_files, write_json_atomically
 from replicator.offset_index import OffsetIndex
 from replicator.prometheus import MetricsServer, render
@@ -120,14 +121,12 @@ class FlowRuntime:
                                            self.target_admin, self.target_producer,
                                            flow.heartbeats_topic_replication_factor)
         self.starting_offsets = config.starting_offsets(flow)
-        # the history a copy back restores ends where the target was wiped, or else at this start
-        self.restore_before_ms = ((flow.restore_history_before_ms or self.clock.started_at_ms)
-                                  if flow.restore_history else None)
         self.data_fault = DataPathFault.from_env(os.environ)  # the mutation suite's only; None in real runs
         base = Path(config.flow_checkpoint_dir(flow) or workdir / "checkpoints" / _safe_name(flow.name))
         # Spark's checkpoint for the running query only: every start begins a fresh one (``_start``)
         self.checkpoint_dir = base / "query"
         self.start_positions = StartPositions(base / "start-positions.json", self.starting_offsets)
+        self.history = HistoryEnds(base / "history-ends.json")  # restore_history only
         self.origin = FlowOrigin(flow.source, flow.replication_policy_class == "identity" and flow.provenance_header)
         self.metrics_dir = workdir / "metrics" / _safe_name(flow.name)
         # the warm-up's heartbeats go through the flow's sink too: not replication, not counted
@@ -159,7 +158,7 @@ class FlowRuntime:
             source_bootstrap=self.source_bootstrap, target_bootstrap=self.target_bootstrap,
             topics=self.topics, remote_topic_prefix=self.policy.format_remote_topic(f.source, ""),
             restored_prefix=self.policy.format_remote_topic(f.target, "") if f.restore_history else "",
-            restore_before_ms=self.restore_before_ms,
+            history_ends=self.history.bounds() if f.restore_history else (),
             checkpoint_dir=self.checkpoint_dir, metrics_dir=self.metrics_dir, mode=f.mode,
             trigger_interval=f.effective_trigger_interval, max_offsets_per_trigger=f.max_offsets_per_trigger,
             starting_offsets=self.starting_offsets,
@@ -285,6 +284,9 @@ class FlowRuntime:
             return {(t, p): newest_copy(c, remote[t], p, self.origin) for t, n in parts.items() for p in range(n)}
         copies = settled(read) if self._settle_before_start else read()
         copied = {k: self._resumable(k, copy) for k, copy in copies.items()}
+        if self.flow.restore_history:
+            self.history.pin({t: n for t, n in parts.items() if self.selector.restored_topic(t) is not None},
+                             self._source_ends)
         return starting_offsets(self.start_positions.resolve(parts, self._source_ends), copied)
 
     def _resumable(self, where: tuple[str, int], copy: Copy | None) -> int | None:
@@ -360,17 +362,10 @@ class FlowRuntime:
             restored = self.selector.restored_topic(topic) is not None
             for p in range(n):
                 _, src_high = self._source_consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)
-                if restored:
-                    src_high = self._history_end(topic, p, src_high)
+                if restored and (end := self.history.end(topic, p)) is not None:
+                    src_high = min(src_high, end)  # past the history nothing is copied: no lag either
                 out[(remote, p)] = max(0, src_high - self._replicated_position(remote, p))
         return out
-
-    def _history_end(self, topic: str, partition: int, src_high: int) -> int:
-        """Of a restored topic's partition, the end of the history (records written before
-        ``restore_before_ms``): what comes after it is never copied, so it is no lag either."""
-        found = self._source_consumer.offsets_for_times(
-            [TopicPartition(topic, partition, self.restore_before_ms)], timeout=5)[0].offset
-        return src_high if found < 0 else min(src_high, found)  # -1: every record is older
 
     def _ensure_probe_consumers(self) -> None:
         if self._lag_consumer is None:

@@ -60,8 +60,8 @@ class StreamPlan:
     # "B." when the flow restores the target B's history: a source topic "B.t" is written as "t"
     # (only such copies start with it: any other name showing B is a cycle and never selected)
     restored_prefix: str = ""
-    # of those copies, only records written before this instant (epoch ms) are history
-    restore_before_ms: int | None = None
+    # of those copies, the history: (topic, partition, end offset), see replicator.history
+    history_ends: tuple[tuple[str, int, int], ...] = ()
     mode: str = "microbatch"  # or "realtime"
     trigger_interval: str | None = None
     max_offsets_per_trigger: int | None = None
@@ -110,11 +110,11 @@ def transform(df: "DataFrame", plan: StreamPlan) -> "DataFrame":
     headers = f"concat({user_headers}, array({', '.join(added)}))"
     topic = F.concat(F.lit(plan.remote_topic_prefix), F.col("topic")) if plan.remote_topic_prefix else F.col("topic")
     if plan.restored_prefix:
-        if plan.restore_before_ms is not None:
-            # a record written on the rebuilt target after the history ended came over by the
-            # re-protect: it is already there, and restoring it again would be a loop
-            df = df.where(~F.col("topic").startswith(plan.restored_prefix)
-                          | (F.expr("unix_millis(timestamp)") < F.lit(plan.restore_before_ms)))
+        # past a partition's history come the re-protect's copies of what the rebuilt target
+        # already holds: restored again, they would loop (Kafka topic names need no SQL quoting)
+        history = " OR ".join(f"(topic = '{t}' AND partition = {p} AND offset < {e})"
+                              for t, p, e in plan.history_ends) or "false"
+        df = df.where(~F.col("topic").startswith(plan.restored_prefix) | F.expr(history))
         topic = F.when(F.col("topic").startswith(plan.restored_prefix),
                        F.expr(f"substring(topic, {len(plan.restored_prefix) + 1})")).otherwise(topic)
     return df.select(topic.alias("topic"), "key", "value", "partition", F.expr(headers).alias("headers"))

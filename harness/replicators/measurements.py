@@ -102,14 +102,11 @@ class OffsetLagProbe:
             if t.error is None and selector.should_replicate_topic(name) and not policy.is_heartbeats_topic(name)
         }
 
-    def end_offsets(self, cluster: str, partitions: list[TopicPartition],
-                    before_ms: int | None = None) -> dict[tuple[str, int], int]:
-        """Each partition's log end on ``cluster`` (with ``before_ms``: the first offset written at or
-        after it, -1 when there is none); a partition that cannot be read is left out."""
+    def end_offsets(self, cluster: str, partitions: list[TopicPartition]) -> dict[tuple[str, int], int]:
+        """Each partition's log end on ``cluster``; a partition that cannot be read is left out."""
         if not partitions:
             return {}
-        spec = OffsetSpec.latest() if before_ms is None else OffsetSpec.for_timestamp(before_ms)
-        request = {tp: spec for tp in partitions}
+        request = {tp: OffsetSpec.latest() for tp in partitions}
         futures = self._admin(cluster).list_offsets(request, request_timeout=self.timeout_s)
         ends: dict[tuple[str, int], int] = {}
         for tp, fut in futures.items():
@@ -119,25 +116,12 @@ class OffsetLagProbe:
                 continue  # e.g. the remote topic does not exist yet: unknown, not zero
         return ends
 
-    def _history_ends(self, flow: FlowSpec, selector, topics: dict[str, int],
-                      ends: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
-        """A copy back restores only history: in its restored topics, records written after the
-        bound it was given are never copied, so they are no lag."""
-        before = self.setup.flow_config(flow).restore_history_before_ms
-        restored = [TopicPartition(t, p) for t, n in topics.items() if selector.restored_topic(t) is not None
-                    for p in range(n)]
-        if before is None or not restored:
-            return {}
-        found = self.end_offsets(flow.source, restored, before_ms=before)
-        return {k: min(ends[k], v) for k, v in found.items() if k in ends and v >= 0}
-
     def _flow_rows(self, flow: FlowSpec, now: float) -> list[PartitionMetrics]:
         topics = self.selected_topics(flow)
         selector = self.setup.flow_config(flow).topic_selector()
         remote = {t: selector.remote_topic(t) for t in topics}
         target_topics = self._admin(flow.target).list_topics(timeout=self.timeout_s).topics
         source_ends = self.end_offsets(flow.source, [TopicPartition(t, p) for t, n in topics.items() for p in range(n)])
-        source_ends.update(self._history_ends(flow, selector, topics, source_ends))
         target_parts = [TopicPartition(remote[t], p) for t, n in topics.items() for p in range(n)
                         if remote[t] in target_topics and p < len(target_topics[remote[t]].partitions)]
         target_ends = self.end_offsets(flow.target, target_parts)

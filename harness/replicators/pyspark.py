@@ -311,7 +311,9 @@ class PySparkReplicator(NodeReplicator):
         ahead of what it holds and end-offset lag reads 0 while records are still missing (a
         drill drained on it stopped 390 records early). The replicator's own lag is exact: it
         reads the source offset carried by the newest record on the target. Where a running
-        replicator wrote it recently, the larger of the two is the lag.
+        replicator wrote it recently, the larger of the two is the lag -- but in the topics a
+        copy back restores, where only the history is copied (``replicator.history``) and the
+        re-protect's later copies are no lag, the replicator's own figure is.
         """
         sample = self._probe.sample()
         latency: dict[tuple[str, str, int], float] = {}
@@ -327,14 +329,26 @@ class PySparkReplicator(NodeReplicator):
                         latency[key] = p["latency_avg_ms"]
                     if fresh and p.get("lag") is not None:
                         exact[key] = p["lag"]
+        restored = self._restored_topics()
         rows = []
         for r in sample.partitions:
             key = (r.flow, r.remote_topic, r.partition)
             lag = r.lag_records
-            if lag is not None and key in exact:
+            if key in exact and (r.flow, r.topic) in restored:
+                lag = exact[key]
+            elif lag is not None and key in exact:
                 lag = max(lag, exact[key])
             rows.append(PartitionMetrics(**{**vars(r), "lag_records": lag, "replication_latency_ms": latency.get(key)}))
         return ReplicatorMetrics(sample.taken_at, "end-offsets + producer acks", tuple(rows), sample.notes)
+
+    def _restored_topics(self) -> set[tuple[str, str]]:
+        """(flow name, source topic) of the topics copy-back flows restore under their original names."""
+        out = set()
+        for flow in self.setup.flows:
+            selector = self.setup.flow_config(flow).topic_selector()
+            if selector.restore_history:
+                out |= {(flow.name, t) for t in self._probe.selected_topics(flow) if selector.restored_topic(t)}
+        return out
 
     def describe(self) -> dict[str, Any]:
         nodes = [{**self.node_summary(node), "location": node.location, "status_path": str(node.status_path),

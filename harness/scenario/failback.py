@@ -21,8 +21,8 @@ order and once each, so the rebuilt primary holds its own history again -- at th
 since it starts empty and the copies were exact -- beside the post-incident records. Groups
 switching back are translated through that copy too (past what they processed), and the
 re-protect resumes each partition after the history instead of copying it to DR a second time.
-The history ends at the wipe (``mirrordrill.restore.history.before.ms``): what the re-protect
-copies into ``<old>.<topic>`` while the copy back still runs is not restored a second time.
+The history is what ``<old>.<topic>`` held when the copy back started (``replicator.history``):
+what the re-protect copies into it while the copy back still runs is not restored a second time.
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ from collections import Counter
 from harness.checker.model import WIPE_EVENT_KIND
 from harness.results import FailbackSummary
 from primitives.kafka.reading import read_topic
+from harness.replicators.interface import Replicator
 from harness.replicators.setup import FlowSpec
 from harness.scenario import failover
+from harness.spark.deployment import SparkDeploymentError
 from harness.scenario.context import DrillContext, now_ms
 from harness.scenario.model import Failback, Failover
 from loadgen.observer import Observer
@@ -44,17 +46,13 @@ from replicator.filters import TopicFilter, TopicSelector
 CLUSTER_START_TIMEOUT_S = 180.0
 
 
-RESTORE_HISTORY_SETTING = "mirrordrill.restore.history"  # the bundled replicator's flow keys
-RESTORE_HISTORY_BEFORE_SETTING = "mirrordrill.restore.history.before.ms"
+RESTORE_HISTORY_SETTING = "mirrordrill.restore.history"  # the bundled replicator's flow key
 
 
 def reversed_flows(ctx: DrillContext, new_primary: str, old_primary: str,
-                   restore_history: bool = False, history_ends_ms: int | None = None) -> list[FlowSpec]:
-    """The drill's flows old -> new, turned round (same topic selection, settings and placement);
-    with ``restore_history``, the old primary's records written before ``history_ends_ms`` too."""
+                   restore_history: bool = False) -> list[FlowSpec]:
+    """The drill's flows old -> new, turned round (same topic selection, settings and placement)."""
     extra = {RESTORE_HISTORY_SETTING: "true"} if restore_history else {}
-    if restore_history and history_ends_ms is not None:
-        extra[RESTORE_HISTORY_BEFORE_SETTING] = str(history_ends_ms)
     return [FlowSpec(new_primary, old_primary, topics=f.topics, topics_exclude=f.topics_exclude,
                      placement=f.placement, settings={**f.settings, **extra})
             for f in ctx.replicator.setup.flows if f.source == old_primary and f.target == new_primary]
@@ -64,8 +62,7 @@ def run(ctx: DrillContext, step: Failback) -> str:
     new, old = step.source, step.target
     refusal = type(ctx.replicator).cannot_restore_history if step.restore_history else None
     restore = step.restore_history and refusal is None
-    wiped_ms = now_ms()  # the old primary's history ends here: nothing written on it later is history
-    flows = reversed_flows(ctx, new, old, restore_history=restore, history_ends_ms=wiped_ms)
+    flows = reversed_flows(ctx, new, old, restore_history=restore)
     if not flows:
         raise RuntimeError(f"failback {new}->{old}: the running replicator has no flow {old}->{new} to reverse")
     if ctx.new_replicator is None:
@@ -104,6 +101,9 @@ def run(ctx: DrillContext, step: Failback) -> str:
         return outcome
     if not result.converged:
         raise RuntimeError(outcome + "; not switching back onto a cluster that does not hold what the other does")
+    # the topics the applications will write on the old primary: the re-protect selects them from its start
+    failover.ensure_topics(ctx, old, sorted({t for slot in ctx.producers if slot.cluster == new
+                                             for t in slot.definition.topics}))
     reprotect = _reprotect(ctx, old, new, original_flows, restore)
     back = Failover(do="planned_failover", source=new, target=old, drain_timeout=step.timeout)
     outcome += "; switch back: " + failover.planned(ctx, back, restart_finished=True)
@@ -111,14 +111,23 @@ def run(ctx: DrillContext, step: Failback) -> str:
     t = now_ms()
     ctx.replicator.stop()
     ctx.retired_replicators.append(ctx.replicator)
+    if reprotect is None:  # no room for both: re-protect now, after the switch (its first writes wait)
+        reprotect = _reprotect(ctx, old, new, original_flows, restore, fallback=False)
+        outcome += f"; replication {old}->{new} restarted after the switch"
+    else:
+        outcome += f"; replication {old}->{new} was live before the switch"
     ctx.retired_replicators.remove(reprotect)
     ctx.replicator = reprotect
     ctx.record(f"stop replication {new}->{old}", "failback_part", t, now_ms(), "ok", "the copy back's work is done")
-    return outcome + f"; replication {old}->{new} was live before the switch"
+    return outcome
 
 
-def _reprotect(ctx: DrillContext, old: str, new: str, original_flows: list[FlowSpec], restore: bool):
-    """Start replication old -> new again, live before the applications switch back to ``old``."""
+def _reprotect(ctx: DrillContext, old: str, new: str, original_flows: list[FlowSpec], restore: bool,
+               fallback: bool = True) -> Replicator | None:
+    """Start replication old -> new again, live before the applications switch back to ``old``.
+
+    None (with ``fallback``) when a Spark cluster has no task slots for it beside the copy back:
+    then it starts after the switch, once the copy back is stopped."""
     t = now_ms()
     reprotect = ctx.new_replicator(original_flows, ctx.out_dir / "failback" / "re-protect")
     if not restore:
@@ -126,12 +135,19 @@ def _reprotect(ctx: DrillContext, old: str, new: str, original_flows: list[FlowS
         # (restored history puts each record back at its old offset: then the copies on dr still line up)
         reprotect.count_target_from_now()
         reprotect.forget_source_positions(old)
-    ctx.log(f"failback: re-protecting {old} before the switch back (logs: "
-            f"{', '.join(map(str, reprotect.log_paths().values()))})")
+    when = "before the switch back" if fallback else "after the switch back"
+    ctx.log(f"failback: re-protecting {old} {when} (logs: {', '.join(map(str, reprotect.log_paths().values()))})")
     ctx.retired_replicators.append(reprotect)  # stopped on every exit path until it takes over
-    reprotect.start()
+    try:
+        reprotect.start()
+    except SparkDeploymentError as e:
+        if not fallback:
+            raise
+        ctx.retired_replicators.remove(reprotect)
+        ctx.log(f"failback: no room to re-protect {old} beside the copy back ({e}); re-protecting after the switch")
+        return None
     ctx.record(f"re-protect {old}->{new}", "failback_part", t, now_ms(), "ok",
-               "fresh replication as before the incident, live before the switch back")
+               f"fresh replication as before the incident, live {when}")
     return reprotect
 
 

@@ -88,7 +88,8 @@ def stop_producers_on(ctx: DrillContext, cluster: str) -> list[ProducerSlot]:
     return moved
 
 
-def _ensure_topics(ctx: DrillContext, cluster: str, topics: list[str]) -> None:
+def ensure_topics(ctx: DrillContext, cluster: str, topics: list[str]) -> None:
+    """Create the topics ``cluster`` lacks (as the scenario declares them, else 3 partitions)."""
     declared = {t.name: t for t in ctx.scenario.topics}
     existing = ctx.env.cluster(cluster).admin().list_topics(timeout=15).topics
     missing = [NewTopic(t, declared[t].partitions if t in declared else 3, 1) for t in topics if t not in existing]
@@ -136,7 +137,7 @@ def move_consumers(ctx: DrillContext, primary: str, dr: str, failure_ms: int, co
     # Producers that fail over write these names on dr right after: the groups must be
     # subscribed to them already, or they never see a record produced after the failover.
     moving = _moving_topics(ctx, primary)
-    _ensure_topics(ctx, dr, sorted({t for slot in slots for t in dr_topics_for(ctx, slot, primary, dr)[1]
+    ensure_topics(ctx, dr, sorted({t for slot in slots for t in dr_topics_for(ctx, slot, primary, dr)[1]
                                     if t in moving}))
     with ThreadPoolExecutor(max_workers=len(slots), thread_name_prefix="failover") as pool:
         futures = [pool.submit(_move_one, ctx, slot, primary, dr, failure_ms, commit) for slot in slots]
@@ -277,6 +278,6 @@ def _restart_producers(ctx: DrillContext, producers: list[ProducerSlot], dr: str
     t = now_ms()
     for slot in producers:
         topics = list(slot.definition.topics)
-        _ensure_topics(ctx, dr, topics)
+        ensure_topics(ctx, dr, topics)
         start_producer(ctx, slot, dr, _remaining(ctx))
     ctx.record(f"start producers on {dr}", "failover", t, now_ms(), "ok", f"{len(producers)} started")

@@ -106,11 +106,6 @@ class FlowConfig(StrictModel):
     # A failback's copy back: also write the source's copies of the target's topics back under
     # their original names (``TopicSelector.restore_history``).
     restore_history: bool = False
-    # History is what the target held before it was wiped: restored records are those written
-    # before this instant (epoch ms; unset: when the replicator started). Without a bound, a
-    # record written on the rebuilt target after the switch back, copied to the source by the
-    # re-protect, would come back once more as "history".
-    restore_history_before_ms: int | None = Field(None, ge=0)
 
     @field_validator("replication_policy_class", mode="before")
     @classmethod

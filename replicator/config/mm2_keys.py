@@ -77,7 +77,6 @@ FLOW_PROPERTY_KEYS: dict[str, str] = {
     "mirrordrill.provenance.header": "provenance_header",
     "mirrordrill.checkpoint.dir": "checkpoint_dir",
     "mirrordrill.restore.history": "restore_history",
-    "mirrordrill.restore.history.before.ms": "restore_history_before_ms",
 }
 """Every per-flow key we honour, by its properties name; top-level keys are flow defaults."""
 

@@ -207,12 +207,6 @@ def check_spark_flow_settings(flow: FlowConfig) -> None:
             field="restore_history",
             valid="false, or the default replication policy",
         )
-    if flow.restore_history_before_ms is not None and not flow.restore_history:
-        raise InvalidSetting(
-            "restore_history_before_ms bounds the history a copy back restores; this flow restores none",
-            field="restore_history_before_ms",
-            valid="unset, or set restore_history (mirrordrill.restore.history=true) as well",
-        )
 
 
 # -- flows together -----------------------------------------------------------------------

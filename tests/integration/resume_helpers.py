@@ -11,12 +11,13 @@ from confluent_kafka import Producer
 from .kafka_helpers import read_records, values_in, wait_for
 
 
-def produce(bootstrap: str, topic: str, values: list[bytes], pause_s: float = 0.0) -> None:
-    """Round-robin over partitions (no key); ``pause_s`` between records makes a steady flow."""
+def produce(bootstrap: str, topic: str, values: list[bytes], pause_s: float = 0.0, timestamp_ms: int = 0) -> None:
+    """Round-robin over partitions (no key); ``pause_s`` between records makes a steady flow;
+    ``timestamp_ms`` (0: now) is every record's timestamp."""
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True, "linger.ms": 5,
                   "log_level": 0})
     for v in values:
-        p.produce(topic, v)
+        p.produce(topic, v, timestamp=timestamp_ms)
         p.poll(0)
         if pause_s:
             time.sleep(pause_s)

@@ -99,5 +99,4 @@ MM2_DEFAULTS: dict[str, Any] = {
     "checkpoint_dir": None,
     "provenance_header": True,
     "restore_history": False,
-    "restore_history_before_ms": None,
 }

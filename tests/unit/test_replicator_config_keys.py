@@ -53,7 +53,6 @@ NON_DEFAULTS: dict[str, tuple[str, Any]] = {
     "mirrordrill.provenance.header": ("false", False),
     "mirrordrill.checkpoint.dir": ("/data/ckpt/a-b", "/data/ckpt/a-b"),
     "mirrordrill.restore.history": ("true", True),
-    "mirrordrill.restore.history.before.ms": ("1795675000000", 1795675000000),
 }
 
 
@@ -76,8 +75,6 @@ def test_every_flow_key_per_flow(key: str) -> None:
         body += "A->B.mirrordrill.trigger.interval = 1 minute\n"
     if key == "mirrordrill.max.offsets.per.trigger":
         body += "A->B.mirrordrill.mode = microbatch\n"
-    if key == "mirrordrill.restore.history.before.ms":
-        body += "A->B.mirrordrill.restore.history = true\n"
     flow = props(body).flow("A", "B")
     assert getattr(flow, FLOW_PROPERTY_KEYS[key]) == expected
 
@@ -85,8 +82,7 @@ def test_every_flow_key_per_flow(key: str) -> None:
 @pytest.mark.parametrize("key", sorted(set(NON_DEFAULTS) - {"enabled", "mirrordrill.checkpoint.dir"}))
 def test_every_flow_key_as_top_level_default(key: str) -> None:
     raw, expected = NON_DEFAULTS[key]
-    extra = "mirrordrill.restore.history = true\n" if key == "mirrordrill.restore.history.before.ms" else ""
-    config = props(f"{key} = {raw}\n{extra}A->B.enabled = true\nB->A.enabled = true\n")
+    config = props(f"{key} = {raw}\nA->B.enabled = true\nB->A.enabled = true\n")
     for flow in config.flows:
         assert getattr(flow, FLOW_PROPERTY_KEYS[key]) == expected
 
@@ -180,10 +176,3 @@ def test_restore_history_needs_names_to_restore() -> None:
     with pytest.raises(Exception, match="identity names are never renamed"):
         FlowConfig(source="a", target="b", restore_history=True, replication_policy_class="identity")
     assert FlowConfig(source="a", target="b", restore_history=True).topic_selector().restore_history
-
-
-def test_a_history_bound_needs_a_history_to_restore() -> None:
-    with pytest.raises(Exception, match="this flow restores none"):
-        FlowConfig(source="a", target="b", restore_history_before_ms=1795675000000)
-    flow = FlowConfig(source="a", target="b", restore_history=True, restore_history_before_ms=1795675000000)
-    assert flow.restore_history_before_ms == 1795675000000
