@@ -1,6 +1,7 @@
 """Pure logic of failback: the record-by-record comparison and its expectations."""
 
 import threading
+from pathlib import Path
 from types import SimpleNamespace
 
 from harness.replicators.setup import FlowSpec
@@ -103,3 +104,72 @@ def test_restoring_history_compares_and_counts_the_old_primarys_own_records(monk
     sides["old:9092"][("old.orders", 0)] = history
     result = failback.wait_converged(ctx, "new", "old", flows, timeout_s=3, started_ms=failback.now_ms())
     assert (result.converged, result.history_records, result.missing, result.extra) == (True, 3, 0, 0)
+
+
+class _Replicator:
+    """A replicator that writes what happens to it into the drill's event list."""
+
+    def __init__(self, name, events, setup, refuse=None):
+        self.name, self.events, self.setup, self.refuse = name, events, setup, refuse
+        self.cannot_restore_history = None
+
+    def start(self):
+        if self.refuse:
+            raise self.refuse
+        self.events.append(f"start {self.name}")
+
+    def stop(self):
+        self.events.append(f"stop {self.name}")
+
+    def count_target_from_now(self):
+        pass
+
+    def forget_source_positions(self, source):
+        pass
+
+    def log_paths(self):
+        return {}
+
+
+def _switch_back(monkeypatch, refuse_first_reprotect=None):
+    """Run a failback with switch back against fakes; returns (events, ctx)."""
+    events: list[str] = []
+    setup = SimpleNamespace(flows=[FlowSpec("old", "new", topics=["orders"])])
+    made = iter(["copy back", "re-protect", "re-protect (after)"])
+
+    def new_replicator(flows, where):
+        name = next(made)
+        refuse = refuse_first_reprotect if name == "re-protect" else None
+        return _Replicator(name, events, SimpleNamespace(flows=flows), refuse=refuse)
+
+    ctx = SimpleNamespace(replicator=_Replicator("original", events, setup), retired_replicators=[],
+                          new_replicator=new_replicator, out_dir=Path("/nonexistent"), wiped_at={},
+                          failbacks=[], producers=[], log=lambda m: None,
+                          record=lambda *a, **k: None)
+    monkeypatch.setattr(failback, "_wipe_and_start", lambda ctx, name: events.append(f"wipe {name}"))
+    monkeypatch.setattr(failback, "_observe_copy", lambda *a: None)
+    monkeypatch.setattr(failback, "wait_converged", lambda *a, **k: FailbackSummary(
+        from_="new", to="old", name="new->old", converged=True, topics=1, records=1, missing=0, extra=0, converge_s=1.0))
+    monkeypatch.setattr(failover, "ensure_topics", lambda ctx, cluster, topics: events.append(f"topics on {cluster}"))
+    monkeypatch.setattr(failover, "planned", lambda ctx, step, restart_finished: events.append(
+        f"switch {step.source}->{step.target} (replicating: {ctx.replicator.name})") or "moved")
+    step = SimpleNamespace(source="new", target="old", restore_history=False, switch_back=True, timeout=60)
+    failback.run(ctx, step)
+    return events, ctx
+
+
+def test_the_re_protect_is_live_before_the_switch_back_and_takes_over_after_it(monkeypatch):
+    events, ctx = _switch_back(monkeypatch)
+    assert events == ["stop original", "wipe old", "start copy back", "topics on old", "start re-protect",
+                      "switch new->old (replicating: copy back)", "stop copy back"]
+    assert ctx.replicator.name == "re-protect"
+    assert sorted(r.name for r in ctx.retired_replicators) == ["copy back", "original"]  # stopped at the end too
+
+
+def test_without_task_slots_for_both_the_re_protect_starts_after_the_switch(monkeypatch):
+    from harness.spark.deployment import SparkDeploymentError
+    events, ctx = _switch_back(monkeypatch, refuse_first_reprotect=SparkDeploymentError("needs 8 task slots"))
+    assert events == ["stop original", "wipe old", "start copy back", "topics on old",
+                      "switch new->old (replicating: copy back)", "stop copy back", "start re-protect (after)"]
+    assert ctx.replicator.name == "re-protect (after)"
+    assert "re-protect" not in [r.name for r in ctx.retired_replicators]
