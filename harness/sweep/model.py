@@ -40,6 +40,10 @@ class SweepPoint:
     # above its capacity): its ceiling at this setting, independent of what load was offered
     saturated_records_s: float | None = None
     saturated_s: int = 0
+    # a backlog written up front: the rate at which its middle 90% reached the target, and the
+    # seconds from its first to its last record there (to the millisecond, see measure.py)
+    backlog_records_s: float | None = None
+    backlog_drain_s: float | None = None
     run: int = 1  # with --repeat, which run of this combination
     of_ceiling: float | None = None
     load_avg: tuple[float, float, float] | None = None  # os.getloadavg() when the point finished
@@ -51,8 +55,11 @@ class SweepPoint:
 
     @property
     def capacity(self) -> float | None:
-        """The throughput the sweep compares: the saturated rate when the flow was saturated long
-        enough to measure it, else what it carried while load ran (a lower bound)."""
+        """The throughput the sweep compares: how fast a backlog drained, when there was one;
+        else the saturated rate when the flow was saturated long enough to measure it; else what
+        it carried while load ran (a lower bound)."""
+        if self.backlog_records_s is not None:
+            return self.backlog_records_s
         if self.saturated:
             return self.saturated_records_s
         return self.sustained_records_s if self.sustained_records_s is not None else self.replicated_records_s
@@ -60,6 +67,8 @@ class SweepPoint:
     @property
     def lag_label(self) -> str:
         """How the flow's lag behaved, in a word or two."""
+        if self.backlog_records_s is not None:
+            return f"backlog in {self.backlog_drain_s:g}s"
         return f"saturated {self.saturated_s}s" if self.saturated else "bounded" if self.lag_bounded else "growing"
 
     @classmethod

@@ -38,7 +38,7 @@ def render_table(result: "SweepResult") -> str:
     rows = [[str(pt.params.get(k)) for k in keys] + ([str(pt.run)] if repeated else []) + (
         [fmt(pt.produced_records_s) if pt.produced_records_s is not None else "backlog", fmt(pt.capacity),
          f"{pt.of_ceiling:.0%}" if pt.of_ceiling is not None else "–",
-         f"saturated {pt.saturated_s}s" if pt.saturated else
+         pt.lag_label if pt.backlog_records_s is not None or pt.saturated else
          "bounded" if pt.lag_bounded else f"GROWING ({fmt(pt.final_lag)})",
          fmt(pt.latency_p50_ms), fmt(pt.latency_p99_ms), fmt(pt.replicator_cpu_cores), fmt(pt.lost),
          f"{pt.load_avg[0]:.1f}" if pt.load_avg else "–"]
@@ -47,10 +47,11 @@ def render_table(result: "SweepResult") -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    lines.append("carried/s: when saturated (records queued all the time: a backlog or load above capacity), "
-                 "the mean replicated records/s over those seconds -- the flow's ceiling at that setting; "
-                 "otherwise replicated records/s while load ran, and with lag bounded its capacity is at "
-                 "least that")
+    lines.append("carried/s: with a backlog, the rate at which its middle 90% reached the target (each "
+                 "record's first sighting, to the millisecond) -- the flow's ceiling at that setting; else, "
+                 "when saturated (load above capacity), the mean replicated records/s over the seconds records "
+                 "stayed queued; otherwise replicated records/s while load ran, and with lag bounded its "
+                 "capacity is at least that")
     if result.ceiling:
         c = result.ceiling
         lines.append(f"machine ceiling: ProducerPerformance {c.produce_records_s:,.0f}/s into the target, plain "
