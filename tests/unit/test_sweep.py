@@ -148,6 +148,33 @@ def test_saturated_rate_is_absent_when_the_flow_kept_up():
     assert saturated_rate_of(nothing) == (None, 0)
 
 
+def test_a_backlog_copied_in_two_seconds_is_measured_from_its_records_first_sightings():
+    from harness.results import LatencySample
+    from harness.sweep.measure import backlog_drain_of
+    from harness.sweep.model import SweepPoint
+    load_ms = 1_000_000
+    # 10,000 records written before the load (sent at 990,000 ms), arriving evenly over 2 s from
+    # 1,010,000 ms; then load records, sent after the load started, which are not backlog
+    backlog = [LatencySample(1_010_000 + i // 5, 20_000 + i // 5) for i in range(10_000)]
+    load = [LatencySample(1_020_000 + i, 50) for i in range(500)]
+    rate, drain_s = backlog_drain_of(backlog + load, load_ms, 10_000)
+    assert drain_s == 2.0 and 4_900 <= rate <= 5_100  # 9,000 records (the middle 90%) in 1.8 s
+    point = SweepPoint(params={}, run_dir="r", passed=True, replicated_records_s=400.0, sustained_records_s=200.0,
+                       produced_records_s=None, lag_bounded=False, final_lag=0, latency_p50_ms=1, latency_p99_ms=1,
+                       replicator_cpu_s=1.0, replicator_cpu_cores=None, lost=0, seconds=1.0,
+                       backlog_records_s=rate, backlog_drain_s=drain_s)
+    assert point.capacity == rate and point.lag_label == "backlog in 2s"
+
+
+def test_a_backlog_too_small_or_mostly_unseen_gives_no_drain_rate():
+    from harness.results import LatencySample
+    from harness.sweep.measure import backlog_drain_of
+    few = [LatencySample(2_000 + i, 1_500) for i in range(900)]
+    assert backlog_drain_of(few, 1_000, 900) == (None, None)
+    half_missing = [LatencySample(2_000 + i, 1_500) for i in range(4_000)]
+    assert backlog_drain_of(half_missing, 1_000, 10_000) == (None, None)
+
+
 def test_repeated_runs_use_the_median_run_for_the_knee_and_show_their_spread(tmp_path):
     from dataclasses import replace
 
