@@ -181,8 +181,9 @@ class Sweep:
         of = f" ({pt.of_ceiling:.0%} of the ceiling)" if pt.of_ceiling is not None else ""
         offered = "a backlog" if pt.produced_records_s is None else f"{fmt(pt.produced_records_s)} records/s"
         lag = pt.lag_label if pt.saturated or pt.lag_bounded or pt.backlog_records_s is not None else "GROWING"
+        short = " (too short for a steady rate: sweep a larger backlog)" if pt.backlog_too_short else ""
         self.log(f"[{i}/{n}] {slug}: {fmt(pt.capacity)} records/s carried of {offered}{of}, "
-                 f"lag {lag}, p99 {pt.latency_p99_ms} ms, "
+                 f"lag {lag}{short}, p99 {pt.latency_p99_ms} ms, "
                  f"{pt.replicator_cpu_cores} cores, load avg {fmt_load(pt.load_avg)}")
 
     def _write(self, result: SweepResult) -> None:

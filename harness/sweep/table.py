@@ -63,6 +63,10 @@ def render_table(result: "SweepResult") -> str:
                      f"{c.consume_records_s:,.0f}/s from the source"
                      + (f" (load avg {c.load_avg[0]:.1f})" if c.load_avg else "")
                      + " -- a large change means the machine was busier during one of the measurements")
+    short = [pt for pt in result.points if pt.backlog_too_short]
+    if short:
+        lines.append(f"{len(short)} point(s) copied their backlog in under 5 s: too short for a steady rate; "
+                     "sweep a larger one (--param backlog=600000) before sizing on them")
     repeats = spread(result)
     if repeats:
         lines.append("repeated combinations (the knee and the plot use each one's median run):")
