@@ -514,8 +514,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("sweep", help="run a drill per parameter combination; throughput, latency, CPU, the knee")
     s.add_argument("file", help="a drill file; each point runs it with the parameters applied")
     s.add_argument("--param", action="append", required=True, metavar="KEY=V1,V2,...",
-                   help="num_streams (tasks.max), linger.ms (producer.linger.ms), replicator, rate, or any "
-                        "flow setting; repeat for a grid")
+                   help="num_streams (tasks.max), linger.ms (producer.linger.ms), compression "
+                        "(producer.compression.type), replicator, mode, rate, backlog, the WAN's latency_ms and "
+                        "bandwidth_kb_s (every link), or any flow setting; repeat for a grid")
     s.add_argument("--out", help="sweep folder (default: runs/sweep-<scenario>-<time>)")
     s.add_argument("--no-ceiling", action="store_true", help="skip the machine-ceiling measurement")
     s.add_argument("--repeat", type=int, default=1, metavar="N",

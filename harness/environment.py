@@ -354,6 +354,13 @@ class Environment:
         """Every password and private key of this environment's secure clusters (for leak checks)."""
         return [v for c in self.clusters.values() if c.security for v in c.security.secret_values()]
 
+    def wan_bytes(self) -> dict[str, dict[str, int]]:
+        """Per WAN link ("a<->b"), the bytes it carried each way so far ("a->b", "b->a")."""
+        if self.toxiproxy is None or not self.links:
+            return {}
+        received = self.toxiproxy.client.received_bytes()
+        return {link.name: link.bytes_carried(received) for link in self.links.values()}
+
     def stop(self) -> list[str]:
         """Stop every process this environment started (newest first), then delete its secrets; returns problems."""
         problems = self.supervisor.stop_all() if self._started else []

@@ -64,7 +64,7 @@ def lab_broker_service(broker: KafkaBroker, image: BrokerImage, config_name: str
 
 def toxiproxy_service(image: str, port: int, config_path: str | None = None, config_name: str | None = None) -> Service:
     """The Toxiproxy server (the image's entrypoint is the binary); with a config, its proxies exist from the start."""
-    command: tuple[str, ...] = ("-host", LOOPBACK, "-port", str(port))
+    command: tuple[str, ...] = ("-host", LOOPBACK, "-port", str(port), "-proxy-metrics")  # WAN byte counters
     configs: tuple[tuple[str, str], ...] = ()
     if config_path and config_name:
         command += ("-config", config_path)

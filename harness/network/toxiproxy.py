@@ -58,6 +58,10 @@ class Toxic:
                 "toxicity": self.toxicity, "attributes": self.attributes}
 
 
+# Toxiproxy's per-proxy counter (its METRICS.md): bytes each proxy received, by direction
+RECEIVED_BYTES_METRIC = "toxiproxy_proxy_received_bytes_total"
+
+
 class ToxiproxyClient:
     """One Toxiproxy server's API through toxiproxy-python, with checked calls."""
 
@@ -90,6 +94,22 @@ class ToxiproxyClient:
         if resp.status_code >= 300:
             raise ToxiproxyError(f"Toxiproxy at {self.base}: {what} -> {resp.status_code}: {resp.text.strip()}")
         return resp
+
+    def received_bytes(self) -> dict[str, dict[str, int]]:
+        """Per proxy, the bytes it received in each direction since the server started ("upstream":
+        from its clients, "downstream": from its server), from the Prometheus text the server
+        serves when started with ``-proxy-metrics``."""
+        out: dict[str, dict[str, int]] = {}
+        for line in self._call("GET", "/metrics", "GET /metrics").text.splitlines():
+            name, _, rest = line.partition("{")
+            if name != RECEIVED_BYTES_METRIC or "}" not in rest:
+                continue
+            labels_text, _, value = rest.rpartition("}")
+            labels = dict(part.split("=", 1) for part in labels_text.split(",") if "=" in part)
+            proxy, direction = labels.get("proxy", "").strip('"'), labels.get("direction", "").strip('"')
+            if proxy and direction:
+                out.setdefault(proxy, {})[direction] = int(float(value.strip()))
+        return out
 
     def version(self) -> str:
         return self._call("GET", "/version", "GET /version").text.strip()
@@ -150,7 +170,8 @@ class ToxiproxyServer:
 
     @staticmethod
     def argv(binary: Path | str, port: int) -> list[str]:
-        return [str(binary), "-host", LOOPBACK, "-port", str(port)]
+        # -proxy-metrics: per-proxy byte counters, the WAN bytes a drill reports per replicated record
+        return [str(binary), "-host", LOOPBACK, "-port", str(port), "-proxy-metrics"]
 
     def start(self, timeout_s: float = 15.0) -> None:
         self.process.start()

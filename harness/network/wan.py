@@ -145,6 +145,16 @@ class WanLink:
                 self.client.set_enabled(r.name, True)
             self.partitioned = False
 
+    def bytes_carried(self, received: dict[str, dict[str, int]]) -> dict[str, int]:
+        """Bytes the link carried each way ("A->B": from A's side to B's), from Toxiproxy's counters
+        (``ToxiproxyClient.received_bytes``): a proxy's clients send upstream, its brokers downstream."""
+        out = {f"{self.a}->{self.b}": 0, f"{self.b}->{self.a}": 0}
+        for r in self.routes:
+            counts = received.get(r.name, {})
+            out[f"{r.client_cluster}->{r.server_cluster}"] += counts.get("upstream", 0)
+            out[f"{r.server_cluster}->{r.client_cluster}"] += counts.get("downstream", 0)
+        return out
+
     def describe(self) -> dict:
         return {
             "link": self.name,

@@ -70,6 +70,7 @@ class Drill:
         self.step_name = ""
         self.comparison: BaselineComparison | None = None
         self._before_existing = BeforeRun(frozenset())  # what existing clusters held before the run
+        self._wan_bytes: dict[str, dict[str, int]] = {}  # read just before the environment stops
 
     # --- the run ----------------------------------------------------------------------
     def run(self) -> DrillResults:
@@ -168,6 +169,7 @@ class Drill:
             # process may outlive the drill, and summary.json is still written.
             parts = [("clients", lambda: self._stop_clients(ctx, drain=drain) if ctx else None),
                      ("replicator", lambda: [r.stop() for r in ctx.all_replicators()] if ctx else None),
+                     ("WAN byte counters", lambda: self._wan_bytes.update(env.wan_bytes())),
                      ("environment", lambda: [self.log(p) for p in env.stop()]),
                      ("drill's names on existing clusters", self._remove_drill_names)]
             for what, stop in parts:
@@ -416,7 +418,7 @@ class Drill:
             + (f" --spark-master {shlex.quote(self.spark_master)}" if self.spark_master else "")
             + (f" --backend {self.backend}" if self.backend != "processes" else ""),
             backlog_records=sum(b.records for b in s.load.backlog),
-            environment=self._environment_facts(env),
+            environment=self._environment_facts(env), wan_bytes=dict(self._wan_bytes),
             replicator_starts=[t for r in (ctx.all_replicators() if ctx else []) for t in r.start_times()])
         return DrillResults(summary, checked.plots, self.out_dir)
 

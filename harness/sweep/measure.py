@@ -39,6 +39,8 @@ def measure_point(run_dir: Path, params: dict, cpu: CpuMeter | float, seconds: f
                            if flow is not None and s.backlog_records and s.load_started_ms else (None, None))
     if s.backlog_records:
         offered = None  # a backlog written up front is not a rate: the mean would mix it with start-up
+    catch_up = catch_up_of(series, s.timeline) if series is not None else None
+    wan_per_record = wan_bytes_per_record(s.wan_bytes, flow.name, f.replicated) if f is not None else None
     cpu_s = cpu.cpu_s if isinstance(cpu, CpuMeter) else float(cpu)
     if cores is None and load_s:
         cores = round(cpu_s / load_s, 2)
@@ -56,7 +58,8 @@ def measure_point(run_dir: Path, params: dict, cpu: CpuMeter | float, seconds: f
         replicator_cpu_s=round(cpu_s, 1), replicator_cpu_cores=cores, lost=f.lost if f else None,
         seconds=round(seconds, 1), load_avg=load_avg(), error=s.error,
         saturated_records_s=saturated_rate, saturated_s=saturated_s,
-        backlog_records_s=drain_rate, backlog_drain_s=drain_s)
+        backlog_records_s=drain_rate, backlog_drain_s=drain_s, wan_bytes_per_record=wan_per_record, catch_up_s=catch_up,
+        record_bytes=round(f.replicated_bytes / f.replicated) if f is not None and f.replicated else None)
 
 
 def failed_point(run_dir: Path, params: dict, cpu_s: float, seconds: float, error: BaseException) -> SweepPoint:
@@ -80,6 +83,41 @@ def saturated_rate_of(series) -> tuple[float | None, int]:
     if not seconds:
         return None, 0
     return round(sum(series.replicated.at(sec) or 0 for sec in seconds) / len(seconds), 1), len(seconds)
+
+
+def wan_bytes_per_record(wan_bytes: dict[str, dict[str, int]], flow: str, replicated: int) -> float | None:
+    """Bytes the WAN carried in the flow's direction ("a->b") per record it replicated: records,
+    headers (ours included), batching and protocol, and whatever else crossed that way (a
+    replicator's offset syncs, checkpoints). None when the flow's ends share no link."""
+    carried = [way[flow] for way in wan_bytes.values() if flow in way]
+    if not carried or not replicated:
+        return None
+    return round(sum(carried) / replicated, 1)
+
+
+# timeline kinds that stop replication, and those that let it go on
+OUTAGE_KINDS = ("blackhole", "partition", "kill_replicator", "stop_replicator", "pause_replicator")
+RECOVERY_KINDS = ("heal", "start_replicator", "resume_replicator", "restart_replicator")
+CATCH_UP_FLOOR = 100  # records: a lag this small is caught up whatever it was before
+
+
+def catch_up_of(series, timeline) -> float | None:
+    """Seconds from the end of the drill's first outage (the heal, or the replicator back) until
+    the flow's lag was back to what it was before it (twice its median over the 5 s before, at
+    least ``CATCH_UP_FLOOR``): how long the queue an outage built takes to drain at this setting.
+    None without an outage, or when the lag never came back."""
+    down = next((e for e in timeline if e.kind in OUTAGE_KINDS), None)
+    if down is None:
+        return None
+    up = next((e for e in timeline if e.kind in RECOVERY_KINDS and e.start_ts_ms >= down.start_ts_ms), None)
+    if up is None or up.end_ts_ms is None:
+        return None
+    before = sorted(v for sec, v in series.lag.points()
+                    if down.start_ts_ms // 1000 - 5 <= sec < down.start_ts_ms // 1000 and v is not None)
+    normal = max(CATCH_UP_FLOOR, 2 * before[len(before) // 2]) if before else CATCH_UP_FLOOR
+    back = next((sec for sec, v in series.lag.points()
+                 if sec > up.end_ts_ms // 1000 and v is not None and v <= normal), None)
+    return None if back is None else round(max(0.0, back - up.end_ts_ms / 1000), 1)
 
 
 BACKLOG_SHARE = (0.05, 0.95)  # the middle of the backlog: its first and last records meet start-up and the load

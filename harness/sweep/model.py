@@ -44,6 +44,11 @@ class SweepPoint:
     # seconds from its first to its last record there (to the millisecond, see measure.py)
     backlog_records_s: float | None = None
     backlog_drain_s: float | None = None
+    # WAN bytes in the flow's direction per replicated record, and the records' own size (payload)
+    wan_bytes_per_record: float | None = None
+    record_bytes: int | None = None
+    # seconds from the end of the drill's outage (heal, replicator back) until the lag was back to normal
+    catch_up_s: float | None = None
     run: int = 1  # with --repeat, which run of this combination
     of_ceiling: float | None = None
     load_avg: tuple[float, float, float] | None = None  # os.getloadavg() when the point finished

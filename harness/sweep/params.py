@@ -14,7 +14,10 @@ import yaml
 from harness.sweep.model import SweepParam
 
 # sweep keys that are not flow settings, and the flow setting a shorthand stands for
-_SHORTHANDS = {"num_streams": "tasks.max", "linger.ms": "producer.linger.ms", "batch.size": "producer.batch.size"}
+_SHORTHANDS = {"num_streams": "tasks.max", "linger.ms": "producer.linger.ms", "batch.size": "producer.batch.size",
+               "compression": "producer.compression.type"}
+# sweep keys that set every WAN link of the drill (both ways), as its ``links:`` entries spell them
+LINK_KEYS = ("latency_ms", "bandwidth_kb_s")
 
 
 class SweepError(ValueError):
@@ -46,7 +49,7 @@ def parse_params(specs: list[str]) -> list[SweepParam]:
     return out
 
 
-SWEEP_KEYS = ("replicator", "mode", "rate", "duration", "backlog", "profile", *_SHORTHANDS)
+SWEEP_KEYS = ("replicator", "mode", "rate", "duration", "backlog", "profile", *LINK_KEYS, *_SHORTHANDS)
 """``--param`` keys that are not flow settings (any other key is one, checked as the adapters check it)."""
 
 
@@ -98,6 +101,13 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
         elif key == "backlog":
             for b in d.get("load", {}).get("backlog", []):
                 b["records"] = value
+        elif key in LINK_KEYS:
+            if not d.get("links"):
+                raise SweepError(f"{key}={value!r}: the drill has no WAN link (links:) to set it on")
+            for link in d["links"]:
+                link[key] = value
+                if key == "latency_ms":  # the drill's jitter may not exceed the swept latency
+                    link["jitter_ms"] = min(int(link.get("jitter_ms", 0)), int(value))
         else:
             for f in d["replication"]["flows"]:
                 f.setdefault("settings", {})[_SHORTHANDS.get(key, key)] = value

@@ -27,12 +27,21 @@ def spread(result: "SweepResult") -> list[str]:
     return lines
 
 
+def _wan(pt) -> str:
+    """WAN bytes per record, with the share above the records' own size (headers, batching, protocol)."""
+    if pt.wan_bytes_per_record is None:
+        return "–"
+    if not pt.record_bytes:
+        return fmt(pt.wan_bytes_per_record)
+    return f"{fmt(pt.wan_bytes_per_record)} (+{pt.wan_bytes_per_record / pt.record_bytes - 1:.0%})"
+
+
 def render_table(result: "SweepResult") -> str:
     """A plain-text table, one line per point."""
     keys = [p.key for p in result.params]
     repeated = any(pt.run > 1 for pt in result.points)
     head = keys + ["offered/s", "carried/s", "of ceiling", "lag", "p50 ms", "p99 ms", "cpu cores",
-                   "not yet replicated", "load avg"]
+                   "WAN B/record", "catch-up s", "not yet replicated", "load avg"]
     if repeated:
         head = head[:len(keys)] + ["run"] + head[len(keys):]
     rows = [[str(pt.params.get(k)) for k in keys] + ([str(pt.run)] if repeated else []) + (
@@ -40,9 +49,9 @@ def render_table(result: "SweepResult") -> str:
          f"{pt.of_ceiling:.0%}" if pt.of_ceiling is not None else "–",
          pt.lag_label if pt.backlog_records_s is not None or pt.saturated else
          "bounded" if pt.lag_bounded else f"GROWING ({fmt(pt.final_lag)})",
-         fmt(pt.latency_p50_ms), fmt(pt.latency_p99_ms), fmt(pt.replicator_cpu_cores), fmt(pt.lost),
-         f"{pt.load_avg[0]:.1f}" if pt.load_avg else "–"]
-        if not pt.error else [f"FAILED: {pt.error[:60]}"] + [""] * 8)
+         fmt(pt.latency_p50_ms), fmt(pt.latency_p99_ms), fmt(pt.replicator_cpu_cores),
+         _wan(pt), fmt(pt.catch_up_s), fmt(pt.lost), f"{pt.load_avg[0]:.1f}" if pt.load_avg else "–"]
+        if not pt.error else [f"FAILED: {pt.error[:60]}"] + [""] * 10)
         for pt in result.points]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
@@ -52,6 +61,9 @@ def render_table(result: "SweepResult") -> str:
                  "when saturated (load above capacity), the mean replicated records/s over the seconds records "
                  "stayed queued; otherwise replicated records/s while load ran, and with lag bounded its "
                  "capacity is at least that")
+    lines.append("WAN B/record: bytes the WAN link carried in the flow's direction (Toxiproxy's counters) per "
+                 "record replicated, and how much that exceeds the records' own size; catch-up s: from the "
+                 "end of the drill's outage (heal, replicator back) until the lag was back to what it was before")
     if result.ceiling:
         c = result.ceiling
         lines.append(f"machine ceiling: ProducerPerformance {c.produce_records_s:,.0f}/s into the target, plain "

@@ -67,6 +67,10 @@ def test_planned_failover_writes_the_summary_contract(artifacts, tmp_path):
     assert (flow["source"], flow["target"], flow["topics"]) == ("primary", "dr", ["orders"])
     assert flow["acked"] > 0 and flow["lost"] == 0 and flow["replicated"] >= flow["acked"]
     assert {"p50", "p90", "p99", "max"} <= flow["latency_ms"].keys()
+    # the WAN carried every replicated record's bytes toward dr (and some more: headers, protocol);
+    # what goes back is requests and acknowledgements, far less
+    (wan,) = summary["wan_bytes"].values()
+    assert wan["primary->dr"] >= flow["replicated_bytes"] > 0 and wan["dr->primary"] < wan["primary->dr"]
 
     (group,) = summary["failovers"]
     assert FAILOVER_FIELDS <= group.keys()

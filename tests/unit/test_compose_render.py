@@ -90,7 +90,7 @@ def test_fixed_port_plans_repeat_and_proxies_listen_where_brokers_advertise(tmp_
         assert c["listen"] == f"127.0.0.1:{broker.ports.wan_advertised[r.client_cluster]}"
         assert c["upstream"] == f"127.0.0.1:{broker.ports.wan[r.client_cluster]}"
     svc = toxiproxy_service("mirrordrill/toxiproxy:t", 8474, "/etc/t.json", "t")
-    assert svc.command == ("-host", "127.0.0.1", "-port", "8474", "-config", "/etc/t.json")
+    assert svc.command == ("-host", "127.0.0.1", "-port", "8474", "-proxy-metrics", "-config", "/etc/t.json")
 
 
 def test_backends_by_name():

@@ -203,3 +203,39 @@ def test_repeat_must_be_positive(tmp_path):
     drill = Path(__file__).parents[2] / "scenarios" / "sweep-capacity.yaml"
     with _pytest.raises(SweepError, match="at least once"):
         Sweep(drill, parse_params(["num_streams=1"]), tmp_path, repeat=0)
+
+
+def test_wan_bytes_per_record_is_the_flows_direction_of_its_link():
+    from harness.sweep.measure import wan_bytes_per_record
+    wan = {"primary<->dr": {"primary->dr": 1_150_000, "dr->primary": 40_000}}
+    assert wan_bytes_per_record(wan, "primary->dr", 1_000) == 1150.0
+    assert wan_bytes_per_record(wan, "dr->primary", 1_000) == 40.0
+    assert wan_bytes_per_record(wan, "east->west", 1_000) is None  # no link between the flow's ends
+    assert wan_bytes_per_record({}, "primary->dr", 1_000) is None
+    assert wan_bytes_per_record(wan, "primary->dr", 0) is None
+
+
+def test_catch_up_runs_from_the_heal_until_the_lag_is_back_to_normal():
+    from types import SimpleNamespace
+
+    from harness.checker.model import SecondSeries
+    from harness.sweep.measure import catch_up_of
+    # seconds 100..: lag ~20 before a blackhole at 110, builds to 2,000 until the heal at 120.5,
+    # then drains: back under 2 x 20 -> the floor of 100 at second 123
+    lag = [20] * 10 + [200 * i for i in range(1, 11)] + [1500, 900, 300, 90, 20, 20]
+    series = SimpleNamespace(lag=SecondSeries(100, tuple(lag)))
+    event = lambda kind, ts: SimpleNamespace(kind=kind, start_ts_ms=ts, end_ts_ms=ts + 20)
+    timeline = [event("blackhole", 110_000), event("heal", 120_480), event("drain", 125_000)]
+    assert catch_up_of(series, timeline) == 2.5  # 123 - 120.5
+    assert catch_up_of(series, [event("drain", 125_000)]) is None  # no outage, nothing to catch up
+    never = SimpleNamespace(lag=SecondSeries(100, tuple(lag[:21]) + (5000,) * 5))
+    assert catch_up_of(never, timeline) is None
+
+
+def test_link_keys_set_every_link_and_compression_is_a_producer_setting():
+    from harness.sweep.params import apply_params
+    drill = {"links": [{"between": ["a", "b"], "latency_ms": 20, "jitter_ms": 2}],
+             "replication": {"flows": [{"source": "a", "target": "b"}]}}
+    d = apply_params(drill, {"latency_ms": 1, "bandwidth_kb_s": 10_000, "compression": "lz4"})
+    assert d["links"] == [{"between": ["a", "b"], "latency_ms": 1, "jitter_ms": 1, "bandwidth_kb_s": 10_000}]
+    assert d["replication"]["flows"][0]["settings"] == {"producer.compression.type": "lz4"}
