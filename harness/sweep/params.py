@@ -14,8 +14,8 @@ import yaml
 from harness.sweep.model import SweepParam
 
 # sweep keys that are not flow settings, and the flow setting a shorthand stands for
-_SHORTHANDS = {"num_streams": "tasks.max", "linger.ms": "producer.linger.ms", "batch.size": "producer.batch.size",
-               "compression": "producer.compression.type"}
+_SHORTHANDS = {"num_streams": "tasks.max", "linger.ms": "producer.linger.ms", "batch.size": "producer.batch.size"}
+COMPRESSION_TYPES = ("none", "gzip", "snappy", "lz4", "zstd")  # Kafka's, for producers and topics alike
 # sweep keys that set every WAN link of the drill (both ways), as its ``links:`` entries spell them
 LINK_KEYS = ("latency_ms", "bandwidth_kb_s")
 
@@ -49,7 +49,7 @@ def parse_params(specs: list[str]) -> list[SweepParam]:
     return out
 
 
-SWEEP_KEYS = ("replicator", "mode", "rate", "duration", "backlog", "profile", *LINK_KEYS, *_SHORTHANDS)
+SWEEP_KEYS = ("replicator", "mode", "rate", "duration", "backlog", "profile", "compression", *LINK_KEYS, *_SHORTHANDS)
 """``--param`` keys that are not flow settings (any other key is one, checked as the adapters check it)."""
 
 
@@ -101,6 +101,17 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
         elif key == "backlog":
             for b in d.get("load", {}).get("backlog", []):
                 b["records"] = value
+        elif key == "compression":
+            if value not in COMPRESSION_TYPES:
+                raise SweepError(f"compression={value!r}: valid values are {', '.join(COMPRESSION_TYPES)}")
+            # A record crosses the WAN as the sending side holds it: a replicator at the target fetches
+            # the source topic's stored batches, one at the source sends what its producer compressed.
+            sources = {f["source"] for f in d["replication"]["flows"]}
+            for t in d.get("topics", []):
+                if t.get("cluster") in sources:
+                    t.setdefault("config", {})["compression.type"] = value
+            for f in d["replication"]["flows"]:
+                f.setdefault("settings", {})["producer.compression.type"] = value
         elif key in LINK_KEYS:
             if not d.get("links"):
                 raise SweepError(f"{key}={value!r}: the drill has no WAN link (links:) to set it on")

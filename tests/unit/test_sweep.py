@@ -232,10 +232,24 @@ def test_catch_up_runs_from_the_heal_until_the_lag_is_back_to_normal():
     assert catch_up_of(never, timeline) is None
 
 
-def test_link_keys_set_every_link_and_compression_is_a_producer_setting():
+def test_link_keys_set_every_link_and_compression_where_records_cross_the_wan():
     from harness.sweep.params import apply_params
     drill = {"links": [{"between": ["a", "b"], "latency_ms": 20, "jitter_ms": 2}],
+             "topics": [{"name": "orders", "cluster": "a"}, {"name": "local", "cluster": "b"}],
              "replication": {"flows": [{"source": "a", "target": "b"}]}}
     d = apply_params(drill, {"latency_ms": 1, "bandwidth_kb_s": 10_000, "compression": "lz4"})
     assert d["links"] == [{"between": ["a", "b"], "latency_ms": 1, "jitter_ms": 1, "bandwidth_kb_s": 10_000}]
+    # the source topic's stored batches (what a replicator at the target fetches over the WAN), and
+    # the replicator's producer (what one at the source sends over it)
+    assert d["topics"] == [{"name": "orders", "cluster": "a", "config": {"compression.type": "lz4"}},
+                           {"name": "local", "cluster": "b"}]
     assert d["replication"]["flows"][0]["settings"] == {"producer.compression.type": "lz4"}
+
+
+def test_an_unknown_compression_names_the_valid_ones():
+    import pytest
+
+    from harness.sweep.params import SweepError, apply_params
+    drill = {"topics": [], "replication": {"flows": [{"source": "a", "target": "b"}]}}
+    with pytest.raises(SweepError, match="valid values are none, gzip, snappy, lz4, zstd"):
+        apply_params(drill, {"compression": "lz5"})
