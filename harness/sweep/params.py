@@ -108,8 +108,8 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
             # the source topic's stored batches, one at the source sends what its producer compressed.
             sources = {f["source"] for f in d["replication"]["flows"]}
             for t in d.get("topics", []):
-                if t.get("cluster") in sources:
-                    t.setdefault("config", {})["compression.type"] = value
+                if t.get("cluster") in sources:  # a topic calls "none" "uncompressed"
+                    t.setdefault("config", {})["compression.type"] = "uncompressed" if value == "none" else value
             for f in d["replication"]["flows"]:
                 f.setdefault("settings", {})["producer.compression.type"] = value
         elif key in LINK_KEYS:

@@ -244,6 +244,9 @@ def test_link_keys_set_every_link_and_compression_where_records_cross_the_wan():
     assert d["topics"] == [{"name": "orders", "cluster": "a", "config": {"compression.type": "lz4"}},
                            {"name": "local", "cluster": "b"}]
     assert d["replication"]["flows"][0]["settings"] == {"producer.compression.type": "lz4"}
+    off = apply_params(drill, {"compression": "none"})  # Kafka's topic setting has its own word for it
+    assert off["topics"][0]["config"] == {"compression.type": "uncompressed"}
+    assert off["replication"]["flows"][0]["settings"] == {"producer.compression.type": "none"}
 
 
 def test_an_unknown_compression_names_the_valid_ones():
