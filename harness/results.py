@@ -295,14 +295,14 @@ class DrillSummary(_Model):
     # and seconds from the process's start to jvm, spark_session, positions, first_query, query_live,
     # first_record (warm_up: runs before the warm-up batch was dropped).
     replicator_starts: list[dict[str, Any]] = []
-    # Bytes each WAN link carried each way over the whole drill ({"a<->b": {"a->b": n, "b->a": n}}),
-    # from Toxiproxy's counters: records, headers, protocol and the replicator's own traffic.
-    wan_bytes: dict[str, dict[str, int]] = {}
     # Added by issue 14. ``passed`` stays (false when interrupted); ``verdict`` tells an
     # interrupted drill from a failed one. ``invariants``: the built-in invariants, from the
     # expectation rows that carry an ``invariant`` name. Both derived when absent.
     verdict: Literal["passed", "failed", "interrupted"] | None = None
     invariants: list[InvariantOutcome] = []
+    # Bytes each WAN link carried each way over the whole drill ({"a<->b": {"a->b": n, "b->a": n}}),
+    # from Toxiproxy's counters: records, headers, protocol and the replicator's own traffic.
+    wan_bytes: dict[str, dict[str, int]] = {}
 
     @model_validator(mode="after")
     def _derived(self):

@@ -24,7 +24,9 @@ ADDED = {"schema", "backlog_records",
          # issue 14: interrupted drills' honest verdict, the built-in invariants
          "verdict", "invariants",
          # issue 12: where the replicator's Spark ran; issue 13: each replicator start's timings
-         "environment", "replicator_starts"}
+         "environment", "replicator_starts",
+         # issue 13: the bytes each WAN link carried (the sweep's WAN bytes per record)
+         "wan_bytes"}
 # issue 14: per flow (and topic), records still on their way when a drill was interrupted
 ADDED_IN_FLOWS = {".flows[].in_flight", ".flows[].by_topic.orders.in_flight", ".flows[].samples.in_flight"}
 
@@ -53,7 +55,7 @@ def test_a_summary_written_now_has_every_field_of_before_with_the_same_values():
     assert {k: v for k, v in new.items() if k not in ADDED} | {"flows": flows} == old
     assert list(new) == ["schema", *old, "backlog_records", "started_ms", "load_started_ms", "replicator_mode",
                          "versions", "drill_sha256", "environment", "replicator_starts", "verdict",
-                         "invariants"]  # schema first, additions last
+                         "invariants", "wan_bytes"]  # schema first, additions last
     keys = list(old["flows"][0])
     keys.insert(keys.index("latency_count") + 1, "in_flight")  # with the figures, before the details
     assert list(new["flows"][0]) == keys
