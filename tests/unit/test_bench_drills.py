@@ -38,6 +38,13 @@ def test_start_up_tells_first_starts_from_restarts_after_a_kill():
     assert figures(quick)["first_start_s"] == 19.5 and figures(quick)["restart_s"] == 10.4
 
 
+def test_a_group_that_moves_twice_counts_its_reprocessing_once():
+    # the checker counts the group's whole history in each move: failover then switch back
+    s = _summary(failovers=(("billing", 440, 1.0), ("billing", 440, 2.5), ("audit", 7, 0.5)))
+    got = figures(s)
+    assert got["reprocessed"] == 447 and got["rto_s"] == 2.5
+
+
 def test_a_drill_without_failover_has_no_rto_or_reprocessed():
     got = figures(_summary())
     assert got["rto_s"] is None and got["reprocessed"] is None
