@@ -160,7 +160,8 @@ def bench(drill_files: list[Path], runs: int, out_dir: Path | None = None, repor
     started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     params = [SweepParam("replicator", REPLICATORS)]
     # every drill is checked before the first one runs: a bad file fails now, not an hour in
-    sweeps = [Sweep(f, params, out_dir / f.stem, measure_ceiling=False, log=log, repeat=runs, reports=reports)
+    sweeps = [Sweep(f, params, out_dir / f.stem, measure_ceiling=False, log=log, repeat=runs, reports=reports,
+                    advise=False)
               for f in drill_files]
     cells: list[BenchCell] = []
     try:

@@ -61,7 +61,7 @@ class Sweep:
     def __init__(self, drill_file: Path, params: list[SweepParam], out_dir: Path | None = None,
                  measure_ceiling: bool = True, log: Callable[[str], None] | None = None,
                  ceiling_records: int = 200_000, repeat: int = 1, reports: SweepReports | None = None,
-                 backend: str | None = None):
+                 backend: str | None = None, advise: bool = True):
         if repeat < 1:
             raise SweepError(f"--repeat {repeat}: run each combination at least once")
         self.repeat = repeat
@@ -78,6 +78,9 @@ class Sweep:
         self.measure_ceiling = measure_ceiling
         self.ceiling_records = ceiling_records
         self.reports = reports
+        # a sizing sweep ends with where the flow stops growing; a comparison (bench drills, which
+        # sweeps replicator=pyspark,mirrormaker2) has no knee to find, and saying one was not seen misleads
+        self.advise = advise
         self.log = log or (lambda m: print(f"mirrordrill sweep: {m}", file=sys.stderr, flush=True))
         for combo in self.combinations():
             validate_drill(apply_params(self.drill, combo))  # bad values fail here, not an hour in
@@ -133,7 +136,7 @@ class Sweep:
             self.log(f"interrupted: {len(result.points)} point(s) kept in {journal.path}; "
                      "run the same command again to measure the rest")
             self._write(result)
-            for line in (result.table() + "\n" + result.recommendation()).splitlines():
+            for line in self._text(result).splitlines():
                 self.log(line)
             raise
         self._write(result)
@@ -186,6 +189,9 @@ class Sweep:
                  f"lag {lag}{short}, p99 {pt.latency_p99_ms} ms, "
                  f"{pt.replicator_cpu_cores} cores, load avg {fmt_load(pt.load_avg)}")
 
+    def _text(self, result: SweepResult) -> str:
+        return result.table() + ("\n\n" + result.recommendation() if self.advise else "")
+
     def _write(self, result: SweepResult) -> None:
         """sweep.txt, and through ``reports`` the plot and the sweep's Allure result, as they stand."""
         if self.reports is not None:
@@ -193,7 +199,7 @@ class Sweep:
                 result.plot = self.reports.draw_plot(result)
             except Exception as e:  # the figures matter more than the picture
                 self.log(f"plot not drawn: {type(e).__name__}: {e}")
-        (self.out_dir / "sweep.txt").write_text(result.table() + "\n\n" + result.recommendation() + "\n")
+        (self.out_dir / "sweep.txt").write_text(self._text(result) + "\n")
         if self.reports is not None:
             try:
                 self.reports.write_allure(result)

@@ -123,6 +123,26 @@ def test_sweep_interrupted_keeps_finished_points_and_resume_skips_them(tmp_path,
     assert ran == [2, 4] and [p.params["num_streams"] for p in result.points] == [1, 2, 4]
 
 
+def test_a_comparison_sweep_gives_no_sizing_advice(tmp_path, monkeypatch):
+    """bench drills sweeps replicator=pyspark,mirrormaker2: "no knee ... at every replicator" is not advice."""
+    from pathlib import Path
+    from harness.sweep.params import parse_params
+    from harness.sweep.run import Sweep
+    drill = Path(__file__).resolve().parents[2] / "scenarios" / "sweep-capacity.yaml"
+
+    def fake_point(self, run_dir, combo):
+        point = _sweep_point(1, combo["replicator"], 1000.0)
+        point.params = combo
+        return point
+    monkeypatch.setattr(Sweep, "_run_point", fake_point)
+    for advise in (True, False):
+        out = tmp_path / str(advise)
+        result = Sweep(drill, parse_params(["replicator=pyspark,mirrormaker2"]), out, measure_ceiling=False,
+                       log=lambda m: None, advise=advise).run()
+        text = (out / "sweep.txt").read_text()
+        assert "pyspark" in text and (result.recommendation() in text) is advise
+
+
 def test_saturated_rate_counts_only_seconds_that_started_with_work_queued():
     from types import SimpleNamespace
 
