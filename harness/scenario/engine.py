@@ -31,6 +31,7 @@ from harness.replicators.setup import ReplicationSetup
 from harness.results import DrillResults, DrillSummary, ExpectationRow, Logs, save_results
 from harness.scenario import failover, run_facts, steps
 from harness.scenario.drill_log import DRILL_LOG_FILE, DrillLog
+from harness.scenario.stopping import replicator_parts, stop_in_turn
 from harness.scenario.checking import Checked, check_drill
 from harness.scenario.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
 from harness.scenario.load_clock import ProducingSince, load_clock
@@ -165,24 +166,14 @@ class Drill:
             if ctx is not None:
                 ctx.stop_requested.set()
             drain = not interrupted and error is None
-            # Each part stops even if another fails or a second Ctrl-C arrives meanwhile: no
-            # process may outlive the drill, and summary.json is still written.
             parts = [("clients", lambda: self._stop_clients(ctx, drain=drain) if ctx else None),
-                     ("replicator", lambda: [r.stop() for r in ctx.all_replicators()] if ctx else None),
+                     *replicator_parts(ctx.all_replicators() if ctx else []),
                      ("WAN byte counters", lambda: self._wan_bytes.update(env.wan_bytes())),
                      ("environment", lambda: [self.log(p) for p in env.stop()]),
                      ("drill's names on existing clusters", self._remove_drill_names)]
-            for what, stop in parts:
-                try:
-                    stop()
-                except KeyboardInterrupt:
-                    interrupted = True
-                    self.log(f"interrupted again while stopping the {what}; still stopping the rest")
-                    if what != "environment":
-                        continue
-                    env.stop()
-                except Exception as e:
-                    self.log(f"stopping the {what}: {type(e).__name__}: {e}")
+            # each part stops even if another fails or a second Ctrl-C arrives meanwhile: no
+            # process may outlive the drill, and summary.json is still written
+            interrupted = stop_in_turn(parts, self.log) or interrupted
         self.phase = "checking"
         results = self._results(ctx, env, started, interrupted, error, step_failures)
         summary_path = save_results(self.out_dir, results)

@@ -1,0 +1,35 @@
+"""Stopping what a drill started, part by part, whatever each part does on its way down."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+StopPart = tuple[str, Callable[[], object]]
+
+
+def replicator_parts(replicators: Iterable) -> list[StopPart]:
+    """One part per replicator (the drill's current one, then the ones it retired, e.g. a failback's copy
+    back): one that fails to stop must not keep the others running until the environment kills them."""
+    return [(f"replicator ({r.kind}, #{i})", r.stop) for i, r in enumerate(replicators, 1)]
+
+
+def stop_in_turn(parts: list[StopPart], log: Callable[[str], None], last_resort: str = "environment") -> bool:
+    """Run every part's stop even if another fails or a second Ctrl-C arrives meanwhile; True if interrupted.
+
+    A Ctrl-C while stopping ``last_resort`` (the part that kills every process) runs it once more: no
+    process may outlive the drill."""
+    interrupted = False
+    for what, stop in parts:
+        try:
+            stop()
+        except KeyboardInterrupt:
+            interrupted = True
+            log(f"interrupted again while stopping the {what}; still stopping the rest")
+            if what == last_resort:
+                try:
+                    stop()
+                except Exception as e:
+                    log(f"stopping the {what}: {type(e).__name__}: {e}")
+        except Exception as e:
+            log(f"stopping the {what}: {type(e).__name__}: {e}")
+    return interrupted
