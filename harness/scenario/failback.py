@@ -106,7 +106,15 @@ def run(ctx: DrillContext, step: Failback) -> str:
                                              for t in slot.definition.topics}))
     reprotect = _reprotect(ctx, old, new, original_flows, restore)
     back = Failover(do="planned_failover", source=new, target=old, drain_timeout=step.timeout)
-    outcome += "; switch back: " + failover.planned(ctx, back, restart_finished=True)
+    try:
+        outcome += "; switch back: " + failover.planned(ctx, back, restart_finished=True)
+    except BaseException:
+        # the applications stay on the new primary, which the copy back still protects; a re-protect
+        # of the old one, where nothing is written now, only holds Spark's slots and the log's attention
+        if reprotect is not None:
+            ctx.log(f"failback: the switch back failed; stopping the re-protect of {old}")
+            _stop_quietly(ctx, reprotect)
+        raise
 
     t = now_ms()
     ctx.replicator.stop()
@@ -149,6 +157,14 @@ def _reprotect(ctx: DrillContext, old: str, new: str, original_flows: list[FlowS
     ctx.record(f"re-protect {old}->{new}", "failback_part", t, now_ms(), "ok",
                f"fresh replication as before the incident, live {when}")
     return reprotect
+
+
+def _stop_quietly(ctx: DrillContext, replicator: Replicator) -> None:
+    """Stop a replicator while another error is on its way up: that error is the one to report."""
+    try:
+        replicator.stop()
+    except Exception as e:
+        ctx.log(f"failback: stopping the re-protect: {type(e).__name__}: {e} (the drill's end stops it again)")
 
 
 def _wipe_and_start(ctx: DrillContext, cluster_name: str) -> None:

@@ -131,9 +131,9 @@ class _Replicator:
         return {}
 
 
-def _switch_back(monkeypatch, refuse_first_reprotect=None):
+def _switch_back(monkeypatch, refuse_first_reprotect=None, switch_fails=None, events=None):
     """Run a failback with switch back against fakes; returns (events, ctx)."""
-    events: list[str] = []
+    events = [] if events is None else events
     setup = SimpleNamespace(flows=[FlowSpec("old", "new", topics=["orders"])])
     made = iter(["copy back", "re-protect", "re-protect (after)"])
 
@@ -151,8 +151,12 @@ def _switch_back(monkeypatch, refuse_first_reprotect=None):
     monkeypatch.setattr(failback, "wait_converged", lambda *a, **k: FailbackSummary(
         from_="new", to="old", name="new->old", converged=True, topics=1, records=1, missing=0, extra=0, converge_s=1.0))
     monkeypatch.setattr(failover, "ensure_topics", lambda ctx, cluster, topics: events.append(f"topics on {cluster}"))
-    monkeypatch.setattr(failover, "planned", lambda ctx, step, restart_finished: events.append(
-        f"switch {step.source}->{step.target} (replicating: {ctx.replicator.name})") or "moved")
+    def planned(ctx, step, restart_finished):
+        events.append(f"switch {step.source}->{step.target} (replicating: {ctx.replicator.name})")
+        if switch_fails:
+            raise switch_fails
+        return "moved"
+    monkeypatch.setattr(failover, "planned", planned)
     step = SimpleNamespace(source="new", target="old", restore_history=False, switch_back=True, timeout=60)
     failback.run(ctx, step)
     return events, ctx
@@ -173,3 +177,12 @@ def test_without_task_slots_for_both_the_re_protect_starts_after_the_switch(monk
                       "switch new->old (replicating: copy back)", "stop copy back", "start re-protect (after)"]
     assert ctx.replicator.name == "re-protect (after)"
     assert "re-protect" not in [r.name for r in ctx.retired_replicators]
+
+
+def test_a_failed_switch_back_stops_the_re_protect_and_keeps_the_copy_back(monkeypatch):
+    # the applications stay on the new primary: the copy back protects it; nobody writes the old one
+    import pytest
+    events: list[str] = []
+    with pytest.raises(RuntimeError, match="drain timed out"):
+        _switch_back(monkeypatch, switch_fails=RuntimeError("drain timed out"), events=events)
+    assert events[-2:] == ["switch new->old (replicating: copy back)", "stop re-protect"]
