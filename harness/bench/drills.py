@@ -49,11 +49,13 @@ def figures(summary: DrillSummary) -> dict[str, float | None]:
     the slowest later start (a restart after a kill), each to the first record moved."""
     flows, groups = summary.flows, summary.failovers
     starts = sorted(summary.replicator_starts, key=lambda t: t.get("started_at_ms") or 0)
-    # each process's (one per location) first start is a first start, its later ones restarts. Not
+    # the replicator says which starts were restarts of one of its processes (after a kill). Not
     # by time: a replicator killed 15 s in now starts again within a minute of its first start.
+    # Summaries from before it said so: a process name (one per location) seen before.
     firsts, later, seen = [], [], set()
     for t in starts:
-        (later if t.get("process") in seen else firsts).append(t)
+        restart = t["restart"] if "restart" in t else t.get("process") in seen
+        (later if restart else firsts).append(t)
         seen.add(t.get("process"))
 
     def worst(values):

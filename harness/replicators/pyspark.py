@@ -33,6 +33,7 @@ from harness.replicators.interface import DEFAULT_STOP_GRACE_S
 from harness.replicators.measurements import PartitionMetrics, ReplicatorMetrics
 from harness.replicators.processes import NodeReplicator, ProcessNode
 from harness.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
+from harness.replicators.start_log import StartLog
 from primitives.kafka.reading import read_topic
 from replicator.config.model import ReplicatorConfig
 from replicator.config.render import to_mm2_properties
@@ -95,7 +96,7 @@ class PySparkReplicator(NodeReplicator):
         self.spark_master_url: str | None = None  # where a submitted replicator went
         # every process start seen in a status file, by (node, start ms): a restarted process
         # overwrites the file, so each start is kept as it is read (see ``start_times``)
-        self._starts: dict[tuple[str, int], dict[str, Any]] = {}
+        self._starts = StartLog()
         self._metrics_urls: dict[str, str] = {}  # node name -> its process's Prometheus URL, once known
         if self.spark.submitted and ready_timeout_s is None:
             # executors are JVMs of their own, started by the workers: on a busy 2-core machine
@@ -209,7 +210,7 @@ class PySparkReplicator(NodeReplicator):
             return {}
         startup = doc.get("startup")
         if isinstance(startup, dict) and startup.get("started_at_ms"):
-            self._starts[(node.name, startup["started_at_ms"])] = {"process": node.name, **startup}
+            self._starts.record(node.name, startup)
         url = doc.get("prometheus_url")
         if isinstance(url, str) and self._metrics_urls.get(node.name) != url:  # a restart picks a new port
             self._metrics_urls[node.name] = url
@@ -219,7 +220,7 @@ class PySparkReplicator(NodeReplicator):
     def start_times(self) -> list[dict[str, Any]]:
         for node in self.nodes:
             self.status(node)  # the newest process's figures
-        return [self._starts[k] for k in sorted(self._starts, key=lambda k: (k[1], k[0]))]
+        return self._starts.entries()
 
     def _node_not_ready(self, node: ReplicatorNode, started_at: float, log: str) -> list[str]:
         """Ready when every flow emits heartbeats (where they are on) and, where it has topics, its Spark

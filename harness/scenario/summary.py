@@ -77,7 +77,7 @@ def render_table(summary: DrillSummary) -> str:
                 lines.append(f"    history not restored: {b.history_note}")
     if summary.replicator_starts:
         lines.append("  replicator starts, seconds to the first record moved: " + ", ".join(
-            f"{t.get('process', '?')} {_n(t.get('first_record_s'))} (JVM {_n(t.get('jvm_s'))}, Spark session "
+            f"{t.get('process', '?')}{' (restart)' if t.get('restart') else ''} {_n(t.get('first_record_s'))} (JVM {_n(t.get('jvm_s'))}, Spark session "
             f"{_n(t.get('spark_session_s'))}, query live {_n(t.get('query_live_s'))})" for t in summary.replicator_starts))
     for e in summary.expectations:
         if e.relaxed:

@@ -38,6 +38,27 @@ def test_start_up_tells_first_starts_from_restarts_after_a_kill():
     assert figures(quick)["first_start_s"] == 19.5 and figures(quick)["restart_s"] == 10.4
 
 
+def test_a_later_start_at_the_same_location_is_a_restart_only_if_the_replicator_says_so():
+    # a failback: the forward replicator @dr, the copy back @primary, then the re-protect @dr (a new replicator)
+    s = _with_starts(_summary(), [
+        {"process": "@dr", "started_at_ms": 1_000, "first_record_s": 23.0, "restart": False},
+        {"process": "@primary", "started_at_ms": 90_000, "first_record_s": 10.8, "restart": False},
+        {"process": "@dr", "started_at_ms": 110_000, "first_record_s": 11.4, "restart": False},
+    ])
+    assert figures(s)["first_start_s"] == 23.0 and figures(s)["restart_s"] is None
+
+
+def test_start_log_tells_a_restart_of_a_process_from_its_first_start():
+    from harness.replicators.start_log import StartLog
+    log = StartLog()
+    log.record("@west", {"started_at_ms": 1_000, "first_record_s": 19.0})
+    log.record("@east", {"started_at_ms": 1_500, "first_record_s": 18.0})
+    log.record("@west", {"started_at_ms": 1_000, "first_record_s": 19.0})  # polled again: the same start
+    log.record("@west", {"started_at_ms": 60_000, "first_record_s": 12.0})  # after the kill
+    assert [(e["process"], e["restart"]) for e in log.entries()] == [
+        ("@west", False), ("@east", False), ("@west", True)]
+
+
 def test_a_group_that_moves_twice_counts_its_reprocessing_once():
     # the checker counts the group's whole history in each move: failover then switch back
     s = _summary(failovers=(("billing", 440, 1.0), ("billing", 440, 2.5), ("audit", 7, 0.5)))
