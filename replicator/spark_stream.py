@@ -44,6 +44,20 @@ SAFE_PRODUCER_DEFAULTS = {
 }
 
 
+# A micro-batch task reads its partition through Spark's KafkaDataConsumer, which asks the source
+# for the partition's earliest and latest offsets (two ListOffsets round trips over the WAN) on
+# every poll and seeks back, dropping what the consumer had fetched ahead. With Kafka's defaults
+# (500 records a poll, 1 MB a fetch) that capped one task at ~14k records/s of 1 KB over a 5 ms
+# WAN whatever the CPU did (a profile showed the task thread waiting in KafkaConsumer.position);
+# larger polls amortise the round trips: 32-36k/s (sweep-capacity, num_streams=1, 600k backlog,
+# 2026-11-26; MM2's single task: 24k/s). Real-time tasks read continuously and gained nothing
+# (55.5k/s before, 48.5k/s with them), so they keep Kafka's defaults. A setting the flow gives wins.
+MICROBATCH_CONSUMER_DEFAULTS = {
+    "max.poll.records": "5000",
+    "max.partition.fetch.bytes": str(8 * 1024 * 1024),
+}
+
+
 @dataclass(frozen=True)
 class StreamPlan:
     """Everything one flow's query needs, already resolved to addresses and names."""
@@ -76,7 +90,8 @@ class StreamPlan:
         return {**SAFE_PRODUCER_DEFAULTS, **{k: v for k, v in self.producer.items() if k not in _SPARK_OWNED}}
 
     def consumer_settings(self) -> dict[str, str]:
-        return {k: v for k, v in self.consumer.items() if k not in _SPARK_OWNED}
+        defaults = MICROBATCH_CONSUMER_DEFAULTS if self.mode == "microbatch" else {}
+        return {**defaults, **{k: v for k, v in self.consumer.items() if k not in _SPARK_OWNED}}
 
 
 def _bytes8(col_sql: str) -> str:
