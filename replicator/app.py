@@ -445,6 +445,12 @@ class Replicator:
             # A retried task writes its range again from the batch start (duplicates); a failed
             # task fails the query instead, which restarts after what reached the target.
             ("spark.task.maxFailures", "1"),
+            # Spark's status store writes a running stage's counts at most every 100 ms and then only
+            # on its next event; a real-time stage has no next event until its tasks end, so its
+            # numActiveTasks stayed at the first task's start until an executor heartbeat (up to
+            # 10 s) and the query counted as live that much later (traced 2026-11-26: all three
+            # tasks RUNNING in the task list for 5-10 s while the stage said one). 0 writes each event.
+            ("spark.ui.liveUpdate.period", "0"),
         ])
         # the JVM first (Spark's launcher, then the driver with the py4j gateway), apart from the
         # SparkContext, so start-up time says which of the two was slow
