@@ -1,9 +1,11 @@
-"""A flow's Kafka client settings as its Spark query gets them."""
+"""The stream plan a flow hands to Spark: built without Spark, so a wrong field shows here first."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from replicator.filters import TopicFilter, TopicSelector
+from replicator.policy import DefaultReplicationPolicy
 from replicator.spark_stream import MICROBATCH_CONSUMER_DEFAULTS, SAFE_PRODUCER_DEFAULTS, StreamPlan
 
 
@@ -29,3 +31,24 @@ def test_settings_spark_owns_never_reach_the_query():
                  producer={"bootstrap.servers": "x:1", "linger.ms": "20"})
     assert plan.consumer_settings() == {}
     assert plan.producer_settings() == {**SAFE_PRODUCER_DEFAULTS, "linger.ms": "20"}
+
+
+def _renamed_by_plan(plan: StreamPlan, topic: str) -> str:
+    # the rule transform() writes as a Spark expression: a restored copy loses the target's prefix
+    if plan.restored_prefix and topic.startswith(plan.restored_prefix):
+        return topic[len(plan.restored_prefix):]
+    return plan.remote_topic_prefix + topic
+
+
+def test_a_restore_plan_names_every_selected_topic_as_the_selector_does() -> None:
+    policy = DefaultReplicationPolicy()
+    selector = TopicSelector("east", "west", TopicFilter(include=("orders", "billing")), policy, restore_history=True)
+    topics = tuple(t for t in ("orders", "billing", "west.orders", "west.billing", "west.other", "audit")
+                   if selector.should_replicate_topic(t))
+    plan = StreamPlan(name="east->west", source_alias="east", target_alias="west",
+                      source_bootstrap="127.0.0.1:1", target_bootstrap="127.0.0.1:2", topics=topics,
+                      remote_topic_prefix=policy.format_remote_topic("east", ""), checkpoint_dir=Path("cp"),
+                      metrics_dir=Path("m"), restored_prefix=policy.format_remote_topic("west", ""))
+    assert set(topics) == {"orders", "billing", "west.orders", "west.billing"}
+    assert {t: _renamed_by_plan(plan, t) for t in topics} == {t: selector.remote_topic(t) for t in topics}
+    assert _renamed_by_plan(plan, "west.orders") == "orders"
