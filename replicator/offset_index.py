@@ -81,6 +81,12 @@ class PartitionIndex:
         return self.max_src + 1
 
 
+# How long one consume() call of a refresh waits for more records. The loop ends as soon as
+# every listed partition is read to the end it had when the refresh began, so a short wait
+# costs a few more calls, never records.
+REFRESH_POLL_S = 0.05
+
+
 class OffsetIndex:
     """Indexes of target partitions, brought up to date by reading the target on demand."""
 
@@ -121,7 +127,11 @@ class OffsetIndex:
         deadline = time.monotonic() + timeout_s
         try:
             while todo and time.monotonic() < deadline:
-                for msg in c.consume(num_messages=5000, timeout=0.5):
+                # consume() returns when it holds num_messages or its timeout ran out, not when the
+                # partitions are read: with a 0.5 s timeout every checkpoint pass and failover
+                # translation waited half a second for records that had all arrived (a checkpoint's
+                # commits were that much older than its write; see REFRESH_POLL_S)
+                for msg in c.consume(num_messages=5000, timeout=REFRESH_POLL_S):
                     if msg.error():
                         continue
                     key = (msg.topic(), msg.partition())
