@@ -35,6 +35,7 @@ from replicator.offset_index import OffsetIndex
 from replicator.prometheus import MetricsServer, render
 from replicator.resume import (Copy, FlowOrigin, StartPositions, copied_up_to, holds_the_copied_record, newest_copy,
                               settled, starting_offsets, target_consumer)
+from replicator.schedule import Every, wait_until_due
 from replicator.startup import StartupClock
 from replicator.spark_stream import StreamPlan, start_query, stop_query, tasks_running, warm_up
 from replicator.topic_sync import TopicSync
@@ -52,23 +53,6 @@ def librdkafka_conf(java_conf: dict[str, str]) -> dict:
 
 def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
-
-
-class _Every:
-    """A schedule: due now and then every ``seconds`` (never when ``seconds`` is None)."""
-
-    def __init__(self, seconds: float | None):
-        self.seconds = seconds
-        self.next = time.monotonic() if seconds is not None else float("inf")
-
-    def due(self, now: float) -> bool:
-        if now < self.next:
-            return False
-        self.next = now + (self.seconds or 0)
-        return True
-
-    def now(self) -> None:
-        self.next = time.monotonic()
 
 
 @dataclass
@@ -136,10 +120,10 @@ class FlowRuntime:
         self.topics: tuple[str, ...] = ()
         self.partitions: dict[str, int] = {}
         self.status = FlowStatus()
-        self.refresh = _Every(flow.schedule_seconds("refresh_topics"))
-        self.config_sync = _Every(flow.schedule_seconds("sync_topic_configs"))
-        self.heartbeat_every = _Every(flow.schedule_seconds("emit_heartbeats"))
-        self.checkpoint_every = _Every(flow.schedule_seconds("emit_checkpoints"))
+        self.refresh = Every(flow.schedule_seconds("refresh_topics"))
+        self.config_sync = Every(flow.schedule_seconds("sync_topic_configs"))
+        self.heartbeat_every = Every(flow.schedule_seconds("emit_heartbeats"))
+        self.checkpoint_every = Every(flow.schedule_seconds("emit_checkpoints"))
         self._lag_consumer: Consumer | None = None
         self._source_consumer: Consumer | None = None
         self._restart_after = 0.0
@@ -177,6 +161,9 @@ class FlowRuntime:
         self.topics = topics
         self.status.topics = list(topics)
         return changed or grown
+
+    def schedules(self) -> list[Every]:
+        return [self.refresh, self.config_sync, self.heartbeat_every, self.checkpoint_every]
 
     def tick(self, spark: "SparkSession", now: float) -> None:
         """Advance everything that is due; failures are logged and retried, never fatal."""
@@ -482,7 +469,7 @@ class Replicator:
                 positions.join()
             self.clock.mark("spark_session")
             log.info("Spark session ready %.1fs after the process started", self.clock.spark_session_s)
-            lag_every = _Every(2.0)
+            lag_every = Every(2.0)
             lag: dict[str, dict] = {}
             while not stop.is_set():
                 now = time.monotonic()
@@ -495,8 +482,10 @@ class Replicator:
                         except Exception as e:
                             log.debug("flow %s: lag probe failed: %s", fr.name, e)
                 self._write_status(lag)
-                # a finer clock until the first record moves, so start-up time is measured closely
-                stop.wait(1.0 if self.clock.first_record_s is not None else 0.25)
+                # a finer clock until the first record moves, so start-up time is measured closely;
+                # and awake when a schedule is due, so checkpoints keep their interval to the ms
+                longest = 1.0 if self.clock.first_record_s is not None else 0.25
+                stop.wait(wait_until_due([s for fr in self.flows for s in fr.schedules()], time.monotonic(), longest))
         finally:
             try:
                 # every query stops (and its cancelled tasks settle) before the session does
