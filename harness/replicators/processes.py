@@ -174,6 +174,8 @@ class NodeReplicator(ProcessReplicator):
     nodes: list[ProcessNode]
 
     label: ClassVar[str]  # what the readiness error calls the replicator
+    # how often ``_wait_ready`` asks the nodes: each time is up to this much between ready and the load
+    ready_poll_s: ClassVar[float] = 1.0
 
     @abstractmethod
     def render(self, node: ProcessNode) -> str:
@@ -184,7 +186,7 @@ class NodeReplicator(ProcessReplicator):
         """Why ``node`` is not ready yet ([] when it is); ``log`` is what it logged since starting."""
 
     def _wait_ready(self, started_at: float, log_offsets: dict[str, int], deadline: float) -> None:
-        """Ask every node, once a second, until none has a reason left or the deadline passes."""
+        """Ask every node, every ``ready_poll_s``, until none has a reason left or the deadline passes."""
         reasons = ["not checked yet"]
         while time.monotonic() < deadline:
             self._raise_if_dead("starting")
@@ -197,7 +199,7 @@ class NodeReplicator(ProcessReplicator):
                     reasons.append(f"{node.name}: could not check yet: {err}")
             if not reasons:
                 return
-            time.sleep(1.0)
+            time.sleep(self.ready_poll_s)
         tails = "\n".join(f"--- {n.log_path} (last lines) ---\n{n.process.log_tail(25)}"
                           for n in self.nodes if n.process is not None)
         raise ReplicatorNotReady(f"{self.label} not ready after {self.ready_timeout_s:.0f}s: "

@@ -77,6 +77,9 @@ class PySparkReplicator(NodeReplicator):
 
     kind = "pyspark"
     label = "PySpark replicator"
+    # a readiness check reads one status file, which the process rewrites at least every 0.25 s until
+    # its first record moves; a check of MM2 reads the target's heartbeats topic, so it keeps 1 s
+    ready_poll_s = 0.25
     default_ready_timeout_s = 240.0
     cannot_restore_history = None  # its flows take mirrordrill.restore.history (replicator.filters.TopicSelector)
 
