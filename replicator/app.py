@@ -35,9 +35,11 @@ from replicator.offset_index import OffsetIndex
 from replicator.prometheus import MetricsServer, render
 from replicator.resume import (Copy, FlowOrigin, StartPositions, copied_up_to, holds_the_copied_record, newest_copy,
                               settled, starting_offsets, target_consumer)
-from replicator.schedule import Every, wait_until_due
+from replicator.control_threads import ControlThreads
+from replicator.schedule import Every
+from replicator.shared_warm_up import SharedWarmUp
 from replicator.startup import StartupClock
-from replicator.spark_stream import StreamPlan, start_query, stop_query, tasks_running, warm_up
+from replicator.spark_stream import QuietStops, StreamPlan, start_query, stop_query, tasks_running, warm_up
 from replicator.topic_sync import TopicSync
 
 if TYPE_CHECKING:
@@ -74,9 +76,14 @@ class FlowStatus:
 class FlowRuntime:
     """One flow: its Spark query and its control plane."""
 
-    def __init__(self, config: ReplicatorConfig, flow: FlowConfig, workdir: Path, clock: StartupClock | None = None):
+    def __init__(self, config: ReplicatorConfig, flow: FlowConfig, workdir: Path, clock: StartupClock | None = None,
+                 quiet_stops: QuietStops | None = None):
         self.flow = flow
         self.clock = clock or StartupClock()
+        self.quiet_stops = quiet_stops or QuietStops()  # the process's, shared by its flows
+        # none chosen: the flow runs its warm-up's round trip itself; a process chooses one flow for
+        # all once their first syncs showed whose link is quickest (``Replicator.run``)
+        self.shared_warm_up = SharedWarmUp()
         self.name = flow.name
         self.policy = flow.replication_policy()
         self.selector = flow.topic_selector()
@@ -124,11 +131,13 @@ class FlowRuntime:
         self.config_sync = Every(flow.schedule_seconds("sync_topic_configs"))
         self.heartbeat_every = Every(flow.schedule_seconds("emit_heartbeats"))
         self.checkpoint_every = Every(flow.schedule_seconds("emit_checkpoints"))
-        self._lag_consumer: Consumer | None = None
-        self._source_consumer: Consumer | None = None
+        # the lag probe's own clients (target, source): it runs on the process's lag thread, beside this
+        # flow's control plane, and a Kafka consumer must not be assigned and read from two threads at once
+        self._lag_clients: tuple[Consumer, Consumer] | None = None
+        self._source_consumer: Consumer | None = None  # the control plane's: resume checks, source ends
         self._restart_after = 0.0
         self._resume_consumer: Consumer | None = None
-        self._warmed: threading.Event | None = None  # set when the process's warm-up batch ended
+        self._warmed: threading.Event | None = None  # set when this flow's warm-up ended
         # start offsets read ahead, while the JVM starts: (topics, partitions, offsets JSON)
         self._prepared: tuple[tuple[str, ...], dict[str, int], str] | None = None
         # a query ended in this process: its cancelled tasks' records may still be on their way
@@ -242,21 +251,35 @@ class FlowRuntime:
             threading.Thread(target=self._warm_up, args=(spark,), name=f"warm-up {self.name}", daemon=True).start()
 
     def _warm_up(self, spark: "SparkSession") -> None:
-        """Once per process, beside the first query: Spark's first-batch cost, paid before the flow counts as live."""
+        """Once per flow, beside its first query: Spark's first-batch cost, paid before the flow counts as live.
+
+        The heartbeat round trip (the records that warm the JVM's per-record paths) runs once per
+        process, by the first flow that emits heartbeats (``SharedWarmUp``)."""
         started = time.monotonic()
+        # heartbeats carry the records that warm the JVM's paths
+        round_trip = self.flow.emit_heartbeats_enabled and self.shared_warm_up.runs_round_trip(self.name)
         try:
-            if self.flow.emit_heartbeats_enabled:  # heartbeats carry the records that warm the JVM's paths
+            if round_trip:
                 self.heartbeats.ensure_topic()
-                warm_up(spark, self.plan(), self.heartbeats.now, self.heartbeats.topic)
+                steps = warm_up(spark, self.plan(), self.heartbeats.now, self.heartbeats.topic)
             else:
-                warm_up(spark, self.plan())
-            self.clock.mark("warm_up")
-            log.info("flow %s: Spark warmed up in %.1fs", self.name, time.monotonic() - started)
+                steps = warm_up(spark, self.plan())
+            owner = self.shared_warm_up.owner
+            log.info("flow %s: Spark warmed up in %.1fs (%s)%s", self.name, time.monotonic() - started,
+                     ", ".join(f"{what} {s:.1f}s" for what, s in steps.items()),
+                     "" if round_trip or owner is None else f"; flow {owner} warms the JVM's per-record paths")
         except Exception as e:  # not retried: the query itself warms Spark up, only later
             log.warning("flow %s: warm-up failed after %.1fs (the first batch will be slow): %s",
                         self.name, time.monotonic() - started, str(e)[:500])
         finally:
+            if round_trip:
+                self.shared_warm_up.ended()
             self._warmed.set()
+
+    @property
+    def warmed(self) -> bool:
+        """Its warm-up ended, and so did the process's heartbeat round trip (run by this flow or another)."""
+        return self._warmed is not None and self._warmed.is_set() and self.shared_warm_up.ready()
 
     def _start_offsets(self) -> str:
         """Spark's startingOffsets for the next query: right after this flow's newest copy in each partition."""
@@ -280,9 +303,8 @@ class FlowRuntime:
         """The copy's source offset, when the source still holds that very record; else None (start over)."""
         if copy is None:
             return None
-        self._ensure_probe_consumers()
         topic, partition = where
-        if holds_the_copied_record(self._source_consumer, topic, partition, copy):
+        if holds_the_copied_record(self._source(), topic, partition, copy):
             return self.data_fault.resume_from(copy.source_offset) if self.data_fault else copy.source_offset
         log.warning("flow %s: %s[%d] on the source no longer holds the record copied from offset %d (its log was "
                     "recreated, e.g. wiped and rebuilt): copying the partition from its start position",
@@ -290,20 +312,27 @@ class FlowRuntime:
         return None
 
     def _source_ends(self, topic: str, partitions: int) -> list[int]:
-        self._ensure_probe_consumers()
-        return [self._source_consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-                for p in range(partitions)]
+        source = self._source()
+        return [source.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)]
+
+    def _source(self) -> Consumer:
+        if self._source_consumer is None:
+            self._source_consumer = self._new_source_consumer()
+        return self._source_consumer
+
+    def _new_source_consumer(self) -> Consumer:
+        return Consumer(dict(self._source_conn) | {
+            "group.id": "__mirrordrill-lag", "enable.auto.commit": False, "log_level": 0})
 
     def _check_live(self, spark: "SparkSession") -> None:
         """Live once the warm-up ended and, in real time, all the query's tasks run; a micro-batch query at once
         (its warm-up ran before it, and its batches are short)."""
-        if self._warmed is not None and not self._warmed.is_set():
+        if self._warmed is not None and not self.warmed:
             return
         live = self.flow.mode != "realtime" or self.query.lastProgress is not None or tasks_running(
             spark, self.query.runId)
         if live:
             self.status.live = True
-            self.clock.mark("query_live")
             log.info("flow %s: query live", self.name)
 
     def _record_progress(self) -> None:
@@ -332,7 +361,7 @@ class FlowRuntime:
         if self.query is not None:
             try:
                 if spark is not None:
-                    stop_query(spark, self.query)
+                    stop_query(spark, self.query, self.quiet_stops)
                 else:
                     self.query.stop()
             except Exception as e:
@@ -341,35 +370,30 @@ class FlowRuntime:
 
     # --- lag --------------------------------------------------------------------------
     def lag(self) -> dict[tuple[str, int], int]:
-        """Per remote partition: source end offset minus (source offset of the last record on the target + 1)."""
-        self._ensure_probe_consumers()
+        """Per remote partition: source end offset minus (source offset of the last record on the target + 1).
+
+        Called from the process's lag thread only, with clients of its own."""
+        if self._lag_clients is None:
+            self._lag_clients = (target_consumer(dict(self._target_conn)), self._new_source_consumer())
+        target, source = self._lag_clients
         out = {}
         for topic, n in self.partitions.items():
             remote = self.selector.remote_topic(topic)
             restored = self.selector.restored_topic(topic) is not None
             for p in range(n):
-                _, src_high = self._source_consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)
+                _, src_high = source.get_watermark_offsets(TopicPartition(topic, p), timeout=5)
                 if restored and (end := self.history.end(topic, p)) is not None:
                     src_high = min(src_high, end)  # past the history nothing is copied: no lag either
-                out[(remote, p)] = max(0, src_high - self._replicated_position(remote, p))
+                # the newest record of *this* flow (under identity others write the partition too)
+                copied = copied_up_to(target, remote, p, self.origin, window=1024, timeout_s=5)
+                out[(remote, p)] = max(0, src_high - (copied + 1 if copied is not None else 0))
         return out
-
-    def _ensure_probe_consumers(self) -> None:
-        if self._lag_consumer is None:
-            self._lag_consumer = target_consumer(dict(self._target_conn))
-            self._source_consumer = Consumer(dict(self._source_conn) | {
-                "group.id": "__mirrordrill-lag", "enable.auto.commit": False, "log_level": 0})
-
-    def _replicated_position(self, remote: str, partition: int) -> int:
-        # the newest record of *this* flow (under identity others write the partition too)
-        src = copied_up_to(self._lag_consumer, remote, partition, self.origin, window=1024, timeout_s=5)
-        return src + 1 if src is not None else 0
 
     def close(self, spark: "SparkSession | None" = None) -> None:
         self.stop_query(spark)
         self.target_producer.flush(5)
         self.index.close()
-        for c in (self._lag_consumer, self._source_consumer, self._resume_consumer):
+        for c in (*(self._lag_clients or ()), self._source_consumer, self._resume_consumer):
             if c is not None:
                 c.close()
 
@@ -456,10 +480,18 @@ class Replicator:
         if self.config.metrics_port is not None:  # first: a taken port fails the start before anything opens
             self.prometheus = MetricsServer(self.config.metrics_port).start()
         try:
-            self.flows = [FlowRuntime(self.config, f, self.workdir, self.clock) for f in flows]
+            quiet_stops = QuietStops()
+            self.flows = [FlowRuntime(self.config, f, self.workdir, self.clock, quiet_stops) for f in flows]
             self.clock.observe_records(self._records_written())  # what earlier processes wrote
+            synced: dict[str, float] = {}  # how long each first sync took: how quick the flow's links are
             for fr in self.flows:  # sizes the real-time task slots of the Spark master
+                began = time.monotonic()
                 fr._guard("first topic sync", fr._sync_topics)
+                if fr.topics and fr.flow.emit_heartbeats_enabled:
+                    synced[fr.name] = time.monotonic() - began
+            shared_warm_up = SharedWarmUp.quickest(synced)
+            for fr in self.flows:
+                fr.shared_warm_up = shared_warm_up
             # the resume reads run beside the JVM's start, which leaves a core idle for most of it
             positions = threading.Thread(target=self._prepare_flows, name="resume-positions", daemon=True)
             positions.start()
@@ -469,23 +501,16 @@ class Replicator:
                 positions.join()
             self.clock.mark("spark_session")
             log.info("Spark session ready %.1fs after the process started", self.clock.spark_session_s)
-            lag_every = Every(2.0)
-            lag: dict[str, dict] = {}
-            while not stop.is_set():
-                now = time.monotonic()
-                for fr in self.flows:
-                    fr.tick(self.spark, now)
-                if lag_every.due(now):
-                    for fr in self.flows:
-                        try:
-                            lag[fr.name] = fr.lag()
-                        except Exception as e:
-                            log.debug("flow %s: lag probe failed: %s", fr.name, e)
-                self._write_status(lag)
-                # a finer clock until the first record moves, so start-up time is measured closely;
-                # and awake when a schedule is due, so checkpoints keep their interval to the ms
-                longest = 1.0 if self.clock.first_record_s is not None else 0.25
-                stop.wait(wait_until_due([s for fr in self.flows for s in fr.schedules()], time.monotonic(), longest))
+            control = ControlThreads(self.flows, self.spark, self._longest_wait_s).start()
+            try:
+                while not stop.is_set() and not control.failed:
+                    self._mark_ready_phases()
+                    self._write_status(control.lag)
+                    stop.wait(self._longest_wait_s())
+            finally:
+                control.stop()
+            if control.failure is not None:
+                raise control.failure
         finally:
             try:
                 # every query stops (and its cancelled tasks settle) before the session does
@@ -497,6 +522,20 @@ class Replicator:
             finally:
                 if self.prometheus is not None:
                     self.prometheus.stop()
+
+    def _longest_wait_s(self) -> float:
+        # a finer clock until the first record moves: the harness waits for the status written at
+        # readiness, and start-up time is measured closely
+        return 1.0 if self.clock.first_record_s is not None else 0.25
+
+    def _mark_ready_phases(self) -> None:
+        """Warm-up done and query live once every flow with topics got there: the process is ready only then
+        (the harness waits for all its flows), so the first flow's time would flatter a process of several."""
+        flows = [fr for fr in self.flows if fr.topics]
+        if flows and all(fr.warmed for fr in flows):
+            self.clock.mark("warm_up")
+        if flows and all(fr.status.live for fr in flows):
+            self.clock.mark("query_live")
 
     def _records_written(self) -> int:
         return sum(m.records for fr in self.flows

@@ -8,6 +8,7 @@ split one Kafka partition across tasks and reorder it).
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,7 +170,7 @@ WARM_HEARTBEATS = 300
 
 
 def warm_up(spark: "SparkSession", plan: StreamPlan, heartbeats: Callable[[], "Heartbeat"] | None = None,
-            heartbeats_topic: str = "") -> None:
+            heartbeats_topic: str = "") -> dict[str, float]:
     """Run the flow's read-transform-write once as batch jobs, before any record of the flow moves.
 
     A fresh Spark spends seconds on the first batch of a query (class loading, code
@@ -185,7 +186,10 @@ def warm_up(spark: "SparkSession", plan: StreamPlan, heartbeats: Callable[[], "H
     to the target's heartbeats topic through the same sink and come back through the Kafka
     source and ``transform`` into Spark's no-op sink: records MM2's tooling reads as heartbeats,
     nothing else on the target.
+
+    Returns the seconds each part took, for the log: where a slow start went.
     """
+    started = time.monotonic()
     future_ms = int((time.time() + 86_400) * 1000)
     source = (_read_kafka(spark.read, plan)
               # "latest" is refused as a batch start; a timestamp past every record, falling
@@ -205,8 +209,11 @@ def warm_up(spark: "SparkSession", plan: StreamPlan, heartbeats: Callable[[], "H
     from pyspark.sql import functions as F
     rows = source.load().where(F.col("offset") < F.lit(0))
     _write_kafka(transform(rows, plan).write, plan).save()
+    steps = {"empty range": time.monotonic() - started}
     if heartbeats is not None and heartbeats_topic:
         _warm_with_heartbeats(spark, plan, heartbeats, heartbeats_topic)
+        steps[f"{WARM_HEARTBEATS} heartbeats there and back"] = time.monotonic() - started - steps["empty range"]
+    return steps
 
 
 def _warm_with_heartbeats(spark: "SparkSession", plan: StreamPlan, heartbeats: Callable[[], "Heartbeat"],
@@ -289,24 +296,56 @@ CANCELLED_TASK_LOGGERS = (
 )
 
 
-def stop_query(spark: "SparkSession", query: "StreamingQuery", settle_s: float = 5.0) -> None:
+class QuietStops:
+    """Silences ``CANCELLED_TASK_LOGGERS`` while any query stop the process asked for is under way.
+
+    Counted, under a lock: flows stop their queries on their own threads (``control_threads``),
+    and a second stop that began while the first had the loggers off must not take "off" for the
+    level to restore."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stopping = 0
+        self._levels: dict[str, object] = {}
+
+    def enter(self, spark: "SparkSession") -> None:
+        jvm = spark.sparkContext._jvm
+        with self._lock:
+            if self._stopping == 0:
+                manager = jvm.org.apache.logging.log4j.LogManager
+                self._levels = {name: manager.getLogger(name).getLevel() for name in CANCELLED_TASK_LOGGERS}
+                for name in self._levels:
+                    jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+                        name, jvm.org.apache.logging.log4j.Level.OFF)
+            self._stopping += 1
+
+    def leave(self, spark: "SparkSession") -> None:
+        jvm = spark.sparkContext._jvm
+        with self._lock:
+            self._stopping -= 1
+            if self._stopping == 0:
+                for name, level in self._levels.items():
+                    jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, level)
+
+
+def stop_query(spark: "SparkSession", query: "StreamingQuery", quiet: QuietStops, settle_s: float = 5.0) -> None:
     """Stop a query on purpose without logging its cancelled tasks as failures (see above).
 
-    Waits (up to ``settle_s``) for the cancelled tasks to finish before the loggers are
-    restored, since the executor reports them after ``stop()`` returns."""
-    jvm = spark.sparkContext._jvm
-    configurator = jvm.org.apache.logging.log4j.core.config.Configurator
-    manager = jvm.org.apache.logging.log4j.LogManager
-    before = {name: manager.getLogger(name).getLevel() for name in CANCELLED_TASK_LOGGERS}
-    for name in before:
-        configurator.setLevel(name, jvm.org.apache.logging.log4j.Level.OFF)
+    Waits (up to ``settle_s``) for the query's cancelled tasks to finish before the loggers are
+    restored, since the executor reports them after ``stop()`` returns. Only this query's jobs
+    (its job group is its run id): the process's other flows keep theirs running."""
+    run_id = str(query.runId)
+    quiet.enter(spark)
     try:
         query.stop()
         deadline = time.monotonic() + settle_s
         tracker = spark.sparkContext.statusTracker()
-        while tracker.getActiveJobsIds() and time.monotonic() < deadline:
+        while _running_jobs(tracker, run_id) and time.monotonic() < deadline:
             time.sleep(0.1)
     finally:
-        for name, level in before.items():
-            configurator.setLevel(name, level)
+        quiet.leave(spark)
 
+
+def _running_jobs(tracker, run_id: str) -> list[int]:
+    jobs = ((j, tracker.getJobInfo(j)) for j in tracker.getJobIdsForGroup(run_id))
+    return [j for j, info in jobs if info is not None and info.status == "RUNNING"]
