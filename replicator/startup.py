@@ -6,10 +6,11 @@ py4j gateway), the Spark session (SparkContext: jars, scheduler, executors), the
 positions read (Kafka metadata and the target's newest copies; read while the JVM starts, so
 this phase usually ends before the session), the warm-up batch (in real time beside the first
 query, in micro-batch mode before it), the first query start, the query live (real time: warm-up
-done and its tasks all running; micro-batch: at its start; the replicator counts as ready from
-then on), and the first record the
-producer interceptor reports as written. The interceptor writes its counts once a second, so
-the last figure is good to about a second.
+done and its tasks all running; micro-batch: at its start), both when every flow of the process
+got there (the replicator counts as ready from then on), and the first record the producer
+interceptor reports as written. The interceptor writes its counts at once when a target
+partition gets its first record (and every second after), so the last figure is good to the
+status loop's quarter second.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -31,7 +32,9 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * 2. Measure replication per target partition at acknowledgement: records, bytes, and the
  *    latency (ack time minus source timestamp, MirrorMaker 2's replication-latency-ms) as a
  *    log-scale histogram. Cumulative figures go to a JSON file every second (config
- *    {@code mirrordrill.metrics.dir}), which the replicator's Python side aggregates.
+ *    {@code mirrordrill.metrics.dir}), which the replicator's Python side aggregates, and at
+ *    once when a partition is acknowledged for the first time: the replicator dates its first
+ *    record moved by the file, and a second's wait made that up to a second late.
  */
 public class MirrorProducerInterceptor implements ProducerInterceptor<byte[], byte[]> {
     public static final String TIMESTAMP_HEADER = "__mirrordrill.ts";
@@ -89,7 +92,15 @@ public class MirrorProducerInterceptor implements ProducerInterceptor<byte[], by
         if (metadata == null || metadata.partition() < 0) {
             return;
         }
-        PartitionStats s = stats.computeIfAbsent(metadata.topic() + "\u0000" + metadata.partition(), k -> new PartitionStats());
+        String key = metadata.topic() + "\u0000" + metadata.partition();
+        PartitionStats s = stats.get(key);
+        boolean firstOfPartition = false;
+        if (s == null) {
+            PartitionStats fresh = new PartitionStats();
+            s = stats.putIfAbsent(key, fresh);
+            firstOfPartition = s == null;
+            s = firstOfPartition ? fresh : s;
+        }
         if (exception != null) {
             s.totals.incrementAndGet(2);
             return;
@@ -101,6 +112,13 @@ public class MirrorProducerInterceptor implements ProducerInterceptor<byte[], by
         s.totals.accumulateAndGet(4, latency, Math::max);
         int bucket = latency == 0 ? 0 : Math.min(BUCKETS - 1, 64 - Long.numberOfLeadingZeros(latency));
         s.histogram.incrementAndGet(bucket);
+        if (firstOfPartition && flusher != null) {
+            try {
+                flusher.execute(this::writeMetrics);  // same thread as the timed writes: never two at once
+            } catch (RejectedExecutionException closing) {
+                // closed meanwhile: close() writes the figures itself
+            }
+        }
     }
 
     private void writeMetrics() {
