@@ -489,6 +489,11 @@ class Replicator:
                 fr._guard("first topic sync", fr._sync_topics)
                 if fr.topics and fr.flow.emit_heartbeats_enabled:
                     synced[fr.name] = time.monotonic() - began
+                if fr.flow.emit_heartbeats_enabled:
+                    # before the JVM, not after: where two replicators copy each other's clusters (active/
+                    # active, a chain), each one's first query then finds the other's heartbeats topic
+                    # instead of restarting for it a few seconds later, in the middle of its warm-up
+                    fr._guard("first heartbeat", fr._heartbeat)
             shared_warm_up = SharedWarmUp.quickest(synced)
             for fr in self.flows:
                 fr.shared_warm_up = shared_warm_up
