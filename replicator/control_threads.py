@@ -17,24 +17,34 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
-from replicator.schedule import wait_until_due
+from replicator.schedule import Every, wait_until_due
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-    from replicator.app import FlowRuntime
 
 log = logging.getLogger("replicator")
 
 LAG_PROBE_INTERVAL_S = 2.0
 
 
+class ControlledFlow(Protocol):
+    """What the threads need of a flow (``app.FlowRuntime``)."""
+
+    name: str
+
+    def tick(self, spark: "SparkSession", now: float) -> None: ...
+
+    def schedules(self) -> list[Every]: ...
+
+    def lag(self) -> dict: ...
+
+
 class ControlThreads:
     """Runs every flow's control loop and the lag probe until ``stop``; the first unexpected error ends them all."""
 
-    def __init__(self, flows: list["FlowRuntime"], spark: "SparkSession", longest_wait_s: Callable[[], float]):
+    def __init__(self, flows: list[ControlledFlow], spark: "SparkSession", longest_wait_s: Callable[[], float]):
         self.flows = flows
         self.spark = spark
         self.longest_wait_s = longest_wait_s  # how long a loop may sleep when nothing is due
@@ -74,7 +84,7 @@ class ControlThreads:
         self._threads.append(thread)
         thread.start()
 
-    def _flow_loop(self, fr: "FlowRuntime") -> None:
+    def _flow_loop(self, fr: ControlledFlow) -> None:
         while not self._stop.is_set():
             fr.tick(self.spark, time.monotonic())
             # awake when a schedule is due, so checkpoints keep their interval to the ms
