@@ -254,7 +254,7 @@ class FlowRuntime:
         """Once per flow, beside its first query: Spark's first-batch cost, paid before the flow counts as live.
 
         The heartbeat round trip (the records that warm the JVM's per-record paths) runs once per
-        process, by the first flow that emits heartbeats (``SharedWarmUp``)."""
+        process, by the flow whose first topic sync was quickest (``SharedWarmUp``)."""
         started = time.monotonic()
         # heartbeats carry the records that warm the JVM's paths
         round_trip = self.flow.emit_heartbeats_enabled and self.shared_warm_up.runs_round_trip(self.name)
