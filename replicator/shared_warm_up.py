@@ -4,8 +4,9 @@ A flow's warm-up (``spark_stream.warm_up``) is one of two things. The heartbeat 
 records through the flow's sink producer, the Kafka consumer and the row converters until the
 JVM has compiled their per-record paths; compiled code belongs to the JVM, not to a flow, so
 once is enough for a process. Every other flow runs an empty range instead, which opens its own
-sink producer (each target has its own) and plans its own transform. With three flows starting together on 2 cores (fan-out), the three round
-trips ran at once and each flow's warm-up took 8.4-10.2 s (bench at e227272).
+sink producer (each target has its own) and plans its own transform. With three flows starting
+together on 2 cores (fan-out), the three round trips ran at once and each flow's warm-up took
+8.4-10.2 s (bench at e227272).
 
 The round trip crosses the flow's link twice (heartbeats written to its target and read back),
 so it goes to the flow with the quickest link: the one whose first topic sync took least
