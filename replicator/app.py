@@ -27,7 +27,7 @@ from replicator.checkpoints import CheckpointEmitter
 from replicator.planted_faults import CheckpointFault, DataPathFault
 from replicator.config.flow import FlowConfig
 from replicator.config.model import ReplicatorConfig
-from replicator.driver_jvm import driver_jvm_flags
+from replicator.driver_jvm import driver_jvm_flags, session_settings
 from replicator.heartbeats import HeartbeatEmitter
 from replicator.history import HistoryEnds
 from replicator.metrics import MetricsTracker, as_document, read_interceptor_files, write_json_atomically
@@ -440,29 +440,8 @@ class Replicator:
         log.info("starting Spark (%s)", master)
         (self.workdir / "spark-tmp").mkdir(parents=True, exist_ok=True)
         tmp = self.workdir / "spark-tmp"
-        conf = SparkConf().setMaster(master).setAppName("mirrordrill-replicator").setAll([
-            ("spark.jars", ",".join(str(j) for j in self.jars)),
-            ("spark.ui.enabled", os.environ.get("MIRRORDRILL_SPARK_UI", "false")),
-            ("spark.sql.shuffle.partitions", "2"),
-            # streaming turns adaptive execution off anyway (with a warning per query start)
-            ("spark.sql.adaptive.enabled", "false"),
-            ("spark.ui.showConsoleProgress", "false"),
-            ("spark.local.dir", str(tmp)),
-            # Spark leaves an empty artifacts-<uuid> folder in the JVM's temp dir per session:
-            # keep it in the replicator's own work folder rather than littering /tmp.
-            ("spark.driver.extraJavaOptions", " ".join([f"-Djava.io.tmpdir={tmp}", *driver_jvm_flags()])),
-            ("spark.driver.memory", os.environ.get("MIRRORDRILL_SPARK_DRIVER_MEMORY", "1g")),
-            ("spark.sql.streaming.stopTimeout", "10s"),
-            # A retried task writes its range again from the batch start (duplicates); a failed
-            # task fails the query instead, which restarts after what reached the target.
-            ("spark.task.maxFailures", "1"),
-            # Spark's status store writes a running stage's counts at most every 100 ms and then only
-            # on its next event; a real-time stage has no next event until its tasks end, so its
-            # numActiveTasks stayed at the first task's start until an executor heartbeat (up to
-            # 10 s) and the query counted as live that much later (traced 2026-11-26: all three
-            # tasks RUNNING in the task list for 5-10 s while the stage said one). 0 writes each event.
-            ("spark.ui.liveUpdate.period", "0"),
-        ])
+        conf = SparkConf().setMaster(master).setAppName("mirrordrill-replicator").setAll(
+            session_settings(self.jars, tmp, driver_jvm_flags()))
         # the JVM first (Spark's launcher, then the driver with the py4j gateway), apart from the
         # SparkContext, so start-up time says which of the two was slow
         SparkContext._ensure_initialized(conf=conf)

@@ -1,21 +1,31 @@
-"""Class-data sharing for the driver JVM: Spark's classes mapped from an archive, not parsed again.
+"""The driver JVM's start: its Spark settings, its class path, and its class-data archive.
 
-A replicator start loads well over ten thousand classes (Spark, Scala, Kafka's client) before
-its first query; on a busy 2-core machine that is a large part of the JVM's and the
-SparkContext's start. JDK 13+ dumps the classes a run loaded into an archive when the JVM
-exits (``-XX:ArchiveClassesAtExit``) and maps it on later starts (``-XX:SharedArchiveFile``).
+A replicator start loads over twenty thousand classes (Spark, Scala, Kafka's client) before
+its first record moves; on a busy 2-core machine that is a large part of the JVM's, the
+SparkContext's and the first query's start. JDK 13+ dumps the classes a run loaded into an
+archive when the JVM exits (``-XX:ArchiveClassesAtExit``) and maps it on later starts
+(``-XX:SharedArchiveFile``), parsed and verified already.
+
+Only classes of the JVM's own class loaders go into an archive: the jars given as
+``spark.jars`` are loaded by a loader of Spark's and were parsed again on every start (1,500
+classes of Kafka's client and connector, traced 2026-11-27). So the driver also puts the
+replicator's jars on its own class path (``driver_class_path``), except those Spark ships in
+another version, which would shadow Spark's own (scala-library, spark-tags).
 
 The replicator only maps an archive (``$MIRRORDRILL_SPARK_CDS``); it never dumps one itself,
 since a dump runs after the Python process has gone and would outlive a replicator's stop.
-``make_archive`` (``python -m replicator.driver_jvm ARCHIVE``) makes one with a short Spark
-run that waits for its JVM; the harness does so once per JDK, Python and jar set. An archive
-made for another JDK or class path is refused by the JVM, which then starts without it (the
-default ``-Xshare:auto``), never fails.
+``make_archive`` makes one with ``replicator.archive_run``, which replicates through a Kafka
+broker the caller provides in both modes, so the archive holds what a replicator's start and
+first records load; the harness does so once per JDK, Python, jar set and version of that
+run. An archive made for another JDK or class path is refused by the JVM, which then starts
+without it (the default ``-Xshare:auto``), never fails.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -24,6 +34,9 @@ from pathlib import Path
 CDS_ENV = "MIRRORDRILL_SPARK_CDS"
 # the JVM's own notes about the archive (path mismatch, not mapped) say nothing a user can act on
 _QUIET = ["-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
+_REPO_ROOT = Path(__file__).resolve().parents[1]
+_ARCHIVE_RUN = Path(__file__).with_name("archive_run.py")
+_VERSIONED_JAR = re.compile(r"(?P<artifact>.+)-\d[^-]*\.jar$")
 
 
 def driver_jvm_flags(env: Mapping[str, str] | None = None) -> list[str]:
@@ -34,28 +47,71 @@ def driver_jvm_flags(env: Mapping[str, str] | None = None) -> list[str]:
     return []
 
 
-# A short run through the classes a replicator start needs: session, SQL, code generation, the
-# expressions ``spark_stream.transform`` uses. The Kafka connector's classes come from
-# ``spark.jars``, a class loader of Spark's own, and stay out of the archive either way.
-_WARM_RUN = """
-import sys
-from pyspark import SparkConf, SparkContext
-from pyspark.sql import SparkSession
-conf = SparkConf().setMaster("local[2]").setAppName("mirrordrill-cds").setAll([
-    ("spark.ui.enabled", "false"), ("spark.jars", sys.argv[2]), ("spark.sql.shuffle.partitions", "2"),
-    ("spark.driver.extraJavaOptions", "-XX:ArchiveClassesAtExit=" + sys.argv[1] + " -Xlog:cds=off")])
-spark = SparkSession.builder.config(conf=conf).getOrCreate()
-spark.range(100).selectExpr("concat('t.', cast(id as string)) as topic", "unhex(lpad(hex(id), 16, '0')) as v",
-    "filter(array(named_struct('key', 'k', 'value', cast('x' as binary))), h -> h.key NOT IN ('a'))").collect()
-proc = SparkContext._gateway.proc
-spark.stop()
-proc.stdin.close()  # the JVM exits on end of input, then writes the archive
-proc.wait()
-"""
+def artifact_of(jar: Path) -> str:
+    """``kafka-clients-3.9.2.jar`` -> ``kafka-clients``; a jar with no version keeps its whole name."""
+    match = _VERSIONED_JAR.match(Path(jar).name)
+    return match["artifact"] if match else Path(jar).stem
 
 
-def make_archive(archive: Path, jars: list[Path], timeout_s: float = 600.0) -> bool:
-    """Dump the archive (into a temporary file, renamed when complete); True when it exists afterwards."""
+def spark_jars_dir() -> Path:
+    """The jars Spark itself runs with ($SPARK_HOME/jars, else the pyspark package's)."""
+    home = os.environ.get("SPARK_HOME", "").strip()
+    if home:
+        return Path(home) / "jars"
+    import pyspark
+    return Path(pyspark.__file__).resolve().parent / "jars"
+
+
+def driver_class_path(jars: list[Path], spark_jars: Path | None = None) -> list[Path]:
+    """The replicator's jars the driver loads from its own class path: every one Spark does not ship itself."""
+    folder = spark_jars_dir() if spark_jars is None else spark_jars
+    shipped = {artifact_of(j) for j in folder.glob("*.jar")} if folder.is_dir() else set()
+    return [Path(j) for j in jars if artifact_of(j) not in shipped]
+
+
+def session_settings(jars: list[Path], tmp: Path, java_flags: list[str],
+                     env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """The replicator's Spark settings, the same for its runs and for the run that makes its archive."""
+    env = os.environ if env is None else env
+    return [
+        ("spark.jars", ",".join(str(j) for j in jars)),
+        # before Spark's jars on the launcher's class path; the archive needs the same list, in order
+        ("spark.driver.extraClassPath", os.pathsep.join(str(j) for j in driver_class_path(jars))),
+        ("spark.ui.enabled", env.get("MIRRORDRILL_SPARK_UI", "false")),
+        ("spark.sql.shuffle.partitions", "2"),
+        # streaming turns adaptive execution off anyway (with a warning per query start)
+        ("spark.sql.adaptive.enabled", "false"),
+        ("spark.ui.showConsoleProgress", "false"),
+        ("spark.local.dir", str(tmp)),
+        # Spark leaves an empty artifacts-<uuid> folder in the JVM's temp dir per session:
+        # keep it in the replicator's own work folder rather than littering /tmp.
+        ("spark.driver.extraJavaOptions", " ".join([f"-Djava.io.tmpdir={tmp}", *java_flags])),
+        ("spark.driver.memory", env.get("MIRRORDRILL_SPARK_DRIVER_MEMORY", "1g")),
+        ("spark.sql.streaming.stopTimeout", "10s"),
+        # A retried task writes its range again from the batch start (duplicates); a failed
+        # task fails the query instead, which restarts after what reached the target.
+        ("spark.task.maxFailures", "1"),
+        # Spark's status store writes a running stage's counts at most every 100 ms and then only
+        # on its next event; a real-time stage has no next event until its tasks end, so its
+        # numActiveTasks stayed at the first task's start until an executor heartbeat (up to
+        # 10 s) and the query counted as live that much later (traced 2026-11-26: all three
+        # tasks RUNNING in the task list for 5-10 s while the stage said one). 0 writes each event.
+        ("spark.ui.liveUpdate.period", "0"),
+    ]
+
+
+def archive_fingerprint() -> str:
+    """Changes whenever the archive run does: an archive made by an older run is made again."""
+    return hashlib.sha256(_ARCHIVE_RUN.read_bytes()).hexdigest()[:12]
+
+
+def make_archive(archive: Path, jars: list[Path], bootstrap: str | None = None, timeout_s: float = 600.0,
+                 log_path: Path | None = None) -> bool:
+    """Dump the archive (into a temporary file, renamed when complete); True when it exists afterwards.
+
+    ``bootstrap``: a plaintext Kafka broker the run may create topics on and replicate through
+    (without one, only the session and a SQL query's classes go in). The run's output goes to
+    ``log_path`` when given."""
     archive = Path(archive)
     if archive.is_file():
         return True
@@ -63,9 +119,11 @@ def make_archive(archive: Path, jars: list[Path], timeout_s: float = 600.0) -> b
     tmp = archive.with_name(f"{archive.name}.{os.getpid()}.tmp")
     env = dict(os.environ)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    env["PYTHONPATH"] = os.pathsep.join([str(_REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    argv = [sys.executable, "-m", "replicator.archive_run", str(tmp), ",".join(map(str, jars)), bootstrap or ""]
     try:
-        subprocess.run([sys.executable, "-c", _WARM_RUN, str(tmp), ",".join(map(str, jars))], env=env,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout_s, check=True)
+        with open(log_path or os.devnull, "ab") as out:
+            subprocess.run(argv, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=timeout_s, check=True)
         if tmp.is_file() and tmp.stat().st_size > 0:
             os.replace(tmp, archive)
     except (subprocess.SubprocessError, OSError):
@@ -76,7 +134,8 @@ def make_archive(archive: Path, jars: list[Path], timeout_s: float = 600.0) -> b
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        print("usage: python -m replicator.driver_jvm ARCHIVE JAR[,JAR...]", file=sys.stderr)
+    if len(sys.argv) not in (3, 4):
+        print("usage: python -m replicator.driver_jvm ARCHIVE JAR[,JAR...] [BOOTSTRAP]", file=sys.stderr)
         sys.exit(2)
-    sys.exit(0 if make_archive(Path(sys.argv[1]), [Path(j) for j in sys.argv[2].split(",") if j]) else 1)
+    jars = [Path(j) for j in sys.argv[2].split(",") if j]
+    sys.exit(0 if make_archive(Path(sys.argv[1]), jars, sys.argv[3] if len(sys.argv) == 4 else None) else 1)

@@ -28,6 +28,7 @@ from primitives.process import ManagedProcess
 from harness.spark.deployment import STANDALONE, SparkDeployment, check_task_slots
 from harness.spark.standalone import spark_env
 from harness.spark.submit import SubmittedDriver, driver_env, package_replicator, submit_argv
+from harness.replicators.class_archive import make_class_archive
 from harness.replicators.errors import ReplicatorError
 from harness.replicators.interface import DEFAULT_STOP_GRACE_S
 from harness.replicators.measurements import PartitionMetrics, ReplicatorMetrics
@@ -37,7 +38,7 @@ from harness.replicators.start_log import StartLog
 from primitives.kafka.reading import read_topic
 from replicator.config.model import ReplicatorConfig
 from replicator.config.render import to_mm2_properties
-from replicator.driver_jvm import CDS_ENV, make_archive
+from replicator.driver_jvm import CDS_ENV, archive_fingerprint
 from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex
 
@@ -105,6 +106,7 @@ class PySparkReplicator(NodeReplicator):
             # executors are JVMs of their own, started by the workers: on a busy 2-core machine
             # they registered two minutes after the driver (measured), then the queries start
             self.ready_timeout_s = SUBMITTED_READY_TIMEOUT_S
+        self._artifacts = artifacts
         self._java = artifacts.java if artifacts is not None else None
         if artifacts is not None:
             self._jars = [*artifacts.spark_kafka_jars, artifacts.replicator_jar]
@@ -144,7 +146,7 @@ class PySparkReplicator(NodeReplicator):
     def cds_archive(self) -> Path:
         """The driver JVM's class-data archive (``replicator.driver_jvm``), one per JDK, Python and jar set."""
         key = hashlib.sha256("\n".join([str(self._java or shutil.which("java")), sys.executable,
-                                         *map(str, self._jars)]).encode()).hexdigest()[:12]
+                                         *map(str, self._jars), archive_fingerprint()]).encode()).hexdigest()[:12]
         return mirrordrill_home() / "spark-cds" / f"driver-{key}.jsa"
 
     # --- configuration ----------------------------------------------------------------
@@ -174,8 +176,9 @@ class PySparkReplicator(NodeReplicator):
             self._submit_to_cluster()
         elif not self.spark.submitted and not self.cds_archive.is_file():
             # once per machine (a minute or two): every later replicator start maps it
-            self.setup.env.log(f"making the Spark driver's class-data archive {self.cds_archive} (once)")
-            if not make_archive(self.cds_archive, self._jars):
+            self.setup.env.log(f"making the Spark driver's class-data archive {self.cds_archive} (once: a "
+                               "one-broker cluster starts for a short replication whose classes it keeps)")
+            if not make_class_archive(self.cds_archive, self._jars, self.setup.env.log, self._artifacts):
                 self.setup.env.log("no class-data archive made; the replicator starts without one")
         super()._prepare()
 
