@@ -58,6 +58,11 @@ def test_sigkill_mid_load_and_restart_copies_every_record_once(resume_repl):
             assert not resume_repl.running
             time.sleep(2)
             resume_repl.start()
+            # 400+ records wait by then (200/s): they, not a warm-up batch, warm the new process up, so
+            # none of its tasks compete with the query's (real time) or hold it back (micro-batch)
+            this_start = resume_repl.nodes[0].log_path.read_text().rsplit("===== mirrordrill: starting", 1)[1]
+            assert "records wait past what it copied before: they warm Spark up" in this_start
+            assert "Spark warmed up" not in this_start
     exactly_once(west, remote, 3, load.values)
 
 

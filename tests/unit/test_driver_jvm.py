@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from replicator.driver_jvm import CDS_ENV, driver_jvm_flags, make_archive
+import os
+from pathlib import Path
+
+from replicator.driver_jvm import (CDS_ENV, artifact_of, driver_class_path, driver_jvm_flags, make_archive,
+                                   session_settings)
 
 
 def test_an_existing_archive_is_mapped(tmp_path):
@@ -23,3 +27,35 @@ def test_an_archive_already_there_is_not_made_again(tmp_path):
     archive.write_bytes(b"kept")
     assert make_archive(archive, []) is True
     assert archive.read_bytes() == b"kept"
+
+
+def test_a_jar_names_its_artifact_without_the_version():
+    assert artifact_of(Path("/x/kafka-clients-3.9.2.jar")) == "kafka-clients"
+    assert artifact_of(Path("spark-sql-kafka-0-10_2.13-4.2.0.jar")) == "spark-sql-kafka-0-10_2.13"
+    assert artifact_of(Path("spark-tags_2.13-4.0.0.jar")) == "spark-tags_2.13"
+    assert artifact_of(Path("mirrordrill-replicator-jvm.jar")) == "mirrordrill-replicator-jvm"
+
+
+def test_the_driver_class_path_leaves_out_what_spark_ships_in_another_version(tmp_path):
+    # Spark's own scala-library and spark-tags must not be shadowed by older copies put before them
+    spark_jars = tmp_path / "jars"
+    spark_jars.mkdir()
+    for name in ("scala-library-2.13.18.jar", "spark-tags_2.13-4.2.0.jar", "spark-core_2.13-4.2.0.jar"):
+        (spark_jars / name).write_bytes(b"")
+    ours = [Path(f"/k/{n}") for n in ("commons-pool2-2.13.1.jar", "kafka-clients-3.9.2.jar", "scala-library-2.13.16.jar",
+                                      "spark-sql-kafka-0-10_2.13-4.2.0.jar", "spark-tags_2.13-4.0.0.jar")]
+    ours.append(Path("/r/mirrordrill-replicator-jvm.jar"))
+    assert driver_class_path(ours, spark_jars) == [
+        Path("/k/commons-pool2-2.13.1.jar"), Path("/k/kafka-clients-3.9.2.jar"),
+        Path("/k/spark-sql-kafka-0-10_2.13-4.2.0.jar"), Path("/r/mirrordrill-replicator-jvm.jar")]
+
+
+def test_the_replicator_and_its_archive_run_get_the_same_class_path(tmp_path, monkeypatch):
+    # the JVM maps an archive only on the class path it was dumped with
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path))  # no jars folder: nothing shipped, all ours go on it
+    jars = [tmp_path / "kafka-clients-3.9.2.jar", tmp_path / "mirrordrill-replicator-jvm.jar"]
+    run = dict(session_settings(jars, tmp_path / "a", ["-XX:SharedArchiveFile=x.jsa"]))
+    dump = dict(session_settings(jars, tmp_path / "b", ["-XX:ArchiveClassesAtExit=x.jsa"]))
+    assert run["spark.driver.extraClassPath"] == dump["spark.driver.extraClassPath"] == os.pathsep.join(map(str, jars))
+    assert run["spark.jars"] == ",".join(map(str, jars))  # executors of a Spark cluster still get them
+    assert "-XX:SharedArchiveFile=x.jsa" in run["spark.driver.extraJavaOptions"]
