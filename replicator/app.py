@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from primitives.kafka.security import java_to_librdkafka
 from replicator.checkpoints import CheckpointEmitter
@@ -318,8 +318,8 @@ class FlowRuntime:
         copies = settled(read) if self._settle_before_start else read()
         copied = {k: self._resumable(k, copy) for k, copy in copies.items()}
         resumed = {k: offset + 1 for k, offset in copied.items() if offset is not None}
-        ends = {t: self._source_ends(t, parts[t]) for t in {t for t, _ in resumed}}
-        self._waiting_at_start = sum(max(0, ends[t][p] - after) for (t, p), after in resumed.items())
+        ends = self._source_end_offsets(list(resumed))
+        self._waiting_at_start = sum(max(0, ends[k] - after) for k, after in resumed.items())
         if self.flow.restore_history:
             self.history.pin({t: n for t, n in parts.items() if self.selector.restored_topic(t) is not None},
                              self._source_ends)
@@ -340,6 +340,14 @@ class FlowRuntime:
     def _source_ends(self, topic: str, partitions: int) -> list[int]:
         source = self._source()
         return [source.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)]
+
+    def _source_end_offsets(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """The source's end offsets of many partitions in one request per broker, not a round trip each."""
+        if not partitions:
+            return {}
+        futures = self.source_admin.list_offsets(
+            {TopicPartition(t, p): OffsetSpec.latest() for t, p in partitions}, request_timeout=10)
+        return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
 
     def _source(self) -> Consumer:
         if self._source_consumer is None:
