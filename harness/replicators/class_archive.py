@@ -31,7 +31,7 @@ def make_class_archive(archive: Path, jars: list[Path], log: Callable[[str], Non
     try:
         with Environment(TopologySpec(clusters=(ClusterSpec(_CLUSTER),)), workdir, artifacts=artifacts) as env:
             return make_archive(archive, jars, env.cluster(_CLUSTER).bootstrap, log_path=run_log)
-    except Exception as e:  # the archive only speeds starts up: without a broker, one of the session's classes
+    except Exception as e:  # the archive only speeds starts up: without a broker, the session's classes still help
         log(f"no broker for the class-data archive's run ({e}); making it with Spark's session classes only")
         return make_archive(archive, jars, log_path=run_log)
     finally:

@@ -144,7 +144,7 @@ class PySparkReplicator(NodeReplicator):
 
     @property
     def cds_archive(self) -> Path:
-        """The driver JVM's class-data archive (``replicator.driver_jvm``), one per JDK, Python and jar set."""
+        """The driver JVM's class-data archive (``replicator.driver_jvm``), one per JDK, Python, jar set and archive run."""
         key = hashlib.sha256("\n".join([str(self._java or shutil.which("java")), sys.executable,
                                          *map(str, self._jars), archive_fingerprint()]).encode()).hexdigest()[:12]
         return mirrordrill_home() / "spark-cds" / f"driver-{key}.jsa"
