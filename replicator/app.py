@@ -33,8 +33,8 @@ from replicator.history import HistoryEnds
 from replicator.metrics import MetricsTracker, as_document, read_interceptor_files, write_json_atomically
 from replicator.offset_index import OffsetIndex
 from replicator.prometheus import MetricsServer, render
-from replicator.resume import (Copy, FlowOrigin, StartPositions, copied_up_to, holds_the_copied_record, newest_copy,
-                              settled, starting_offsets, target_consumer)
+from replicator.resume import (EARLIEST, Copy, FlowOrigin, StartPositions, copied_up_to, holds_the_copied_record,
+                              newest_copy, records_waiting, settled, start_offsets, starting_offsets, target_consumer)
 from replicator.control_threads import ControlThreads
 from replicator.schedule import Every
 from replicator.shared_warm_up import SharedWarmUp
@@ -141,7 +141,7 @@ class FlowRuntime:
         self._warmed: threading.Event | None = None  # set when this flow's warm-up ended
         # start offsets read ahead, while the JVM starts: (topics, partitions, offsets JSON)
         self._prepared: tuple[tuple[str, ...], dict[str, int], str] | None = None
-        # records past this flow's copies on the target when its query was last set to start (a restart's backlog)
+        # on a restart, the records its query was last set to read first (a backlog); 0 on a first start
         self._waiting_at_start = 0
         # a query ended in this process: its cancelled tasks' records may still be on their way
         self._settle_before_start = False
@@ -318,13 +318,21 @@ class FlowRuntime:
             return {(t, p): newest_copy(c, remote[t], p, self.origin) for t, n in parts.items() for p in range(n)}
         copies = settled(read) if self._settle_before_start else read()
         copied = {k: self._resumable(k, copy) for k, copy in copies.items()}
-        resumed = {k: offset + 1 for k, offset in copied.items() if offset is not None}
-        ends = self._source_end_offsets(list(resumed))
-        self._waiting_at_start = sum(max(0, ends[k] - after) for k, after in resumed.items())
         if self.flow.restore_history:
             self.history.pin({t: n for t, n in parts.items() if self.selector.restored_topic(t) is not None},
                              self._source_ends)
-        return starting_offsets(self.start_positions.resolve(parts, self._source_ends), copied)
+        positions = self.start_positions.resolve(parts, self._source_ends)
+        # a restart (something of this flow is on the target) counts every record its query will
+        # read first, in partitions with nothing copied too: a kill mid-batch in micro-batch mode
+        # can leave one partition copied and the others not started
+        resumed = any(offset is not None for offset in copied.values())
+        self._waiting_at_start = self._records_waiting(start_offsets(positions, copied)) if resumed else 0
+        return starting_offsets(positions, copied)
+
+    def _records_waiting(self, starts: dict[tuple[str, int], int]) -> int:
+        from_log_start = [k for k, start in starts.items() if start == EARLIEST]
+        return records_waiting(starts, self._source_offsets(from_log_start, OffsetSpec.earliest()),
+                               self._source_offsets(list(starts), OffsetSpec.latest()))
 
     def _resumable(self, where: tuple[str, int], copy: Copy | None) -> int | None:
         """The copy's source offset, when the source still holds that very record; else None (start over)."""
@@ -342,12 +350,12 @@ class FlowRuntime:
         source = self._source()
         return [source.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)]
 
-    def _source_end_offsets(self, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
-        """The source's end offsets of many partitions in one request per broker, not a round trip each."""
+    def _source_offsets(self, partitions: list[tuple[str, int]], spec: OffsetSpec) -> dict[tuple[str, int], int]:
+        """The source's start or end offsets of many partitions in one request per broker, not a round trip each."""
         if not partitions:
             return {}
         futures = self.source_admin.list_offsets(
-            {TopicPartition(t, p): OffsetSpec.latest() for t, p in partitions}, request_timeout=10)
+            {TopicPartition(t, p): spec for t, p in partitions}, request_timeout=10)
         return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
 
     def _source(self) -> Consumer:

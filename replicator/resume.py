@@ -222,10 +222,28 @@ class StartPositions:
         return out
 
 
+def start_offsets(positions: dict[str, dict[str, int]],
+                  copied: dict[tuple[str, int], int | None]) -> dict[tuple[str, int], int]:
+    """Each partition's next offset: one past the newest copied record, else its start position."""
+    return {(topic, int(p)): (copied[(topic, int(p))] + 1 if copied.get((topic, int(p))) is not None else pos)
+            for topic, parts in positions.items() for p, pos in parts.items()}
+
+
 def starting_offsets(positions: dict[str, dict[str, int]], copied: dict[tuple[str, int], int | None]) -> str:
-    """Spark's startingOffsets JSON: one past the newest copied record, else the start position."""
-    out = {}
-    for topic, parts in positions.items():
-        out[topic] = {p: (copied[(topic, int(p))] + 1 if copied.get((topic, int(p))) is not None else pos)
-                      for p, pos in parts.items()}
+    """Spark's startingOffsets JSON of ``start_offsets``."""
+    out: dict[str, dict[str, int]] = {}
+    for (topic, p), offset in start_offsets(positions, copied).items():
+        out.setdefault(topic, {})[str(p)] = offset
     return json.dumps(out, sort_keys=True)
+
+
+def records_waiting(starts: dict[tuple[str, int], int], log_starts: dict[tuple[str, int], int],
+                    ends: dict[tuple[str, int], int]) -> int:
+    """Source records from each partition's start to its end. A partition starting at ``EARLIEST``
+    counts from its log's start (``log_starts``); one at ``LATEST`` waits on nothing."""
+    total = 0
+    for where, start in starts.items():
+        if start == LATEST:
+            continue
+        total += max(0, ends[where] - (log_starts[where] if start == EARLIEST else start))
+    return total

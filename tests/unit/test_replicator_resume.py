@@ -6,7 +6,8 @@ import json
 import time
 
 from replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, encode_offset
-from replicator.resume import EARLIEST, FlowOrigin, StartPositions, settled, starting_offsets
+from replicator.resume import (EARLIEST, LATEST, FlowOrigin, StartPositions, records_waiting, settled, start_offsets,
+                              starting_offsets)
 from replicator.startup import StartupClock, process_started_at
 
 
@@ -71,6 +72,21 @@ def test_starting_offsets_are_one_past_the_newest_copied_record():
     positions = {"a": {"0": EARLIEST, "1": 10}, "b": {"0": 3}}
     copied = {("a", 0): 41, ("a", 1): None, ("b", 0): 0}
     assert json.loads(starting_offsets(positions, copied)) == {"a": {"0": 42, "1": 10}, "b": {"0": 1}}
+
+
+def test_records_waiting_count_partitions_with_nothing_copied_from_their_log_start():
+    # a kill mid-batch: a[0] copied up to 359, a[1] and a[2] not started (EARLIEST)
+    starts = start_offsets({"a": {"0": EARLIEST, "1": EARLIEST, "2": EARLIEST}},
+                           {("a", 0): 359, ("a", 1): None, ("a", 2): None})
+    assert starts == {("a", 0): 360, ("a", 1): EARLIEST, ("a", 2): EARLIEST}
+    log_starts = {("a", 1): 50, ("a", 2): 0}  # retention dropped a[1]'s first 50 records
+    ends = {("a", 0): 400, ("a", 1): 450, ("a", 2): 380}
+    assert records_waiting(starts, log_starts, ends) == 40 + 400 + 380
+
+
+def test_records_waiting_skip_partitions_starting_at_latest_and_never_go_negative():
+    starts = {("a", 0): LATEST, ("a", 1): 500}
+    assert records_waiting(starts, {}, {("a", 0): 900, ("a", 1): 480}) == 0
 
 
 def test_startup_clock_counts_only_records_after_its_baseline():
