@@ -57,7 +57,7 @@ def _replicate(spark, bootstrap: str, tmp: Path) -> None:
     from confluent_kafka import Consumer, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    from replicator.spark_stream import QuietStops, StreamPlan, _write_kafka, start_query, stop_query, warm_up
+    from replicator.spark_stream import QuietStops, StreamPlan, kafka_sink, start_query, stop_query, warm_up
 
     source, remote_prefix, partitions = "mirrordrill-archive-run", "copy.", 3
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -81,7 +81,7 @@ def _replicate(spark, bootstrap: str, tmp: Path) -> None:
                                  "topic string, key binary, value binary, partition int")
     try:
         first = plan("realtime", provenance=False)
-        _write_kafka(rows.write, first).save()
+        kafka_sink(rows.write, first).save()
         warm_up(spark, first)
         for mode, provenance in (("realtime", False), ("microbatch", True)):
             before = copied()
@@ -89,7 +89,7 @@ def _replicate(spark, bootstrap: str, tmp: Path) -> None:
             deadline = time.monotonic() + ROUND_TRIP_TIMEOUT_S
             while copied() < before + ROUND_TRIP_RECORDS and time.monotonic() < deadline:
                 time.sleep(0.5)
-            _write_kafka(rows.write, first).save()  # the next query's records (and these, copied live)
+            kafka_sink(rows.write, first).save()  # the next query's records (and these, copied live)
             time.sleep(2)
             stop_query(spark, query, QuietStops())  # as the replicator stops one: its cancelled tasks unlogged
             if copied() < before + ROUND_TRIP_RECORDS:

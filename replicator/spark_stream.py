@@ -150,7 +150,7 @@ def _read_kafka(reader, plan: StreamPlan):
     return reader
 
 
-def _write_kafka(writer, plan: StreamPlan):
+def kafka_sink(writer, plan: StreamPlan):
     """The flow's Kafka sink options on a batch or a streaming writer."""
     writer = (writer.format("kafka")
               .option("kafka.bootstrap.servers", plan.target_bootstrap)
@@ -223,7 +223,7 @@ def _empty_range(spark: "SparkSession", plan: StreamPlan) -> None:
     rows = source.load().where(F.col("offset") < F.lit(0))
     # batch writes go through Spark's V1 Kafka writer, which takes its producer from the pool
     # before the first row: an empty range opens it too
-    _write_kafka(transform(rows, plan).write, plan).save()
+    kafka_sink(transform(rows, plan).write, plan).save()
 
 
 def _warm_with_heartbeats(spark: "SparkSession", plan: StreamPlan, heartbeats: Callable[[], "Heartbeat"],
@@ -232,7 +232,7 @@ def _warm_with_heartbeats(spark: "SparkSession", plan: StreamPlan, heartbeats: C
     beats = [heartbeats() for _ in range(WARM_HEARTBEATS)]
     written = spark.createDataFrame([(topic, b.key(), b.value()) for b in beats],
                                     "topic string, key binary, value binary").coalesce(1)  # one task slot
-    _write_kafka(written.write, plan).save()
+    kafka_sink(written.write, plan).save()
     # Back from the target (the flow's source settings are for the source cluster): only what
     # was written from ``since_ms`` on, so a long-lived heartbeats topic is not read whole.
     back = (spark.read.format("kafka")
@@ -254,7 +254,7 @@ def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
     if plan.max_offsets_per_trigger and plan.mode == "microbatch":
         reader = reader.option("maxOffsetsPerTrigger", str(plan.max_offsets_per_trigger))
     out = transform(_planted(reader.load(), plan.planted) if plan.planted else reader.load(), plan)
-    writer = (_write_kafka(out.writeStream, plan)
+    writer = (kafka_sink(out.writeStream, plan)
               .queryName(plan.name)
               .option("checkpointLocation", str(plan.checkpoint_dir)))
     if plan.mode == "realtime":
