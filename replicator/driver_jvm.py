@@ -118,7 +118,12 @@ class DriverStart:
     master's slot count changes nothing at launch, while spark-submit prepares a cluster master's
     environment then). Before, the JVM waited for pyspark's import, the first topic sync and the
     first heartbeat, all of which run on the main thread now while the JVM starts on the other
-    core.
+    core. That helps only where a core is idle: on the crash drill's short profile (three
+    interleaved pairs, 2-core machine, 2026-11-27 14:35-14:44 UTC) the first start's session was
+    ready at 8.1-8.4 s against 8.5-9.0 s, and its first record moved at 20.1 s median against
+    20.9 s; the restart, with the brokers and the load busy on both cores, gained nothing (17.3
+    against 16.9 s, within the runs' spread): there the launch took as much longer as it began
+    earlier.
     """
 
     def __init__(self, settings: list[tuple[str, str]], launch_master: str, jvm_up: Callable[[], None]):
