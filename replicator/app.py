@@ -27,7 +27,7 @@ from replicator.checkpoints import CheckpointEmitter
 from replicator.planted_faults import CheckpointFault, DataPathFault
 from replicator.config.flow import FlowConfig
 from replicator.config.model import ReplicatorConfig
-from replicator.driver_jvm import driver_jvm_flags, session_settings
+from replicator.driver_jvm import DriverStart, driver_jvm_flags, session_settings
 from replicator.heartbeats import HeartbeatEmitter
 from replicator.history import HistoryEnds
 from replicator.metrics import MetricsTracker, as_document, read_interceptor_files, write_json_atomically
@@ -468,11 +468,19 @@ class Replicator:
         for fr in self.flows:
             fr._guard("reading resume positions ahead", fr.prepare_start)
 
-    def _start_spark(self) -> "SparkSession":
-        from pyspark import SparkConf, SparkContext
-        from pyspark.sql import SparkSession
+    def _begin_driver(self) -> DriverStart:
+        """The driver JVM's start, on its own thread from the process's start (``driver_jvm.DriverStart``)."""
         # Spark binds to the host's first interface by default; drills live on loopback.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        tmp = self.workdir / "spark-tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        master = self.config.spark_master.strip()
+        launch_master = "local[*]" if master.startswith("local") else master
+        log.info("starting the driver JVM")
+        return DriverStart(session_settings(self.jars, tmp, driver_jvm_flags()), launch_master,
+                           lambda: self.clock.mark("jvm")).begin()
+
+    def _start_spark(self, driver: DriverStart) -> "SparkSession":
         # headroom so topics created later still find task slots, and two slots no real-time task
         # can hold for the warm-up's batch jobs (a chain's relay->core flow started with no
         # partition, then got 4: its real-time tasks held all of local[4] and the warm-up, so the
@@ -481,15 +489,7 @@ class Replicator:
                                   if fr.flow.mode == "realtime")
         master = spark_master_for(self.config, realtime_partitions)
         log.info("starting Spark (%s)", master)
-        (self.workdir / "spark-tmp").mkdir(parents=True, exist_ok=True)
-        tmp = self.workdir / "spark-tmp"
-        conf = SparkConf().setMaster(master).setAppName("mirrordrill-replicator").setAll(
-            session_settings(self.jars, tmp, driver_jvm_flags()))
-        # the JVM first (Spark's launcher, then the driver with the py4j gateway), apart from the
-        # SparkContext, so start-up time says which of the two was slow
-        SparkContext._ensure_initialized(conf=conf)
-        self.clock.mark("jvm")
-        spark = SparkSession.builder.config(conf=conf).getOrCreate()
+        spark = driver.session(master)
         spark.sparkContext.setLogLevel(os.environ.get("MIRRORDRILL_SPARK_LOG_LEVEL", "WARN"))
         return spark
 
@@ -501,7 +501,9 @@ class Replicator:
             raise ValueError("no enabled flow in the configuration (set A->B.enabled = true)")
         if self.config.metrics_port is not None:  # first: a taken port fails the start before anything opens
             self.prometheus = MetricsServer(self.config.metrics_port).start()
+        driver: DriverStart | None = None
         try:
+            driver = self._begin_driver()
             quiet_stops = QuietStops()
             self.flows = [FlowRuntime(self.config, f, self.workdir, self.clock, quiet_stops) for f in flows]
             self.clock.observe_records(self._records_written())  # what earlier processes wrote
@@ -523,7 +525,7 @@ class Replicator:
             positions = threading.Thread(target=self._prepare_flows, name="resume-positions", daemon=True)
             positions.start()
             try:
-                self.spark = self._start_spark()
+                self.spark = self._start_spark(driver)
             finally:
                 positions.join()
             self.clock.mark("spark_session")
@@ -545,6 +547,8 @@ class Replicator:
                     fr.close(self.spark)
                 if self.spark is not None:
                     self.spark.stop()
+                elif driver is not None:
+                    driver.abandon()
                 self._write_status({})
             finally:
                 if self.prometheus is not None:

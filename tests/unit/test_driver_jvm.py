@@ -59,3 +59,46 @@ def test_the_replicator_and_its_archive_run_get_the_same_class_path(tmp_path, mo
     assert run["spark.driver.extraClassPath"] == dump["spark.driver.extraClassPath"] == os.pathsep.join(map(str, jars))
     assert run["spark.jars"] == ",".join(map(str, jars))  # executors of a Spark cluster still get them
     assert "-XX:SharedArchiveFile=x.jsa" in run["spark.driver.extraJavaOptions"]
+
+
+class _Launches:
+    """Stands in for pyspark's gateway launch: records the conf, or fails as a missing Java does."""
+
+    def __init__(self, error: BaseException | None = None):
+        self.error = error
+        self.confs: list[dict[str, str]] = []
+
+    def __call__(self, instance=None, gateway=None, conf=None):
+        if self.error is not None:
+            raise self.error
+        self.confs.append(dict(conf.getAll()))
+
+
+def test_the_driver_launches_with_the_settings_and_the_launch_master(monkeypatch):
+    from pyspark import SparkContext
+
+    from replicator.driver_jvm import DriverStart
+    launches = _Launches()
+    monkeypatch.setattr(SparkContext, "_ensure_initialized", launches)
+    marks = []
+    DriverStart([("spark.driver.memory", "1g")], "local[*]", lambda: marks.append("jvm")).begin()._thread.join(30)
+    assert launches.confs == [{"spark.master": "local[*]", "spark.app.name": "mirrordrill-replicator",
+                               "spark.driver.memory": "1g"}]
+    assert marks == ["jvm"]
+
+
+def test_a_failed_launch_is_raised_where_the_session_is_asked_for_and_abandon_has_nothing_to_stop(monkeypatch):
+    from pyspark import SparkContext
+
+    from replicator.driver_jvm import DriverStart
+    monkeypatch.setattr(SparkContext, "_ensure_initialized", _Launches(RuntimeError("Java gateway process exited")))
+    marks = []
+    driver = DriverStart([], "local[*]", lambda: marks.append("jvm")).begin()
+    try:
+        driver.session("local[2]")
+    except RuntimeError as e:
+        assert "Java gateway process exited" in str(e)
+    else:
+        raise AssertionError("the launch's error was swallowed")
+    assert marks == []
+    driver.abandon(timeout_s=5)  # nothing was launched: returns without touching pyspark's gateway
