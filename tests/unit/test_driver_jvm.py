@@ -80,6 +80,8 @@ def test_the_driver_launches_with_the_settings_and_the_launch_master(monkeypatch
     from replicator.driver_jvm import DriverStart
     launches = _Launches()
     monkeypatch.setattr(SparkContext, "_ensure_initialized", launches)
+    # as in a replicator process, no JVM yet: a suite's earlier in-process session would give SparkConf its defaults
+    monkeypatch.setattr(SparkContext, "_jvm", None)
     marks = []
     DriverStart([("spark.driver.memory", "1g")], "local[*]", lambda: marks.append("jvm")).begin()._thread.join(30)
     assert launches.confs == [{"spark.master": "local[*]", "spark.app.name": "mirrordrill-replicator",
@@ -92,6 +94,7 @@ def test_a_failed_launch_is_raised_where_the_session_is_asked_for_and_abandon_ha
 
     from replicator.driver_jvm import DriverStart
     monkeypatch.setattr(SparkContext, "_ensure_initialized", _Launches(RuntimeError("Java gateway process exited")))
+    monkeypatch.setattr(SparkContext, "_jvm", None)
     marks = []
     driver = DriverStart([], "local[*]", lambda: marks.append("jvm")).begin()
     try:
