@@ -26,7 +26,7 @@ spark.stop()
 
 # a process whose start failed after the launch began: abandon stops the JVM before the process ends
 _ABANDONED = """
-import sys, time
+import sys
 from pathlib import Path
 from pyspark import SparkContext
 from replicator.driver_jvm import DriverStart, session_settings

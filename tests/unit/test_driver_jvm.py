@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from replicator.driver_jvm import (CDS_ENV, artifact_of, driver_class_path, driver_jvm_flags, make_archive,
                                    session_settings)
 
@@ -97,11 +99,7 @@ def test_a_failed_launch_is_raised_where_the_session_is_asked_for_and_abandon_ha
     monkeypatch.setattr(SparkContext, "_jvm", None)
     marks = []
     driver = DriverStart([], "local[*]", lambda: marks.append("jvm")).begin()
-    try:
+    with pytest.raises(RuntimeError, match="Java gateway process exited"):
         driver.session("local[2]")
-    except RuntimeError as e:
-        assert "Java gateway process exited" in str(e)
-    else:
-        raise AssertionError("the launch's error was swallowed")
     assert marks == []
     driver.abandon(timeout_s=5)  # nothing was launched: returns without touching pyspark's gateway
