@@ -477,7 +477,7 @@ class Replicator:
         master = self.config.spark_master.strip()
         launch_master = "local[*]" if master.startswith("local") else master
         log.info("starting the driver JVM")
-        return DriverStart(session_settings(self.jars, tmp, driver_jvm_flags()), launch_master,
+        return DriverStart(session_settings(self.jars, tmp, driver_jvm_flags(), master), launch_master,
                            lambda: self.clock.mark("jvm")).begin()
 
     def _start_spark(self, driver: DriverStart) -> "SparkSession":

@@ -34,8 +34,9 @@ def main(archive: str, jars: list[Path], bootstrap: str) -> None:
     from replicator.driver_jvm import session_settings
 
     tmp = Path(tempfile.mkdtemp(prefix="mirrordrill-archive-run-"))
-    conf = SparkConf().setMaster("local[6]").setAppName("mirrordrill-class-archive").setAll(
-        session_settings(jars, tmp, [f"-XX:ArchiveClassesAtExit={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]))
+    master = "local[6]"
+    conf = SparkConf().setMaster(master).setAppName("mirrordrill-class-archive").setAll(session_settings(
+        jars, tmp, [f"-XX:ArchiveClassesAtExit={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"], master))
     spark = SparkSession.builder.config(conf=conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     proc = SparkContext._gateway.proc

@@ -18,7 +18,7 @@ _SESSION = """
 import sys
 from pathlib import Path
 from replicator.driver_jvm import DriverStart, session_settings
-driver = DriverStart(session_settings([], Path(sys.argv[1]), []), "local[*]", lambda: None).begin()
+driver = DriverStart(session_settings([], Path(sys.argv[1]), [], "local[*]"), "local[*]", lambda: None).begin()
 spark = driver.session("local[3]")
 print(spark.sparkContext.master, spark.sparkContext.defaultParallelism, spark.range(5).count())
 spark.stop()
@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from pyspark import SparkContext
 from replicator.driver_jvm import DriverStart, session_settings
-driver = DriverStart(session_settings([], Path(sys.argv[1]), []), "local[*]", lambda: None).begin()
+driver = DriverStart(session_settings([], Path(sys.argv[1]), [], "local[*]"), "local[*]", lambda: None).begin()
 driver._thread.join()
 proc = SparkContext._gateway.proc
 driver.abandon()

@@ -56,11 +56,21 @@ def test_the_replicator_and_its_archive_run_get_the_same_class_path(tmp_path, mo
     # the JVM maps an archive only on the class path it was dumped with
     monkeypatch.setenv("SPARK_HOME", str(tmp_path))  # no jars folder: nothing shipped, all ours go on it
     jars = [tmp_path / "kafka-clients-3.9.2.jar", tmp_path / "mirrordrill-replicator-jvm.jar"]
-    run = dict(session_settings(jars, tmp_path / "a", ["-XX:SharedArchiveFile=x.jsa"]))
-    dump = dict(session_settings(jars, tmp_path / "b", ["-XX:ArchiveClassesAtExit=x.jsa"]))
+    run = dict(session_settings(jars, tmp_path / "a", ["-XX:SharedArchiveFile=x.jsa"], "local[*]"))
+    dump = dict(session_settings(jars, tmp_path / "b", ["-XX:ArchiveClassesAtExit=x.jsa"], "local[6]"))
     assert run["spark.driver.extraClassPath"] == dump["spark.driver.extraClassPath"] == os.pathsep.join(map(str, jars))
-    assert run["spark.jars"] == ",".join(map(str, jars))  # executors of a Spark cluster still get them
     assert "-XX:SharedArchiveFile=x.jsa" in run["spark.driver.extraJavaOptions"]
+
+
+def test_only_a_cluster_master_has_the_jars_sent_to_its_executors(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path))
+    jars = [tmp_path / "kafka-clients-3.9.2.jar", tmp_path / "mirrordrill-replicator-jvm.jar"]
+    cluster = dict(session_settings(jars, tmp_path, [], " spark://127.0.0.1:7077"))
+    assert cluster["spark.jars"] == ",".join(map(str, jars))
+    for local in ("local", "local[*]", "local[3]"):
+        settings = dict(session_settings(jars, tmp_path, [], local))
+        assert "spark.jars" not in settings  # the executor is the driver JVM: its class path has them
+        assert settings["spark.driver.extraClassPath"] == os.pathsep.join(map(str, jars))
 
 
 class _Launches:
