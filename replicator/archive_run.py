@@ -31,12 +31,14 @@ def main(archive: str, jars: list[Path], bootstrap: str) -> None:
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    from replicator.driver_jvm import session_settings
+    from replicator.driver_jvm import jit_flags, session_settings
 
     tmp = Path(tempfile.mkdtemp(prefix="mirrordrill-archive-run-"))
     master = "local[6]"
-    conf = SparkConf().setMaster(master).setAppName("mirrordrill-class-archive").setAll(session_settings(
-        jars, tmp, [f"-XX:ArchiveClassesAtExit={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"], master))
+    # C1 only, as the replicator's default: the run is as short, and an archive holds classes, not compiled code
+    flags = [*jit_flags("c1"), f"-XX:ArchiveClassesAtExit={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
+    conf = SparkConf().setMaster(master).setAppName("mirrordrill-class-archive").setAll(
+        session_settings(jars, tmp, flags, master))
     spark = SparkSession.builder.config(conf=conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     proc = SparkContext._gateway.proc

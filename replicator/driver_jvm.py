@@ -52,6 +52,34 @@ def driver_jvm_flags(env: Mapping[str, str] | None = None) -> list[str]:
     return []
 
 
+def jit_flags(mode: str) -> list[str]:
+    """The driver JVM's JIT: ``c1`` (the default) compiles with the client compiler only, ``tiered`` as the JVM does.
+
+    Until its first record moves, a replicator's JVM runs start-up code: Spark's session, the
+    query's planning, code generation and the Kafka clients, most of it a few thousand times.
+    Tiered compilation sends such code to C2 as well, which on a 2-core machine took more CPU
+    than the start-up itself: C2's thread 4.4-5.2 s and C1's 2.2-2.3 s of the 11.6-13.1 s the JVM
+    used until its first job ran, against 3.0-3.3 s for the thread that made the session (idle
+    machine, 2026-11-27). With C1 only the JVM used 6.1-6.2 s and got there in 6.3-6.4 s
+    instead of 8.1-8.8 s. On the crash drill (short profile, three interleaved runs each,
+    17:19-17:28 UTC) the first record moved at 14.5 s median against 19.2 s on the first start
+    and 11.6 s against 15.2 s on the restart after the kill. C2's code is faster once compiled,
+    but the sweeps of the same sitting (17:30-17:42 UTC) carried more with C1 only: micro-batch
+    11,742 and 16,141 records/s at 1 and 4 streams against 10,390 and 13,181 (a 100,000-record
+    backlog), 19,497 against 17,735 at 4 streams over a 600,000-record one (31 against 35 s of
+    copying), real time 27,670 against 26,415 (600,000): on two cores shared with the brokers,
+    C2's faster code won less than its compiling took away from the copying. ``tiered`` is there for a process that runs for
+    hours on cores to spare, where C2's faster code may pay back.
+
+    The driver only: a Spark cluster's executors, which copy the records there, keep their JVMs'
+    defaults (``spark.executor.extraJavaOptions`` is the user's)."""
+    if mode == "c1":
+        return ["-XX:TieredStopAtLevel=1"]
+    if mode == "tiered":
+        return []
+    raise ValueError(f"unknown driver JIT {mode!r}: use c1 or tiered")
+
+
 def artifact_of(jar: Path) -> str:
     """``kafka-clients-3.9.2.jar`` -> ``kafka-clients``; a jar with no version keeps its whole name."""
     match = _VERSIONED_JAR.match(Path(jar).name)

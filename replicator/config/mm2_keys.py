@@ -86,6 +86,7 @@ GLOBAL_PROPERTY_KEYS: dict[str, str] = {
     "mirrordrill.spark.jars": "jars",
     "mirrordrill.checkpoint.dir": "checkpoint_dir",
     "mirrordrill.metrics.port": "metrics_port",
+    "mirrordrill.driver.jit": "driver_jit",
 }
 NOT_DEFAULTS = {"enabled", "checkpoint_dir"}  # flow fields that top-level keys cannot default
 FLOW_DICTS = ("consumer", "producer", "admin")

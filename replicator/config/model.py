@@ -70,6 +70,9 @@ class ReplicatorConfig(StrictModel):
     # Prometheus text on 127.0.0.1 (``replicator.prometheus``): None serves nothing, 0 a free port
     # the system picks (its URL goes into metrics.json), else that port.
     metrics_port: int | None = None
+    # The driver JVM's JIT (``replicator.driver_jvm.jit_flags``): c1 compiles with the client
+    # compiler only, tiered is the JVM's default (C1, then C2 for hot code).
+    driver_jit: Literal["c1", "tiered"] = "c1"
     mm2_only: dict[str, str] = Field(default_factory=dict)
     warnings: list[ConfigWarning] = Field(default_factory=list, exclude=True, repr=False)
 

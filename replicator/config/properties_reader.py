@@ -318,6 +318,7 @@ class _PropertiesReader:
             what = {"mirrordrill.spark.master": "one Spark session runs every flow, so the master is set once",
                     "mirrordrill.spark.jars": "one Spark session runs every flow, so its jars are set once",
                     "mirrordrill.metrics.port": "one process serves every flow's metrics, so its port is set once",
+                    "mirrordrill.driver.jit": "one driver JVM runs every flow, so its JIT is set once",
                     }[setting]
             raise draft.error(what, loc, valid=setting)
         reason = rejected_reason(setting)

@@ -31,7 +31,8 @@ _YAML_FLOW_FIELDS = tuple(name for name in FlowConfig.model_fields if name not i
 _YAML_DEFAULT_FIELDS = tuple(name for name in _YAML_FLOW_FIELDS if name not in NOT_DEFAULTS)
 _YAML_CLUSTER_FIELDS = tuple(ClusterConfig.model_fields)
 _YAML_TOP_FIELDS = (
-    "clusters", "flows", "defaults", "client", "spark_master", "jars", "checkpoint_dir", "metrics_port", "mm2_only"
+    "clusters", "flows", "defaults", "client", "spark_master", "jars", "checkpoint_dir", "metrics_port", "driver_jit",
+    "mm2_only",
 )
 
 
@@ -81,7 +82,7 @@ class _YamlReader:
             )
         if "flows" in top:
             self._read_flows(top["flows"][1])
-        for name in ("spark_master", "jars", "checkpoint_dir", "metrics_port"):
+        for name in ("spark_master", "jars", "checkpoint_dir", "metrics_port", "driver_jit"):
             if name in top:
                 key_node, value_node = top[name]
                 value = self._string_list(value_node, name) if name == "jars" else self._scalar(value_node)

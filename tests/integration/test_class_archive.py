@@ -24,9 +24,9 @@ import sys
 from pathlib import Path
 from pyspark import SparkConf
 from pyspark.sql import SparkSession
-from replicator.driver_jvm import CDS_ENV, driver_jvm_flags, session_settings
+from replicator.driver_jvm import CDS_ENV, driver_jvm_flags, jit_flags, session_settings
 archive, jars, log, tmp = sys.argv[1], [Path(j) for j in sys.argv[2].split(",")], sys.argv[3], Path(sys.argv[4])
-flags = [*driver_jvm_flags({CDS_ENV: archive}), f"-Xlog:class+load=info:file={log}"]
+flags = [*jit_flags("c1"), *driver_jvm_flags({CDS_ENV: archive}), f"-Xlog:class+load=info:file={log}"]
 conf = SparkConf().setMaster("local[1]").setAppName("archive-check").setAll(session_settings(jars, tmp, flags, "local[1]"))
 spark = SparkSession.builder.config(conf=conf).getOrCreate()
 for name in sys.argv[5:]:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from replicator.driver_jvm import (CDS_ENV, artifact_of, driver_class_path, driver_jvm_flags, make_archive,
-                                   session_settings)
+from replicator.driver_jvm import (CDS_ENV, artifact_of, driver_class_path, driver_jvm_flags, jit_flags,
+                                   make_archive, session_settings)
 
 
 def test_an_existing_archive_is_mapped(tmp_path):
@@ -29,6 +29,13 @@ def test_an_archive_already_there_is_not_made_again(tmp_path):
     archive.write_bytes(b"kept")
     assert make_archive(archive, []) is True
     assert archive.read_bytes() == b"kept"
+
+
+def test_the_driver_jit_is_c1_only_or_the_jvm_default():
+    assert jit_flags("c1") == ["-XX:TieredStopAtLevel=1"]
+    assert jit_flags("tiered") == []
+    with pytest.raises(ValueError, match="c1 or tiered"):
+        jit_flags("c2")
 
 
 def test_a_jar_names_its_artifact_without_the_version():

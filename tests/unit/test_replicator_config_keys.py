@@ -172,6 +172,25 @@ def test_metrics_port_is_process_wide_off_by_default_and_a_tcp_port() -> None:
     assert "set once" in str(props_error("A->B.mirrordrill.metrics.port = 1\n"))
 
 
+def test_the_driver_jit_is_process_wide_c1_by_default_and_one_of_two() -> None:
+    from replicator.config.render import to_mm2_properties
+    from tests.unit.replicator_config_helpers import props_error
+
+    assert props().driver_jit == "c1"
+    config = props("mirrordrill.driver.jit = tiered\n")
+    assert config.driver_jit == "tiered"
+    assert "mirrordrill.driver.jit = tiered" in to_mm2_properties(config)
+    assert "mirrordrill.driver.jit" not in to_mm2_properties(props())  # the default is not written out
+    error = str(props_error("mirrordrill.driver.jit = c2\n"))
+    assert "'c1'" in error and "'tiered'" in error
+    assert "set once" in str(props_error("A->B.mirrordrill.driver.jit = tiered\n"))
+    from replicator.config.yaml_reader import parse_yaml
+    from tests.unit.replicator_config_helpers import YAML_HEAD, yaml_error
+
+    assert parse_yaml(YAML_HEAD + "driver_jit: tiered\n", "replicator.yaml").driver_jit == "tiered"
+    assert "'tiered'" in str(yaml_error(YAML_HEAD + "driver_jit: fast\n"))
+
+
 def test_restore_history_needs_names_to_restore() -> None:
     with pytest.raises(Exception, match="identity names are never renamed"):
         FlowConfig(source="a", target="b", restore_history=True, replication_policy_class="identity")
