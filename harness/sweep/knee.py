@@ -75,7 +75,14 @@ def recommend(result: "SweepResult") -> str:
         ceiling = f", {at_knee.of_ceiling:.0%} of the machine ceiling" if at_knee.of_ceiling else ""
         # The knee is where more of the parameter stops paying; when the best setting is the largest
         # swept, no knee was seen, and saying "stops growing" there would contradict "still growing".
-        if knee == pts[-1].params[swept] and len(pts) > 1:
+        # One setting shows neither (a sweep of mode=realtime at one backlog read "stops growing at
+        # backlog=600000").
+        if len(pts) == 1:
+            text = (f"{label or 'all'}: one {swept} measured, {swept}={knee} (~{cap:,.0f} records/s{ceiling}): "
+                    f"a knee needs several values of {swept}. At that setting, plan a peak of at most "
+                    f"{cap * lo_u:,.0f}-{cap * hi_u:,.0f} records/s per flow (75-80% utilisation: room for "
+                    f"bursts and failover catch-up)")
+        elif knee == pts[-1].params[swept]:
             text = (f"{label or 'all'}: no knee yet: throughput still grows at the largest {swept} swept, "
                     f"{swept}={knee} (~{cap:,.0f} records/s{ceiling}); sweep further. Until then, plan a peak "
                     f"of at most {cap * lo_u:,.0f}-{cap * hi_u:,.0f} records/s per flow at {swept}={knee} "

@@ -73,6 +73,20 @@ def test_a_series_still_growing_at_its_largest_setting_is_not_also_said_to_stop_
     assert "2,395-2,555 records/s per flow at num_streams=2" in rec
 
 
+def test_a_single_setting_is_neither_a_knee_nor_still_growing(tmp_path):
+    # 2026-11-27: a real-time sweep at one backlog read "throughput stops growing at backlog=600000"
+    from harness.sweep.params import parse_params
+    from harness.sweep.result import SweepResult
+    params = parse_params(["num_streams=4"])
+    point = _sweep_point(4, "pyspark", 19496.7)
+    point.params.pop("replicator")
+    [rec] = SweepResult(tmp_path, params, [point], None).recommendation().splitlines()
+    assert "stops growing" not in rec and "still grows" not in rec
+    assert rec.startswith("all: one num_streams measured, num_streams=4 (~19,497 records/s): "
+                          "a knee needs several values of num_streams")
+    assert "14,623-15,597 records/s per flow" in rec
+
+
 def test_sweep_resume_reads_points_and_ceiling_and_skips_torn_lines(tmp_path):
     from dataclasses import asdict
     import json
