@@ -44,7 +44,12 @@ def faulty_quickstart(drop_every: int, duplicate_every: int) -> str:
 
 
 def test_a_quickstart_copy_without_expectations_fails_naming_the_invariants_a_faulty_replicator_broke(tmp_path):
-    text = faulty_quickstart(drop_every=400, duplicate_every=300)
+    # 433, not a divisor of the load's 4,000 records: with 400, a run that read each record once
+    # (no redelivery after the blackhole) dropped its 4,000th, the last of its partition, which no
+    # checker can tell from a record still in flight (CI, 2026-11-27: lost 9, in_flight 1, drain
+    # timed out). Here the last drop comes ~100 records before the end, with later records of its
+    # partition copied after it: lost, as the test means.
+    text = faulty_quickstart(drop_every=433, duplicate_every=300)
     path = tmp_path / "faulty.yaml"
     path.write_text(text)
     scenario = parse_scenario(text, str(path))
