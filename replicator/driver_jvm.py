@@ -68,8 +68,8 @@ def jit_flags(mode: str) -> list[str]:
     11,742 and 16,141 records/s at 1 and 4 streams against 10,390 and 13,181 (a 100,000-record
     backlog), 19,497 against 17,735 at 4 streams over a 600,000-record one (31 against 35 s of
     copying), real time 27,670 against 26,415 (600,000): on two cores shared with the brokers,
-    C2's faster code won less than its compiling took away from the copying. ``tiered`` is there for a process that runs for
-    hours on cores to spare, where C2's faster code may pay back.
+    C2's faster code won less than its compiling took away from the copying. ``tiered`` is there
+    for a process that runs for hours on cores to spare, where C2's faster code may pay back.
 
     The driver only: a Spark cluster's executors, which copy the records there, keep their JVMs'
     defaults (``spark.executor.extraJavaOptions`` is the user's)."""
@@ -102,6 +102,11 @@ def driver_class_path(jars: list[Path], spark_jars: Path | None = None) -> list[
     return [Path(j) for j in jars if artifact_of(j) not in shipped]
 
 
+def is_local(master: str) -> bool:
+    """A local master (``local``, ``local[N]``, ``local[*]``): its executor runs in the driver JVM."""
+    return master.strip().startswith("local")
+
+
 def session_settings(jars: list[Path], tmp: Path, java_flags: list[str], master: str,
                      env: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """The replicator's Spark settings, the same for its runs and for the run that makes its archive.
@@ -114,7 +119,7 @@ def session_settings(jars: list[Path], tmp: Path, java_flags: list[str], master:
     of the crash drill)."""
     env = os.environ if env is None else env
     return [
-        *([] if master.strip().startswith("local") else [("spark.jars", ",".join(str(j) for j in jars))]),
+        *([] if is_local(master) else [("spark.jars", ",".join(str(j) for j in jars))]),
         # before Spark's jars on the launcher's class path; the archive needs the same list, in order
         ("spark.driver.extraClassPath", os.pathsep.join(str(j) for j in driver_class_path(jars))),
         ("spark.ui.enabled", env.get("MIRRORDRILL_SPARK_UI", "false")),
