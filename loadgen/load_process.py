@@ -65,6 +65,17 @@ class HeadlessLoad:
                      s.sent, s.acked, s.failed, s.sent - s.acked - s.failed,
                      s.achieved_rate)
 
+    def _released(self) -> bool:
+        """Wait for the spec's start signal (a file); False if told to stop before it came."""
+        signal_file = self.spec.start_signal
+        if signal_file is None:
+            return True
+        log.info("load %s: ready, waiting for %s to start producing", self.session.instance, signal_file)
+        while not signal_file.exists():
+            if self._stop.wait(timeout=0.05):
+                return False
+        return True
+
     def run(self) -> int:
         """Run to the end; returns the process exit code."""
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -74,6 +85,10 @@ class HeadlessLoad:
             check_producer_settings(self.spec)
             if self.spec.create_topics_partitions:
                 ensure_topics(self.spec, self.spec.create_topics_partitions)
+            if not self._released():
+                self.session.close()
+                self._write_stats(state="stopped", final=True, stop_reason=self.stop_reason)
+                return 0
             runner = self.env.create_local_runner()
             # Spawn every user at once (one batch; Locust warns above 100/s): the rate is
             # spread over users, so a ramp would under-produce while it lasts.

@@ -255,6 +255,9 @@ class LoadSpec(_Strict):
         default=None, gt=0, description="create missing topics with this many partitions")
     seed: int | None = None
     stats_interval_s: float = Field(default=2.0, gt=0)
+    start_signal: Path | None = Field(
+        default=None, description="produce only once this file exists: the harness launches the "
+                                  "process early, so that its start-up overlaps the replicator's")
 
     @field_validator("topics", mode="before")
     @classmethod

@@ -126,8 +126,11 @@ class Drill:
             self.log(f"starting {self.kind} replicator (logs: {', '.join(map(str, replicator.log_paths().values()))})")
             # started before the replicator: its start-up can take minutes on a busy machine
             threading.Thread(target=self._progress, args=(ctx, progress_stop, started), daemon=True).start()
+            # launched now but held: each load process's start-up (Locust's import, its producers)
+            # overlaps the replicator's, and the load still begins only once the replicator is ready
+            start_signal = self._launch_producers(ctx)
             replicator.start()
-            self._start_clients(ctx)
+            self._start_clients(ctx, start_signal)
             self.phase = "load"
             for step in s.timeline:
                 start = steps.wait_for_start(ctx, step)
@@ -239,7 +242,19 @@ class Drill:
         return opts
 
     # --- clients ----------------------------------------------------------------------
-    def _start_clients(self, ctx: DrillContext) -> None:
+    def _launch_producers(self, ctx: DrillContext) -> Path:
+        """Start every producer's load process, held until the returned file exists."""
+        start_signal = ctx.out_dir / "load" / "start"
+        start_signal.unlink(missing_ok=True)  # an output folder used before: hold this run's load too
+        for p in self.scenario.load.producers:
+            slot = ProducerSlot(p, p.cluster)
+            ctx.producers.append(slot)
+            failover.start_producer(ctx, slot, slot.cluster, self.scenario.duration, wait=False,
+                                    start_signal=start_signal)
+        return start_signal
+
+    def _start_clients(self, ctx: DrillContext, start_signal: Path) -> None:
+        """Start the observers, lag samplers and consumers, then release the held producers."""
         s = self.scenario
         env = ctx.env
         pairs = check_pairs(s, origin_topics(s))
@@ -266,20 +281,15 @@ class Drill:
             consumer.start(c.cluster, ctx.bootstrap_for(c.cluster), list(c.topics), StartPosition.committed("earliest"),
                            security=ctx.security_for(c.cluster))
             ctx.consumers.append(ConsumerSlot(c, consumer, c.cluster))
-        for p in s.load.producers:
-            slot = ProducerSlot(p, p.cluster)
-            ctx.producers.append(slot)
-        launched = time.monotonic()
-        # launched together, so that each one's start-up (seconds on a busy machine) overlaps the others'
-        for slot in ctx.producers:
-            failover.start_producer(ctx, slot, slot.cluster, s.duration, wait=False)
+        released = time.monotonic()
+        start_signal.touch()
         producing = self._wait_producing(ctx.producers)
         clock = load_clock(producing, s.duration, ProducingSince(time.monotonic(), now_ms()))
         ctx.load_started_at, ctx.load_started_ms, ctx.load_until = clock.zero, clock.zero_ms, clock.until_s
         started = ", ".join(f"{slot.definition.name or 'producer'} +{clock.offset_s(p.monotonic):.1f}s"
                             for slot, p in zip(ctx.producers, producing))
-        self.log(f"load running for {s.duration:g}s; the timeline counts from now, {clock.zero - launched:.1f}s "
-                 f"after the load was launched{f' (producing: {started})' if started else ''}; "
+        self.log(f"load running for {s.duration:g}s; the timeline counts from now, {clock.zero - released:.1f}s "
+                 f"after the load was released{f' (producing: {started})' if started else ''}; "
                  f"histories in {ctx.histories}")
 
     @staticmethod

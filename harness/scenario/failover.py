@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from confluent_kafka.admin import NewTopic
 
@@ -63,15 +64,17 @@ def wait_drained(ctx: DrillContext, flow: str | None, timeout_s: float) -> int |
 
 # --- producers ---------------------------------------------------------------------------
 def start_producer(ctx: DrillContext, slot: ProducerSlot, cluster: str, duration_s: float | None,
-                   wait: bool = True) -> None:
+                   wait: bool = True, start_signal: Path | None = None) -> None:
     """Start (a new instance of) a producer definition against ``cluster``; with ``wait``, return
-    once it produces (else call ``slot.runner.wait_running()``)."""
+    once it produces (else call ``slot.runner.wait_running()``). With ``start_signal`` it produces
+    only once that file exists."""
     d = slot.definition
     topics = d.topics if isinstance(d.topics, dict) else list(d.topics)
     spec = LoadSpec(cluster=cluster, bootstrap_servers=ctx.bootstrap_for(cluster), topics=topics,
                     rate=d.rate, duration_s=duration_s, users=d.users, record_size=d.record_size, keys=d.keys,
                     producer=dict(d.settings), producer_id_prefix=f"{d.name or 'load'}-{cluster}",
-                    output_dir=ctx.histories, client_properties_file=ctx.env.cluster(cluster).security_file())
+                    output_dir=ctx.histories, client_properties_file=ctx.env.cluster(cluster).security_file(),
+                    start_signal=start_signal)
     runner = LoadRunner(spec, ctx.out_dir / "load", name=f"load-{d.name or 'producer'}-{cluster}",
                         supervisor=ctx.env.supervisor)
     runner.start(wait=wait)

@@ -48,6 +48,15 @@ def end_offsets(c: Consumer, topics: dict[str, int], timeout_s: float = 30.0
             for p, (_, high) in watermarks(c, t, range(n), timeout_s).items()}
 
 
+def topic_end(cluster, topic: str) -> int:
+    """How many records a one-partition topic holds."""
+    c = Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": unique("ends"), "log_level": 3})
+    try:
+        return end_offsets(c, {topic: 1})[(topic, 0)]
+    finally:
+        c.close()
+
+
 def read_positions(bootstrap: str, topics: dict[str, int], timeout_s: float = 30.0
                    ) -> dict[Position, tuple[str, int, bool, int]]:
     """Every record of ``topics`` ({name: partitions}) up to the current end offsets:
@@ -160,6 +169,46 @@ def test_sigterm_mid_run_stops_cleanly_and_the_ledger_still_matches(east, tmp_pa
     assert stats.acked > 0
     acked, uncertain = assert_ledger_matches_topic(runner, east.bootstrap, {t: 2}, exact=True)
     assert (acked, uncertain) == (stats.acked, stats.failed + stats.pending_at_shutdown)
+
+
+def test_a_held_load_produces_only_once_its_start_signal_exists(east, tmp_path):
+    t = unique("load-held")
+    east.create_topics([NewTopic(t, 1, 1)])
+    signal_file = tmp_path / "start"
+    runner = LoadRunner(load_spec(east.bootstrap, [t], rate=200, duration_s=2, start_signal=signal_file),
+                        tmp_path / "load")
+    try:
+        runner.start(wait=False)
+        time.sleep(4)  # long enough for Locust's import and a first stats file
+        assert runner.running
+        held = runner.stats()
+        assert held is not None and held.state == "starting" and held.sent == 0
+        assert topic_end(east, t) == 0
+        signal_file.touch()
+        runner.wait_running()
+        assert runner.wait(60) == 0, runner.log_path.read_text()[-3000:]
+    finally:
+        runner.stop()
+    stats = runner.stats()
+    assert stats.state == "stopped" and "duration" in stats.stop_reason and stats.acked > 0
+    acked, _ = assert_ledger_matches_topic(runner, east.bootstrap, {t: 1}, exact=True)
+    assert acked == stats.acked == topic_end(east, t)
+
+
+def test_sigterm_while_held_stops_at_once_having_sent_nothing(east, tmp_path):
+    t = unique("load-held-term")
+    east.create_topics([NewTopic(t, 1, 1)])
+    runner = LoadRunner(load_spec(east.bootstrap, [t], rate=200, start_signal=tmp_path / "never"),
+                        tmp_path / "load")
+    try:
+        runner.start(wait=False)
+        time.sleep(3)
+        stats = runner.stop(timeout_s=10)
+    finally:
+        runner.kill()
+    assert runner.returncode == 0, runner.log_path.read_text()[-3000:]
+    assert stats.final and stats.state == "stopped" and stats.stop_reason == "SIGTERM"
+    assert stats.sent == stats.acked == 0 and topic_end(east, t) == 0
 
 
 def test_sigterm_while_the_cluster_is_unreachable_records_pending_sends_as_uncertain(
