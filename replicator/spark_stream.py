@@ -195,8 +195,8 @@ def warm_up(spark: "SparkSession", plan: StreamPlan, heartbeats: Callable[[], "H
     """
     started = time.monotonic()
     if heartbeats is not None and heartbeats_topic:
-        _warm_with_heartbeats(spark, plan, heartbeats, heartbeats_topic)
-        return {f"{WARM_HEARTBEATS} heartbeats there and back": time.monotonic() - started}
+        there_s = _warm_with_heartbeats(spark, plan, heartbeats, heartbeats_topic)
+        return {f"{WARM_HEARTBEATS} heartbeats there": there_s, "and back": time.monotonic() - started - there_s}
     _empty_range(spark, plan)
     return {"empty range": time.monotonic() - started}
 
@@ -227,12 +227,15 @@ def _empty_range(spark: "SparkSession", plan: StreamPlan) -> None:
 
 
 def _warm_with_heartbeats(spark: "SparkSession", plan: StreamPlan, heartbeats: Callable[[], "Heartbeat"],
-                          topic: str) -> None:
+                          topic: str) -> float:
+    """Write the heartbeats to the target and read them back; the seconds the write took."""
+    started = time.monotonic()
     since_ms = int(time.time() * 1000)
     beats = [heartbeats() for _ in range(WARM_HEARTBEATS)]
     written = spark.createDataFrame([(topic, b.key(), b.value()) for b in beats],
                                     "topic string, key binary, value binary").coalesce(1)  # one task slot
     kafka_sink(written.write, plan).save()
+    there_s = time.monotonic() - started
     # Back from the target (the flow's source settings are for the source cluster): only what
     # was written from ``since_ms`` on, so a long-lived heartbeats topic is not read whole.
     back = (spark.read.format("kafka")
@@ -246,6 +249,7 @@ def _warm_with_heartbeats(spark: "SparkSession", plan: StreamPlan, heartbeats: C
         if k.startswith(("security.", "sasl.", "ssl.")):  # the target's connection, not the producer's tuning
             back = back.option(f"kafka.{k}", v)
     transform(back.load(), plan).write.format("noop").mode("overwrite").save()
+    return there_s
 
 
 def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
