@@ -5,6 +5,11 @@ interleave (pyspark, MM2, pyspark, MM2, ...: a busy spell of a shared machine hi
 each rather than all runs of one) and an interrupted bench resumes where it stopped (each
 drill's ``sweep.jsonl``). The figures come from each run's saved summary; the table shows
 each replicator's median per figure, and ``bench.json`` / ``bench.md`` keep them.
+
+A drill with an unplanned failover is swept over ``failover_shift_s`` instead of repeated: run k
+of N kills the primary k/N of a checkpoint interval later than the file says, so the N runs
+sample the whole checkpoint cycle, the same phases for both replicators, and its reprocessing
+is their mean (see ``checkpoint_phases``).
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ from pathlib import Path
 from typing import Callable
 
 from harness.calibrate.run import machine
+from harness.replicators.setup import DRILL_FLOW_INTERVALS
 from harness.results import DrillSummary, ResultsUnavailable, load_results
+from harness.sweep.journal import read_jsonl
 from harness.sweep.measure import fmt_load, load_avg
 from harness.sweep.model import SweepParam
 from harness.sweep.run import Sweep, SweepReports
@@ -38,8 +45,32 @@ FIGURES = {
 }
 
 
+SHIFT_KEY = "failover_shift_s"
+CHECKPOINT_INTERVAL_KEY = "emit.checkpoints.interval.seconds"
+
+
 class BenchError(ValueError):
     """Bad arguments: the message names the cause and the fix."""
+
+
+def checkpoint_phases(drill: dict, runs: int) -> tuple[float, ...] | None:
+    """How far each run moves the drill's unplanned failover: 0, 1/N, ..., (N-1)/N of its flows'
+    checkpoint interval; None for a drill with no unplanned failover at a set time.
+
+    Why: a group's replay after an unplanned failover is the load's rate times the age of the newest
+    checkpoint at the kill. Both replicators emit checkpoints every interval from their process's
+    start, and the drill kills at a fixed second, so N runs at the file's time meet one phase N
+    times, and which phase each replicator meets decided the comparison (secure-failover,
+    2026-11-27: ours 451-499 against MM2's 265-368 at the file's 20 s; over the cycle 295 against
+    298). Evenly spread phases make the mean the replay over the whole cycle, for each replicator."""
+    steps = [s for s in drill.get("timeline") or [] if isinstance(s, dict)]
+    if not any(s.get("do") == "unplanned_failover" and s.get("at") is not None for s in steps):
+        return None
+    intervals = [float((f.get("settings") or {}).get(CHECKPOINT_INTERVAL_KEY,
+                                                      DRILL_FLOW_INTERVALS[CHECKPOINT_INTERVAL_KEY]))
+                 for f in (drill.get("replication") or {}).get("flows") or []]
+    interval = max(intervals or [float(DRILL_FLOW_INTERVALS[CHECKPOINT_INTERVAL_KEY])])
+    return tuple(round(k * interval / runs, 3) for k in range(runs))
 
 
 def figures(summary: DrillSummary) -> dict[str, float | None]:
@@ -95,13 +126,20 @@ class BenchCell:
     replicator: str
     runs: list[dict] = field(default_factory=list)  # {"run_dir", "passed", **figures}
     left_out: list[str] = field(default_factory=list)
+    # the runs moved the unplanned failover through the checkpoint cycle (checkpoint_phases):
+    # their reprocessing is averaged, since each run measured one phase of it
+    phase_spread: bool = False
 
     @property
     def medians(self) -> dict[str, float | None]:
+        """Each figure's median over the runs; with the failover spread over the checkpoint cycle,
+        reprocessing's mean (the median of three evenly spread phases still moves with where the
+        cycle began, by a third of an interval's records)."""
         out = {}
         for key in FIGURES:
             values = [r[key] for r in self.runs if r.get(key) is not None]
-            out[key] = statistics.median(values) if values else None
+            average = statistics.mean if self.phase_spread and key == "reprocessed" else statistics.median
+            out[key] = average(values) if values else None
         return out
 
     @property
@@ -129,7 +167,13 @@ class BenchResult:
         for c in self.cells:
             m = c.medians
             row = [c.drill, c.replicator, c.passed] + [_fmt(m[k], digits) for k, (_, digits) in FIGURES.items()]
+            if c.phase_spread and m["reprocessed"] is not None:
+                row[3 + list(FIGURES).index("reprocessed")] += "*"
             lines.append("| " + " | ".join(row) + " |")
+        if any(c.phase_spread for c in self.cells):
+            lines += ["", "\\* The mean over runs whose unplanned failover came evenly later through one checkpoint "
+                          "interval (0, 1/N, ... of it), the same phases for both replicators: the replay over the "
+                          "whole checkpoint cycle, not the phase one fixed kill time meets."]
         return "\n".join(lines)
 
     def save(self) -> tuple[Path, Path]:
@@ -160,15 +204,15 @@ def bench(drill_files: list[Path], runs: int, out_dir: Path | None = None, repor
     log = log or (lambda m: print(f"mirrordrill bench: {m}", file=sys.stderr, flush=True))
     out_dir = (out_dir or Path("runs") / f"bench-{datetime.now():%Y%m%d-%H%M%S}").resolve()
     started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    params = [SweepParam("replicator", REPLICATORS)]
     # every drill is checked before the first one runs: a bad file fails now, not an hour in
-    sweeps = [Sweep(f, params, out_dir / f.stem, measure_ceiling=False, log=log, repeat=runs, reports=reports,
-                    advise=False)
-              for f in drill_files]
+    sweeps = [_sweep(f, runs, out_dir, log, reports) for f in drill_files]
     cells: list[BenchCell] = []
     try:
         for f, sweep in zip(drill_files, sweeps):
-            log(f"{f.stem}: {runs} run(s) each of {' and '.join(REPLICATORS)}, interleaved")
+            spread = next((p.values for p in sweep.params if p.key == SHIFT_KEY), None)
+            log(f"{f.stem}: {runs} run(s) each of {' and '.join(REPLICATORS)}, interleaved"
+                + (f"; the unplanned failover moved {', '.join(f'{v:g}' for v in spread)} s later in turn, "
+                   "through one checkpoint interval" if spread else ""))
             sweep.run()
             cells.extend(collect(f.stem, sweep.out_dir))
             # after every drill: an interrupted bench keeps its table so far
@@ -182,9 +226,23 @@ def bench(drill_files: list[Path], runs: int, out_dir: Path | None = None, repor
     return BenchResult(out_dir, runs, cells, started, fmt_load(load_avg()), machine())
 
 
+def _sweep(drill_file: Path, runs: int, out_dir: Path, log, reports) -> Sweep:
+    """The drill's sweep: the replicators repeated ``runs`` times, or, for a drill with an unplanned
+    failover, once at each of ``runs`` phases of the checkpoint cycle (pyspark and MM2 at each)."""
+    import yaml
+    phases = checkpoint_phases(yaml.safe_load(drill_file.read_text()) or {}, runs)
+    params = [SweepParam("replicator", REPLICATORS)]
+    if phases is not None:
+        params.insert(0, SweepParam(SHIFT_KEY, phases))
+    return Sweep(drill_file, params, out_dir / drill_file.stem, measure_ceiling=False, log=log,
+                 repeat=1 if phases is not None else runs, reports=reports, advise=False)
+
+
 def collect(drill: str, sweep_dir: Path) -> list[BenchCell]:
     """Each replicator's runs of one drill, from the run folders of its sweep (finished runs only)."""
     by_kind = {k: BenchCell(drill, k) for k in REPLICATORS}
+    shifts = {Path(r["run_dir"]).resolve(): r["params"][SHIFT_KEY]
+              for r in read_jsonl(sweep_dir / "sweep.jsonl") if SHIFT_KEY in (r.get("params") or {})}
     for run_dir in sorted(p.parent for p in (sweep_dir / "points").glob("*/summary.json")):
         try:
             s = load_results(run_dir).summary
@@ -197,5 +255,9 @@ def collect(drill: str, sweep_dir: Path) -> list[BenchCell]:
         if s.interrupted or s.error:
             cell.left_out.append(f"{run_dir}: {'interrupted' if s.interrupted else s.error}")
             continue
-        cell.runs.append({"run_dir": str(run_dir), "passed": s.passed, **figures(s)})
+        shift = shifts.get(run_dir.resolve())
+        if shift is not None:
+            cell.phase_spread = True
+        cell.runs.append({"run_dir": str(run_dir), "passed": s.passed, **figures(s),
+                          **({SHIFT_KEY: shift} if shift is not None else {})})
     return list(by_kind.values())

@@ -92,3 +92,62 @@ def test_bad_arguments_name_the_fix(tmp_path):
         bench([Path("scenarios/quickstart.yaml")], 0, tmp_path)
     with pytest.raises(BenchError, match="no drill file at .*nope.yaml"):
         bench([tmp_path / "nope.yaml"], 3, tmp_path)
+
+
+def test_a_drill_with_an_unplanned_failover_is_spread_over_its_checkpoint_interval():
+    import yaml
+
+    from harness.bench.drills import checkpoint_phases
+    drill = yaml.safe_load(Path("scenarios/secure-failover.yaml").read_text())
+    # the drills' checkpoint interval is 5 s for both replicators: three runs 0, 1.667 and 3.333 s later
+    assert checkpoint_phases(drill, 3) == (0.0, 1.667, 3.333)
+    drill["replication"]["flows"][0]["settings"] = {"emit.checkpoints.interval.seconds": 8}
+    assert checkpoint_phases(drill, 4) == (0.0, 2.0, 4.0, 6.0)
+    # no unplanned failover (a planned one waits for a checkpoint carrying the commit): repeated as written
+    planned = yaml.safe_load(Path("scenarios/active-passive-planned-failover.yaml").read_text())
+    assert checkpoint_phases(planned, 3) is None
+    assert checkpoint_phases(yaml.safe_load(Path("scenarios/quickstart.yaml").read_text()), 3) is None
+
+
+def test_the_incident_and_everything_after_it_move_later_and_nothing_before_it():
+    import pytest
+
+    from harness.sweep.params import SweepError, apply_params
+    drill = {"duration": "75s", "replication": {"flows": []},
+             "timeline": [{"at": "5s", "do": "blackhole"},
+                          {"at": "20s", "when": {"lag_at_most": 300, "timeout": "30s"}, "do": "unplanned_failover"},
+                          {"do": "wait_drain"},
+                          {"at": "40s", "do": "failback"}]}
+    out = apply_params(drill, {"failover_shift_s": 1.667})
+    assert [s.get("at") for s in out["timeline"]] == ["5s", 21.667, None, 41.667]
+    assert out["duration"] == 76.667 and out["timeline"][1]["when"]["timeout"] == "30s"
+    assert drill["timeline"][1]["at"] == "20s"  # the original is untouched
+    with pytest.raises(SweepError, match="no unplanned_failover"):
+        apply_params({"timeline": [{"at": 3, "do": "blackhole"}]}, {"failover_shift_s": 1})
+    with pytest.raises(SweepError, match="0 or more"):
+        apply_params(drill, {"failover_shift_s": -1})
+
+
+def test_reprocessing_over_the_checkpoint_cycle_is_the_mean_of_its_phases(tmp_path):
+    runs = [{"passed": True, **{k: None for k in FIGURES}, "reprocessed": r, "latency_p99_ms": p,
+             "failover_shift_s": shift} for r, p, shift in ((80, 200, 0.0), (467, 300, 1.667), (339, 250, 3.333))]
+    spread = BenchCell("secure-failover", "pyspark", runs=runs, phase_spread=True)
+    fixed = BenchCell("secure-failover", "pyspark", runs=runs)
+    assert spread.medians["reprocessed"] == 295.3333333333333 and fixed.medians["reprocessed"] == 339
+    assert spread.medians["latency_p99_ms"] == 250  # every other figure is still the median
+    md = BenchResult(tmp_path, 3, [spread], "2026-11-28 02:00 UTC", "1.0 1.0 1.0", "2 cores").markdown()
+    assert "| secure-failover | pyspark | 3/3 | - | - | 250 | - | 295* |" in md
+    assert "the replay over the whole checkpoint cycle" in md
+
+
+def test_a_bench_sweeps_the_failover_phase_with_both_replicators_at_each(tmp_path):
+    from harness.bench.drills import _sweep
+    sweep = _sweep(Path("scenarios/active-passive-unplanned-failover.yaml"), 3, tmp_path, log=lambda m: None,
+                   reports=None)
+    assert sweep.repeat == 1
+    assert sweep.combinations()[:3] == [{"failover_shift_s": 0.0, "replicator": "pyspark"},
+                                        {"failover_shift_s": 0.0, "replicator": "mirrormaker2"},
+                                        {"failover_shift_s": 1.667, "replicator": "pyspark"}]
+    assert len(sweep.combinations()) == 6
+    plain = _sweep(Path("scenarios/quickstart.yaml"), 3, tmp_path, log=lambda m: None, reports=None)
+    assert plain.repeat == 3 and plain.combinations() == [{"replicator": "pyspark"}, {"replicator": "mirrormaker2"}]
