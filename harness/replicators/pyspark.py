@@ -161,6 +161,8 @@ class PySparkReplicator(NodeReplicator):
         top = {"mirrordrill.metrics.port": "0"}
         if master:
             top["mirrordrill.spark.master"] = master
+        if self.spark.driver_jit:
+            top["mirrordrill.driver.jit"] = self.spark.driver_jit
         return self.setup.replicator_config(
             node.flows, node.location, flow_defaults={f.name: self.flow_defaults(f) for f in node.flows},
             top_settings=top, resolve_addresses=resolve_addresses)

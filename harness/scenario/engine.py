@@ -226,7 +226,8 @@ class Drill:
         """The drill file's replication.spark, with ``run --spark-master`` winning over its master."""
         sp = self.scenario.replication.spark
         return SparkDeployment(master=self.spark_master or sp.master, executors=sp.executors,
-                               executor_cores=sp.executor_cores, executor_memory=sp.executor_memory)
+                               executor_cores=sp.executor_cores, executor_memory=sp.executor_memory,
+                               driver_jit=sp.driver_jit)
 
     def _replicator_options(self) -> dict:
         r = self.scenario.replication

@@ -95,6 +95,7 @@ class SparkDef(_M):
     executors: int = Field(2, ge=1, le=64)
     executor_cores: int = Field(2, ge=1, le=64)
     executor_memory: str = "768m"
+    driver_jit: Literal["c1", "tiered"] | None = None  # the replicator's mirrordrill.driver.jit
 
     @field_validator("master", "executor_memory")
     @classmethod

@@ -20,6 +20,9 @@ _MEMORY = re.compile(r"^\d+[kmgt]?$", re.IGNORECASE)
 VALID = "local (default), local[N], standalone, spark://HOST:PORT, yarn or k8s://https://HOST:PORT"
 
 
+DRIVER_JITS = ("c1", "tiered")  # the replicator's mirrordrill.driver.jit values
+
+
 class SparkDeploymentError(ValueError):
     """A Spark master or executor setting that cannot work; the message names the valid forms."""
 
@@ -32,6 +35,8 @@ class SparkDeployment:
     executors: int = 2
     executor_cores: int = 2
     executor_memory: str = "768m"
+    # the driver JVM's JIT (replicator.driver_jvm.jit_flags): None leaves the replicator's default
+    driver_jit: str | None = None
 
     def __post_init__(self) -> None:
         m = self.master.strip()
@@ -42,6 +47,8 @@ class SparkDeployment:
                                        "must be at least 1")
         if not _MEMORY.match(self.executor_memory):
             raise SparkDeploymentError(f"executor_memory {self.executor_memory!r} is not a JVM size such as 768m or 2g")
+        if self.driver_jit not in (None, *DRIVER_JITS):
+            raise SparkDeploymentError(f"driver_jit {self.driver_jit!r} is not one of: {', '.join(DRIVER_JITS)}")
 
     @property
     def submitted(self) -> bool:

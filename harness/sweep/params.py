@@ -51,8 +51,8 @@ def parse_params(specs: list[str]) -> list[SweepParam]:
     return out
 
 
-SWEEP_KEYS = ("replicator", "mode", "rate", "duration", "backlog", "profile", "compression", "failover_shift_s",
-              *LINK_KEYS, *_SHORTHANDS)
+SWEEP_KEYS = ("replicator", "mode", "driver_jit", "rate", "duration", "backlog", "profile", "compression",
+              "failover_shift_s", *LINK_KEYS, *_SHORTHANDS)
 """``--param`` keys that are not flow settings (any other key is one, checked as the adapters check it)."""
 
 
@@ -96,6 +96,11 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
             if value not in ("microbatch", "realtime"):
                 raise SweepError(f"mode={value!r}: valid values are microbatch, realtime (pyspark's execution mode)")
             d["replication"]["mode"] = value
+        elif key == "driver_jit":
+            from harness.spark.deployment import DRIVER_JITS
+            if value not in DRIVER_JITS:
+                raise SweepError(f"driver_jit={value!r}: valid values are {', '.join(DRIVER_JITS)} (pyspark's driver JIT)")
+            d["replication"].setdefault("spark", {})["driver_jit"] = value
         elif key == "rate":
             for p in d.get("load", {}).get("producers", []):
                 p["rate"] = value

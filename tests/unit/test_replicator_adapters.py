@@ -473,3 +473,22 @@ def test_mm2_planned_move_says_which_checkpoints_stayed_behind(tmp_path, monkeyp
     wait = replicator.await_checkpoints("billing", "east", "west", timeout_s=0)
     assert not wait.caught_up
     assert wait.detail == f"checkpoints of 1 of 1 partition(s) still {says} after 0s (e.g. east.orders-0)"
+
+
+def test_a_drill_file_s_driver_jit_reaches_the_bundled_replicator_s_configuration(tmp_path):
+    from harness.replicators.pyspark import PySparkReplicator
+    from harness.spark.deployment import SparkDeployment, SparkDeploymentError
+    from primitives.bootstrap import Artifacts
+    artifacts = Artifacts("java", (), (), (Path("spark-sql-kafka.jar"),), Path("replicator.jar"), Path("toxiproxy"), None)
+    scenario = parse_scenario(BASE.replace("replication:\n", "replication:\n  spark: {driver_jit: tiered}\n", 1), "d.yaml")
+    spark = Drill(scenario, tmp_path / "d.yaml", tmp_path / "out", replicator="pyspark").spark_deployment()
+    assert spark.driver_jit == "tiered"
+    setup = ReplicationSetup(environment(tmp_path), [FlowSpec("east", "west")])
+    tiered = PySparkReplicator(setup, artifacts=artifacts, spark=spark)
+    config = tiered.node_config(tiered.nodes[0], resolve_addresses=False)
+    assert config.driver_jit == "tiered" and props(tiered.render(tiered.nodes[0]))["mirrordrill.driver.jit"] == "tiered"
+    # unset: the replicator's own default, and nothing written
+    plain = PySparkReplicator(setup, artifacts=artifacts)
+    assert "mirrordrill.driver.jit" not in props(plain.render(plain.nodes[0]))
+    with pytest.raises(SparkDeploymentError, match="driver_jit 'c2' is not one of: c1, tiered"):
+        SparkDeployment(driver_jit="c2")

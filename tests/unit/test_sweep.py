@@ -290,3 +290,14 @@ def test_an_unknown_compression_names_the_valid_ones():
     drill = {"topics": [], "replication": {"flows": [{"source": "a", "target": "b"}]}}
     with pytest.raises(SweepError, match="valid values are none, gzip, snappy, lz4, zstd"):
         apply_params(drill, {"compression": "lz5"})
+
+
+def test_driver_jit_is_swept_into_the_drill_s_spark_section():
+    import pytest
+    from harness.sweep.params import SweepError, apply_params, parse_params
+    drill = {"replication": {"replicator": "pyspark", "flows": [{"source": "a", "target": "b"}]}}
+    (p,) = parse_params(["driver_jit=c1,tiered"])
+    assert [apply_params(drill, {"driver_jit": v})["replication"]["spark"] for v in p.values] == [
+        {"driver_jit": "c1"}, {"driver_jit": "tiered"}]
+    with pytest.raises(SweepError, match="valid values are c1, tiered"):
+        apply_params(drill, {"driver_jit": "c2"})
