@@ -326,8 +326,9 @@ class FlowRuntime:
         # read first, in partitions with nothing copied too: a kill mid-batch in micro-batch mode
         # can leave one partition copied and the others not started
         resumed = any(offset is not None for offset in copied.values())
-        self._waiting_at_start = self._records_waiting(start_offsets(positions, copied)) if resumed else 0
-        return starting_offsets(positions, copied)
+        starts = start_offsets(positions, copied)
+        self._waiting_at_start = self._records_waiting(starts) if resumed else 0
+        return starting_offsets(starts)
 
     def _records_waiting(self, starts: dict[tuple[str, int], int]) -> int:
         from_log_start = [k for k, start in starts.items() if start == EARLIEST]

@@ -229,10 +229,10 @@ def start_offsets(positions: dict[str, dict[str, int]],
             for topic, parts in positions.items() for p, pos in parts.items()}
 
 
-def starting_offsets(positions: dict[str, dict[str, int]], copied: dict[tuple[str, int], int | None]) -> str:
+def starting_offsets(starts: dict[tuple[str, int], int]) -> str:
     """Spark's startingOffsets JSON of ``start_offsets``."""
     out: dict[str, dict[str, int]] = {}
-    for (topic, p), offset in start_offsets(positions, copied).items():
+    for (topic, p), offset in starts.items():
         out.setdefault(topic, {})[str(p)] = offset
     return json.dumps(out, sort_keys=True)
 

@@ -71,7 +71,7 @@ def test_an_unreadable_positions_file_counts_every_topic_as_new(tmp_path):
 def test_starting_offsets_are_one_past_the_newest_copied_record():
     positions = {"a": {"0": EARLIEST, "1": 10}, "b": {"0": 3}}
     copied = {("a", 0): 41, ("a", 1): None, ("b", 0): 0}
-    assert json.loads(starting_offsets(positions, copied)) == {"a": {"0": 42, "1": 10}, "b": {"0": 1}}
+    assert json.loads(starting_offsets(start_offsets(positions, copied))) == {"a": {"0": 42, "1": 10}, "b": {"0": 1}}
 
 
 def test_records_waiting_count_partitions_with_nothing_copied_from_their_log_start():
