@@ -71,9 +71,27 @@ def check_key(key: str, value: Any) -> None:
     raise SweepError(f"--param {key!r} is not a sweep key ({', '.join(SWEEP_KEYS)}) nor a valid flow setting: {problem}")
 
 
+BUNDLED_ONLY_KEYS = ("mode", "driver_jit")
+"""Sweep keys of the bundled replicator alone: MirrorMaker 2 has no execution mode and no Spark driver."""
+NOT_APPLICABLE = "-"
+"""A point's value for a key that means nothing to its replicator (MM2's ``driver_jit``)."""
+
+
 def combinations(params: list[SweepParam]) -> list[dict]:
-    """Every combination of the parameters' values, the last parameter varying fastest."""
-    return [dict(zip([p.key for p in params], vals)) for vals in itertools.product(*(p.values for p in params))]
+    """Every combination of the parameters' values, the last parameter varying fastest.
+
+    A MirrorMaker 2 point takes no value of the bundled replicator's own keys (``mode``,
+    ``driver_jit``): ``replicator=pyspark,mirrormaker2 --param driver_jit=c1,tiered`` runs MM2
+    once per other setting, interleaved with ours, not twice the same drill under two labels.
+    """
+    out: list[dict] = []
+    for vals in itertools.product(*(p.values for p in params)):
+        combo = dict(zip([p.key for p in params], vals))
+        if combo.get("replicator") == "mirrormaker2":
+            combo.update({k: NOT_APPLICABLE for k in BUNDLED_ONLY_KEYS if k in combo})
+        if combo not in out:
+            out.append(combo)
+    return out
 
 
 def apply_params(drill: dict, params: dict[str, Any]) -> dict:
@@ -86,7 +104,7 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
         except ProfileError as e:
             raise SweepError(f"profile={params['profile']!r}: {e}") from None
     for key, value in params.items():
-        if key == "profile":
+        if key == "profile" or (key in BUNDLED_ONLY_KEYS and value == NOT_APPLICABLE):
             continue
         if key == "replicator":
             if value not in ("pyspark", "mirrormaker2"):

@@ -301,3 +301,20 @@ def test_driver_jit_is_swept_into_the_drill_s_spark_section():
         {"driver_jit": "c1"}, {"driver_jit": "tiered"}]
     with pytest.raises(SweepError, match="valid values are c1, tiered"):
         apply_params(drill, {"driver_jit": "c2"})
+
+
+def test_mirrormaker2_runs_once_where_only_the_bundled_replicator_s_keys_vary():
+    from harness.sweep.params import apply_params, combinations, parse_params
+    grid = combinations(parse_params(["replicator=pyspark,mirrormaker2", "num_streams=1,4", "driver_jit=c1,tiered"]))
+    assert grid == [
+        {"replicator": "pyspark", "num_streams": 1, "driver_jit": "c1"},
+        {"replicator": "pyspark", "num_streams": 1, "driver_jit": "tiered"},
+        {"replicator": "pyspark", "num_streams": 4, "driver_jit": "c1"},
+        {"replicator": "pyspark", "num_streams": 4, "driver_jit": "tiered"},
+        {"replicator": "mirrormaker2", "num_streams": 1, "driver_jit": "-"},
+        {"replicator": "mirrormaker2", "num_streams": 4, "driver_jit": "-"},
+    ]
+    drill = {"replication": {"replicator": "pyspark", "flows": [{"source": "a", "target": "b"}]}}
+    mm2 = apply_params(drill, grid[-1])
+    assert mm2["replication"] == {"replicator": "mirrormaker2", "flows": [
+        {"source": "a", "target": "b", "settings": {"tasks.max": 4}}]}  # no spark section, no mode
