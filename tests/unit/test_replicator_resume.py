@@ -106,7 +106,16 @@ def test_startup_clock_counts_only_records_after_its_baseline():
     assert clock.first_record_s == first and clock.spark_session_s == doc["spark_session_s"]
 
 
-def test_process_start_is_in_the_past():
+def test_process_start_is_when_the_process_was_spawned_to_the_clock_tick():
+    """Start-up figures count from it: a start read a second early made every one a second slow."""
+    import subprocess
+    import sys
+    before = time.time()
+    child = subprocess.Popen([sys.executable, "-c", "from replicator.startup import process_started_at as s; "
+                              "import time; time.sleep(0.3); print(s())"], stdout=subprocess.PIPE, text=True)
+    spawned = time.time()
+    started = float(child.communicate(timeout=60)[0])
+    assert before - 0.02 <= started <= spawned + 0.02  # a tick is 10 ms
     assert process_started_at() <= time.time()
 
 
