@@ -70,6 +70,7 @@ class HeadlessLoad:
         signal_file = self.spec.start_signal
         if signal_file is None:
             return True
+        self._write_stats(state="held")
         log.info("load %s: ready, waiting for %s to start producing", self.session.instance, signal_file)
         while not signal_file.exists():
             if self._stop.wait(timeout=0.05):

@@ -112,17 +112,24 @@ class LoadRunner:
 
     def wait_running(self) -> None:
         """Block until this instance produces (after ``start(wait=False)``); ProcessError if it cannot."""
+        self._wait_for(("running", "stopping", "stopped"), "producing")
+
+    def wait_held(self) -> None:
+        """Block until a held instance (a spec with ``start_signal``) waits for its signal, or produces already."""
+        self._wait_for(("held", "running", "stopping", "stopped"), "waiting for its start signal")
+
+    def _wait_for(self, states: tuple[str, ...], what: str) -> None:
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
             stats = self.stats()
-            if stats is not None and stats.state in ("running", "stopping", "stopped"):
+            if stats is not None and stats.state in states:
                 return
             if not self.running:
-                raise ProcessError(f"{self.name} exited (code {self.returncode}) before producing; "
+                raise ProcessError(f"{self.name} exited (code {self.returncode}) before {what}; "
                                    f"log {self.log_path}:\n{self._proc.log_tail()}")
             time.sleep(0.1)
         self.kill()
-        raise ProcessError(f"{self.name} did not start producing within {self.start_timeout_s:.0f}s; "
+        raise ProcessError(f"{self.name} was not {what} within {self.start_timeout_s:.0f}s; "
                            f"log {self.log_path}:\n{self._proc.log_tail()}")
 
     def wait(self, timeout_s: float | None = None) -> int | None:

@@ -369,7 +369,8 @@ class LoadStats(BaseModel):
     """What a load process did; rewritten while it runs (``final`` False) and at its end."""
 
     final: bool = False
-    state: Literal["starting", "running", "stopping", "stopped", "failed"] = "starting"
+    # held: started and checked, producing once the spec's start signal exists
+    state: Literal["starting", "held", "running", "stopping", "stopped", "failed"] = "starting"
     stop_reason: str | None = None
     cluster: str
     instance: str

@@ -21,7 +21,7 @@ from confluent_kafka.admin import NewPartitions, NewTopic
 
 from primitives.kafka.reading import watermarks
 from primitives.process import ProcessError
-from tests.integration.kafka_helpers import produce_enveloped, wait_for
+from tests.integration.kafka_helpers import produce_enveloped
 from tests.integration.kafka_helpers import unique_topic as unique
 from loadgen import envelope
 from loadgen.histories.reader import (read_acked_sends, read_lag_samples, read_target_records,
@@ -55,12 +55,6 @@ def topic_end(cluster, topic: str) -> int:
         return end_offsets(c, {topic: 1})[(topic, 0)]
     finally:
         c.close()
-
-
-def wait_until_held(runner: LoadRunner) -> None:
-    """Until the load process waits for its start signal (Locust imported, settings checked)."""
-    wait_for(lambda: runner.log_path.exists() and "to start producing" in runner.log_path.read_text(), 60,
-             "the load holding", interval_s=0.2)
 
 
 def read_positions(bootstrap: str, topics: dict[str, int], timeout_s: float = 30.0
@@ -185,11 +179,11 @@ def test_a_held_load_produces_only_once_its_start_signal_exists(east, tmp_path):
                         tmp_path / "load")
     try:
         runner.start(wait=False)
-        wait_until_held(runner)
+        runner.wait_held()
         time.sleep(1)  # held a while longer: still nothing sent
         assert runner.running
         held = runner.stats()
-        assert held is not None and held.state == "starting" and held.sent == 0
+        assert held is not None and held.state == "held" and held.sent == 0
         assert topic_end(east, t) == 0
         signal_file.touch()
         runner.wait_running()
@@ -209,7 +203,7 @@ def test_sigterm_while_held_stops_at_once_having_sent_nothing(east, tmp_path):
                         tmp_path / "load")
     try:
         runner.start(wait=False)
-        wait_until_held(runner)
+        runner.wait_held()
         stats = runner.stop(timeout_s=10)
     finally:
         runner.kill()
