@@ -27,7 +27,8 @@ from replicator.checkpoints import CheckpointEmitter
 from replicator.planted_faults import CheckpointFault, DataPathFault
 from replicator.config.flow import FlowConfig
 from replicator.config.model import ReplicatorConfig
-from replicator.driver_jvm import DriverStart, driver_jvm_flags, is_local, jit_flags, session_settings
+from replicator.driver_jvm import (DriverStart, driver_jit_for, driver_jvm_flags, is_local, jit_flags,
+                                  session_settings)
 from replicator.heartbeats import HeartbeatEmitter
 from replicator.history import HistoryEnds
 from replicator.metrics import MetricsTracker, as_document, read_interceptor_files, write_json_atomically
@@ -478,7 +479,9 @@ class Replicator:
         master = self.config.spark_master.strip()
         launch_master = "local[*]" if is_local(master) else master
         log.info("starting the driver JVM")
-        flags = [*jit_flags(self.config.driver_jit), *driver_jvm_flags()]
+        jit = driver_jit_for(self.config.driver_jit, [f.mode for f in self.config.enabled_flows()])
+        log.info("driver JIT: %s%s", jit, "" if self.config.driver_jit else " (by the flows' mode)")
+        flags = [*jit_flags(jit), *driver_jvm_flags()]
         return DriverStart(session_settings(self.jars, tmp, flags, master), launch_master,
                            lambda: self.clock.mark("jvm")).begin()
 

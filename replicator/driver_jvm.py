@@ -29,7 +29,7 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,7 +53,9 @@ def driver_jvm_flags(env: Mapping[str, str] | None = None) -> list[str]:
 
 
 def jit_flags(mode: str) -> list[str]:
-    """The driver JVM's JIT: ``c1`` (the default) compiles with the client compiler only, ``tiered`` as the JVM does.
+    """The driver JVM's JIT: ``c1`` compiles with the client compiler only, ``tiered`` as the JVM does.
+
+    ``c1`` is the default of a process with a real-time flow (``driver_jit_for``).
 
     Until its first record moves, a replicator's JVM runs start-up code: Spark's session, the
     query's planning, code generation and the Kafka clients, most of it a few thousand times.
@@ -78,6 +80,21 @@ def jit_flags(mode: str) -> list[str]:
     if mode == "tiered":
         return []
     raise ValueError(f"unknown driver JIT {mode!r}: use c1 or tiered")
+
+
+def driver_jit_for(setting: str | None, modes: Iterable[str]) -> str:
+    """The driver's JIT: the configuration's, else ``tiered`` where every flow copies in micro-batches, else ``c1``.
+
+    A micro-batch flow runs its tasks on the driver's executor threads, so C2's faster code carries
+    its records, and such a flow is chosen for throughput: over a 600,000-record backlog (capacity
+    sweep, 8 partitions, 1 KB records, 5 ms WAN, three interleaved runs a point, 2026-11-28)
+    tiered carried more than C1 only at one and at four streams (README, "Sizing a flow"). A
+    real-time flow keeps C1 only, for the start (above): its records wait for it.
+    """
+    if setting is not None:
+        return setting
+    modes = list(modes)
+    return "tiered" if modes and all(m == "microbatch" for m in modes) else "c1"
 
 
 def artifact_of(jar: Path) -> str:

@@ -71,8 +71,9 @@ class ReplicatorConfig(StrictModel):
     # the system picks (its URL goes into metrics.json), else that port.
     metrics_port: int | None = None
     # The driver JVM's JIT (``replicator.driver_jvm.jit_flags``): c1 compiles with the client
-    # compiler only, tiered is the JVM's default (C1, then C2 for hot code).
-    driver_jit: Literal["c1", "tiered"] = "c1"
+    # compiler only, tiered is the JVM's default (C1, then C2 for hot code). None: by the flows'
+    # mode (``replicator.driver_jvm.driver_jit_for``).
+    driver_jit: Literal["c1", "tiered"] | None = None
     mm2_only: dict[str, str] = Field(default_factory=dict)
     warnings: list[ConfigWarning] = Field(default_factory=list, exclude=True, repr=False)
 

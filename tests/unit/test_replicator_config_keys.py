@@ -172,11 +172,17 @@ def test_metrics_port_is_process_wide_off_by_default_and_a_tcp_port() -> None:
     assert "set once" in str(props_error("A->B.mirrordrill.metrics.port = 1\n"))
 
 
-def test_the_driver_jit_is_process_wide_c1_by_default_and_one_of_two() -> None:
+def test_the_driver_jit_is_process_wide_by_the_flows_mode_by_default_and_one_of_two() -> None:
     from replicator.config.render import to_mm2_properties
+    from replicator.driver_jvm import driver_jit_for
     from tests.unit.replicator_config_helpers import props_error
 
-    assert props().driver_jit == "c1"
+    assert props().driver_jit is None
+    assert driver_jit_for(None, ["microbatch", "microbatch"]) == "tiered"
+    assert driver_jit_for(None, ["realtime"]) == "c1"
+    assert driver_jit_for(None, ["microbatch", "realtime"]) == "c1"  # a real-time flow's start wins
+    assert driver_jit_for(None, []) == "c1"
+    assert driver_jit_for("c1", ["microbatch"]) == "c1" and driver_jit_for("tiered", ["realtime"]) == "tiered"
     config = props("mirrordrill.driver.jit = tiered\n")
     assert config.driver_jit == "tiered"
     assert "mirrordrill.driver.jit = tiered" in to_mm2_properties(config)
