@@ -88,8 +88,10 @@ def driver_jit_for(setting: str | None, modes: Iterable[str]) -> str:
     A micro-batch flow runs its tasks on the driver's executor threads, so C2's faster code carries
     its records, and such a flow is chosen for throughput: over a 600,000-record backlog (capacity
     sweep, 8 partitions, 1 KB records, 5 ms WAN, three interleaved runs a point, 2026-11-28)
-    tiered carried more than C1 only at one and at four streams (README, "Sizing a flow"). A
-    real-time flow keeps C1 only, for the start (above): its records wait for it.
+    tiered carried more than C1 only at one stream in every round (median 22,202 against
+    17,880/s), and at four streams it was a draw (ahead in two rounds of three, median 18,195
+    against 19,699/s; README, "Sizing a flow"). A real-time flow keeps C1 only, for the start
+    (above): its records wait for it.
     """
     if setting is not None:
         return setting

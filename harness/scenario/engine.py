@@ -245,7 +245,7 @@ class Drill:
 
     # --- clients ----------------------------------------------------------------------
     def _launch_producers(self, ctx: DrillContext) -> Path:
-        """Start every producer's load process and wait until each is held until the returned file exists."""
+        """Start every producer's load process; return once each one waits (held) for the returned file."""
         start_signal = ctx.out_dir / "load" / "start"
         start_signal.unlink(missing_ok=True)  # an output folder used before: hold this run's load too
         for p in self.scenario.load.producers:
