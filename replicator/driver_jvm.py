@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from primitives.jvm_jit import jit_flags as primitive_jit_flags
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -75,11 +77,7 @@ def jit_flags(mode: str) -> list[str]:
 
     The driver only: a Spark cluster's executors, which copy the records there, keep their JVMs'
     defaults (``spark.executor.extraJavaOptions`` is the user's)."""
-    if mode == "c1":
-        return ["-XX:TieredStopAtLevel=1"]
-    if mode == "tiered":
-        return []
-    raise ValueError(f"unknown driver JIT {mode!r}: use c1 or tiered")
+    return primitive_jit_flags(mode)
 
 
 def driver_jit_for(setting: str | None, modes: Iterable[str]) -> str:

@@ -23,6 +23,7 @@ from primitives import versions
 from primitives.bootstrap import REPO_ROOT, Bootstrap
 from harness.docker import contexts
 from harness.docker.engine import Engine, EngineError
+from harness.kafka.broker import broker_jvm_options
 
 LABEL = "mirrordrill"
 INPUTS_LABEL = "mirrordrill.inputs"
@@ -48,15 +49,13 @@ def pyspark_version() -> str:
     return pin.split("==", 1)[1]
 
 
-def broker_java_argv(main_class: str, *args: str, heap_mb: int = 512,
+def broker_java_argv(main_class: str, *args: str, heap_mb: int = 512, jit: str = "c1",
                      log4j: str = KAFKA_LOG4J, logs_dir: str = "/tmp") -> list[str]:
-    """The java command line of the broker image (the same flags as the local broker process):
+    """The java command line of the broker image (the same options as the local broker process):
     ``broker_java_argv("kafka.Kafka", "/etc/mirrordrill/server.properties")`` runs a broker,
     ``broker_java_argv("kafka.tools.StorageTool", "format", "-t", ID, "-c", PROPS,
     "--ignore-formatted")`` formats its storage."""
-    return [JAVA, f"-Xms{min(256, heap_mb)}m", f"-Xmx{heap_mb}m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
-            "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={log4j}",
-            f"-Dkafka.logs.dir={logs_dir}", "-cp", f"{KAFKA_LIBS}/*", main_class, *args]
+    return [JAVA, *broker_jvm_options(heap_mb, jit, log4j, logs_dir), "-cp", f"{KAFKA_LIBS}/*", main_class, *args]
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 from harness.kafka.secure import INTERNAL_LISTENER, BrokerSecurity
+from primitives.jvm_jit import jit_flags
 from primitives.ports import LOOPBACK
 from primitives.process import ManagedProcess, ProcessError
 from replicator.config.properties_syntax import format_property
@@ -50,6 +51,23 @@ class BrokerSettings:
     heap_mb: int = 512
     properties: dict[str, str] = field(default_factory=dict)
     security: BrokerSecurity | None = None
+    jit: str = "c1"  # primitives.jvm_jit; why c1: broker_jvm_options
+
+
+def broker_jvm_options(heap_mb: int, jit: str, log4j: str | Path, logs_dir: str | Path) -> list[str]:
+    """A broker JVM's options, for a local broker process and a broker container alike.
+
+    ``jit`` ``c1`` by default: a drill's brokers start with the drill and live for minutes, and
+    with the JVM's tiered default they compiled for C2 all through it: on the crash drill (one
+    broker a cluster, 200 records/s; 2-core machine, 2026-11-28) their compiler threads took 0.5-1
+    of the two cores for the whole load, and the brokers 1.1-1.6 cores against 0.4-0.6 with C1
+    only, which left the replicator's restart a core short. ``tiered`` is there for a long run
+    whose brokers should reach C2's code (``broker_jit`` of a drill file's cluster)."""
+    return [
+        f"-Xms{min(256, heap_mb)}m", f"-Xmx{heap_mb}m", *jit_flags(jit),
+        "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError",
+        "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={log4j}", f"-Dkafka.logs.dir={logs_dir}",
+    ]
 
 
 class BrokerRunner(Protocol):
@@ -213,9 +231,6 @@ class KafkaBroker:
         """The JVM command line; a container passes its own java, classpath and paths."""
         s = self.settings
         return [
-            java or s.java, f"-Xms{min(256, s.heap_mb)}m", f"-Xmx{s.heap_mb}m",
-            "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError",
-            "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={log4j}",
-            f"-Dkafka.logs.dir={logs_dir or self.workdir}",
+            java or s.java, *broker_jvm_options(s.heap_mb, s.jit, log4j, logs_dir or self.workdir),
             "-cp", ":".join(str(p) for p in (classpath or s.classpath)), main_class, *args,
         ]

@@ -34,6 +34,7 @@ class ClusterSpec:
     name: str
     brokers: int = 1
     heap_mb: int = 512
+    broker_jit: str = "c1"  # primitives.jvm_jit (harness.kafka.broker.broker_jvm_options says why c1)
     broker_properties: dict[str, str] = field(default_factory=dict)
     security: LocalClusterSecurity | None = None
     # A team's own cluster: nothing is started, the harness reaches it through its Kafka proxy
@@ -195,7 +196,7 @@ class KafkaCluster(ClusterClients):
         props = spec.default_properties() | spec.broker_properties
         settings = BrokerSettings(cluster_name=spec.name, cluster_id=self.cluster_id, quorum_voters=voters,
                                   java=java, classpath=classpath, heap_mb=spec.heap_mb, properties=props,
-                                  security=security)
+                                  security=security, jit=spec.broker_jit)
         self.brokers = [KafkaBroker(i + 1, p, workdir / f"broker-{i + 1}", settings, runner)
                         for i, p in enumerate(ports)]
 

@@ -34,6 +34,9 @@ Seconds = Annotated[float, BeforeValidator(parse_duration)]
 class ClusterDef(_M):
     brokers: int = Field(1, ge=1, le=5)
     heap_mb: int = Field(512, ge=128)
+    # the brokers' JIT (primitives.jvm_jit): c1 for brokers that live as long as a drill
+    # (harness.kafka.broker.broker_jvm_options), tiered to let them reach C2's code
+    broker_jit: Literal["c1", "tiered"] = "c1"
     broker_properties: dict[str, str | int | bool] = Field(default_factory=dict)
     # SASL_SSL or mutual TLS on the brokers the harness starts (harness/kafka/secure.py).
     security: LocalClusterSecurity | None = None
@@ -41,7 +44,8 @@ class ClusterDef(_M):
 
     @model_validator(mode="after")
     def _started_or_existing(self):
-        started_only = sorted({"brokers", "heap_mb", "broker_properties", "security"} & self.model_fields_set)
+        started_only = sorted({"brokers", "heap_mb", "broker_jit", "broker_properties", "security"}
+                              & self.model_fields_set)
         if self.existing is not None and started_only:
             raise ValueError(f"{', '.join(started_only)} describe a cluster the harness starts; an existing "
                              "cluster is only reached (its client settings go under existing: bootstrap_servers, "

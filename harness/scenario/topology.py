@@ -15,7 +15,7 @@ from replicator.policy import policy_from_name
 
 
 def topology_of(s: Scenario) -> TopologySpec:
-    clusters = tuple(ClusterSpec(name, brokers=c.brokers, heap_mb=c.heap_mb,
+    clusters = tuple(ClusterSpec(name, brokers=c.brokers, heap_mb=c.heap_mb, broker_jit=c.broker_jit,
                                  broker_properties={k: str(v).lower() if isinstance(v, bool) else str(v)
                                                     for k, v in c.broker_properties.items()},
                                  security=c.security, existing=c.existing)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from primitives.jvm_jit import JIT_MODES
+
 LOCAL = "local"
 STANDALONE = "standalone"
 _LOCAL_N = re.compile(r"^local(\[(\*|\d+)(,\d+)?\])?$")
@@ -20,7 +22,7 @@ _MEMORY = re.compile(r"^\d+[kmgt]?$", re.IGNORECASE)
 VALID = "local (default), local[N], standalone, spark://HOST:PORT, yarn or k8s://https://HOST:PORT"
 
 
-DRIVER_JITS = ("c1", "tiered")  # the replicator's mirrordrill.driver.jit values
+DRIVER_JITS = JIT_MODES  # the replicator's mirrordrill.driver.jit values
 
 
 class SparkDeploymentError(ValueError):

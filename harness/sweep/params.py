@@ -51,7 +51,7 @@ def parse_params(specs: list[str]) -> list[SweepParam]:
     return out
 
 
-SWEEP_KEYS = ("replicator", "mode", "driver_jit", "rate", "duration", "backlog", "profile", "compression",
+SWEEP_KEYS = ("replicator", "mode", "driver_jit", "broker_jit", "rate", "duration", "backlog", "profile", "compression",
               "failover_shift_s", *LINK_KEYS, *_SHORTHANDS)
 """``--param`` keys that are not flow settings (any other key is one, checked as the adapters check it)."""
 
@@ -119,6 +119,15 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
             if value not in DRIVER_JITS:
                 raise SweepError(f"driver_jit={value!r}: valid values are {', '.join(DRIVER_JITS)} (pyspark's driver JIT)")
             d["replication"].setdefault("spark", {})["driver_jit"] = value
+        elif key == "broker_jit":
+            from primitives.jvm_jit import JIT_MODES
+            if value not in JIT_MODES:
+                raise SweepError(f"broker_jit={value!r}: valid values are {', '.join(JIT_MODES)} (the drill's brokers' JIT)")
+            started = [c for c in d.get("clusters", {}).values() if isinstance(c, dict) and "existing" not in c]
+            if not started:
+                raise SweepError(f"broker_jit={value!r}: the drill starts no broker (every cluster is existing:)")
+            for cluster in started:
+                cluster["broker_jit"] = value
         elif key == "rate":
             for p in d.get("load", {}).get("producers", []):
                 p["rate"] = value

@@ -68,8 +68,9 @@ class BrokerContainer(LabContainer):
         (config_dir / "server.properties").write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         conf = f"{CONFIG_DIR}/server.properties"
         fmt = broker_java_argv("kafka.tools.StorageTool", "format", "-t", broker.settings.cluster_id,
-                               "-c", conf, "--ignore-formatted", heap_mb=broker.settings.heap_mb)
-        run = broker_java_argv("kafka.Kafka", conf, heap_mb=broker.settings.heap_mb)
+                               "-c", conf, "--ignore-formatted", heap_mb=broker.settings.heap_mb,
+                               jit=broker.settings.jit)
+        run = broker_java_argv("kafka.Kafka", conf, heap_mb=broker.settings.heap_mb, jit=broker.settings.jit)
         self.with_volume_mapping(str(config_dir), CONFIG_DIR, "ro")
         self.with_command(["sh", "-c", f"{shlex.join(fmt)} >/dev/null && exec {shlex.join(run)}"])
 
