@@ -428,9 +428,11 @@ class Drill:
         return DrillResults(summary, checked.plots, self.out_dir)
 
     def _environment_facts(self, env: Environment) -> dict:
-        """Where brokers and Toxiproxy ran (the backend), and where the replicator's Spark ran: the master as
-        asked, the URL it resolved to, executors."""
-        backend = {**env.backend.describe(), "startup_s": round(env.startup.total_s, 1) or None}
+        """Where brokers and Toxiproxy ran (the backend), the JIT of the brokers it started, and where the
+        replicator's Spark ran: the master as asked, the URL it resolved to, executors."""
+        backend = {**env.backend.describe(), "startup_s": round(env.startup.total_s, 1) or None,
+                   # runs before and after the default became c1 differ by up to a core (README, "The brokers' JIT")
+                   "broker_jit": {name: c.spec.broker_jit for name, c in env.clusters.items() if c.spec.existing is None}}
         if self.kind != "pyspark":
             return backend
         d = self.spark_deployment()

@@ -24,7 +24,7 @@ TINY_PLANNED_FAILOVER = """\
 name: tiny-planned-failover
 clusters:
   primary: {brokers: 1}
-  dr: {brokers: 1}
+  dr: {brokers: 1, broker_jit: tiered}
 topics:
   - {name: orders, cluster: primary, partitions: 2}
 replication:
@@ -61,6 +61,7 @@ def test_planned_failover_writes_the_summary_contract(artifacts, tmp_path):
     assert summary == result.summary.to_json()
     assert summary["scenario"] == "tiny-planned-failover" and summary["replicator"] == "pyspark"
     assert summary["interrupted"] is False and summary["error"] is None, summary["error"]
+    assert summary["environment"]["broker_jit"] == {"primary": "c1", "dr": "tiered"}
 
     (flow,) = summary["flows"]
     assert FLOW_FIELDS <= flow.keys()
