@@ -42,6 +42,7 @@ from replicator.shared_warm_up import SharedWarmUp
 from replicator.startup import StartupClock
 from replicator.spark_stream import (WARM_HEARTBEATS, QuietStops, StreamPlan, start_query, stop_query, tasks_running,
                                      warm_up)
+from replicator.task_slots import capped_slots_note, spark_master_for
 from replicator.topic_sync import TopicSync
 
 if TYPE_CHECKING:
@@ -443,15 +444,6 @@ class FlowRuntime:
                 c.close()
 
 
-def spark_master_for(config: ReplicatorConfig, partitions_needed: int) -> str:
-    """``local[*]`` becomes enough task slots: num_streams per micro-batch flow, one per partition in real time."""
-    if config.spark_master.strip() != "local[*]":
-        return config.spark_master
-    slots = sum(f.tasks_max for f in config.enabled_flows() if f.mode == "microbatch")
-    slots += partitions_needed
-    return f"local[{max(1, slots)}]"
-
-
 class Replicator:
     """Runs every enabled flow of a configuration until ``stop`` is set."""
 
@@ -493,7 +485,7 @@ class Replicator:
         realtime_partitions = sum(max(4, 2 * sum(fr.partitions.values())) + 2 for fr in self.flows
                                   if fr.flow.mode == "realtime")
         master = spark_master_for(self.config, realtime_partitions)
-        log.info("starting Spark (%s)", master)
+        log.info("starting Spark (%s)%s", master, capped_slots_note(self.config))
         spark = driver.session(master)
         spark.sparkContext.setLogLevel(os.environ.get("MIRRORDRILL_SPARK_LOG_LEVEL", "WARN"))
         return spark
