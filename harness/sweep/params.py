@@ -14,6 +14,7 @@ import yaml
 from harness.scenario.durations import parse_duration
 from harness.scenario.profile import DEFAULT_DURATION_S
 from harness.sweep.model import SweepParam
+from primitives.jvm_jit import JIT_MODES
 
 # sweep keys that are not flow settings, and the flow setting a shorthand stands for
 _SHORTHANDS = {"num_streams": "tasks.max", "linger.ms": "producer.linger.ms", "batch.size": "producer.batch.size"}
@@ -114,15 +115,12 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
             if value not in ("microbatch", "realtime"):
                 raise SweepError(f"mode={value!r}: valid values are microbatch, realtime (pyspark's execution mode)")
             d["replication"]["mode"] = value
+        elif key in ("driver_jit", "broker_jit") and value not in JIT_MODES:
+            whose = "pyspark's driver JIT" if key == "driver_jit" else "the drill's brokers' JIT"
+            raise SweepError(f"{key}={value!r}: valid values are {', '.join(JIT_MODES)} ({whose})")
         elif key == "driver_jit":
-            from harness.spark.deployment import DRIVER_JITS
-            if value not in DRIVER_JITS:
-                raise SweepError(f"driver_jit={value!r}: valid values are {', '.join(DRIVER_JITS)} (pyspark's driver JIT)")
             d["replication"].setdefault("spark", {})["driver_jit"] = value
         elif key == "broker_jit":
-            from primitives.jvm_jit import JIT_MODES
-            if value not in JIT_MODES:
-                raise SweepError(f"broker_jit={value!r}: valid values are {', '.join(JIT_MODES)} (the drill's brokers' JIT)")
             started = [c for c in d.get("clusters", {}).values() if isinstance(c, dict) and "existing" not in c]
             if not started:
                 raise SweepError(f"broker_jit={value!r}: the drill starts no broker (every cluster is existing:)")
