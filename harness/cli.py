@@ -127,7 +127,8 @@ def cmd_up(args) -> int:
     workdir = Path(args.workdir) if args.workdir else _default_workdir("up")
     from harness.compose.backend import make_backend
     log = lambda m: print(f"mirrordrill: {m}", file=sys.stderr)  # noqa: E731
-    with Environment(spec, workdir, log=log, refs=refs, backend=make_backend(args.backend, "up", log)) as env:
+    with Environment(spec, workdir, log=log, refs=refs, backend=make_backend(args.backend, "up", log),
+                     keep_broker_data=True) as env:  # the user's own lab: its data stays in --workdir
         manifest = env.manifest()
         (workdir / "manifest.json").write_text(json.dumps(manifest, indent=2))
         if args.connection_file:
@@ -174,14 +175,16 @@ def cmd_validate(args) -> int:
 
 
 def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None = None, artifacts=None,
-              log=None, baseline=None, spark_master: str | None = None, backend: str | None = None):
+              log=None, baseline=None, spark_master: str | None = None, backend: str | None = None,
+              keep_broker_data: bool = False):
     """Run a drill, then write its Allure results from what it saved: what ``mirrordrill run`` does,
     and what tests that need a drill's report call. Returns the drill's ``harness.results.DrillResults``."""
     from harness.scenario.engine import Drill
     from reports.allure_results import record_allure_results
     log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
     results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log,
-                    baseline=baseline, spark_master=spark_master, backend=backend).run()
+                    baseline=baseline, spark_master=spark_master, backend=backend,
+                    keep_broker_data=keep_broker_data).run()
     record_allure_results(results.run_dir, log)
     return results
 
@@ -231,7 +234,7 @@ def cmd_run(args) -> int:
     out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
     try:
         result = run_drill(scenario, Path(args.file), out, replicator=args.replicator, baseline=baseline,
-                           spark_master=args.spark_master, backend=args.backend)
+                           spark_master=args.spark_master, backend=args.backend, keep_broker_data=args.keep_broker_data)
     except KeyboardInterrupt:
         raise
     except RunRefused as e:  # an existing cluster unreachable or not clean: nothing started
@@ -483,6 +486,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "local (default), standalone (a master and two workers started for the drill), "
                         "spark://HOST:PORT; yarn and k8s:// are passed to spark-submit, untested here")
     s.add_argument("--report", action="store_true", help="also render the single-file HTML report into OUT/report/index.html")
+    s.add_argument("--keep-broker-data", action="store_true", help="keep the brokers' log segments in OUT/env "
+                   "(deleted when the drill ends otherwise; the broker logs always stay)")
     _backend_arg(s)
     s.add_argument("--baseline", metavar="DIR", help="a previous run's folder (or its summary.json): fail (exit 1) "
                    "on a regression beyond the tolerances even where the file's limits hold; the comparison is "

@@ -171,8 +171,12 @@ class Environment:
 
     def __init__(self, spec: TopologySpec, workdir: Path, artifacts: Artifacts | None = None,
                  log: Callable[[str], None] | None = None, refs: RefResolver | None = None,
-                 backend: Backend | None = None, owned_prefix: str = "mirrordrill-"):
+                 backend: Backend | None = None, owned_prefix: str = "mirrordrill-",
+                 keep_broker_data: bool = False):
         self.spec = spec
+        # A drill's brokers write gigabytes (a capacity sweep's point 1.2 GB, so a sweep filled the
+        # disk): their log segments go at stop, on either backend; their logs and properties stay.
+        self.keep_broker_data = keep_broker_data
         self.owned_prefix = owned_prefix  # names the harness itself puts on an existing cluster start with it
         self._refs = refs or RefResolver()
         # Key material and credentials of secure clusters: made at start, deleted at stop.
@@ -366,9 +370,20 @@ class Environment:
         problems = self.supervisor.stop_all() if self._started else []
         self._started = False
         problems += self.backend.close()
+        if not self.keep_broker_data:
+            self._remove_broker_data()
         if self.secrets is not None:
             self.secrets.remove()
         return problems
+
+    def _remove_broker_data(self) -> None:
+        removed = [b.data_dir for c in self.clusters.values() if isinstance(c, KafkaCluster) for b in c.brokers
+                   if b.data_dir.exists()]
+        for path in removed:
+            shutil.rmtree(path, ignore_errors=True)
+        if removed:
+            self.log(f"deleted the log segments of {len(removed)} broker(s) (their logs stay; "
+                     "'mirrordrill run --keep-broker-data' keeps the segments)")
 
     def wipe_files(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)

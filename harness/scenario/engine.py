@@ -55,8 +55,9 @@ class Drill:
                  artifacts: Artifacts | None = None, log: Callable[[str], None] | None = None,
                  progress_interval_s: float = 5.0, baseline: BaselineCheck | None = None,
                  spark_master: str | None = None, backend: str | None = None,
-                 backend_project: str | None = None):
+                 backend_project: str | None = None, keep_broker_data: bool = False):
         self.scenario = scenario
+        self.keep_broker_data = keep_broker_data  # run --keep-broker-data: the log segments outlive the drill
         self.backend = backend or "processes"  # run --backend: where brokers and Toxiproxy run
         self.backend_project = backend_project  # the docker backend's Compose project (the sweep names it)
         self.baseline = baseline  # ``run --baseline``: regressions against it fail the drill
@@ -98,6 +99,7 @@ class Drill:
         env = Environment(topology_of(s), self.out_dir / "env", self.artifacts, log=self.log,
                           refs=RefResolver(base_dir=self.scenario_path.parent),
                           backend=make_backend(self.backend, s.name, self.log, self.backend_project),
+                          keep_broker_data=self.keep_broker_data,
                           **({"owned_prefix": s.owned_prefix} if s.owned_prefix else {}))
         ctx: DrillContext | None = None
         interrupted, error = False, None

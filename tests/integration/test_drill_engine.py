@@ -62,6 +62,8 @@ def test_planned_failover_writes_the_summary_contract(artifacts, tmp_path):
     assert summary["scenario"] == "tiny-planned-failover" and summary["replicator"] == "pyspark"
     assert summary["interrupted"] is False and summary["error"] is None, summary["error"]
     assert summary["environment"]["broker_jit"] == {"primary": "c1", "dr": "tiered"}
+    broker_dir = tmp_path / "run" / "env" / "primary" / "broker-1"
+    assert (broker_dir / "broker.log").stat().st_size > 0 and not (broker_dir / "data").exists()
 
     (flow,) = summary["flows"]
     assert FLOW_FIELDS <= flow.keys()
@@ -140,7 +142,8 @@ def test_ctrl_c_writes_the_summary_and_stops_everything(tmp_path):
     path.write_text(LONG_DRILL)
     out = tmp_path / "run"
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(path), "--out", str(out)],
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(path), "--out", str(out),
+                             "--keep-broker-data"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
     try:
         lines = read_until(proc, "load running for", 150)
@@ -165,3 +168,4 @@ def test_ctrl_c_writes_the_summary_and_stops_everything(tmp_path):
     assert flow["replicated"] + flow["in_flight"] == flow["acked"]
     assert {i["name"]: i["outcome"] for i in summary["invariants"]}["drained"] == "not judged"
     assert processes_under(tmp_path) == []
+    assert (out / "env" / "dr" / "broker-1" / "data" / "meta.properties").exists()  # --keep-broker-data

@@ -42,6 +42,15 @@ def test_failure_during_start_up_stops_what_had_started(artifacts, tmp_path):
     assert processes_under(tmp_path) == []
 
 
+def test_a_stopped_environment_keeps_its_broker_logs_but_not_their_segments(artifacts, tmp_path):
+    # a capacity sweep's point left 1.2 GB of segments behind, and a sweep of 18 points filled the disk
+    with Environment(TopologySpec(clusters=(ClusterSpec("a"),)), tmp_path / "env", artifacts) as env:
+        broker = env.cluster("a").brokers[0]
+        assert (broker.data_dir / "meta.properties").exists()
+    assert not broker.data_dir.exists()
+    assert broker.log_path.stat().st_size > 0 and broker.config_path.exists()
+
+
 def test_ctrl_c_on_the_cli_stops_everything(tmp_path):
     workdir = tmp_path / "up"
     env = dict(os.environ, PYTHONPATH=str(REPO))
@@ -59,3 +68,5 @@ def test_ctrl_c_on_the_cli_stops_everything(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert processes_under(workdir) == []
+    # 'up' is the user's own lab, in the folder they named: its data stays there
+    assert (workdir / "x" / "broker-1" / "data" / "meta.properties").exists()
