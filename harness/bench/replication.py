@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import secrets
-import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -373,7 +372,7 @@ def parse_args(argv: list[str] | None):
     p.add_argument("--out", help="folder for bench.json, histories and logs (default /tmp/mirrordrill/bench-<time>)")
     p.add_argument("--backlog-timeout", type=float, default=240.0, help="seconds (default 240)")
     p.add_argument("--drain-timeout", type=float, default=120.0, help="seconds (default 120)")
-    p.add_argument("--keep-data", action="store_true", help="keep the brokers' data (deleted by default; logs stay)")
+    p.add_argument("--keep-broker-data", action="store_true", help="keep the brokers' log segments (deleted by default; logs stay)")
     args = p.parse_args(argv)
     try:
         args.replicators = parse_replicators(args.replicators)
@@ -415,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     clock.mark("starting", start_marks)
     artifacts = Bootstrap().ensure_all(with_allure=False)
     spec = TopologySpec(clusters=(ClusterSpec("src"), ClusterSpec("dst")))
-    env = Environment(spec, out / "env", artifacts, log=clock.log)
+    env = Environment(spec, out / "env", artifacts, log=clock.log, keep_broker_data=args.keep_broker_data)
     interrupted = False
     try:
         with env:
@@ -438,10 +437,6 @@ def main(argv: list[str] | None = None) -> int:
         clock.mark("done", start_marks)
         doc["environment_load"] = [asdict(m) for m in start_marks]
         write()
-        if not args.keep_data:
-            for cluster in env.clusters.values():
-                for broker in cluster.brokers:
-                    shutil.rmtree(broker.data_dir, ignore_errors=True)
 
     print()
     print(f"{args.records} backlog records of {args.size} B on {args.partitions} partitions; latency at "
