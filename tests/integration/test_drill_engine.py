@@ -117,6 +117,57 @@ def _the_run_folder_explains_itself(run: Path, drill_file: Path, summary: dict) 
         assert f.read_text().split("\n", 1)[0] == KINDS[f.name.split(".")[0]].header.rstrip("\n"), f
 
 
+REAL_TIME_BACKLOG = """\
+name: real-time-backlog
+clusters:
+  primary: {brokers: 1}
+  dr: {brokers: 1}
+topics:
+  - {name: orders, cluster: primary, partitions: 2}
+replication:
+  replicator: pyspark
+  mode: realtime
+  flows:
+    - {source: primary, target: dr, topics: [orders]}
+load:
+  backlog:
+    - {cluster: primary, topic: orders, records: 2000, record_size: 256}
+  producers:
+    - {name: orders, cluster: primary, topics: [orders], rate: 20, record_size: {fixed: 256}}
+duration: 5s
+expectations:
+  lost: 0
+  duplicates: 0
+"""
+
+
+def test_a_record_copied_before_the_replicator_is_ready_is_dated_when_it_was_copied(artifacts, tmp_path):
+    """A real-time query copies a backlog beside its warm-up, seconds before it counts as ready.
+
+    The observers read the target from before the replicator starts, so the backlog's first
+    sighting is when the replicator wrote it (its own first-record time), not when the load was
+    released (they used to start then: 2026-11-28, 10.4 s against 14.2 s)."""
+    import csv
+    path = tmp_path / "backlog.yaml"
+    path.write_text(REAL_TIME_BACKLOG)
+    summary = Drill(parse_scenario(REAL_TIME_BACKLOG, str(path)), path, tmp_path / "run", artifacts=artifacts
+                    ).run().summary.to_json()
+    assert summary["passed"] is True, summary["error"] or [e for e in summary["expectations"] if not e["passed"]]
+    (start,) = summary["replicator_starts"]
+    moved_ms = start["started_at_ms"] + start["first_record_s"] * 1000
+    histories = tmp_path / "run" / "histories"
+    backlog = {(r["producer_id"], r["seq"]) for r in csv.DictReader((histories / "acked.backlog-primary-orders.csv").open())}
+    (observed,) = histories.glob("target.observer-dr*.csv")
+    first_seen = min(int(r["seen_ts_ms"]) for r in csv.DictReader(observed.open())
+                     if (r["producer_id"], r["seq"]) in backlog)
+    # the replicator counted as ready only after its warm-up: the first copies came before
+    assert first_seen < summary["load_started_ms"], (first_seen, summary["load_started_ms"])
+    # the observer polls every 50 ms and finds a new topic within 1 s; the replicator reads its
+    # producers' counts every quarter second
+    assert abs(first_seen - moved_ms) <= 1500, (first_seen, moved_ms)
+    assert processes_under(tmp_path) == []
+
+
 LONG_DRILL = """\
 name: long-drill
 clusters:
