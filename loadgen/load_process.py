@@ -86,6 +86,8 @@ class HeadlessLoad:
             check_producer_settings(self.spec)
             if self.spec.create_topics_partitions:
                 ensure_topics(self.spec, self.spec.create_topics_partitions)
+            if self.spec.start_signal is not None:  # connected while held: the first records do not wait for it
+                self.session.connect_ahead(self.spec.users, self.env.events.request.fire)
             if not self._released():
                 self.session.close()
                 self._write_stats(state="stopped", final=True, stop_reason=self.stop_reason)

@@ -378,6 +378,8 @@ class LoadStats(BaseModel):
     producer_ids: list[str] = Field(default_factory=list)
     target_rate: float
     users: int
+    # producers made while held that got their topics' metadata: the first records do not wait to connect
+    connected_ahead: int = 0
     started_ts_ms: int | None = None
     stopped_ts_ms: int | None = None
     elapsed_s: float = 0.0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -175,7 +176,7 @@ def test_a_held_load_produces_only_once_its_start_signal_exists(east, tmp_path):
     t = unique("load-held")
     east.create_topics([NewTopic(t, 1, 1)])
     signal_file = tmp_path / "start"
-    runner = LoadRunner(load_spec(east.bootstrap, [t], rate=200, duration_s=2, start_signal=signal_file),
+    runner = LoadRunner(load_spec(east.bootstrap, [t], rate=200, duration_s=2, users=2, start_signal=signal_file),
                         tmp_path / "load")
     try:
         runner.start(wait=False)
@@ -184,6 +185,8 @@ def test_a_held_load_produces_only_once_its_start_signal_exists(east, tmp_path):
         assert runner.running
         held = runner.stats()
         assert held is not None and held.state == "held" and held.sent == 0
+        # both producers connected while held, so the first records do not wait for it
+        assert held.connected_ahead == 2
         assert topic_end(east, t) == 0
         signal_file.touch()
         runner.wait_running()
@@ -194,6 +197,25 @@ def test_a_held_load_produces_only_once_its_start_signal_exists(east, tmp_path):
     assert stats.state == "stopped" and "duration" in stats.stop_reason and stats.acked > 0
     acked, _ = assert_ledger_matches_topic(runner, east.bootstrap, {t: 1}, exact=True)
     assert acked == stats.acked == topic_end(east, t)
+
+
+def test_a_held_load_whose_cluster_does_not_answer_is_held_anyway_and_stops_cleanly(tmp_path):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        silent = f"127.0.0.1:{s.getsockname()[1]}"
+    runner = LoadRunner(load_spec(silent, [unique("load-nobody")], rate=200, start_signal=tmp_path / "never"),
+                        tmp_path / "load")
+    try:
+        runner.start(wait=False)
+        runner.wait_held()  # after the metadata wait gave up, not never
+        held = runner.stats()
+        assert held.state == "held" and held.connected_ahead == 0
+        stats = runner.stop(timeout_s=10)
+    finally:
+        runner.kill()
+    assert runner.returncode == 0, runner.log_path.read_text()[-3000:]
+    assert stats.final and stats.state == "stopped" and stats.sent == 0
+    assert "no metadata of" in runner.log_path.read_text()
 
 
 def test_sigterm_while_held_stops_at_once_having_sent_nothing(east, tmp_path):
