@@ -7,6 +7,7 @@ guards against happened only when that topic appeared for the first time.
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -17,7 +18,7 @@ from harness.kafka.cluster import ClusterSpec
 from harness.replicators.pyspark import PySparkReplicator
 from harness.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup
 
-from .kafka_helpers import wait_for
+from .kafka_helpers import unique_topic, wait_for
 from .resume_helpers import exactly_once, produce
 
 pytestmark = pytest.mark.integration
@@ -46,3 +47,35 @@ def test_first_active_active_start_copies_each_backlog_record_once_each_way(arti
             time.sleep(REFRESH_S + 5)
             exactly_once(south, "north.orders", 3, backlog["north"])
             exactly_once(north, "south.orders", 3, backlog["south"])
+
+
+def test_a_topic_that_appears_while_the_jvm_starts_is_synced_and_positioned_before_the_session(
+        wan_env, artifacts, tmp_path):
+    """In a chain the next hop's topics appear on its source a second into its start, made by the
+    process upstream. They are created on the target and their resume positions read beside the
+    JVM's start, so the first query does not wait for that after the session (the chain's
+    relay->core flow did: its first query 3.1 s after the session, 2026-11-28)."""
+    east, west = wan_env.cluster("east"), wan_env.cluster("west")
+    topic = unique_topic("appears")
+    setup = ReplicationSetup(env=wan_env, flows=[FlowSpec("east", "west", topics=[topic])],
+                             workdir=tmp_path / "replicator")
+    repl = PySparkReplicator(setup, mode="realtime", artifacts=artifacts)
+    (node,) = repl.nodes
+    started = threading.Thread(target=repl.start, name="replicator start")
+    started.start()
+    try:
+        # logged after the first topic sync (which found nothing) and before the session exists
+        wait_for(lambda: node.log_path.exists() and "starting Spark (" in node.log_path.read_text(), 120,
+                 "the replicator's first topic sync")
+        assert "Spark session ready" not in node.log_path.read_text()
+        east.create_topics([NewTopic(topic, 2, 1)])
+        values = [f"appeared-{i}".encode() for i in range(50)]
+        produce(east.bootstrap, topic, values)
+        started.join()
+        assert repl.running
+        (start,) = repl.start_times()
+        assert start["positions_s"] is not None and start["positions_s"] <= start["spark_session_s"], start
+        exactly_once(west, repl.remote_topic("east", topic), 2, values)
+    finally:
+        started.join()
+        repl.stop()
