@@ -458,23 +458,22 @@ class Replicator:
         self.prometheus: MetricsServer | None = None
 
     def _prepare_flows(self, session_ready: threading.Event) -> None:
-        """Each flow's first start offsets (``FlowRuntime.prepare_start``); a failure leaves them to ``tick``.
+        """Each flow's first start offsets (``FlowRuntime.prepare_start``), tried every 0.5 s until the session is ready.
 
-        A flow whose first sync found nothing to copy looks again every half second until the
-        session is ready: in a chain the next hop's topics appear on its source only once the
-        process upstream made them, a second into its own start. Found while the JVM starts,
-        they are created on the target and their positions read by the time the session is
-        (forwarding chain, 2026-11-28: relay->core synced only after the session, and its first
-        query started 3.1-3.3 s after it, against 2.1 s for edge->relay, which had synced ahead).
-        """
+        A flow whose first sync found nothing looks again meanwhile: in a chain the next hop's
+        topics appear a second into the start, made by the process upstream (relay->core synced
+        only after the session, its first query 3.1-3.3 s after it: edge->relay's 2.1 s, 2026-11-28)."""
         waiting = list(self.flows)
         while waiting:
             for fr in list(waiting):
-                if not fr.topics:
-                    fr._guard("topic sync ahead", fr._sync_topics)
-                if fr.topics:
-                    fr._guard("reading resume positions ahead", fr.prepare_start)
-                    waiting.remove(fr)
+                try:
+                    if not fr.topics:
+                        fr._sync_topics()
+                    if fr.topics:
+                        fr.prepare_start()
+                        waiting.remove(fr)
+                except Exception as e:  # e.g. a remote topic created a moment ago has no leader yet
+                    log.info("flow %s: reading resume positions ahead: %s (again in 0.5 s)", fr.name, e)
             if session_ready.wait(0.5):
                 return
 
