@@ -221,11 +221,10 @@ class FlowRuntime:
     def prepare_start(self) -> None:
         """Before the Spark session exists, after the first topic sync: the first query's start offsets.
 
-        Called once per process, beside the JVM's start (``Replicator.run``), so Kafka metadata and
-        the resume reads cost no time of their own. Nothing of this process has written yet, so
-        the positions cannot move before the query starts; ``_start`` uses them only if the
-        topics and partitions are still the same by then.
-        """
+        Called beside the JVM's start (``Replicator._prepare_flows``; again if its topics change), so
+        Kafka metadata and the resume reads cost no time of their own. Nothing of this process has
+        written yet, so the positions cannot move before the query starts; ``_start`` uses them
+        only if the topics and partitions are still the same by then."""
         if self.topics:
             self._prepared = (self.topics, dict(self.partitions), self._start_offsets())
             self.clock.mark("positions")
@@ -241,17 +240,16 @@ class FlowRuntime:
         next tick retries), never falls back to a guess that would copy twice or skip.
         """
         prepared, self._prepared = self._prepared, None
-        if prepared is not None and prepared[:2] == (self.topics, self.partitions) and not self._settle_before_start:
-            offsets = prepared[2]
-        else:
-            offsets = self._start_offsets()
+        ahead = prepared is not None and prepared[:2] == (self.topics, self.partitions) and not self._settle_before_start
+        offsets = prepared[2] if ahead else self._start_offsets()
         shutil.rmtree(self.checkpoint_dir, ignore_errors=True)
         self.query = start_query(spark, replace(self.plan(), starting_offsets=offsets))
         self._settle_before_start = True  # from now on, a stop leaves writes in flight
         self.status.query_starts += 1
         self.status.live = False
         self.clock.mark("first_query")
-        log.info("flow %s: replicating %s (%s mode) from %s", self.name, list(self.topics), self.flow.mode, offsets)
+        log.info("flow %s: replicating %s (%s mode) from %s%s", self.name, list(self.topics), self.flow.mode, offsets,
+                 " (positions read ahead)" if ahead else "")
         if self._warmed is None:  # real time: its slots have headroom for the warm-up's tasks
             self._warmed = threading.Event()
             if self._records_warm_up():
@@ -458,22 +456,24 @@ class Replicator:
         self.prometheus: MetricsServer | None = None
 
     def _prepare_flows(self, session_ready: threading.Event) -> None:
-        """Each flow's first start offsets (``FlowRuntime.prepare_start``), tried every 0.5 s until the session is ready.
+        """Each flow's first start offsets (``FlowRuntime.prepare_start``), its topics synced every 0.5 s until the session is ready.
 
-        A flow whose first sync found nothing looks again meanwhile: in a chain the next hop's
-        topics appear a second into the start, made by the process upstream (relay->core synced
-        only after the session, its first query 3.1-3.3 s after it: edge->relay's 2.1 s, 2026-11-28)."""
-        waiting = list(self.flows)
-        while waiting:
-            for fr in list(waiting):
+        In a chain the next hop's topics appear a second into the start, made by the process
+        upstream: synced only after the session, relay->core's first query started 2.5-3.3 s after
+        it, against 2.0-2.1 s for edge->relay, which had its topics at its first sync (2026-11-28)."""
+        prepared: set[str] = set()
+        synced = True  # Replicator.run synced every flow just before
+        while True:
+            for fr in self.flows:
                 try:
-                    if not fr.topics:
-                        fr._sync_topics()
-                    if fr.topics:
+                    if not synced and fr._sync_topics():
+                        prepared.discard(fr.name)  # a topic appeared: its positions are read again
+                    if fr.topics and fr.name not in prepared:
                         fr.prepare_start()
-                        waiting.remove(fr)
+                        prepared.add(fr.name)
                 except Exception as e:  # e.g. a remote topic created a moment ago has no leader yet
                     log.info("flow %s: reading resume positions ahead: %s (again in 0.5 s)", fr.name, e)
+            synced = False
             if session_ready.wait(0.5):
                 return
 

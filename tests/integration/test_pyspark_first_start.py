@@ -49,15 +49,16 @@ def test_first_active_active_start_copies_each_backlog_record_once_each_way(arti
             exactly_once(north, "south.orders", 3, backlog["south"])
 
 
-def test_a_topic_that_appears_while_the_jvm_starts_is_synced_and_positioned_before_the_session(
+def test_topics_that_appear_while_the_jvm_starts_are_synced_and_positioned_before_the_session(
         wan_env, artifacts, tmp_path):
     """In a chain the next hop's topics appear on its source a second into its start, made by the
-    process upstream. They are created on the target and their resume positions read beside the
-    JVM's start, so the first query does not wait for that after the session (the chain's
-    relay->core flow did: its first query 3.1 s after the session, 2026-11-28)."""
+    process upstream, one after another (its remote topic, then its heartbeats). They are created
+    on the target and their resume positions read beside the JVM's start, so the first query
+    starts from them instead of reading them after the session (the chain's relay->core flow did:
+    its first query 2.5-3.3 s after the session, 2026-11-28)."""
     east, west = wan_env.cluster("east"), wan_env.cluster("west")
-    topic = unique_topic("appears")
-    setup = ReplicationSetup(env=wan_env, flows=[FlowSpec("east", "west", topics=[topic])],
+    first, second = unique_topic("appears"), unique_topic("appears-later")
+    setup = ReplicationSetup(env=wan_env, flows=[FlowSpec("east", "west", topics=["appears-.*"])],
                              workdir=tmp_path / "replicator")
     repl = PySparkReplicator(setup, mode="realtime", artifacts=artifacts)
     (node,) = repl.nodes
@@ -67,15 +68,21 @@ def test_a_topic_that_appears_while_the_jvm_starts_is_synced_and_positioned_befo
         # logged after the first topic sync (which found nothing) and before the session exists
         wait_for(lambda: node.log_path.exists() and "starting Spark (" in node.log_path.read_text(), 120,
                  "the replicator's first topic sync")
+        east.create_topics([NewTopic(first, 2, 1)])
+        time.sleep(1)  # found by the next look, half a second on: the second one comes after it
+        east.create_topics([NewTopic(second, 1, 1)])
         assert "Spark session ready" not in node.log_path.read_text()
-        east.create_topics([NewTopic(topic, 2, 1)])
         values = [f"appeared-{i}".encode() for i in range(50)]
-        produce(east.bootstrap, topic, values)
+        produce(east.bootstrap, first, values)
+        produce(east.bootstrap, second, values)
         started.join()
         assert repl.running
         (start,) = repl.start_times()
         assert start["positions_s"] is not None and start["positions_s"] <= start["spark_session_s"], start
-        exactly_once(west, repl.remote_topic("east", topic), 2, values)
+        first_query = next(line for line in node.log_path.read_text().splitlines() if "east->west: replicating" in line)
+        assert first in first_query and second in first_query and "(positions read ahead)" in first_query, first_query
+        exactly_once(west, repl.remote_topic("east", first), 2, values)
+        exactly_once(west, repl.remote_topic("east", second), 1, values)
     finally:
         started.join()
         repl.stop()
