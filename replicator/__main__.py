@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None, default_jars: Callable[[], list[Path]] |
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    from replicator.app import Replicator
+    from replicator.process import Replicator
     from replicator.prometheus import MetricsPortTaken
     try:
         Replicator(config, Path(args.workdir), jars).run(stop)
