@@ -28,15 +28,15 @@ BACKLOG = [f"before-start-{i}".encode() for i in range(60)]  # in CONFIG_TOPIC b
 
 
 @pytest.fixture(scope="module")
-def repl(wan_env, artifacts):
-    east = wan_env.cluster("east")
+def repl(first_start_env, artifacts):
+    east = first_start_env.cluster("east")
     east.create_topics([NewTopic(CONFIG_TOPIC, 3, 1, config={"retention.ms": "7200000", "min.insync.replicas": "1",
                                                                "cleanup.policy": "delete"})])
     produce(east.bootstrap, CONFIG_TOPIC, BACKLOG, partition=lambda i: i % 3)
-    setup = ReplicationSetup(env=wan_env, flows=[
+    setup = ReplicationSetup(env=first_start_env, flows=[
         FlowSpec("east", "west", topics=TOPICS, settings={"sync.group.offsets.enabled": "true"}),
         FlowSpec("west", "east", topics=TOPICS),
-    ], workdir=wan_env.workdir / "pyspark-replicator")
+    ], workdir=first_start_env.workdir / "pyspark-replicator")
     r = PySparkReplicator(setup, artifacts=artifacts)
     with r:
         yield r
