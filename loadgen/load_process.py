@@ -3,8 +3,9 @@
 Runs Locust from Python (``Environment``, ``create_local_runner``) in this process only, so
 gevent's monkey-patching never reaches the harness or Spark. Stops after ``duration_s`` or
 on SIGTERM/SIGINT: producers get ``flush_timeout_s`` to collect their acks, what is still
-pending is recorded as uncertain, and a final stats summary is written. Exit code 0 for a
-clean stop, 1 when the load could not run.
+pending is recorded as uncertain, and a final stats summary is written. On SIGUSR1 (its
+cluster is lost: ``LoadRunner.abandon``) they get no time: every pending send is uncertain at
+once. Exit code 0 for a clean stop, 1 when the load could not run.
 """
 
 import locust  # noqa: F401  (first: gevent must patch the process before anything else runs)
@@ -51,6 +52,11 @@ class HeadlessLoad:
             log.info("stopping: %s", reason)
             self._stop.set()
 
+    def abandon(self) -> None:
+        """Stop without waiting for acks: the cluster is gone, and retries must not find another one."""
+        self.session.abandoned = True
+        self.request_stop("SIGUSR1: the cluster is lost; pending sends are left uncertain")
+
     def _write_stats(self, **kw) -> None:
         self.session.write_stats(self.env, self.stats_path, **kw)
 
@@ -81,6 +87,7 @@ class HeadlessLoad:
         """Run to the end; returns the process exit code."""
         for sig in (signal.SIGTERM, signal.SIGINT):
             gevent.signal_handler(sig, self.request_stop, signal.Signals(sig).name)
+        gevent.signal_handler(signal.SIGUSR1, self.abandon)
         self._write_stats(state="starting")
         try:
             check_producer_settings(self.spec)

@@ -232,6 +232,7 @@ class LoadSession:
         self.clients: list[ProducerClient] = []
         self._connected_ahead: list[ProducerClient] = []  # made before the release, handed out first
         self.connected_ahead = 0  # of those, how many got their topics' metadata
+        self.abandoned = False  # the cluster is lost: stopping waits for no ack
         self.started_ts_ms: int | None = None
         self._started_mono: float | None = None
         self._stopping_mono: float | None = None
@@ -294,6 +295,10 @@ class LoadSession:
                 return False
         return True
 
+    def flush_deadline(self) -> float:
+        """Until when a stopping producer waits for its acks (monotonic): none once abandoned."""
+        return time.monotonic() + (0.0 if self.abandoned else self.spec.flush_timeout_s)
+
     def flush_histories(self) -> None:
         self.acked.flush()
         self.uncertain.flush()
@@ -312,7 +317,7 @@ class LoadSession:
         if self.closed:
             return
         self.mark_stopping()
-        deadline = time.monotonic() + self.spec.flush_timeout_s
+        deadline = self.flush_deadline()
         try:
             # Users drain their own producers in on_stop; this catches any that did not.
             for c in [*self.clients, *self._connected_ahead]:
@@ -461,7 +466,7 @@ class KafkaProducerUser(User):
             return
         # Runs inside the greenlet being stopped; Locust waits for it to finish. The session
         # is not marked stopping here: a ramp-down in the web UI stops some users only.
-        self.client.close(time.monotonic() + session.spec.flush_timeout_s, gevent.sleep)
+        self.client.close(session.flush_deadline(), gevent.sleep)
 
 
 # --------------------------------------------------------------------------- locust CLI

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import signal
 import sys
 import time
 from pathlib import Path
@@ -140,6 +141,20 @@ class LoadRunner:
         """SIGTERM (the process drains its producers), SIGKILL after the grace period."""
         if self._proc is not None:
             self._proc.stop(timeout_s)
+        return self.stats()
+
+    def abandon(self, timeout_s: float | None = None) -> LoadStats | None:
+        """SIGUSR1: its cluster is lost. The process stops at once without waiting for acks (its
+        pending sends are recorded as uncertain) and is gone when this returns.
+
+        An unplanned failover abandons the lost site's producers before the stable address moves
+        to DR: a producer that drained on SIGTERM went on retrying, found the address pointing at
+        DR and delivered its retries there under a producer id of the lost cluster. DR's broker
+        took them, and DR's own first idempotent producer, given the same id by DR, was refused
+        as out of sequence and produced nothing (active-passive-failback with MM2, all three runs
+        of the 2026-11-29 bench)."""
+        if self._proc is not None:
+            self._proc.stop(timeout_s, sig=signal.SIGUSR1)
         return self.stats()
 
     def kill(self) -> None:

@@ -83,12 +83,12 @@ class ManagedProcess:
             except ProcessLookupError:
                 pass
 
-    def terminate(self) -> None:
-        """SIGTERM to the process itself: it shuts its own children down in order (e.g. the
-        replicator stops its Spark queries before Spark's JVM goes)."""
+    def terminate(self, sig: int = signal.SIGTERM) -> None:
+        """SIGTERM (or ``sig``) to the process itself: it shuts its own children down in order (e.g.
+        the replicator stops its Spark queries before Spark's JVM goes)."""
         if self.running:
             try:
-                os.kill(self._popen.pid, signal.SIGTERM)
+                os.kill(self._popen.pid, sig)
             except ProcessLookupError:
                 pass
 
@@ -109,15 +109,16 @@ class ManagedProcess:
         if self._group_alive():
             self._signal(signal.SIGKILL)
 
-    def stop(self, timeout_s: float | None = None) -> None:
-        """SIGTERM, then SIGKILL after the grace period; a no-op when not running."""
+    def stop(self, timeout_s: float | None = None, sig: int = signal.SIGTERM) -> None:
+        """SIGTERM (or ``sig``, a stop the process knows another way to do), then SIGKILL after the
+        grace period; a no-op when not running."""
         if not self.running:
             self._close_log()
             return
         if self.paused:  # a stopped process cannot act on SIGTERM
             self._signal(signal.SIGCONT)
             self.paused = False
-        self.terminate()
+        self.terminate(sig)
         try:
             self._popen.wait(timeout=self.stop_timeout_s if timeout_s is None else timeout_s)
         except subprocess.TimeoutExpired:

@@ -254,24 +254,25 @@ def unplanned(ctx: DrillContext, step: Failover) -> str:
                 link.partition()
     ctx.abandoned.add(step.source)  # nothing more will come from it: no drain waits for it
     ctx.record(f"{step.source} lost ({step.how})", "failover", failure_ms, now_ms(), "ok")
+    producers = [s for s in ctx.producers if s.cluster == step.source and s.runner is not None and s.runner.running]
+    # The lost site's producers went down with it, in production. Stopped with SIGTERM they
+    # drained for up to 15 s, retrying through the stable address, and once it pointed at DR
+    # their retries landed there under a producer id of the lost cluster; DR's own producer,
+    # given the same id by DR, was then refused as out of sequence (MM2's failback runs,
+    # 2026-11-29). Abandoned (no wait for acks: what is pending is uncertain) they are gone
+    # in about a second, before the address moves; in parallel, one thread each.
+    t_stop = now_ms()
+    if producers:
+        with ThreadPoolExecutor(max_workers=len(producers), thread_name_prefix="failover-producers") as pool:
+            list(pool.map(lambda slot: slot.runner.abandon(10), producers))
+    ctx.record(f"stop producers on {step.source}", "failover", t_stop, now_ms(), "ok",
+               f"{len(producers)} abandoned")
     run_failover_runbook(ctx, step)  # the team's DNS switch or config push: part of the RTO
     repoint_stable_address(ctx, step.source, step.target)
-    producers = [s for s in ctx.producers if s.cluster == step.source and s.runner is not None and s.runner.running]
-    # Producers against a dead cluster take a while to give up (measured: 20 s for two), and the
-    # instances on the DR side do not wait for them: in production they went down with their data
-    # center. They stop in parallel, beside the consumers' move and the new producers' start.
-    old_runners = [s.runner for s in producers]
-    with ThreadPoolExecutor(max_workers=max(1, len(old_runners)), thread_name_prefix="failover-producers") as pool:
-        t_stop = now_ms()
-        stopping = [pool.submit(r.stop, 15) for r in old_runners]  # pending sends become uncertain
-        t = now_ms()
-        notes = move_consumers(ctx, step.source, step.target, failure_ms, commit=False)
-        ctx.record(f"move consumers to {step.target}", "failover", t, now_ms(), "ok", "; ".join(notes))
-        _restart_producers(ctx, producers, step.target)
-        for f in stopping:
-            f.result()
-        ctx.record(f"stop producers on {step.source}", "failover", t_stop, now_ms(), "ok",
-                   f"{len(old_runners)} stopped")
+    t = now_ms()
+    notes = move_consumers(ctx, step.source, step.target, failure_ms, commit=False)
+    ctx.record(f"move consumers to {step.target}", "failover", t, now_ms(), "ok", "; ".join(notes))
+    _restart_producers(ctx, producers, step.target)
     return f"{step.source} {'killed' if step.how == 'kill' else 'cut off'}; {len(notes)} group(s) moved to {step.target}"
 
 

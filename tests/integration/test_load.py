@@ -262,6 +262,37 @@ def test_sigterm_while_the_cluster_is_unreachable_records_pending_sends_as_uncer
     assert reasons == {"no ack before shutdown"}
 
 
+def test_an_abandoned_load_stops_without_waiting_for_acks_and_sends_nothing_after(wan_env, wan_link, tmp_path):
+    """What an unplanned failover does to the lost site's producers before the stable address moves."""
+    west = wan_env.cluster("west")
+    t = unique("load-abandon")
+    west.create_topics([NewTopic(t, 1, 1)])
+    # a flush timeout far longer than the stop may take: SIGTERM would wait all of it
+    spec = load_spec(west.wan_bootstrap("east"), [t], rate=300, flush_timeout_s=60)
+    spec = spec.model_copy(update={"cluster": "west"})
+    runner = LoadRunner(spec, tmp_path / "load")
+    try:
+        runner.start()
+        time.sleep(2)
+        wan_link.blackhole()
+        time.sleep(1.5)
+        started = time.monotonic()
+        stats = runner.abandon(30)
+        took = time.monotonic() - started
+        assert not runner.running
+    finally:
+        runner.kill()
+        wan_link.heal()
+    assert took < 15, f"abandon waited {took:.1f}s: it drained as on SIGTERM (flush timeout 60 s)"
+    assert runner.returncode == 0, runner.log_path.read_text()[-3000:]
+    assert stats.final and stats.pending_at_shutdown > 0 and stats.acked > 0
+    assert stats.stop_reason.startswith("SIGUSR1")
+    # the link is back: nothing of the abandoned process reaches the topic any more
+    time.sleep(2)
+    acked, uncertain = assert_ledger_matches_topic(runner, west.bootstrap, {t: 1}, exact=True)
+    assert (acked, uncertain) == (stats.acked, stats.failed + stats.pending_at_shutdown)
+
+
 def test_sigkill_mid_run_leaves_no_fabricated_ledger_entry(east, tmp_path):
     t = unique("load-kill")
     east.create_topics([NewTopic(t, 2, 1)])
