@@ -234,28 +234,36 @@ def test_sigterm_while_held_stops_at_once_having_sent_nothing(east, tmp_path):
     assert stats.sent == stats.acked == 0 and topic_end(east, t) == 0
 
 
-def test_sigterm_while_the_cluster_is_unreachable_records_pending_sends_as_uncertain(
-        wan_env, wan_link, tmp_path):
+def stop_while_cut_off(wan_env, wan_link, tmp_path, how: str, flush_timeout_s: float):
+    """A load from the east data center into west, through the WAN link, stopped ``how`` ("stop" or
+    "abandon") once the link is cut. Returns (runner, west, topic, stats, seconds the stop took);
+    the link is healed again when it returns."""
     west = wan_env.cluster("west")
     t = unique("load-hole")
     west.create_topics([NewTopic(t, 1, 1)])
-    # produce from the east data center, through the WAN link, then cut the link
-    spec = load_spec(west.wan_bootstrap("east"), [t], rate=300, flush_timeout_s=2)
-    spec = spec.model_copy(update={"cluster": "west"})
-    runner = LoadRunner(spec, tmp_path / "load")
+    spec = load_spec(west.wan_bootstrap("east"), [t], rate=300, flush_timeout_s=flush_timeout_s)
+    runner = LoadRunner(spec.model_copy(update={"cluster": "west"}), tmp_path / "load")
     try:
         runner.start()
         time.sleep(2)
         wan_link.blackhole()
         time.sleep(1.5)
         started = time.monotonic()
-        stats = runner.stop()
-        assert time.monotonic() - started < 15
+        stats = runner.stop() if how == "stop" else runner.abandon(30)
+        took = time.monotonic() - started
+        assert not runner.running
     finally:
         runner.kill()
         wan_link.heal()
     assert runner.returncode == 0, runner.log_path.read_text()[-3000:]
     assert stats.final and stats.pending_at_shutdown > 0 and stats.acked > 0
+    return runner, west, t, stats, took
+
+
+def test_sigterm_while_the_cluster_is_unreachable_records_pending_sends_as_uncertain(
+        wan_env, wan_link, tmp_path):
+    runner, west, t, stats, took = stop_while_cut_off(wan_env, wan_link, tmp_path, "stop", flush_timeout_s=2)
+    assert took < 15
     acked, uncertain = assert_ledger_matches_topic(runner, west.bootstrap, {t: 1}, exact=True)
     assert (acked, uncertain) == (stats.acked, stats.failed + stats.pending_at_shutdown)
     reasons = {u.error.split(" (")[0] for u in read_uncertain_sends(runner.uncertain_path)}
@@ -264,28 +272,9 @@ def test_sigterm_while_the_cluster_is_unreachable_records_pending_sends_as_uncer
 
 def test_an_abandoned_load_stops_without_waiting_for_acks_and_sends_nothing_after(wan_env, wan_link, tmp_path):
     """What an unplanned failover does to the lost site's producers before the stable address moves."""
-    west = wan_env.cluster("west")
-    t = unique("load-abandon")
-    west.create_topics([NewTopic(t, 1, 1)])
     # a flush timeout far longer than the stop may take: SIGTERM would wait all of it
-    spec = load_spec(west.wan_bootstrap("east"), [t], rate=300, flush_timeout_s=60)
-    spec = spec.model_copy(update={"cluster": "west"})
-    runner = LoadRunner(spec, tmp_path / "load")
-    try:
-        runner.start()
-        time.sleep(2)
-        wan_link.blackhole()
-        time.sleep(1.5)
-        started = time.monotonic()
-        stats = runner.abandon(30)
-        took = time.monotonic() - started
-        assert not runner.running
-    finally:
-        runner.kill()
-        wan_link.heal()
+    runner, west, t, stats, took = stop_while_cut_off(wan_env, wan_link, tmp_path, "abandon", flush_timeout_s=60)
     assert took < 15, f"abandon waited {took:.1f}s: it drained as on SIGTERM (flush timeout 60 s)"
-    assert runner.returncode == 0, runner.log_path.read_text()[-3000:]
-    assert stats.final and stats.pending_at_shutdown > 0 and stats.acked > 0
     assert stats.stop_reason.startswith("SIGUSR1")
     # the link is back: nothing of the abandoned process reaches the topic any more
     time.sleep(2)
