@@ -71,16 +71,17 @@ def submit_argv(deployment: SparkDeployment, master_url: str, jars: Sequence[Pat
 
 @dataclass
 class SubmittedDriver(ManagedProcess):
-    """spark-submit's JVM with the Python driver as its child; SIGTERM goes to the Python driver."""
+    """spark-submit's JVM with the Python driver as its child; SIGTERM (or ``sig``) goes to the Python
+    driver."""
 
-    def terminate(self) -> None:
+    def terminate(self, sig: int = signal.SIGTERM) -> None:
         if not self.running:
             return
         children = _children(self.pid)
         targets = [pid for pid in children if _is_python(pid)] or [self.pid]
         for pid in targets:
             try:
-                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, sig)
             except ProcessLookupError:
                 pass
 
