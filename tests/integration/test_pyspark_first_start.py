@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import NewTopic
@@ -55,26 +56,43 @@ def test_topics_that_appear_while_the_jvm_starts_are_synced_and_positioned_befor
     process upstream, one after another (its remote topic, then its heartbeats). They are created
     on the target and their resume positions read beside the JVM's start, so the first query
     starts from them instead of reading them after the session (the chain's relay->core flow did:
-    its first query 2.5-3.3 s after the session, 2026-11-28)."""
+    its first query 2.5-3.3 s after the session, 2026-11-28).
+
+    The driver JVM is held at its start until both topics were synced: on a quiet machine its
+    session was ready 2.1 s after "starting Spark", before the test had made the second topic (CI,
+    2026-11-29), and how slowly a JVM starts is not what this test is about."""
     east, west = wan_env.cluster("east"), wan_env.cluster("west")
     first, second = unique_topic("appears"), unique_topic("appears-later")
     setup = ReplicationSetup(env=wan_env, flows=[FlowSpec("east", "west", topics=["appears-.*"])],
                              workdir=tmp_path / "replicator")
     repl = PySparkReplicator(setup, mode="realtime", artifacts=artifacts)
     (node,) = repl.nodes
+    jvm_may_start = tmp_path / "jvm-may-start"
+    node.process.env["JAVA_HOME"] = str(held_java_home(tmp_path / "held-jdk", Path(artifacts.java), jvm_may_start))
+
+    def log_has(text: str) -> bool:
+        return node.log_path.exists() and text in node.log_path.read_text()
+
+    def synced(topic: str) -> bool:  # named only by "creating remote topics [...]"
+        return log_has(f"'{repl.remote_topic('east', topic)}'")
+
     started = threading.Thread(target=repl.start, name="replicator start")
     started.start()
     try:
         # logged after the first topic sync (which found nothing) and before the session exists
-        wait_for(lambda: node.log_path.exists() and "starting Spark (" in node.log_path.read_text(), 120,
-                 "the replicator's first topic sync")
+        wait_for(lambda: log_has("starting Spark ("), 120, "the replicator's first topic sync", interval_s=0.1)
         east.create_topics([NewTopic(first, 2, 1)])
-        time.sleep(1)  # found by the next look, half a second on: the second one comes after it
-        east.create_topics([NewTopic(second, 1, 1)])
-        assert "Spark session ready" not in node.log_path.read_text()
+        wait_for(lambda: synced(first), 30, f"{first} synced", interval_s=0.1)
+        east.create_topics([NewTopic(second, 1, 1)])  # found by a later look than the first one
+        wait_for(lambda: synced(second), 30, f"{second} synced", interval_s=0.1)
         values = [f"appeared-{i}".encode() for i in range(50)]
         produce(east.bootstrap, first, values)
         produce(east.bootstrap, second, values)
+        # positions are read in the look that synced a topic, or again every 0.5 s while its new
+        # remote topic has no leader: two seconds leave four looks
+        time.sleep(2)
+        assert not log_has("Spark session ready")
+        jvm_may_start.touch()
         started.join()
         assert repl.running
         (start,) = repl.start_times()
@@ -84,5 +102,16 @@ def test_topics_that_appear_while_the_jvm_starts_are_synced_and_positioned_befor
         exactly_once(west, repl.remote_topic("east", first), 2, values)
         exactly_once(west, repl.remote_topic("east", second), 1, values)
     finally:
+        jvm_may_start.touch()
         started.join()
         repl.stop()
+
+
+def held_java_home(home: Path, java: Path, gate: Path) -> Path:
+    """A JAVA_HOME whose ``bin/java`` waits until ``gate`` exists, then runs ``java``: Spark's
+    launch scripts run ``$JAVA_HOME/bin/java``, so the driver JVM starts when the test says."""
+    (home / "bin").mkdir(parents=True)
+    script = home / "bin" / "java"
+    script.write_text(f'#!/bin/sh\nwhile [ ! -e "{gate}" ]; do sleep 0.05; done\nexec "{java.resolve()}" "$@"\n')
+    script.chmod(0o755)
+    return home
