@@ -25,5 +25,6 @@ def pytest_addoption(parser):
     group.addoption("--run-slow", action="store_true", default=False, help="run tests marked slow (long drills)")
 
 
-# The run's own Allure report (results through allure-pytest, one single-file report at the end).
-pytest_plugins = ["reports.pytest_run_report"]
+# The run's own Allure report (results through allure-pytest, one single-file report at the end),
+# and the time per folder of tests/ printed at the end of every run.
+pytest_plugins = ["reports.pytest_run_report", "tests.suite_timing"]
