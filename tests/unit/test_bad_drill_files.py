@@ -8,7 +8,9 @@ The cases are those of issue 16 ("Silent drops", "Late errors", "Tracebacks", "A
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +30,11 @@ def _flow_setting(setting: str) -> str:
 
 def _step(step: str) -> str:
     return BASE + f"timeline:\n  - {{{step}}}\n"
+
+
+# Nine anchors, each nine aliases of the one before: 342 bytes, 490 million values once expanded.
+LAUGHS = "x-a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"x-{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,11 @@ CASES = [
         "'<<' merges a mapping", "<<: *b"),
     Bad("not UTF-8", BASE.encode() + b"# caf\xe9\n", "not a UTF-8 text file"),
     Bad("a folder", "", "this is a folder"),
+    # --- the reader's caps: a file that would take the machine down ------------------
+    Bad("billion laughs", BASE + LAUGHS, "a drill file holds at most 10,000"),
+    Bad("above one MiB", BASE + "#" * 1024 * 1024 + "\n", "a drill file is at most 1,048,576 bytes (1 MiB)"),
+    Bad("nested 3000 deep", BASE + "x-deep: " + "[" * 3000 + "]" * 3000 + "\n", "nested more than 50 levels deep",
+        "x-deep: [[["),
     # --- accepted nonsense ------------------------------------------------------------
     Bad("infinite duration", BASE.replace("duration: 30s", "duration: .inf"), "not a finite number", "duration: .inf"),
     Bad("infinite rate", BASE.replace("rate: 100", "rate: .inf"), "finite number", "rate: .inf"),
@@ -268,3 +280,27 @@ def test_run_warns_when_the_file_s_replicator_ignores_its_mode(tmp_path, capsys,
     with pytest.raises(Started):
         cli.main(["run", str(path), "--out", str(tmp_path / "out")])
     assert "warning: replication.mode: mode applies to the pyspark replicator only" in capsys.readouterr().err
+
+
+def _timed_validate(path: Path) -> tuple[subprocess.CompletedProcess, float]:
+    """``mirrordrill validate PATH`` in its own process, and the CPU seconds it took: a bomb that got
+    through could take this process down, and the timeout stops one that would hang. CPU time, not
+    wall time: the machine's other work would otherwise weigh on one run and not the other."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "validate", str(path)], capture_output=True,
+                          text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return done, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def test_a_billion_laughs_file_is_answered_as_fast_as_a_clean_one(tmp_path):
+    clean, bomb = tmp_path / "clean.yaml", tmp_path / "bomb.yaml"
+    clean.write_text(BASE)
+    bomb.write_text(BASE + LAUGHS)
+    ok, clean_s = _timed_validate(clean)
+    assert ok.returncode == cli.EXIT_OK, ok.stderr
+    refused, bomb_s = _timed_validate(bomb)
+    assert refused.returncode == cli.EXIT_USAGE, refused.stderr
+    [line] = refused.stderr.strip().splitlines()  # one plain line, no traceback
+    assert line.startswith(f"{bomb}: (syntax): the file holds 490,329,") and "at most 10,000" in line, line
+    assert bomb_s < clean_s + 0.5, (bomb_s, clean_s)
