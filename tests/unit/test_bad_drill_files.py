@@ -28,6 +28,11 @@ def _flow_setting(setting: str) -> str:
     return BASE.replace("      topics: [orders]\n", f"      topics: [orders]\n      settings: {{{setting}}}\n", 1)
 
 
+def _broker_props(entry: str) -> str:
+    return BASE.replace("  primary: {brokers: 1}\n", f"  primary:\n    brokers: 1\n    broker_properties:\n"
+                                                       f"      {entry}\n", 1)
+
+
 def _step(step: str) -> str:
     return BASE + f"timeline:\n  - {{{step}}}\n"
 
@@ -140,6 +145,37 @@ CASES = [
         BASE.replace("replication:\n", COMMAND, 1).replace("topics: [orders]}\n", "topics: [orders], "
                                                             "failover_strategy: checkpoint}\n") + FAILOVER,
         "a 'checkpoint' failover cannot run", "group: billing"),
+    # --- broker settings the harness owns ------------------------------------------------
+    Bad("listeners on every interface", _broker_props("listeners: 'PLAINTEXT://0.0.0.0:9092'"),
+        "listeners is set by mirrordrill (the harness owns listeners: it binds 127.0.0.1 and the WAN proxies)",
+        "listeners: 'PLAINTEXT"),
+    Bad("advertised listeners", _broker_props("advertised.listeners: 'PLAINTEXT://kafka-1:9092'"),
+        "advertised.listeners is set by mirrordrill", "advertised.listeners"),
+    Bad("a listener's own setting", _broker_props("listener.name.local.ssl.client.auth: none"),
+        "the harness owns listeners", "listener.name.local"),
+    Bad("controller quorum", _broker_props("controller.quorum.voters: '1@127.0.0.1:9093'"),
+        "controller.quorum.voters is set by mirrordrill (the harness owns each broker's KRaft identity",
+        "controller.quorum.voters"),
+    Bad("process roles", _broker_props("process.roles: broker"), "process.roles is set by mirrordrill", "process.roles"),
+    Bad("node id", _broker_props("node.id: 7"), "node.id is set by mirrordrill", "node.id"),
+    Bad("broker id", _broker_props("broker.id: 7"), "broker.id is set by mirrordrill", "broker.id"),
+    Bad("data folder", _broker_props("log.dirs: /var/lib/kafka"), "the harness owns each broker's data folder",
+        "log.dirs"),
+    Bad("metadata folder", _broker_props("metadata.log.dir: /tmp/meta"), "metadata.log.dir is set by mirrordrill",
+        "metadata.log.dir"),
+    Bad("inter-broker protocol", _broker_props("security.inter.broker.protocol: SSL"),
+        "security.inter.broker.protocol is set by mirrordrill", "security.inter.broker"),
+    Bad("TLS on a secure cluster", BASE.replace("  primary: {brokers: 1}\n", "  primary:\n    brokers: 1\n"
+                                                "    security: {protocol: SSL}\n"
+                                                "    broker_properties: {ssl.client.auth: none}\n"),
+        "the harness owns TLS and SASL on a cluster with security", "broker_properties: {ssl.client.auth"),
+    Bad("a non-loopback address in a value", _broker_props("sasl.oauthbearer.jwks.endpoint.url: "
+                                                           "'https://idp.example.com/keys'"),
+        "names idp.example.com, which is not loopback", "sasl.oauthbearer"),
+    Bad("every interface in a value", _broker_props("some.bind.address: '0.0.0.0'"), "names 0.0.0.0, which is not",
+        "some.bind.address"),
+    Bad("an empty host in a value", _broker_props("some.endpoint: 'PLAINTEXT://:9092'"),
+        "names (every interface), which is not loopback", "some.endpoint"),
     # --- expectations read as limits --------------------------------------------------
     Bad("negative limit", BASE + "expectations:\n  lost: '<= -1'\n", "never holds", "lost: '<= -1'"),
     Bad("fractional count", BASE + "expectations:\n  lost: '<= 0.5'\n", "whole number", "lost: '<= 0.5'"),
