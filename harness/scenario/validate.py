@@ -19,6 +19,7 @@ from harness.scenario.model import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICAT
 from harness.scenario.plain_errors import did_you_mean, either, plain_message
 from harness.scenario.preflight import replication_problems
 from harness.scenario.profile import apply_profile
+from harness.scenario.topic_names import topic_name_problems
 from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
 
 
@@ -228,6 +229,7 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
         known(("stable_address", "points_to"), s.stable_address.points_to)
     existing_cluster_problems(s, bad)
     broker_property_problems(s, bad)
+    topic_name_problems(s, bad)
 
     facts = TimelineFacts(scenario=s, links=frozenset(links), flows=frozenset(flows),
                           topics={c: frozenset(names) for c, names in topics.items()},

@@ -28,6 +28,32 @@ def _flow_setting(setting: str) -> str:
     return BASE.replace("      topics: [orders]\n", f"      topics: [orders]\n      settings: {{{setting}}}\n", 1)
 
 
+def _topic(name: str) -> str:
+    """BASE with a second topic on primary."""
+    return BASE.replace("replication:\n", f"  - name: {name}\n    cluster: primary\n  - {{name: my_events, "
+                                            "cluster: primary}\nreplication:\n", 1)
+
+
+def _all_topics(text: str) -> str:
+    """The flow copies every topic of primary."""
+    return text.replace("      target: dr\n      topics: [orders]\n", "      target: dr\n      topics: ['.*']\n", 1)
+
+
+CHAIN = """\
+name: chain
+clusters: {primary: {brokers: 1}, dr: {brokers: 1}, c: {brokers: 1}}
+topics:
+  - {name: NAME, cluster: primary}
+replication:
+  flows:
+    - {source: primary, target: dr}
+    - {source: dr, target: c}
+load:
+  producers:
+    - {cluster: primary, topics: [NAME], rate: 10}
+"""
+
+
 def _broker_props(entry: str) -> str:
     return BASE.replace("  primary: {brokers: 1}\n", f"  primary:\n    brokers: 1\n    broker_properties:\n"
                                                        f"      {entry}\n", 1)
@@ -145,6 +171,28 @@ CASES = [
         BASE.replace("replication:\n", COMMAND, 1).replace("topics: [orders]}\n", "topics: [orders], "
                                                             "failover_strategy: checkpoint}\n") + FAILOVER,
         "a 'checkpoint' failover cannot run", "group: billing"),
+    # --- Kafka's topic-name rules -------------------------------------------------------
+    Bad("a space in a topic name", BASE.replace("name: orders, cluster: primary", "name: 'new orders', cluster: primary"),
+        "topic 'new orders' has ' '; Kafka allows only letters, digits, '.', '_' and '-'; rename it", "name: 'new orders'"),
+    Bad("a topic named '..'", _topic("'..'"), "topic '..' is '.' or '..', which Kafka refuses", "name: '..'"),
+    Bad("a topic name of 250 characters", _topic("t" * 250), "is 250 characters; Kafka allows at most 249",
+        "name: ttt"),
+    Bad("an empty topic name", _topic("''"), "topic '' is empty", "name: ''"),
+    Bad("create_topic with a slash", _step("at: 5s, do: create_topic, cluster: primary, topic: 'a/b'"),
+        "topic 'a/b' has '/'", "topic: 'a/b'"),
+    Bad("two topics that differ by '.' and '_'", _topic("my.events"), "topic 'my_events' collides on primary "
+        "with topic 'my.events': Kafka treats '.' and '_' alike", "name: my_events"),
+    Bad("a remote topic that collides with a declared one",
+        BASE.replace("replication:\n", "  - {name: primary_orders, cluster: dr}\nreplication:\n", 1),
+        "remote topic 'primary.orders' (flow primary->dr, from 'orders') collides on dr with topic 'primary_orders'",
+        "- source: primary"),
+    Bad("a remote topic of 250 characters", _all_topics(_topic("t" * 242)),
+        f"remote topic 'primary.{'t' * 242}' (flow primary->dr, from '{'t' * 242}') is 250 characters", "- source: primary"),
+    Bad("a remote topic of a chain of 250 characters", CHAIN.replace("NAME", "t" * 239),
+        f"remote topic 'dr.primary.{'t' * 239}' (flow dr->c, from 'primary.{'t' * 239}') is 250 characters",
+        "- {source: dr, target: c"),
+    Bad("a separator Kafka refuses", BASE.replace("replication:\n", "replication:\n  separator: '/'\n", 1),
+        "separator '/' goes into every remote topic's name, which then has '/'", "separator: '/'"),
     # --- broker settings the harness owns ------------------------------------------------
     Bad("listeners on every interface", _broker_props("listeners: 'PLAINTEXT://0.0.0.0:9092'"),
         "listeners is set by mirrordrill (the harness owns listeners: it binds 127.0.0.1 and the WAN proxies)",
