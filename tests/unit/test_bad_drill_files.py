@@ -193,6 +193,40 @@ CASES = [
         "- {source: dr, target: c"),
     Bad("a separator Kafka refuses", BASE.replace("replication:\n", "replication:\n  separator: '/'\n", 1),
         "separator '/' goes into every remote topic's name, which then has '/'", "separator: '/'"),
+    # --- upper bounds one machine can run, said with the limit ---------------------------
+    Bad("seven brokers", BASE.replace("primary: {brokers: 1}", "primary: {brokers: 7}"),
+        "at most 5 brokers per cluster (each is a JVM on this machine); got 7", "primary: {brokers: 7}"),
+    Bad("a broker heap of 100 GB", BASE.replace("primary: {brokers: 1}", "primary: {brokers: 1, heap_mb: 100000}"),
+        "at most 8,192 MB of heap per broker; got 100,000", "heap_mb: 100000"),
+    Bad("nine clusters", BASE.replace("  dr: {brokers: 1}\n", "  dr: {brokers: 1}\n" + "".join(
+        f"  c{i}: {{brokers: 1}}\n" for i in range(7))), "at most 8 clusters in one drill; got 9", "clusters:"),
+    Bad("5000 partitions", BASE.replace("partitions: 3", "partitions: 5000"), "at most 1,000 partitions per topic; "
+        "got 5,000", "partitions: 5000"),
+    Bad("create_topic with 2000 partitions", _step("at: 5s, do: create_topic, cluster: primary, topic: audit, "
+                                                   "partitions: 2000"), "at most 1,000 partitions per topic", "do: create"),
+    Bad("add_partitions to 5000", _step("at: 5s, do: add_partitions, cluster: primary, topic: orders, "
+                                        "partitions: 5000"), "at most 1,000 partitions per topic", "do: add_partitions"),
+    Bad("11,000 partitions on one cluster", BASE.replace("replication:\n", "".join(
+        f"  - {{name: t{i}, cluster: dr, partitions: 1000}}\n" for i in range(11)) + "replication:\n", 1),
+        "the topics of dr add up to 11,000 partitions; at most 10,000 per cluster", "name: t10"),
+    Bad("a million records/s", BASE.replace("rate: 100", "rate: 1000000"),
+        "at most 100,000 records/s per producer; got 1,000,000", "rate: 1000000"),
+    Bad("a backlog of 20 million", BASE.replace("load:\n", "load:\n  backlog:\n    - {cluster: primary, topic: orders, "
+                                                "records: 20000000}\n", 1),
+        "at most 10,000,000 records per backlog; got 20,000,000", "records: 20000000"),
+    Bad("51 producers", BASE.replace("  producers:\n", "  producers:\n" + "    - {cluster: primary, topics: [orders], "
+                                     "rate: 1}\n" * 50, 1), "at most 50 producers in one drill; got 51", "producers:"),
+    Bad("a day and an hour of load", BASE.replace("duration: 30s", "duration: 25h"),
+        "at most 24h (86,400 s) of load; got 90,000 s", "duration: 25h"),
+    Bad("a drain of a week", BASE + "drain_timeout: 168h\n", "at most 6h (21,600 s) for one wait; got 604,800 s",
+        "drain_timeout: 168h"),
+    Bad("a wait_drain of 7 hours", _step("at: 5s, do: wait_drain, timeout: 7h"), "at most 6h (21,600 s) for one wait",
+        "do: wait_drain"),
+    Bad("a runbook command of 7 hours", _step("at: 5s, do: runbook, command: [true], timeout: 7h"),
+        "at most 6h (21,600 s) for one wait", "do: runbook"),
+    Bad("a minute and a half of latency", BASE.replace("  - between: [primary, dr]\n",
+                                                       "  - {between: [primary, dr], latency_ms: 90000}\n"),
+        "at most 60,000 ms of latency on a link; got 90,000", "latency_ms: 90000"),
     # --- broker settings the harness owns ------------------------------------------------
     Bad("listeners on every interface", _broker_props("listeners: 'PLAINTEXT://0.0.0.0:9092'"),
         "listeners is set by mirrordrill (the harness owns listeners: it binds 127.0.0.1 and the WAN proxies)",
