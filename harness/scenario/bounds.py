@@ -86,3 +86,45 @@ def cluster_partition_problems(s: Scenario, bad: Report) -> None:
             bad(path, f"the topics of {cluster} add up to {_number(total)} partitions; at most "
                       f"{_number(MAX_CLUSTER_PARTITIONS)} per cluster, which one machine's brokers serve: "
                       "use fewer topics or partitions")
+
+
+# Kafka's own limits on one record, unless a drill raises them (producer, topic or broker setting).
+KAFKA_MAX_REQUEST_BYTES = 1_048_576  # the producer's max.request.size
+KAFKA_MAX_MESSAGE_BYTES = 1_048_588  # the broker's message.max.bytes, a topic's max.message.bytes
+RECORD_OVERHEAD = 1024  # the key and the record and batch headers around a value, at most
+
+
+def _int_setting(settings: dict, key: str) -> int | None:
+    try:
+        return int(str(settings[key]).strip())
+    except (KeyError, ValueError):
+        return None  # unset, or not a number (the settings' own check says so)
+
+
+def _record_limit(s: Scenario, producer: Any) -> tuple[int, str]:
+    """The most bytes one record of ``producer`` may take, and the setting that says so."""
+    limits = [(_int_setting(producer.settings, "max.request.size") or KAFKA_MAX_REQUEST_BYTES,
+               "the producer's max.request.size (settings)")]
+    cluster = s.clusters.get(producer.cluster)
+    broker = _int_setting(cluster.broker_properties, "message.max.bytes") if cluster else None
+    for t in s.topics:
+        if t.cluster == producer.cluster and t.name in producer.topics:
+            topic = _int_setting(t.config, "max.message.bytes")
+            limits.append((topic, f"topic {t.name}'s max.message.bytes (config)") if topic else
+                          (broker or KAFKA_MAX_MESSAGE_BYTES, f"the brokers' message.max.bytes (broker_properties of "
+                                                              f"{producer.cluster}), or topic {t.name}'s max.message.bytes"))
+    return min(limits)
+
+
+def record_size_problems(s: Scenario, bad: Report) -> None:
+    """Records a producer writes that Kafka would refuse as too large (RecordTooLargeException)."""
+    for i, p in enumerate(s.load.producers):
+        size = p.record_size
+        largest = (size.fixed if size.fixed is not None else size.uniform[1] if size.uniform is not None
+                   else round(size.normal[0] + 6 * size.normal[1]))  # beyond 6 sd: never drawn
+        limit, setting = _record_limit(s, p)
+        if largest + RECORD_OVERHEAD > limit:
+            bad(("load", "producers", i, "record_size"),
+                f"records of up to {_number(largest)} bytes, with about {_number(RECORD_OVERHEAD)} bytes of key and "
+                f"headers, exceed the {_number(limit)} bytes Kafka takes by {setting}; write at most "
+                f"{_number(limit - RECORD_OVERHEAD)} bytes, or raise that setting")

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from harness.environment import CLUSTER_NAME
 from harness.scenario.actions.base import TimelineFacts, unknown_cluster
 from harness.scenario.actions.registry import action_for
-from harness.scenario.bounds import cluster_partition_problems
+from harness.scenario.bounds import cluster_partition_problems, record_size_problems
 from harness.scenario.broker_settings import broker_property_problems
 from harness.scenario.existing_checks import existing_cluster_problems
 from harness.scenario.invariants import bound_problems
@@ -232,6 +232,7 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
     broker_property_problems(s, bad)
     topic_name_problems(s, bad)
     cluster_partition_problems(s, bad)
+    record_size_problems(s, bad)
 
     facts = TimelineFacts(scenario=s, links=frozenset(links), flows=frozenset(flows),
                           topics={c: frozenset(names) for c, names in topics.items()},

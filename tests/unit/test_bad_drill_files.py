@@ -227,6 +227,13 @@ CASES = [
     Bad("a minute and a half of latency", BASE.replace("  - between: [primary, dr]\n",
                                                        "  - {between: [primary, dr], latency_ms: 90000}\n"),
         "at most 60,000 ms of latency on a link; got 90,000", "latency_ms: 90000"),
+    Bad("records of 2 MiB", BASE.replace("rate: 100}", "rate: 100, record_size: 2097152}"),
+        "records of up to 2,097,152 bytes, with about 1,024 bytes of key and headers, exceed the 1,048,576 bytes "
+        "Kafka takes by the producer's max.request.size (settings); write at most 1,047,552 bytes", "record_size"),
+    Bad("records of 2 MiB, the producer's limit raised", BASE.replace(
+        "rate: 100}", "rate: 100, record_size: {uniform: [1000, 2097152]}, settings: {max.request.size: 4194304}}"),
+        "exceed the 1,048,588 bytes Kafka takes by the brokers' message.max.bytes (broker_properties of primary), or "
+        "topic orders's max.message.bytes", "record_size"),
     # --- broker settings the harness owns ------------------------------------------------
     Bad("listeners on every interface", _broker_props("listeners: 'PLAINTEXT://0.0.0.0:9092'"),
         "listeners is set by mirrordrill (the harness owns listeners: it binds 127.0.0.1 and the WAN proxies)",
