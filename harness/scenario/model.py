@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from harness.kafka.secure import LocalClusterSecurity
+from harness.scenario import bounds as B
+from harness.scenario.bounds import at_most, at_most_items, at_most_seconds
 from harness.scenario.durations import parse_duration
 from primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
 from harness.spark.deployment import SparkDeployment, SparkDeploymentError
@@ -29,11 +31,13 @@ class _M(BaseModel):
 
 # Seconds, written as 90, '90s', '1m30s' or '500ms'.
 Seconds = Annotated[float, BeforeValidator(parse_duration)]
+# How long one step or phase may wait for something (a drain, a condition, a command).
+Wait = Annotated[Seconds, at_most_seconds(B.MAX_WAIT_S, "for one wait")]
 
 
 class ClusterDef(_M):
-    brokers: int = Field(1, ge=1, le=5)
-    heap_mb: int = Field(512, ge=128)
+    brokers: Annotated[int, at_most(B.MAX_BROKERS, "brokers per cluster (each is a JVM on this machine)")] = Field(1, ge=1)
+    heap_mb: Annotated[int, at_most(B.MAX_HEAP_MB, "MB of heap per broker")] = Field(512, ge=128)
     # the brokers' JIT (primitives.jvm_jit): c1 for brokers that live as long as a drill
     # (harness.kafka.broker.broker_jvm_options), tiered to let them reach C2's code
     broker_jit: Literal["c1", "tiered"] = "c1"
@@ -60,8 +64,11 @@ def _jitter_within_latency(latency_ms: int, jitter_ms: int) -> None:
                          "latency plus or minus jitter, so jitter must be at most latency")
 
 
+Latency = Annotated[int, at_most(B.MAX_LATENCY_MS, "ms of latency on a link")]
+
+
 class LinkConditionsDef(_M):
-    latency_ms: int = Field(0, ge=0)
+    latency_ms: Latency = Field(0, ge=0)
     jitter_ms: int = Field(0, ge=0)
     bandwidth_kb_s: int | None = Field(None, gt=0)
 
@@ -75,10 +82,13 @@ class LinkDef(LinkConditionsDef):
     between: tuple[str, str]
 
 
+Partitions = Annotated[int, at_most(B.MAX_PARTITIONS, "partitions per topic")]
+
+
 class TopicDef(_M):
-    name: str = Field(pattern=r"^[A-Za-z0-9._-]{1,200}$")
+    name: str  # Kafka's topic-name rules, with the reason: harness/scenario/topic_names.py
     cluster: str
-    partitions: int = Field(3, ge=1, le=1000)
+    partitions: Partitions = Field(3, ge=1)
     replication_factor: int | None = Field(None, ge=1)
     config: dict[str, str | int] = Field(default_factory=dict)
 
@@ -133,7 +143,7 @@ class ReplicationDef(_M):
 class ProducerDef(_M):
     cluster: str
     topics: list[str] | dict[str, float] = Field(min_length=1)
-    rate: float = Field(gt=0, description="records/s")
+    rate: Annotated[float, at_most(B.MAX_RATE, "records/s per producer")] = Field(gt=0, description="records/s")
     record_size: SizeSpec = SizeSpec(fixed=1024)
     keys: KeySpec = KeySpec()
     users: int = Field(1, ge=1, le=100)
@@ -181,14 +191,16 @@ class BacklogDef(_M):
 
     cluster: str
     topic: str
-    records: int = Field(ge=1, le=10_000_000)
+    records: Annotated[int, at_most(B.MAX_BACKLOG_RECORDS, "records per backlog")] = Field(ge=1)
     record_size: int = Field(1024, ge=64, le=1_000_000)
 
 
 class LoadDef(_M):
     backlog: list[BacklogDef] = Field(default_factory=list)
-    producers: list[ProducerDef] = Field(default_factory=list)
-    consumers: list[ConsumerDef] = Field(default_factory=list)
+    producers: Annotated[list[ProducerDef], at_most_items(B.MAX_PRODUCERS, "producers in one drill")] = \
+        Field(default_factory=list)
+    consumers: Annotated[list[ConsumerDef], at_most_items(B.MAX_CONSUMERS, "consumer groups in one drill")] = \
+        Field(default_factory=list)
 
 
 # --- timeline ---------------------------------------------------------------------------
@@ -197,7 +209,7 @@ class WhenDef(_M):
 
     lag_at_most: int = Field(ge=0)
     flow: str | None = None  # "A->B"; default every flow
-    timeout: Seconds = 120.0
+    timeout: Wait = 120.0
 
 
 class _Step(_M):
@@ -215,7 +227,7 @@ class _LinkStep(_Step):
 
 class SetLink(_LinkStep):
     do: Literal["set_link"]
-    latency_ms: int = Field(0, ge=0)
+    latency_ms: Latency = Field(0, ge=0)
     jitter_ms: int = Field(0, ge=0)
     bandwidth_kb_s: int | None = Field(None, gt=0)
     reset_after_ms: int | None = Field(None, ge=0)
@@ -288,7 +300,7 @@ class CreateTopic(_Step):
     do: Literal["create_topic"]
     cluster: str
     topic: str
-    partitions: int = Field(3, ge=1)
+    partitions: Partitions = Field(3, ge=1)
     config: dict[str, str | int] = Field(default_factory=dict)
 
 
@@ -296,7 +308,7 @@ class AddPartitions(_Step):
     do: Literal["add_partitions"]
     cluster: str
     topic: str
-    partitions: int = Field(ge=2, description="the new total")
+    partitions: Partitions = Field(ge=2, description="the new total")
 
 
 class SetTopicConfig(_Step):
@@ -311,7 +323,7 @@ class RunbookCommandDef(_M):
 
     # A list runs as is (argv); a string runs through /bin/sh -c, pipes and all.
     command: str | list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
-    timeout: Seconds = Field(60.0, gt=0)  # then the command is killed and the step fails
+    timeout: Wait = Field(60.0, gt=0)  # then the command is killed and the step fails
     env: dict[str, str] = Field(default_factory=dict)  # added to the MIRRORDRILL_* context
     name: str | None = None
 
@@ -325,7 +337,7 @@ class Failover(_Step):
     source: str = Field(alias="from")
     target: str = Field(alias="to")
     how: Literal["kill", "partition"] = "kill"  # unplanned: how the primary dies
-    drain_timeout: Seconds = 120.0
+    drain_timeout: Wait = 120.0
     # Run after the primary is lost (or drained) and before the applications move: inside the RTO.
     runbook: list[RunbookCommandDef] = Field(default_factory=list)
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -360,14 +372,14 @@ class Failback(_Step):
     # "<old>.<topic>") back under their original names, as Cluster Linking's reverse-and-truncate
     # does; only replicators that can (see Replicator.cannot_restore_history), the rest say why not.
     restore_history: bool = False
-    timeout: Seconds = 180.0  # for the copy back to converge
+    timeout: Wait = 180.0  # for the copy back to converge
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
 class WaitDrain(_Step):
     do: Literal["wait_drain"]
     flow: str | None = None
-    timeout: Seconds = 120.0
+    timeout: Wait = 120.0
 
 
 # Every step model; each ``do:`` value of these has one action in harness/scenario/actions/.
@@ -522,17 +534,19 @@ class Scenario(_M):
 
     name: str = Field(pattern=r"^[A-Za-z0-9._-]+$")
     description: str = ""
-    clusters: dict[str, ClusterDef] = Field(min_length=1)
+    clusters: Annotated[dict[str, ClusterDef], at_most_items(B.MAX_CLUSTERS, "clusters in one drill")] = \
+        Field(min_length=1)
     links: list[LinkDef] | None = None  # None: every pair of clusters, clean
-    topics: list[TopicDef] = Field(default_factory=list)
+    topics: Annotated[list[TopicDef], at_most_items(B.MAX_TOPICS, "topics in one drill")] = Field(default_factory=list)
     replication: ReplicationDef
     load: LoadDef = LoadDef()
-    timeline: list[Step] = Field(default_factory=list)
+    timeline: Annotated[list[Step], at_most_items(B.MAX_STEPS, "steps in one timeline")] = Field(default_factory=list)
     stable_address: StableAddressDef | None = None
     # With existing clusters: every name the drill puts on them starts with this (see existing_checks.py).
     owned_prefix: str | None = Field(None, pattern=OWNED_PREFIX)
-    duration: Seconds = Field(60.0, gt=0, description="seconds of load")
-    drain_timeout: Seconds = Field(120.0, ge=0)
+    duration: Annotated[Seconds, at_most_seconds(B.MAX_DURATION_S, "of load")] = \
+        Field(60.0, gt=0, description="seconds of load")
+    drain_timeout: Wait = Field(120.0, ge=0)
     expectations: dict[str, Any] = Field(default_factory=dict)
     invariants: InvariantsDef = InvariantsDef()
     profiles: dict[Literal["short"], ProfileDef] = Field(default_factory=dict)

@@ -11,6 +11,8 @@ from pydantic import ValidationError
 from harness.environment import CLUSTER_NAME
 from harness.scenario.actions.base import TimelineFacts, unknown_cluster
 from harness.scenario.actions.registry import action_for
+from harness.scenario.bounds import cluster_partition_problems, record_size_problems
+from harness.scenario.broker_settings import broker_property_problems
 from harness.scenario.existing_checks import existing_cluster_problems
 from harness.scenario.invariants import bound_problems
 from harness.scenario.model import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICATORS, Failback, Failover, Scenario,
@@ -18,6 +20,7 @@ from harness.scenario.model import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICAT
 from harness.scenario.plain_errors import did_you_mean, either, plain_message
 from harness.scenario.preflight import replication_problems
 from harness.scenario.profile import apply_profile
+from harness.scenario.topic_names import topic_name_problems
 from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
 
 
@@ -226,6 +229,10 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
     if s.stable_address is not None:
         known(("stable_address", "points_to"), s.stable_address.points_to)
     existing_cluster_problems(s, bad)
+    broker_property_problems(s, bad)
+    topic_name_problems(s, bad)
+    cluster_partition_problems(s, bad)
+    record_size_problems(s, bad)
 
     facts = TimelineFacts(scenario=s, links=frozenset(links), flows=frozenset(flows),
                           topics={c: frozenset(names) for c, names in topics.items()},

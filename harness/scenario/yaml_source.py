@@ -35,6 +35,11 @@ class YamlSyntaxError(ValueError):
 
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
+# A drill file is a few kilobytes; the largest shipped one is far below both caps. Without them a
+# "billion laughs" file of a few hundred bytes (anchors of anchors) expands into gigabytes.
+MAX_FILE_BYTES = 1024 * 1024
+MAX_VALUES = 10_000  # mappings, lists, keys and scalars after every alias is expanded
+MAX_DEPTH = 50  # levels of nesting; PyYAML's composer recurses once per level
 
 
 def _build(node: yaml.Node, path: Path_, lines: dict[Path_, int], file: str,
@@ -95,13 +100,68 @@ def _scalar(node: yaml.ScalarNode) -> Any:
                               f"tag {node.tag!r} is not plain YAML data; a drill file uses no tags") from None
 
 
-def load_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
-    """Parse one YAML document into plain Python plus a map from value paths to line numbers."""
+def _expanded_size(root: yaml.Node) -> int:
+    """How many values ``root`` holds once every alias is expanded, counted without expanding:
+    a node reached through several aliases is counted once per use from its memoized size."""
+    sizes: dict[int, int] = {}
+
+    def size(node: yaml.Node) -> int:
+        if id(node) in sizes:
+            return sizes[id(node)]
+        sizes[id(node)] = 1  # an anchor used inside itself: _build names it, here it counts once
+        if isinstance(node, yaml.MappingNode):
+            total = 1 + sum(size(k) + size(v) for k, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            total = 1 + sum(size(item) for item in node.value)
+        else:
+            total = 1
+        sizes[id(node)] = total
+        return total
+
+    return size(root)
+
+
+def _check_depth(text: str, file: str) -> None:
+    """Refuse deep nesting from the parser's events (a loop, not recursion) before composing,
+    which would hit Python's recursion limit slowly."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise YamlSyntaxError(file, event.start_mark.line + 1,
+                                      f"the values are nested more than {MAX_DEPTH} levels deep; a drill file "
+                                      "nests a few levels (clusters: primary: brokers)")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _too_big(size: int) -> str:
+    return (f"the file is {size:,} bytes; a drill file is at most {MAX_FILE_BYTES:,} bytes (1 MiB): "
+            "split it, or move data out of it")
+
+
+def _compose(text: str, file: str) -> yaml.Node | None:
+    """The document's node graph (aliases shared, not expanded); one plain line for what cannot be read."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_FILE_BYTES:
+        raise YamlSyntaxError(file, None, _too_big(size))
     try:
+        _check_depth(text, file)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         raise YamlSyntaxError(file, mark.line + 1 if mark else None, str(e.problem or e)) from None
+    if node is not None and (values := _expanded_size(node)) > MAX_VALUES:
+        raise YamlSyntaxError(file, None, f"the file holds {values:,} values once its aliases (*name) are "
+                                          f"expanded; a drill file holds at most {MAX_VALUES:,}: use fewer "
+                                          "aliases of aliases (this is how a 'billion laughs' file looks)")
+    return node
+
+
+def load_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
+    """Parse one YAML document into plain Python plus a map from value paths to line numbers."""
+    node = _compose(text, file)
     lines: dict[Path_, int] = {}
     try:
         data = _build(node, (), lines, file) if node is not None else None
@@ -117,6 +177,8 @@ def read_drill_text(path: Path) -> str:
     path = Path(path)
     if path.is_dir():
         raise YamlSyntaxError(str(path), None, "this is a folder; give a drill file (e.g. scenarios/quickstart.yaml)")
+    if path.is_file() and (size := path.stat().st_size) > MAX_FILE_BYTES:  # not read into memory at all
+        raise YamlSyntaxError(str(path), None, _too_big(size))
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:

@@ -8,7 +8,9 @@ The cases are those of issue 16 ("Silent drops", "Late errors", "Tracebacks", "A
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,8 +28,44 @@ def _flow_setting(setting: str) -> str:
     return BASE.replace("      topics: [orders]\n", f"      topics: [orders]\n      settings: {{{setting}}}\n", 1)
 
 
+def _topic(name: str) -> str:
+    """BASE with a second topic on primary."""
+    return BASE.replace("replication:\n", f"  - name: {name}\n    cluster: primary\n  - {{name: my_events, "
+                                            "cluster: primary}\nreplication:\n", 1)
+
+
+def _all_topics(text: str) -> str:
+    """The flow copies every topic of primary."""
+    return text.replace("      target: dr\n      topics: [orders]\n", "      target: dr\n      topics: ['.*']\n", 1)
+
+
+CHAIN = """\
+name: chain
+clusters: {primary: {brokers: 1}, dr: {brokers: 1}, c: {brokers: 1}}
+topics:
+  - {name: NAME, cluster: primary}
+replication:
+  flows:
+    - {source: primary, target: dr}
+    - {source: dr, target: c}
+load:
+  producers:
+    - {cluster: primary, topics: [NAME], rate: 10}
+"""
+
+
+def _broker_props(entry: str) -> str:
+    return BASE.replace("  primary: {brokers: 1}\n", f"  primary:\n    brokers: 1\n    broker_properties:\n"
+                                                       f"      {entry}\n", 1)
+
+
 def _step(step: str) -> str:
     return BASE + f"timeline:\n  - {{{step}}}\n"
+
+
+# Nine anchors, each nine aliases of the one before: 342 bytes, 490 million values once expanded.
+LAUGHS = "x-a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"x-{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
 
 
 @dataclass(frozen=True)
@@ -79,6 +117,11 @@ CASES = [
         "'<<' merges a mapping", "<<: *b"),
     Bad("not UTF-8", BASE.encode() + b"# caf\xe9\n", "not a UTF-8 text file"),
     Bad("a folder", "", "this is a folder"),
+    # --- the reader's caps: a file that would take the machine down ------------------
+    Bad("billion laughs", BASE + LAUGHS, "a drill file holds at most 10,000"),
+    Bad("above one MiB", BASE + "#" * 1024 * 1024 + "\n", "a drill file is at most 1,048,576 bytes (1 MiB)"),
+    Bad("nested 3000 deep", BASE + "x-deep: " + "[" * 3000 + "]" * 3000 + "\n", "nested more than 50 levels deep",
+        "x-deep: [[["),
     # --- accepted nonsense ------------------------------------------------------------
     Bad("infinite duration", BASE.replace("duration: 30s", "duration: .inf"), "not a finite number", "duration: .inf"),
     Bad("infinite rate", BASE.replace("rate: 100", "rate: .inf"), "finite number", "rate: .inf"),
@@ -128,6 +171,100 @@ CASES = [
         BASE.replace("replication:\n", COMMAND, 1).replace("topics: [orders]}\n", "topics: [orders], "
                                                             "failover_strategy: checkpoint}\n") + FAILOVER,
         "a 'checkpoint' failover cannot run", "group: billing"),
+    # --- Kafka's topic-name rules -------------------------------------------------------
+    Bad("a space in a topic name", BASE.replace("name: orders, cluster: primary", "name: 'new orders', cluster: primary"),
+        "topic 'new orders' has ' '; Kafka allows only letters, digits, '.', '_' and '-'; rename it", "name: 'new orders'"),
+    Bad("a topic named '..'", _topic("'..'"), "topic '..' is '.' or '..', which Kafka refuses", "name: '..'"),
+    Bad("a topic name of 250 characters", _topic("t" * 250), "is 250 characters; Kafka allows at most 249",
+        "name: ttt"),
+    Bad("an empty topic name", _topic("''"), "topic '' is empty", "name: ''"),
+    Bad("create_topic with a slash", _step("at: 5s, do: create_topic, cluster: primary, topic: 'a/b'"),
+        "topic 'a/b' has '/'", "topic: 'a/b'"),
+    Bad("two topics that differ by '.' and '_'", _topic("my.events"), "topic 'my_events' collides on primary "
+        "with topic 'my.events': Kafka treats '.' and '_' alike", "name: my_events"),
+    Bad("a remote topic that collides with a declared one",
+        BASE.replace("replication:\n", "  - {name: primary_orders, cluster: dr}\nreplication:\n", 1),
+        "remote topic 'primary.orders' (flow primary->dr, from 'orders') collides on dr with topic 'primary_orders'",
+        "- source: primary"),
+    Bad("a remote topic of 250 characters", _all_topics(_topic("t" * 242)),
+        f"remote topic 'primary.{'t' * 242}' (flow primary->dr, from '{'t' * 242}') is 250 characters", "- source: primary"),
+    Bad("a remote topic of a chain of 250 characters", CHAIN.replace("NAME", "t" * 239),
+        f"remote topic 'dr.primary.{'t' * 239}' (flow dr->c, from 'primary.{'t' * 239}') is 250 characters",
+        "- {source: dr, target: c"),
+    Bad("a separator Kafka refuses", BASE.replace("replication:\n", "replication:\n  separator: '/'\n", 1),
+        "separator '/' goes into every remote topic's name, which then has '/'", "separator: '/'"),
+    # --- upper bounds one machine can run, said with the limit ---------------------------
+    Bad("seven brokers", BASE.replace("primary: {brokers: 1}", "primary: {brokers: 7}"),
+        "at most 5 brokers per cluster (each is a JVM on this machine); got 7", "primary: {brokers: 7}"),
+    Bad("a broker heap of 100 GB", BASE.replace("primary: {brokers: 1}", "primary: {brokers: 1, heap_mb: 100000}"),
+        "at most 8,192 MB of heap per broker; got 100,000", "heap_mb: 100000"),
+    Bad("nine clusters", BASE.replace("  dr: {brokers: 1}\n", "  dr: {brokers: 1}\n" + "".join(
+        f"  c{i}: {{brokers: 1}}\n" for i in range(7))), "at most 8 clusters in one drill; got 9", "clusters:"),
+    Bad("5000 partitions", BASE.replace("partitions: 3", "partitions: 5000"), "at most 1,000 partitions per topic; "
+        "got 5,000", "partitions: 5000"),
+    Bad("create_topic with 2000 partitions", _step("at: 5s, do: create_topic, cluster: primary, topic: audit, "
+                                                   "partitions: 2000"), "at most 1,000 partitions per topic", "do: create"),
+    Bad("add_partitions to 5000", _step("at: 5s, do: add_partitions, cluster: primary, topic: orders, "
+                                        "partitions: 5000"), "at most 1,000 partitions per topic", "do: add_partitions"),
+    Bad("11,000 partitions on one cluster", BASE.replace("replication:\n", "".join(
+        f"  - {{name: t{i}, cluster: dr, partitions: 1000}}\n" for i in range(11)) + "replication:\n", 1),
+        "the topics of dr add up to 11,000 partitions; at most 10,000 per cluster", "name: t10"),
+    Bad("a million records/s", BASE.replace("rate: 100", "rate: 1000000"),
+        "at most 100,000 records/s per producer; got 1,000,000", "rate: 1000000"),
+    Bad("a backlog of 20 million", BASE.replace("load:\n", "load:\n  backlog:\n    - {cluster: primary, topic: orders, "
+                                                "records: 20000000}\n", 1),
+        "at most 10,000,000 records per backlog; got 20,000,000", "records: 20000000"),
+    Bad("51 producers", BASE.replace("  producers:\n", "  producers:\n" + "    - {cluster: primary, topics: [orders], "
+                                     "rate: 1}\n" * 50, 1), "at most 50 producers in one drill; got 51", "producers:"),
+    Bad("a day and an hour of load", BASE.replace("duration: 30s", "duration: 25h"),
+        "at most 24h (86,400 s) of load; got 90,000 s", "duration: 25h"),
+    Bad("a drain of a week", BASE + "drain_timeout: 168h\n", "at most 6h (21,600 s) for one wait; got 604,800 s",
+        "drain_timeout: 168h"),
+    Bad("a wait_drain of 7 hours", _step("at: 5s, do: wait_drain, timeout: 7h"), "at most 6h (21,600 s) for one wait",
+        "do: wait_drain"),
+    Bad("a runbook command of 7 hours", _step("at: 5s, do: runbook, command: [true], timeout: 7h"),
+        "at most 6h (21,600 s) for one wait", "do: runbook"),
+    Bad("a minute and a half of latency", BASE.replace("  - between: [primary, dr]\n",
+                                                       "  - {between: [primary, dr], latency_ms: 90000}\n"),
+        "at most 60,000 ms of latency on a link; got 90,000", "latency_ms: 90000"),
+    Bad("records of 2 MiB", BASE.replace("rate: 100}", "rate: 100, record_size: 2097152}"),
+        "records of up to 2,097,152 bytes, with about 1,024 bytes of key and headers, exceed the 1,048,576 bytes "
+        "Kafka takes by the producer's max.request.size (settings); write at most 1,047,552 bytes", "record_size"),
+    Bad("records of 2 MiB, the producer's limit raised", BASE.replace(
+        "rate: 100}", "rate: 100, record_size: {uniform: [1000, 2097152]}, settings: {max.request.size: 4194304}}"),
+        "exceed the 1,048,588 bytes Kafka takes by the brokers' message.max.bytes (broker_properties of primary), or "
+        "topic orders's max.message.bytes", "record_size"),
+    # --- broker settings the harness owns ------------------------------------------------
+    Bad("listeners on every interface", _broker_props("listeners: 'PLAINTEXT://0.0.0.0:9092'"),
+        "listeners is set by mirrordrill (the harness owns listeners: it binds 127.0.0.1 and the WAN proxies)",
+        "listeners: 'PLAINTEXT"),
+    Bad("advertised listeners", _broker_props("advertised.listeners: 'PLAINTEXT://kafka-1:9092'"),
+        "advertised.listeners is set by mirrordrill", "advertised.listeners"),
+    Bad("a listener's own setting", _broker_props("listener.name.local.ssl.client.auth: none"),
+        "the harness owns listeners", "listener.name.local"),
+    Bad("controller quorum", _broker_props("controller.quorum.voters: '1@127.0.0.1:9093'"),
+        "controller.quorum.voters is set by mirrordrill (the harness owns each broker's KRaft identity",
+        "controller.quorum.voters"),
+    Bad("process roles", _broker_props("process.roles: broker"), "process.roles is set by mirrordrill", "process.roles"),
+    Bad("node id", _broker_props("node.id: 7"), "node.id is set by mirrordrill", "node.id"),
+    Bad("broker id", _broker_props("broker.id: 7"), "broker.id is set by mirrordrill", "broker.id"),
+    Bad("data folder", _broker_props("log.dirs: /var/lib/kafka"), "the harness owns each broker's data folder",
+        "log.dirs"),
+    Bad("metadata folder", _broker_props("metadata.log.dir: /tmp/meta"), "metadata.log.dir is set by mirrordrill",
+        "metadata.log.dir"),
+    Bad("inter-broker protocol", _broker_props("security.inter.broker.protocol: SSL"),
+        "security.inter.broker.protocol is set by mirrordrill", "security.inter.broker"),
+    Bad("TLS on a secure cluster", BASE.replace("  primary: {brokers: 1}\n", "  primary:\n    brokers: 1\n"
+                                                "    security: {protocol: SSL}\n"
+                                                "    broker_properties: {ssl.client.auth: none}\n"),
+        "the harness owns TLS and SASL on a cluster with security", "broker_properties: {ssl.client.auth"),
+    Bad("a non-loopback address in a value", _broker_props("sasl.oauthbearer.jwks.endpoint.url: "
+                                                           "'https://idp.example.com/keys'"),
+        "names idp.example.com, which is not loopback", "sasl.oauthbearer"),
+    Bad("every interface in a value", _broker_props("some.bind.address: '0.0.0.0'"), "names 0.0.0.0, which is not",
+        "some.bind.address"),
+    Bad("an empty host in a value", _broker_props("some.endpoint: 'PLAINTEXT://:9092'"),
+        "names (every interface), which is not loopback", "some.endpoint"),
     # --- expectations read as limits --------------------------------------------------
     Bad("negative limit", BASE + "expectations:\n  lost: '<= -1'\n", "never holds", "lost: '<= -1'"),
     Bad("fractional count", BASE + "expectations:\n  lost: '<= 0.5'\n", "whole number", "lost: '<= 0.5'"),
@@ -268,3 +405,27 @@ def test_run_warns_when_the_file_s_replicator_ignores_its_mode(tmp_path, capsys,
     with pytest.raises(Started):
         cli.main(["run", str(path), "--out", str(tmp_path / "out")])
     assert "warning: replication.mode: mode applies to the pyspark replicator only" in capsys.readouterr().err
+
+
+def _timed_validate(path: Path) -> tuple[subprocess.CompletedProcess, float]:
+    """``mirrordrill validate PATH`` in its own process, and the CPU seconds it took: a bomb that got
+    through could take this process down, and the timeout stops one that would hang. CPU time, not
+    wall time: the machine's other work would otherwise weigh on one run and not the other."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "validate", str(path)], capture_output=True,
+                          text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return done, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def test_a_billion_laughs_file_is_answered_as_fast_as_a_clean_one(tmp_path):
+    clean, bomb = tmp_path / "clean.yaml", tmp_path / "bomb.yaml"
+    clean.write_text(BASE)
+    bomb.write_text(BASE + LAUGHS)
+    ok, clean_s = _timed_validate(clean)
+    assert ok.returncode == cli.EXIT_OK, ok.stderr
+    refused, bomb_s = _timed_validate(bomb)
+    assert refused.returncode == cli.EXIT_USAGE, refused.stderr
+    [line] = refused.stderr.strip().splitlines()  # one plain line, no traceback
+    assert line.startswith(f"{bomb}: (syntax): the file holds 490,329,") and "at most 10,000" in line, line
+    assert bomb_s < clean_s + 0.5, (bomb_s, clean_s)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.scenario.yaml_source import YamlSyntaxError, load_yaml, load_yaml_file
+from harness.scenario.yaml_source import (MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES, YamlSyntaxError, load_yaml,
+                                         load_yaml_file)
 
 
 def test_a_repeated_key_is_rejected_with_both_lines():
@@ -60,3 +61,39 @@ def test_tags_self_referencing_anchors_and_complex_keys_are_one_line(text, line,
     with pytest.raises(YamlSyntaxError) as e:
         load_yaml(text, "d.yaml")
     assert e.value.line == line and phrase in str(e.value) and str(e.value).startswith("d.yaml:")
+
+
+def _laughs(levels: int) -> str:
+    """A "billion laughs" document: each anchor is a list of nine aliases of the one before."""
+    lines = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, levels):
+        prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
+        lines.append(f"{cur}: &{cur} [{', '.join([f'*{prev}'] * 9)}]")
+    return "\n".join(lines) + "\n"
+
+
+def test_aliases_that_expand_past_the_cap_are_one_line_without_expanding_them():
+    with pytest.raises(YamlSyntaxError) as e:
+        load_yaml(_laughs(9), "d.yaml")  # 342 bytes, 490 million values once expanded
+    assert "490,329,064 values once its aliases (*name) are expanded" in str(e.value)
+    assert f"at most {MAX_VALUES:,}" in str(e.value)
+
+
+def test_aliases_within_the_cap_load():
+    data, _ = load_yaml(_laughs(4), "d.yaml")  # 9**4 scalars: under the cap
+    assert len(data["d"]) == 9 and data["d"][0][0][0] == ["lol"] * 9
+
+
+def test_a_file_above_one_mib_is_refused_before_it_is_read(tmp_path):
+    big = tmp_path / "drill.yaml"
+    big.write_text("#" * (MAX_FILE_BYTES + 1))
+    with pytest.raises(YamlSyntaxError, match=r"is 1,048,577 bytes; a drill file is at most 1,048,576 bytes"):
+        load_yaml_file(big)
+    with pytest.raises(YamlSyntaxError, match="at most 1,048,576 bytes"):
+        load_yaml("#" * (MAX_FILE_BYTES + 1), "d.yaml")  # text handed over without a file (sweep, tests)
+
+
+def test_deep_nesting_is_one_line_naming_its_line():
+    with pytest.raises(YamlSyntaxError) as e:
+        load_yaml("name: x\nclusters: " + "[" * 3000 + "]" * 3000 + "\n", "d.yaml")
+    assert e.value.line == 2 and f"nested more than {MAX_DEPTH} levels deep" in str(e.value)
