@@ -18,6 +18,7 @@ from harness.scenario.model import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICAT
 from harness.scenario.plain_errors import did_you_mean, either, plain_message
 from harness.scenario.preflight import replication_problems
 from harness.scenario.profile import apply_profile
+from harness.scenario.step_targets import step_target_problems
 from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
 
 
@@ -243,6 +244,7 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
             bad(at + ("when", "flow"), f"unknown flow {step.when.flow!r}; flows are {sorted(flows)}")
         for problem in action_for(step).validate(step, replace(facts, earlier=tuple(s.timeline[:i]))):
             bad(at + problem.field, problem.message)
+    step_target_problems(s, bad)
 
     has_failover = any(isinstance(step, Failover) for step in s.timeline)
     has_failback = any(isinstance(step, Failback) for step in s.timeline)

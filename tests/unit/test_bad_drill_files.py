@@ -163,6 +163,36 @@ CASES = [
         "not both", "broker: 1, leader_of"),
     Bad("resume the leader", _step("at: 5s, do: resume_broker, cluster: primary, leader_of: {topic: orders}"),
         "another broker leads the partition", "do: resume_broker"),
+    # --- step targets that are not there when the step runs (issue 40) ------------------
+    Bad("leader of a partition the topic lacks", _step("at: 5s, do: kill_broker, cluster: primary, "
+                                                       "leader_of: {topic: orders, partition: 3}"),
+        "has partitions 0..2 on primary by then, so there is no partition 3", "leader_of: {topic: orders, partition: 3"),
+    Bad("leader of a partition a created topic lacks",
+        BASE + "timeline:\n  - {at: 5s, do: create_topic, cluster: primary, topic: audit, partitions: 2}\n"
+               "  - {at: 6s, do: kill_broker, cluster: primary, leader_of: {topic: audit, partition: 2}}\n",
+        "topic audit has partitions 0..1", "leader_of: {topic: audit"),
+    Bad("pause a killed broker", BASE.replace("primary: {brokers: 1}", "primary: {brokers: 3}")
+        + "timeline:\n  - {at: 5s, do: kill_broker, cluster: primary, broker: 2}\n"
+          "  - {at: 9s, do: pause_broker, cluster: primary, broker: 2}\n",
+        "broker 2 of primary is already down: timeline[0] (kill_broker primary/2 at 5s) took it down", "at: 9s"),
+    Bad("broker step on a killed cluster", BASE + "timeline:\n  - {at: 5s, do: kill_cluster, cluster: dr}\n"
+                                                  "  - {at: 9s, do: stop_broker, cluster: dr, broker: 1}\n",
+        "cluster dr is down: timeline[0] (kill_cluster dr at 5s) took it down", "at: 9s"),
+    Bad("topic change on a stopped cluster", BASE + "timeline:\n  - {at: 5s, do: stop_cluster, cluster: primary}\n"
+                                                    "  - {at: 9s, do: add_partitions, cluster: primary, topic: orders, "
+                                                    "partitions: 6}\n",
+        "add a start_cluster (or restart_cluster) step for primary", "at: 9s"),
+    Bad("failover onto a killed cluster", BASE + "timeline:\n  - {at: 5s, do: kill_cluster, cluster: dr}\n"
+                                                 "  - {at: 9s, do: unplanned_failover, from: primary, to: dr}\n",
+        "cannot fail over onto dr: cluster dr is down: timeline[0] (kill_cluster dr at 5s)", "at: 9s"),
+    Bad("planned failover from a killed cluster", BASE + "timeline:\n  - {at: 5s, do: kill_cluster, cluster: primary}\n"
+                                                         "  - {at: 9s, do: planned_failover, from: primary, to: dr}\n",
+        "make it an unplanned_failover", "at: 9s"),
+    Bad("failback from a killed cluster", BASE + FAILOVER + "  - {at: 9s, do: kill_cluster, cluster: dr}\n"
+                                                            "  - {at: 12s, do: failback, from: dr, to: primary}\n",
+        "failback copies dr back into primary, but cluster dr is down: timeline[1]", "at: 12s"),
+    Bad("kill a cluster twice", BASE + FAILOVER + "  - {at: 9s, do: kill_cluster, cluster: primary}\n",
+        "cluster primary is already down: timeline[0] (unplanned_failover primary->dr at 5s)", "at: 9s"),
 ]
 
 
