@@ -54,6 +54,7 @@ class _State:
 def step_target_problems(s: Scenario, bad: Report) -> None:
     """Every step whose partition, broker or cluster is not there when the step runs."""
     state = _State({(t.cluster, t.name): t.partitions for t in s.topics})
+    flows = {(f.source, f.target) for f in s.replication.flows}
     for i, step in enumerate(s.timeline):
         label = f"timeline[{i}] ({describe(step)}{f' at {step.at:g}s' if step.at is not None else ''})"
         at = ("timeline", i)
@@ -66,10 +67,15 @@ def step_target_problems(s: Scenario, bad: Report) -> None:
                 bad(at + ("cluster",), f"{why}; {_start_fix(step.cluster)}")
             if isinstance(step, (CreateTopic, AddPartitions)):
                 state.partitions[(step.cluster, step.topic)] = step.partitions
-        elif isinstance(step, Failover):
+        # Without its flow, or its failover, a move is refused by its own check already.
+        elif isinstance(step, Failover) and (step.source, step.target) in flows:
             _failover(step, label, at, state, bad)
-        elif isinstance(step, Failback):
+        elif isinstance(step, Failback) and (step.target, step.source) in _failovers(s.timeline[:i]):
             _failback(step, at, state, bad)
+
+
+def _failovers(steps: list) -> set[tuple[str, str]]:
+    return {(p.source, p.target) for p in steps if isinstance(p, Failover)}
 
 
 def _start_fix(cluster: str) -> str:

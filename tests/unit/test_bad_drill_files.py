@@ -19,7 +19,7 @@ from primitives.process import ManagedProcess
 from tests.unit.test_scenario_validation import BASE
 
 FAILOVER = "timeline:\n  - {at: 5s, do: unplanned_failover, from: primary, to: dr}\n"
-COMMAND = "replication:\n  replicator: command\n  command: my-replicator --from {source_bootstrap}\n"
+COMMAND = "replication:\n  replicator: command\n  command: sh my-replicator.sh --from {source_bootstrap}\n"
 
 
 def _flow_setting(setting: str) -> str:
@@ -28,6 +28,17 @@ def _flow_setting(setting: str) -> str:
 
 def _step(step: str) -> str:
     return BASE + f"timeline:\n  - {{{step}}}\n"
+
+
+def _command(command: str) -> str:
+    """BASE run by the command replicator with ``command`` as its template."""
+    return BASE.replace("replication:\n", f"replication:\n  replicator: command\n  command: {command}\n", 1)
+
+
+def _secured(password: str) -> str:
+    """BASE with SASL_SSL on primary, its password read through ``password`` (a reference)."""
+    return BASE.replace("  primary: {brokers: 1}\n", "  primary:\n    brokers: 1\n    security:\n"
+                        f"      protocol: SASL_SSL\n      password: {password}\n", 1)
 
 
 @dataclass(frozen=True)
@@ -56,7 +67,7 @@ CASES = [
     Bad("flow setting bad value", _flow_setting("tasks.max: many"), "tasks.max", "settings: {tasks.max"),
     Bad("command placeholder typo", BASE.replace("replication:\n", COMMAND.replace("{source_bootstrap}",
                                                                                    "{source_bootstrapp}"), 1),
-        "unknown placeholder {source_bootstrapp}", "command: my-replicator"),
+        "unknown placeholder {source_bootstrapp}", "command: sh my-replicator"),
     Bad("MM2 exactly-once with uncommitted source reads",
         _flow_setting("consumer.isolation.level: read_uncommitted").replace(
             "replication:\n", "replication:\n  replicator: mirrormaker2\n  mirrormaker2: {exactly_once: true}\n", 1),
@@ -193,6 +204,32 @@ CASES = [
         "failback copies dr back into primary, but cluster dr is down: timeline[1]", "at: 12s"),
     Bad("kill a cluster twice", BASE + FAILOVER + "  - {at: 9s, do: kill_cluster, cluster: primary}\n",
         "cluster primary is already down: timeline[0] (unplanned_failover primary->dr at 5s)", "at: 9s"),
+    # --- secret references resolved before anything starts (issue 40) -------------------
+    Bad("unset env reference", _secured('"${env:MIRRORDRILL_TEST_UNSET_PASSWORD}"'),
+        "environment variable MIRRORDRILL_TEST_UNSET_PASSWORD is not set", "password: \"${env"),
+    Bad("unset env reference at run", _secured('"${env:MIRRORDRILL_TEST_UNSET_PASSWORD}"'),
+        "environment variable MIRRORDRILL_TEST_UNSET_PASSWORD is not set", "password: \"${env", command="run"),
+    Bad("missing file reference", _secured('"${file:no-such-creds.properties:password}"'),
+        "no-such-creds.properties does not exist", "password: \"${file"),
+    # --- the command replicator's program, and shell syntax it would not get (issue 40) ---
+    Bad("command program not on PATH", _command("no-such-replicator-xyz --from {source_bootstrap}"),
+        "program 'no-such-replicator-xyz' is not on PATH", "command: no-such"),
+    Bad("command program path missing", _command("bin/replicate --from {source_bootstrap}"),
+        "program bin/replicate does not exist", "command: bin/"),
+    Bad("command with a pipe", _command("sh run.sh {source_bootstrap} | tee log"),
+        "'|' (a pipe) is shell syntax, but the command runs without a shell", "command: sh run.sh"),
+    Bad("command with a redirect", _command("sh run.sh {source_bootstrap} > repl.log"),
+        "'>' (a redirect) is shell syntax", "command: sh run.sh"),
+    Bad("command with &&", _command("cd /opt/repl && sh run.sh {source_bootstrap}"),
+        "'&' (a background job or &&)", "command: cd"),
+    Bad("command with command substitution", _command('sh run.sh --id "$(hostname)" {source_bootstrap}'),
+        "'$(' (command substitution)", "command: sh run.sh"),
+    Bad("command with a variable", _command("sh run.sh --home $REPL_HOME {source_bootstrap}"),
+        "'$REPL_HOME' (a variable expansion)", "command: sh run.sh"),
+    Bad("command with a glob", _command("java -cp lib/*.jar Repl {source_bootstrap}"),
+        "'*' (a glob)", "command: java"),
+    Bad("command with backticks", _command("sh run.sh `hostname` {source_bootstrap}"),
+        "'`' (command substitution)", "command: sh run.sh"),
 ]
 
 
