@@ -21,6 +21,7 @@ from harness.kafka.cluster import ClusterSpec
 from harness.replicators.command import check_command, program_problem
 from harness.replicators.errors import SetupError
 from harness.replicators.setup import FlowSpec, ReplicationSetup
+from harness.scenario.loops import loop_problems
 from harness.scenario.model import Failover, Scenario
 from harness.scenario.plain_errors import did_you_mean
 from harness.scenario.topology import check_pairs, origin_topics, topology_of
@@ -82,6 +83,7 @@ def replication_problems(s: Scenario, replicator: str, error: Report, warn: Repo
             error(flows + (i,) + (("settings", key) if key else ()), str(err).removeprefix(f"flow {flow.source}->{flow.target}: "))
     _topic_problems(s, error)
     _replicator_problems(s, replicator, error, warn, drill_dir)
+    loop_problems(s, replicator, error, warn)
 
 
 def _topic_problems(s: Scenario, error: Report) -> None:

@@ -35,6 +35,12 @@ def _command(command: str) -> str:
     return BASE.replace("replication:\n", f"replication:\n  replicator: command\n  command: {command}\n", 1)
 
 
+def _identity_cycle(replicator: str) -> str:
+    """BASE with the identity policy and a flow back from dr to primary (every topic): primary's orders return."""
+    return BASE.replace("replication:\n", f"replication:\n  replicator: {replicator}\n  policy: identity\n", 1).replace(
+        "      topics: [orders]\n", "      topics: [orders]\n    - {source: dr, target: primary}\n", 1)
+
+
 def _secured(password: str) -> str:
     """BASE with SASL_SSL on primary, its password read through ``password`` (a reference)."""
     return BASE.replace("  primary: {brokers: 1}\n", "  primary:\n    brokers: 1\n    security:\n"
@@ -230,6 +236,23 @@ CASES = [
         "'*' (a glob)", "command: java"),
     Bad("command with backticks", _command("sh run.sh `hostname` {source_bootstrap}"),
         "'`' (command substitution)", "command: sh run.sh"),
+    # --- a topology the replicator would loop on forever (issue 40) ---------------------
+    Bad("MM2 identity policy on a cycle", _identity_cycle("mirrormaker2"),
+        "MirrorMaker 2 copies topic 'orders' round primary->dr->primary under the same name forever",
+        "- {source: dr, target: primary}"),
+    Bad("MM2 identity policy on a cycle, by --replicator", _identity_cycle("pyspark"),
+        "use policy: default (MM2 never sends primary.orders back to primary)", "- {source: dr, target: primary}",
+        argv=("--replicator", "mirrormaker2")),
+    Bad("MM2 identity policy on a three-cluster cycle",
+        _identity_cycle("mirrormaker2").replace("  dr: {brokers: 1}\n", "  dr: {brokers: 1}\n  west: {brokers: 1}\n")
+        .replace("    - {source: dr, target: primary}\n", "    - {source: dr, target: west}\n"
+                                                          "    - {source: west, target: primary}\n")
+        .replace("links:\n  - between: [primary, dr]\n", ""),
+        "round primary->dr->west->primary", "- {source: west, target: primary}"),
+    Bad("bundled replicator on an identity cycle without its provenance header",
+        _identity_cycle("pyspark").replace("{source: dr, target: primary}",
+                                           "{source: dr, target: primary, settings: {mirrordrill.provenance.header: false}}"),
+        "only the provenance header stops it coming back under the same name", "settings: {mirrordrill.provenance"),
 ]
 
 
@@ -291,6 +314,9 @@ WARNINGS = [
      "exactly_once applies to MirrorMaker 2 only"),
     ("flow settings with the command replicator", _flow_setting("tasks.max: 2").replace("replication:\n", COMMAND, 1),
      (), "never reach a command replicator"),
+    ("identity policy on a cycle with the command replicator", _identity_cycle("command").replace(
+        "  policy: identity\n", "  policy: identity\n  command: sh my-replicator.sh --from {source_bootstrap}\n"), (),
+     "so topic 'orders' goes round primary->dr->primary forever unless it marks records itself"),
 ]
 
 
