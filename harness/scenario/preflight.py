@@ -132,6 +132,8 @@ def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Repo
         warn(("replication", "mode"), f"mode applies to the pyspark replicator only; {own} ignores it")
     elif r.command is not None and own != "command":
         warn(("replication", "command"), f"command applies to the command replicator only; {own} ignores it")
+    if r.shell and own != "command":
+        warn(("replication", "shell"), f"shell applies to the command replicator only; {own} ignores it")
     if r.mirrormaker2.exactly_once and own != "mirrormaker2":
         warn(("replication", "mirrormaker2", "exactly_once"),
              f"exactly_once applies to MirrorMaker 2 only (run --replicator mirrormaker2); {own} ignores it")

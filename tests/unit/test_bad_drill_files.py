@@ -314,6 +314,8 @@ WARNINGS = [
      "exactly_once applies to MirrorMaker 2 only"),
     ("flow settings with the command replicator", _flow_setting("tasks.max: 2").replace("replication:\n", COMMAND, 1),
      (), "never reach a command replicator"),
+    ("shell with the bundled replicator", BASE.replace("replication:\n", "replication:\n  shell: true\n", 1), (),
+     "shell applies to the command replicator only; pyspark ignores it"),
     ("identity policy on a cycle with the command replicator", _identity_cycle("command").replace(
         "  policy: identity\n", "  policy: identity\n  command: sh my-replicator.sh --from {source_bootstrap}\n"), (),
      "so topic 'orders' goes round primary->dr->primary forever unless it marks records itself"),
