@@ -161,7 +161,7 @@ def cmd_validate(args) -> int:
     failed = 0
     for path in args.files:
         try:
-            checked = check_file(Path(path), args.replicator, args.profile)
+            checked = check_file(Path(path), args.replicator, args.profile, secrets=not args.no_secrets)
             s = checked.scenario
             for warning in checked.warnings:
                 print(str(warning), file=sys.stderr)
@@ -554,6 +554,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("files", nargs="+")
     s.add_argument("--replicator", choices=["pyspark", "mirrormaker2", "command"],
                    help="check for this replicator, as 'run --replicator' would (default: each file's own)")
+    s.add_argument("--no-secrets", action="store_true",
+                   help="do not resolve ${env:}/${file:}/${dir:} references (a CI lint job holding no secrets); "
+                        "run always resolves them")
     _profile_option(s)
     s.set_defaults(func=cmd_validate)
 

@@ -4,7 +4,10 @@ The scenario gives a command template; the harness fills in each flow's placehol
 one process per flow in that flow's working folder, stops it with SIGTERM (SIGKILL after
 the grace period), kills, pauses or restarts it on the timeline, and checks what arrives on
 the target like any other replicator's output. The template is split like a shell would
-(``shlex``) but never run by a shell: a placeholder's value is always one argument.
+(``shlex``) but never run by a shell: a placeholder's value is always one argument, and shell
+syntax (a pipe, a redirect, ``$VAR``, a glob) is refused rather than passed on as a literal
+argument. A drill that wants a shell says so (``replication.shell: true``): the command then
+runs through ``/bin/sh -c`` with every placeholder's value quoted.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import string
 import subprocess
@@ -53,8 +57,46 @@ TRANSLATE_PLACEHOLDERS: Mapping[str, str] = {**PLACEHOLDERS, "group": "the consu
 TRANSLATE_OUTPUT = 'a JSON list of {"topic": <remote topic>, "partition": <int>, "offset": <int>} on stdout'
 
 
+SHELL = ("/bin/sh", "-c")  # what runs a template when the drill asks for a shell
+
+# Outside quotes, these make a shell do something a plain argv never does.
+_OPERATORS = {"|": "a pipe", "&": "a background job or &&", ";": "a command separator",
+              "<": "a redirect", ">": "a redirect", "(": "a subshell", ")": "a subshell",
+              "`": "command substitution"}
+_EXPANSION = re.compile(r"\$(\(|\{[^}]*\}?|\w+)")
+_GLOBS = "*?["
+
+
 class CommandTemplateError(SetupError):
     """A command template that cannot be filled in; names the placeholder and lists valid ones."""
+
+
+def shell_syntax(command: str) -> str | None:
+    """What in ``command`` only a shell would act on, described (None when there is nothing)."""
+    quote, i = "", 0
+    while i < len(command):
+        ch, nxt = command[i], command[i + 1:i + 2]
+        if ch == "\\" and quote != "'":
+            i += 2  # an escaped character is literal, in or out of double quotes
+            continue
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif ch == "$" and (m := _EXPANSION.match(command, i)):
+            return f"'{m.group(0)}' ({'command substitution' if nxt == '(' else 'a variable expansion'})"
+        elif ch == "`":
+            return f"'`' ({_OPERATORS[ch]})"
+        elif quote == '"':
+            quote = "" if ch == '"' else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in _OPERATORS:
+            return f"'{ch}' ({_OPERATORS[ch]})"
+        elif ch in _GLOBS:
+            return f"'{ch}' (a glob)"
+        elif ch == "~" and (i == 0 or command[i - 1].isspace()):
+            return "'~' (home folder expansion)"
+        i += 1
+    return None
 
 
 @dataclass(frozen=True)
@@ -63,11 +105,15 @@ class CommandTemplate:
 
     argv: tuple[str, ...]
     fields: frozenset[str]
+    shell: bool = False  # argv is SHELL + one script; placeholders are filled in quoted
 
     @classmethod
-    def parse(cls, command: str | Sequence[str], allowed: Mapping[str, str], what: str = "command") -> "CommandTemplate":
+    def parse(cls, command: str | Sequence[str], allowed: Mapping[str, str], what: str = "command",
+              shell: bool = False) -> "CommandTemplate":
         """Split (if a string) and check every ``{field}``; ``{{``/``}}`` are literal braces."""
-        if isinstance(command, str):
+        if shell and isinstance(command, str):
+            argv = [*SHELL, command]
+        elif isinstance(command, str):
             try:
                 argv = shlex.split(command)
             except ValueError as err:
@@ -99,24 +145,62 @@ class CommandTemplate:
                     raise CommandTemplateError(f"{what}: placeholder {{{name}}} in {arg!r} takes no format "
                                                f"spec or conversion; write plain {{{name}}}")
                 fields.add(name)
-        return cls(tuple(argv), frozenset(fields))
+        return cls(tuple(argv), frozenset(fields), shell and isinstance(command, str))
 
     def render(self, values: Mapping[str, str]) -> list[str]:
-        """The argument list with every placeholder replaced by its value."""
+        """The argument list with every placeholder replaced by its value (quoted for a shell)."""
+        if self.shell:
+            return [*SHELL, self.argv[-1].format(**{k: shlex.quote(v) for k, v in values.items()})]
         return [arg.format(**values) for arg in self.argv]
 
+    def program(self) -> str | None:
+        """The program the template runs (None for a shell script: the shell finds it)."""
+        return None if self.shell else self.argv[0]
 
-def check_command(command: str | Sequence[str] | None, what: str = "command") -> str | None:
+
+def check_command(command: str | Sequence[str] | None, what: str = "command", shell: bool = False) -> str | None:
     """Why ``command`` cannot run as the command replicator's template (None when it can): what
     ``mirrordrill validate`` asks before anything starts."""
     if command is None:
         return (f"the command replicator needs a {what}: the command line that runs your replicator for one "
                 f"flow, with placeholders {', '.join('{' + p + '}' for p in PLACEHOLDERS)}")
     try:
-        CommandTemplate.parse(command, PLACEHOLDERS, what)
+        CommandTemplate.parse(command, PLACEHOLDERS, what, shell)
     except CommandTemplateError as err:
         return str(err)
+    found = shell_syntax(command) if isinstance(command, str) and not shell else None
+    if found:
+        return (f"{what}: {found} is shell syntax, but the command runs without a shell, so it would reach your "
+                "program as a literal argument; quote it if it is meant literally, or set replication.shell: "
+                "true to run the command through /bin/sh -c")
     return None
+
+
+def program_problem(command: str, shell: bool, base_dir: Path | None) -> str | None:
+    """Why the template's program cannot start (None when it can, or when a shell or a placeholder finds it)."""
+    template = CommandTemplate.parse(command, PLACEHOLDERS, "command", shell)
+    program = template.program()
+    if program is None or "{" in program:
+        return None
+    if "/" not in program:
+        if shutil.which(program) is None:
+            return (f"program {program!r} is not on PATH; give its path (absolute, or relative to the drill "
+                    "file's folder), or install it")
+        return None
+    path = Path(program) if Path(program).is_absolute() or base_dir is None else base_dir / program
+    if not path.is_file():
+        return f"program {program} does not exist ({path}); a relative path is read from the drill file's folder"
+    if not os.access(path, os.X_OK):
+        return f"program {program} is not executable; chmod +x {path}"
+    return None
+
+
+def _from_folder(template: CommandTemplate, base_dir: Path | None) -> CommandTemplate:
+    """``template`` with a relative program path made absolute: the process runs in its flow's folder."""
+    program = template.program()
+    if base_dir is None or program is None or "/" not in program or Path(program).is_absolute():
+        return template
+    return CommandTemplate((str(Path(base_dir) / program), *template.argv[1:]), template.fields)
 
 
 def flow_folder(flow: FlowSpec) -> str:
@@ -132,16 +216,18 @@ class CommandReplicator(ProcessReplicator):
     def __init__(self, setup: ReplicationSetup, command: str | Sequence[str], *,
                  translate_command: str | Sequence[str] | None = None, ready_pattern: str | None = None,
                  env: Mapping[str, str] | None = None, settle_s: float = 1.0, translate_timeout_s: float = 60.0,
-                 ready_timeout_s: float | None = None) -> None:
+                 ready_timeout_s: float | None = None, shell: bool = False, base_dir: Path | None = None) -> None:
         """``ready_pattern``: a regex the process logs once it replicates (else: alive after ``settle_s``).
 
         ``translate_command`` prints offset translations (see ``TRANSLATE_OUTPUT``); without it
         ``translate_offsets`` raises ``UnsupportedOperation``. ``env`` adds environment variables.
+        ``shell`` runs the command through /bin/sh -c; ``base_dir`` (the drill file's folder) is what
+        a relative program path is read from, as validate checked it.
         """
         super().__init__(setup, ready_timeout_s)
         if command is None:  # a drill file without replication.command, run with --replicator command
             raise SetupError(check_command(None))
-        self.template = CommandTemplate.parse(command, PLACEHOLDERS, "command")
+        self.template = _from_folder(CommandTemplate.parse(command, PLACEHOLDERS, "command", shell), base_dir)
         self.translate_template = (CommandTemplate.parse(translate_command, TRANSLATE_PLACEHOLDERS, "translate_command")
                                    if translate_command is not None else None)
         try:

@@ -247,7 +247,7 @@ class Drill:
         if self.kind == "mirrormaker2" and r.mirrormaker2.exactly_once:
             opts["exactly_once"] = True
         if self.kind == "command":
-            opts = {"command": r.command}
+            opts = {"command": r.command, "shell": r.shell, "base_dir": self.scenario_path.resolve().parent}
         return opts
 
     # --- clients ----------------------------------------------------------------------

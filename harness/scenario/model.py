@@ -135,6 +135,7 @@ class ReplicationDef(_M):
     separator: str = "."
     mode: Literal["microbatch", "realtime"] | None = None  # pyspark only
     command: str | None = None  # command replicator template
+    shell: bool = False  # command replicator: run the template through /bin/sh -c (placeholders quoted)
     spark: SparkDef = SparkDef()  # pyspark only
     mirrormaker2: MirrorMaker2Def = MirrorMaker2Def()  # mirrormaker2 only
     flows: list[FlowDef] = Field(min_length=1)

@@ -18,9 +18,10 @@ from typing import Callable
 
 from harness.environment import TopologySpec
 from harness.kafka.cluster import ClusterSpec
-from harness.replicators.command import check_command
+from harness.replicators.command import check_command, program_problem
 from harness.replicators.errors import SetupError
 from harness.replicators.setup import FlowSpec, ReplicationSetup
+from harness.scenario.loops import loop_problems
 from harness.scenario.model import Failover, Scenario
 from harness.scenario.plain_errors import did_you_mean
 from harness.scenario.topology import check_pairs, origin_topics, topology_of
@@ -39,8 +40,10 @@ class _Planned:
     workdir: Path = Path(tempfile.gettempdir()) / "mirrordrill-validate"  # never created
 
 
-def replication_problems(s: Scenario, replicator: str, error: Report, warn: Report) -> None:
-    """Every problem of ``s.replication`` for ``replicator`` that needs no running cluster."""
+def replication_problems(s: Scenario, replicator: str, error: Report, warn: Report,
+                         drill_dir: Path | None = None) -> None:
+    """Every problem of ``s.replication`` for ``replicator`` that needs no running cluster (a relative
+    program path of the command replicator is looked up in ``drill_dir``)."""
     r = s.replication
     flows = ("replication", "flows")
     seen: dict[tuple[str, str], int] = {}
@@ -79,7 +82,8 @@ def replication_problems(s: Scenario, replicator: str, error: Report, warn: Repo
             key = next((k for k in flow.settings if repr(k) in str(err)), None)
             error(flows + (i,) + (("settings", key) if key else ()), str(err).removeprefix(f"flow {flow.source}->{flow.target}: "))
     _topic_problems(s, error)
-    _replicator_problems(s, replicator, error, warn)
+    _replicator_problems(s, replicator, error, warn, drill_dir)
+    loop_problems(s, replicator, error, warn)
 
 
 def _topic_problems(s: Scenario, error: Report) -> None:
@@ -101,7 +105,7 @@ def _topic_problems(s: Scenario, error: Report) -> None:
                       f"would replicate nothing from it; its topics: {', '.join(there) or 'none'}")
 
 
-def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Report) -> None:
+def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Report, drill_dir: Path | None) -> None:
     r = s.replication
     if replicator == "command":
         if not r.command:
@@ -109,7 +113,7 @@ def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Repo
                                     "runs your replicator for one flow (see docs/drill-files.md, 'The command "
                                     "replicator')")
         else:
-            problem = check_command(r.command)
+            problem = check_command(r.command, shell=r.shell) or program_problem(r.command, r.shell, drill_dir)
             if problem:
                 error(("replication", "command"), problem)
         if any(f.settings for f in r.flows):
@@ -128,6 +132,8 @@ def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Repo
         warn(("replication", "mode"), f"mode applies to the pyspark replicator only; {own} ignores it")
     elif r.command is not None and own != "command":
         warn(("replication", "command"), f"command applies to the command replicator only; {own} ignores it")
+    if r.shell and own != "command":
+        warn(("replication", "shell"), f"shell applies to the command replicator only; {own} ignores it")
     if r.mirrormaker2.exactly_once and own != "mirrormaker2":
         warn(("replication", "mirrormaker2", "exactly_once"),
              f"exactly_once applies to MirrorMaker 2 only (run --replicator mirrormaker2); {own} ignores it")

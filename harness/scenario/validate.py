@@ -20,8 +20,11 @@ from harness.scenario.model import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICAT
 from harness.scenario.plain_errors import did_you_mean, either, plain_message
 from harness.scenario.preflight import replication_problems
 from harness.scenario.profile import apply_profile
+from harness.scenario.references import reference_problems
+from harness.scenario.step_targets import step_target_problems
 from harness.scenario.topic_names import topic_name_problems
 from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
+from primitives.config_refs import RefResolver
 
 
 @dataclass(frozen=True)
@@ -88,9 +91,11 @@ def load_scenario(path: Path, replicator: str | None = None, profile: str | None
     return check_file(path, replicator, profile).scenario
 
 
-def check_file(path: Path, replicator: str | None = None, profile: str | None = None) -> CheckedScenario:
+def check_file(path: Path, replicator: str | None = None, profile: str | None = None, *,
+               secrets: bool = True) -> CheckedScenario:
     """Every check that needs no cluster, for ``replicator`` (default: the file's own) at ``profile``
-    (default: full, the file as written; harness/scenario/profile.py)."""
+    (default: full, the file as written; harness/scenario/profile.py). With ``secrets`` (what ``run``
+    always does) every ``${env:}``/``${file:}``/``${dir:}`` reference is resolved too, its value unused."""
     path = Path(path)
     if not path.exists():
         raise ScenarioInvalid([Problem(str(path), None, "(file)", "no such file")])
@@ -98,14 +103,16 @@ def check_file(path: Path, replicator: str | None = None, profile: str | None = 
         text = read_drill_text(path)
     except YamlSyntaxError as e:
         raise ScenarioInvalid([Problem(str(path), None, "(file)", str(e).split(": YAML syntax error: ", 1)[-1])]) from None
-    return check_text(text, str(path), replicator, profile)
+    refs = RefResolver(base_dir=path.resolve().parent) if secrets else None
+    return check_text(text, str(path), replicator, profile, refs=refs)
 
 
 def parse_scenario(text: str, file: str, replicator: str | None = None, profile: str | None = None) -> Scenario:
     return check_text(text, file, replicator, profile).scenario
 
 
-def check_text(text: str, file: str, replicator: str | None = None, profile: str | None = None) -> CheckedScenario:
+def check_text(text: str, file: str, replicator: str | None = None, profile: str | None = None, *,
+               refs: RefResolver | None = None) -> CheckedScenario:
     try:
         data, source = load_yaml(text, file)
     except YamlSyntaxError as e:
@@ -132,13 +139,14 @@ def check_text(text: str, file: str, replicator: str | None = None, profile: str
             else:
                 problems.append(Problem(file, source.line_of(path), where, message))
         raise ScenarioInvalid(problems) from None
-    problems = cross_check(scenario, data, source)
+    problems = cross_check(scenario, data, source, refs)
     warnings: list[Problem] = []
     if not problems:  # the replication checks assume the names and links are right
         kind = replicator or scenario.replication.replicator
         replication_problems(scenario, kind,
                              lambda p, m: problems.append(Problem(file, source.line_of(p), _field(p, ()), m)),
-                             lambda p, m: warnings.append(Problem(file, source.line_of(p), _field(p, ()), m, True)))
+                             lambda p, m: warnings.append(Problem(file, source.line_of(p), _field(p, ()), m, True)),
+                             _drill_dir(file))
     if not problems:  # the built-in invariants' bounds that the timeline's faults demand
         bound_problems(scenario, replicator or scenario.replication.replicator,
                        lambda p, m: problems.append(Problem(file, source.line_of(p), _field(p, ()), m)))
@@ -153,8 +161,9 @@ def check_text(text: str, file: str, replicator: str | None = None, profile: str
     return CheckedScenario(scenario, tuple(warnings))
 
 
-def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
-    """Checks that span sections: names that must exist, links that must be there, order of steps."""
+def cross_check(s: Scenario, data: dict, src: SourceMap, refs: RefResolver | None = None) -> list[Problem]:
+    """Checks that span sections: names that must exist, links that must be there, order of steps;
+    with ``refs``, that every secret reference resolves."""
     out: list[Problem] = []
 
     def bad(path: tuple, message: str) -> None:
@@ -250,6 +259,9 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
             bad(at + ("when", "flow"), f"unknown flow {step.when.flow!r}; flows are {sorted(flows)}")
         for problem in action_for(step).validate(step, replace(facts, earlier=tuple(s.timeline[:i]))):
             bad(at + problem.field, problem.message)
+    step_target_problems(s, bad)
+    if refs is not None:
+        reference_problems(data, refs, bad)
 
     has_failover = any(isinstance(step, Failover) for step in s.timeline)
     has_failback = any(isinstance(step, Failback) for step in s.timeline)

@@ -148,3 +148,30 @@ def test_sigkill_follows_an_ignored_sigterm_after_the_grace_period(setup, tmp_pa
         assert 2 <= elapsed < 15
     finally:
         replicator.kill()
+
+
+def test_a_shell_command_pipes_and_gets_each_placeholder_as_one_word(setup, tmp_path):
+    # replication.shell: true -- a pipe the template asks for, and a regex placeholder holding '*', '|'
+    # and spaces that the shell must neither split, expand nor pipe (it is filled in quoted).
+    command = (f"exec {sys.executable} {PIPE} --source-bootstrap {{source_bootstrap}} --target-bootstrap "
+               "{target_bootstrap} --topics-regex {topics_regex} --topics-exclude-regex {topics_exclude_regex} "
+               "--remote-prefix {remote_prefix} --group shell-{source}-{target} --workdir {workdir} "
+               "2>&1 | tee shell.log")
+    own = ReplicationSetup(setup.env, [FlowSpec("east", "west", topics=["cmds-.*", "no such topic"])],
+                           workdir=tmp_path)
+    replicator = make_replicator("command", own, command=command, shell=True,
+                                 ready_pattern=r"pipe replicator: subscribed")
+    east, west = setup.env.cluster("east"), setup.env.cluster("west")
+    name = unique_topic("cmds")
+    east.create_topics([NewTopic(name, 2, 1)])
+    replicator.start()
+    try:
+        proc = replicator.process_for("east", "west")
+        assert proc.argv[:2] == ["/bin/sh", "-c"]
+        values = [f"s-{i}".encode() for i in range(20)]
+        assert produce_values(east.bootstrap, name, values) == [None] * 20
+        wait_until(lambda: sorted(remote_values(west, f"east.{name}", 2)) == sorted(values), 60, "the copies")
+        assert "topics='cmds-.*|no such topic'" in (Path(proc.cwd) / "shell.log").read_text()
+    finally:
+        replicator.stop()
+    assert not replicator.running

@@ -21,7 +21,7 @@ from primitives.process import ManagedProcess
 from tests.unit.test_scenario_validation import BASE
 
 FAILOVER = "timeline:\n  - {at: 5s, do: unplanned_failover, from: primary, to: dr}\n"
-COMMAND = "replication:\n  replicator: command\n  command: my-replicator --from {source_bootstrap}\n"
+COMMAND = "replication:\n  replicator: command\n  command: sh my-replicator.sh --from {source_bootstrap}\n"
 
 
 def _flow_setting(setting: str) -> str:
@@ -63,6 +63,23 @@ def _step(step: str) -> str:
     return BASE + f"timeline:\n  - {{{step}}}\n"
 
 
+def _command(command: str) -> str:
+    """BASE run by the command replicator with ``command`` as its template."""
+    return BASE.replace("replication:\n", f"replication:\n  replicator: command\n  command: {command}\n", 1)
+
+
+def _identity_cycle(replicator: str) -> str:
+    """BASE with the identity policy and a flow back from dr to primary (every topic): primary's orders return."""
+    return BASE.replace("replication:\n", f"replication:\n  replicator: {replicator}\n  policy: identity\n", 1).replace(
+        "      topics: [orders]\n", "      topics: [orders]\n    - {source: dr, target: primary}\n", 1)
+
+
+def _secured(password: str) -> str:
+    """BASE with SASL_SSL on primary, its password read through ``password`` (a reference)."""
+    return BASE.replace("  primary: {brokers: 1}\n", "  primary:\n    brokers: 1\n    security:\n"
+                        f"      protocol: SASL_SSL\n      password: {password}\n", 1)
+
+
 # Nine anchors, each nine aliases of the one before: 342 bytes, 490 million values once expanded.
 LAUGHS = "x-a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
     f"x-{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
@@ -94,7 +111,7 @@ CASES = [
     Bad("flow setting bad value", _flow_setting("tasks.max: many"), "tasks.max", "settings: {tasks.max"),
     Bad("command placeholder typo", BASE.replace("replication:\n", COMMAND.replace("{source_bootstrap}",
                                                                                    "{source_bootstrapp}"), 1),
-        "unknown placeholder {source_bootstrapp}", "command: my-replicator"),
+        "unknown placeholder {source_bootstrapp}", "command: sh my-replicator"),
     Bad("MM2 exactly-once with uncommitted source reads",
         _flow_setting("consumer.isolation.level: read_uncommitted").replace(
             "replication:\n", "replication:\n  replicator: mirrormaker2\n  mirrormaker2: {exactly_once: true}\n", 1),
@@ -300,6 +317,79 @@ CASES = [
         "not both", "broker: 1, leader_of"),
     Bad("resume the leader", _step("at: 5s, do: resume_broker, cluster: primary, leader_of: {topic: orders}"),
         "another broker leads the partition", "do: resume_broker"),
+    # --- step targets that are not there when the step runs (issue 40) ------------------
+    Bad("leader of a partition the topic lacks", _step("at: 5s, do: kill_broker, cluster: primary, "
+                                                       "leader_of: {topic: orders, partition: 3}"),
+        "has partitions 0..2 on primary by then, so there is no partition 3", "leader_of: {topic: orders, partition: 3"),
+    Bad("leader of a partition a created topic lacks",
+        BASE + "timeline:\n  - {at: 5s, do: create_topic, cluster: primary, topic: audit, partitions: 2}\n"
+               "  - {at: 6s, do: kill_broker, cluster: primary, leader_of: {topic: audit, partition: 2}}\n",
+        "topic audit has partitions 0..1", "leader_of: {topic: audit"),
+    Bad("pause a killed broker", BASE.replace("primary: {brokers: 1}", "primary: {brokers: 3}")
+        + "timeline:\n  - {at: 5s, do: kill_broker, cluster: primary, broker: 2}\n"
+          "  - {at: 9s, do: pause_broker, cluster: primary, broker: 2}\n",
+        "broker 2 of primary is already down: timeline[0] (kill_broker primary/2 at 5s) took it down", "at: 9s"),
+    Bad("broker step on a killed cluster", BASE + "timeline:\n  - {at: 5s, do: kill_cluster, cluster: dr}\n"
+                                                  "  - {at: 9s, do: stop_broker, cluster: dr, broker: 1}\n",
+        "cluster dr is down: timeline[0] (kill_cluster dr at 5s) took it down", "at: 9s"),
+    Bad("topic change on a stopped cluster", BASE + "timeline:\n  - {at: 5s, do: stop_cluster, cluster: primary}\n"
+                                                    "  - {at: 9s, do: add_partitions, cluster: primary, topic: orders, "
+                                                    "partitions: 6}\n",
+        "add a start_cluster (or restart_cluster) step for primary", "at: 9s"),
+    Bad("failover onto a killed cluster", BASE + "timeline:\n  - {at: 5s, do: kill_cluster, cluster: dr}\n"
+                                                 "  - {at: 9s, do: unplanned_failover, from: primary, to: dr}\n",
+        "cannot fail over onto dr: cluster dr is down: timeline[0] (kill_cluster dr at 5s)", "at: 9s"),
+    Bad("planned failover from a killed cluster", BASE + "timeline:\n  - {at: 5s, do: kill_cluster, cluster: primary}\n"
+                                                         "  - {at: 9s, do: planned_failover, from: primary, to: dr}\n",
+        "make it an unplanned_failover", "at: 9s"),
+    Bad("failback from a killed cluster", BASE + FAILOVER + "  - {at: 9s, do: kill_cluster, cluster: dr}\n"
+                                                            "  - {at: 12s, do: failback, from: dr, to: primary}\n",
+        "failback copies dr back into primary, but cluster dr is down: timeline[1]", "at: 12s"),
+    Bad("kill a cluster twice", BASE + FAILOVER + "  - {at: 9s, do: kill_cluster, cluster: primary}\n",
+        "cluster primary is already down: timeline[0] (unplanned_failover primary->dr at 5s)", "at: 9s"),
+    # --- secret references resolved before anything starts (issue 40) -------------------
+    Bad("unset env reference", _secured('"${env:MIRRORDRILL_TEST_UNSET_PASSWORD}"'),
+        "environment variable MIRRORDRILL_TEST_UNSET_PASSWORD is not set", "password: \"${env"),
+    Bad("unset env reference at run", _secured('"${env:MIRRORDRILL_TEST_UNSET_PASSWORD}"'),
+        "environment variable MIRRORDRILL_TEST_UNSET_PASSWORD is not set", "password: \"${env", command="run"),
+    Bad("missing file reference", _secured('"${file:no-such-creds.properties:password}"'),
+        "no-such-creds.properties does not exist", "password: \"${file"),
+    # --- the command replicator's program, and shell syntax it would not get (issue 40) ---
+    Bad("command program not on PATH", _command("no-such-replicator-xyz --from {source_bootstrap}"),
+        "program 'no-such-replicator-xyz' is not on PATH", "command: no-such"),
+    Bad("command program path missing", _command("bin/replicate --from {source_bootstrap}"),
+        "program bin/replicate does not exist", "command: bin/"),
+    Bad("command with a pipe", _command("sh run.sh {source_bootstrap} | tee log"),
+        "'|' (a pipe) is shell syntax, but the command runs without a shell", "command: sh run.sh"),
+    Bad("command with a redirect", _command("sh run.sh {source_bootstrap} > repl.log"),
+        "'>' (a redirect) is shell syntax", "command: sh run.sh"),
+    Bad("command with &&", _command("cd /opt/repl && sh run.sh {source_bootstrap}"),
+        "'&' (a background job or &&)", "command: cd"),
+    Bad("command with command substitution", _command('sh run.sh --id "$(hostname)" {source_bootstrap}'),
+        "'$(' (command substitution)", "command: sh run.sh"),
+    Bad("command with a variable", _command("sh run.sh --home $REPL_HOME {source_bootstrap}"),
+        "'$REPL_HOME' (a variable expansion)", "command: sh run.sh"),
+    Bad("command with a glob", _command("java -cp lib/*.jar Repl {source_bootstrap}"),
+        "'*' (a glob)", "command: java"),
+    Bad("command with backticks", _command("sh run.sh `hostname` {source_bootstrap}"),
+        "'`' (command substitution)", "command: sh run.sh"),
+    # --- a topology the replicator would loop on forever (issue 40) ---------------------
+    Bad("MM2 identity policy on a cycle", _identity_cycle("mirrormaker2"),
+        "MirrorMaker 2 copies topic 'orders' round primary->dr->primary under the same name forever",
+        "- {source: dr, target: primary}"),
+    Bad("MM2 identity policy on a cycle, by --replicator", _identity_cycle("pyspark"),
+        "use policy: default (MM2 never sends primary.orders back to primary)", "- {source: dr, target: primary}",
+        argv=("--replicator", "mirrormaker2")),
+    Bad("MM2 identity policy on a three-cluster cycle",
+        _identity_cycle("mirrormaker2").replace("  dr: {brokers: 1}\n", "  dr: {brokers: 1}\n  west: {brokers: 1}\n")
+        .replace("    - {source: dr, target: primary}\n", "    - {source: dr, target: west}\n"
+                                                          "    - {source: west, target: primary}\n")
+        .replace("links:\n  - between: [primary, dr]\n", ""),
+        "round primary->dr->west->primary", "- {source: west, target: primary}"),
+    Bad("bundled replicator on an identity cycle without its provenance header",
+        _identity_cycle("pyspark").replace("{source: dr, target: primary}",
+                                           "{source: dr, target: primary, settings: {mirrordrill.provenance.header: false}}"),
+        "only the provenance header stops it coming back under the same name", "settings: {mirrordrill.provenance"),
 ]
 
 
@@ -361,6 +451,11 @@ WARNINGS = [
      "exactly_once applies to MirrorMaker 2 only"),
     ("flow settings with the command replicator", _flow_setting("tasks.max: 2").replace("replication:\n", COMMAND, 1),
      (), "never reach a command replicator"),
+    ("shell with the bundled replicator", BASE.replace("replication:\n", "replication:\n  shell: true\n", 1), (),
+     "shell applies to the command replicator only; pyspark ignores it"),
+    ("identity policy on a cycle with the command replicator", _identity_cycle("command").replace(
+        "  policy: identity\n", "  policy: identity\n  command: sh my-replicator.sh --from {source_bootstrap}\n"), (),
+     "so topic 'orders' goes round primary->dr->primary forever unless it marks records itself"),
 ]
 
 
