@@ -22,6 +22,7 @@ from primitives.bootstrap import Bootstrap, BootstrapError
 
 from harness.exit_codes import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED,  # noqa: F401
                                 EXIT_OK, EXIT_USAGE)
+from harness.scenario.run_folder import OutFolderRefused, take
 
 
 def drill_exit_code(summary) -> int:
@@ -198,12 +199,6 @@ def _spark_master(value: str) -> str:
     return value
 
 
-def _take_report_folder(out: Path) -> Path:
-    """The report's folder, taken (and marked) as any output folder: raises OutFolderRefused."""
-    from harness.scenario.run_folder import take
-    return take(out, "mirrordrill report")
-
-
 def cmd_run(args) -> int:
     """Run one drill; exit 0 only when it ran and every expectation held."""
     from harness.scenario.validate import ScenarioInvalid, check_file
@@ -218,15 +213,9 @@ def cmd_run(args) -> int:
     scenario = checked.scenario
     from harness.existing.commands import refuse_existing
     from harness.scenario.existing_run import RunRefused
-    from harness.scenario.run_folder import OutFolderRefused, refusal as out_refusal
     refusal = refuse_existing(scenario, args.allow_cluster)
     if refusal:
         print(f"mirrordrill run: {refusal}", file=sys.stderr)
-        return EXIT_USAGE
-    out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
-    refused = out_refusal(out)  # before anything starts: a foreign folder is left as it is
-    if refused:
-        print(f"mirrordrill run: {refused}", file=sys.stderr)
         return EXIT_USAGE
     baseline = None
     if args.baseline:
@@ -243,13 +232,14 @@ def cmd_run(args) -> int:
         print("mirrordrill run: --tolerance applies to a comparison with --baseline DIR; give the baseline run",
               file=sys.stderr)
         return EXIT_USAGE
+    out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
     try:
         result = run_drill(scenario, Path(args.file), out, replicator=args.replicator, baseline=baseline,
                            spark_master=args.spark_master, backend=args.backend, keep_broker_data=args.keep_broker_data)
     except KeyboardInterrupt:
         raise
     except (RunRefused, OutFolderRefused) as e:  # an existing cluster unreachable or not clean, a foreign
-        print(f"mirrordrill run: {e}", file=sys.stderr)  # --out folder: nothing started
+        print(f"mirrordrill run: {e}", file=sys.stderr)  # --out folder (the engine's first act): nothing started
         return EXIT_USAGE
     except Exception as e:  # the engine saves what it can; this is a crash around it
         import traceback
@@ -259,7 +249,7 @@ def cmd_run(args) -> int:
     if args.report:
         from reports.render import ReportError, render
         try:
-            rendered = render([out], _take_report_folder(out / "report"))
+            rendered = render([out], take(out / "report", "mirrordrill report"))
             print(f"report: {rendered.html} (history: {rendered.history})")
         except (ReportError, ValueError) as e:  # ValueError: OutFolderRefused
             print(f"mirrordrill run: the drill ran, but its report could not be rendered: {e}", file=sys.stderr)
@@ -292,7 +282,6 @@ def cmd_replicate(args) -> int:
 # --- report / sweep -----------------------------------------------------------------------
 def cmd_report(args) -> int:
     """Render one single-file HTML report (Allure 3) from run folders, extending their history."""
-    from harness.scenario.run_folder import OutFolderRefused
     from reports.render import ReportError, render
     given = [Path(d) for d in args.dirs]
     # a sweep folder stands for its points (each a drill run)
@@ -300,15 +289,11 @@ def cmd_report(args) -> int:
                                        if not (d / "summary.json").exists() and (d / "sweep.jsonl").exists() else [d])]
     out = Path(args.out) if args.out else (given[0] / "report" if len(given) == 1 else Path("runs") / "report")
     try:
-        rendered = render(runs, _take_report_folder(out), history=Path(args.history) if args.history else None,
+        rendered = render(runs, take(out, "mirrordrill report"), history=Path(args.history) if args.history else None,
                           name=args.name)
-    except OutFolderRefused as e:  # Allure replaces what its output folder holds
-        print(f"mirrordrill report: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except ReportError as e:
-        print(f"mirrordrill report: {e}", file=sys.stderr)
-        # a folder that holds no readable results is bad input; Allure failing is ours
-        return EXIT_USAGE if e.bad_input else EXIT_HARNESS
+    except (ReportError, OutFolderRefused) as e:  # no readable results, or a foreign --out (Allure replaces what
+        print(f"mirrordrill report: {e}", file=sys.stderr)  # its folder holds), is bad input; Allure failing is ours
+        return EXIT_USAGE if getattr(e, "bad_input", True) else EXIT_HARNESS
     print(f"report: {rendered.html}")
     print(f"history: {rendered.history}")
     return EXIT_OK
@@ -364,7 +349,7 @@ def cmd_sweep(args) -> int:
     if args.report:
         from reports.render import ReportError, render
         try:
-            print(f"report: {render(result.run_dirs, _take_report_folder(result.out_dir / 'report')).html}")
+            print(f"report: {render(result.run_dirs, take(result.out_dir / 'report', 'mirrordrill report')).html}")
         except (ReportError, ValueError) as e:  # ValueError: OutFolderRefused
             print(f"mirrordrill sweep: report not rendered: {e}", file=sys.stderr)
     return EXIT_OK if result.points else EXIT_FAILED

@@ -108,7 +108,8 @@ def test_run_out_dot_in_a_checkout_exits_2_and_deletes_nothing(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     assert cli.main(["run", "scenarios/quickstart.yaml", "--out", "."]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
-    assert err.startswith("mirrordrill run: --out .: this folder holds files mirrordrill did not make"), err
+    assert err.startswith(f"mirrordrill run: --out {tmp_path.resolve()}: this folder holds files mirrordrill did not "
+                          "make"), err
     assert len(err.strip().splitlines()) == 1, err
     assert untouched(files)
 
