@@ -22,6 +22,7 @@ from primitives.bootstrap import Bootstrap, BootstrapError
 
 from harness.exit_codes import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED,  # noqa: F401
                                 EXIT_OK, EXIT_USAGE)
+from harness.scenario.run_folder import OutFolderRefused, take
 
 
 def drill_exit_code(summary) -> int:
@@ -237,8 +238,8 @@ def cmd_run(args) -> int:
                            spark_master=args.spark_master, backend=args.backend, keep_broker_data=args.keep_broker_data)
     except KeyboardInterrupt:
         raise
-    except RunRefused as e:  # an existing cluster unreachable or not clean: nothing started
-        print(f"mirrordrill run: {e}", file=sys.stderr)
+    except (RunRefused, OutFolderRefused) as e:  # an existing cluster unreachable or not clean, a foreign
+        print(f"mirrordrill run: {e}", file=sys.stderr)  # --out folder (the engine's first act): nothing started
         return EXIT_USAGE
     except Exception as e:  # the engine saves what it can; this is a crash around it
         import traceback
@@ -248,9 +249,9 @@ def cmd_run(args) -> int:
     if args.report:
         from reports.render import ReportError, render
         try:
-            rendered = render([out], out / "report")
+            rendered = render([out], take(out / "report", "mirrordrill report"))
             print(f"report: {rendered.html} (history: {rendered.history})")
-        except ReportError as e:
+        except (ReportError, ValueError) as e:  # ValueError: OutFolderRefused
             print(f"mirrordrill run: the drill ran, but its report could not be rendered: {e}", file=sys.stderr)
     return drill_exit_code(result.summary)
 
@@ -288,11 +289,11 @@ def cmd_report(args) -> int:
                                        if not (d / "summary.json").exists() and (d / "sweep.jsonl").exists() else [d])]
     out = Path(args.out) if args.out else (given[0] / "report" if len(given) == 1 else Path("runs") / "report")
     try:
-        rendered = render(runs, out, history=Path(args.history) if args.history else None, name=args.name)
-    except ReportError as e:
-        print(f"mirrordrill report: {e}", file=sys.stderr)
-        # a folder that holds no readable results is bad input; Allure failing is ours
-        return EXIT_USAGE if e.bad_input else EXIT_HARNESS
+        rendered = render(runs, take(out, "mirrordrill report"), history=Path(args.history) if args.history else None,
+                          name=args.name)
+    except (ReportError, OutFolderRefused) as e:  # no readable results, or a foreign --out (Allure replaces what
+        print(f"mirrordrill report: {e}", file=sys.stderr)  # its folder holds), is bad input; Allure failing is ours
+        return EXIT_USAGE if getattr(e, "bad_input", True) else EXIT_HARNESS
     print(f"report: {rendered.html}")
     print(f"history: {rendered.history}")
     return EXIT_OK
@@ -348,8 +349,8 @@ def cmd_sweep(args) -> int:
     if args.report:
         from reports.render import ReportError, render
         try:
-            print(f"report: {render(result.run_dirs, result.out_dir / 'report').html}")
-        except ReportError as e:
+            print(f"report: {render(result.run_dirs, take(result.out_dir / 'report', 'mirrordrill report')).html}")
+        except (ReportError, ValueError) as e:  # ValueError: OutFolderRefused
             print(f"mirrordrill sweep: report not rendered: {e}", file=sys.stderr)
     return EXIT_OK if result.points else EXIT_FAILED
 

@@ -86,11 +86,12 @@ def main(argv: list[str] | None = None, default_jars: Callable[[], list[Path]] |
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
+    from replicator.checkpoint_folder import CheckpointFolderRefused
     from replicator.process import Replicator
     from replicator.prometheus import MetricsPortTaken
     try:
         Replicator(config, Path(args.workdir), jars).run(stop)
-    except MetricsPortTaken as e:
+    except (MetricsPortTaken, CheckpointFolderRefused) as e:
         print(f"replicator: {e}", file=sys.stderr)
         return 2
     return 0

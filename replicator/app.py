@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shutil
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -23,6 +22,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from primitives.kafka.security import java_to_librdkafka
+from replicator import checkpoint_folder
 from replicator.checkpoints import CheckpointEmitter
 from replicator.planted_faults import CheckpointFault, DataPathFault
 from replicator.config.flow import FlowConfig
@@ -53,6 +53,14 @@ def librdkafka_conf(java_conf: dict[str, str]) -> dict:
 
 def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+QUERY_DIR = "query"
+
+
+def checkpoint_base(config: ReplicatorConfig, flow: FlowConfig, workdir: Path) -> Path:
+    """The flow's checkpoint folder: the configuration's, else one under the process's workdir."""
+    return Path(config.flow_checkpoint_dir(flow) or workdir / "checkpoints" / _safe_name(flow.name))
 
 
 @dataclass
@@ -111,9 +119,9 @@ class FlowRuntime:
                                            flow.heartbeats_topic_replication_factor)
         self.starting_offsets = config.starting_offsets(flow)
         self.data_fault = DataPathFault.from_env(os.environ)  # the mutation suite's only; None in real runs
-        base = Path(config.flow_checkpoint_dir(flow) or workdir / "checkpoints" / _safe_name(flow.name))
+        base = checkpoint_base(config, flow, workdir)
         # Spark's checkpoint for the running query only: every start begins a fresh one (``_start``)
-        self.checkpoint_dir = base / "query"
+        self.checkpoint_dir = base / QUERY_DIR
         self.start_positions = StartPositions(base / "start-positions.json", self.starting_offsets)
         self.history = HistoryEnds(base / "history-ends.json")  # restore_history only
         self.origin = FlowOrigin(flow.source, flow.replication_policy_class == "identity" and flow.provenance_header)
@@ -237,7 +245,7 @@ class FlowRuntime:
         prepared, self._prepared = self._prepared, None
         ahead = prepared is not None and prepared[:2] == (self.topics, self.partitions) and not self._settle_before_start
         offsets = prepared[2] if ahead else self._start_offsets()
-        shutil.rmtree(self.checkpoint_dir, ignore_errors=True)
+        checkpoint_folder.fresh(self.checkpoint_dir)  # deletes only a query folder this replicator made
         self.query = start_query(spark, replace(self.plan(), starting_offsets=offsets))
         self._settle_before_start = True  # from now on, a stop leaves writes in flight
         self.status.query_starts += 1

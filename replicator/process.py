@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from replicator.app import FlowRuntime
+from replicator import checkpoint_folder
+from replicator.app import QUERY_DIR, FlowRuntime, checkpoint_base
 from replicator.config.model import ReplicatorConfig
 from replicator.control_threads import ControlThreads
 from replicator.driver_jvm import DriverStart, driver_jit_for, driver_jvm_flags, is_local, jit_flags, session_settings
@@ -101,6 +102,8 @@ class Replicator:
         flows = self.config.enabled_flows()
         if not flows:
             raise ValueError("no enabled flow in the configuration (set A->B.enabled = true)")
+        for f in flows:  # before anything starts: each query start empties its folder
+            checkpoint_folder.check(checkpoint_base(self.config, f, self.workdir) / QUERY_DIR)
         if self.config.metrics_port is not None:  # first: a taken port fails the start before anything opens
             self.prometheus = MetricsServer(self.config.metrics_port).start()
         driver: DriverStart | None = None

@@ -25,6 +25,7 @@ from typing import Callable
 from harness.calibrate.run import machine
 from harness.replicators.setup import DRILL_FLOW_INTERVALS
 from harness.results import DrillSummary, ResultsUnavailable, load_results
+from harness.scenario import run_folder
 from harness.sweep.journal import read_jsonl
 from harness.sweep.measure import fmt_load, load_avg
 from harness.sweep.model import SweepParam
@@ -203,9 +204,13 @@ def bench(drill_files: list[Path], runs: int, out_dir: Path | None = None, repor
         raise BenchError(f"no drill file at {', '.join(missing)}; pass paths such as scenarios/quickstart.yaml")
     log = log or (lambda m: print(f"mirrordrill bench: {m}", file=sys.stderr, flush=True))
     out_dir = (out_dir or Path("runs") / f"bench-{datetime.now():%Y%m%d-%H%M%S}").resolve()
+    refused = run_folder.refusal(out_dir)  # the same folder again resumes; a foreign one is refused, untouched
+    if refused:
+        raise BenchError(refused)
     started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     # every drill is checked before the first one runs: a bad file fails now, not an hour in
     sweeps = [_sweep(f, runs, out_dir, log, reports) for f in drill_files]
+    run_folder.take(out_dir, "mirrordrill bench")
     cells: list[BenchCell] = []
     try:
         for f, sweep in zip(drill_files, sweeps):
@@ -235,7 +240,7 @@ def _sweep(drill_file: Path, runs: int, out_dir: Path, log, reports) -> Sweep:
     if phases is not None:
         params.insert(0, SweepParam(SHIFT_KEY, phases))
     return Sweep(drill_file, params, out_dir / drill_file.stem, measure_ceiling=False, log=log,
-                 repeat=1 if phases is not None else runs, reports=reports, advise=False)
+                 repeat=1 if phases is not None else runs, reports=reports, advise=False, made_by="mirrordrill bench")
 
 
 def collect(drill: str, sweep_dir: Path) -> list[BenchCell]:

@@ -23,6 +23,7 @@ from typing import Callable
 from harness.calibrate.run import machine
 from harness.compose.backend import make_backend
 from harness.environment import Environment
+from harness.scenario import run_folder
 from harness.scenario.topology import topology_of
 from harness.scenario.validate import load_scenario
 from harness.sweep.measure import fmt_load, load_avg
@@ -102,6 +103,7 @@ def bench_startup(files: list[Path], runs: int, out_dir: Path, backends: tuple[s
                   log: Callable[[str], None] = print) -> StartupBench:
     if runs < 1:
         raise ValueError(f"--runs must be at least 1, not {runs}")
+    run_folder.take(out_dir, "mirrordrill bench startup")  # its lab folders are deleted after each start
     bench = StartupBench(out_dir, runs, tuple(backends))
     for drill in files:
         for r in range(1, runs + 1):

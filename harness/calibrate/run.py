@@ -71,7 +71,8 @@ def calibrate(drill_file: Path, runs: int, margin: float, replicator: str | None
                                f"run 'mirrordrill run' N times and read each summary.json")
     params = [SweepParam("replicator", (kind,))] + ([SweepParam("profile", (profile,))] if profile != "full" else [])
     out_dir = out_dir or Path("runs") / f"calibrate-{name}-{kind}-{datetime.now():%Y%m%d-%H%M%S}"
-    sweep = Sweep(drill_file, params, out_dir, measure_ceiling=False, log=log, repeat=runs, reports=reports)
+    sweep = Sweep(drill_file, params, out_dir, measure_ceiling=False, log=log, repeat=runs, reports=reports,
+                  made_by="mirrordrill calibrate")
     result = sweep.run()
     summaries, used, left_out, failed_now = [], [], [], []
     for run_dir in result.run_dirs:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 import sys
 import threading
 import time
@@ -29,7 +28,7 @@ from harness.scenario.existing_run import BeforeRun, refuse_leftovers, remove_dr
 from harness.replicators import make_replicator
 from harness.replicators.setup import ReplicationSetup
 from harness.results import DrillResults, DrillSummary, ExpectationRow, Logs, save_results
-from harness.scenario import failover, run_facts, steps
+from harness.scenario import failover, run_facts, run_folder, steps
 from harness.scenario.drill_log import DRILL_LOG_FILE, DrillLog
 from harness.scenario.stopping import replicator_parts, stop_in_turn
 from harness.scenario.checking import Checked, check_drill
@@ -77,7 +76,8 @@ class Drill:
     # --- the run ----------------------------------------------------------------------
     def run(self) -> DrillResults:
         s = self.scenario
-        self.out_dir.mkdir(parents=True, exist_ok=True)
+        # a new, empty or earlier run's folder only: anything else is refused before anything starts
+        run_folder.take(self.out_dir, "mirrordrill run")
         self._clear_previous_run()
         console = self.log
         drill_log = self.log = DrillLog(self.out_dir / DRILL_LOG_FILE, console)
@@ -205,12 +205,9 @@ class Drill:
                          f"--prefix {self.scenario.owned_prefix}')")
 
     def _clear_previous_run(self) -> None:
-        """Reusing an output folder replaces the run in it: old broker data would not format, old
-        histories would be checked as if this run wrote them."""
-        for name in ("env", "histories", "replicator", "load", "failback", "series"):
-            shutil.rmtree(self.out_dir / name, ignore_errors=True)
-        for name in ("summary.json", "error.txt", "check-error.txt", BASELINE_FILE, DRILL_LOG_FILE):
-            (self.out_dir / name).unlink(missing_ok=True)
+        """Reusing an output folder replaces the run in it (only the names a run writes)."""
+        run_folder.clear_previous_run(self.out_dir, ("summary.json", "error.txt", "check-error.txt",
+                                                     BASELINE_FILE, DRILL_LOG_FILE))
 
     def _produce_backlog(self, env: Environment, histories: Path) -> None:
         for b in self.scenario.load.backlog:

@@ -322,7 +322,7 @@ class SetTopicConfig(_Step):
 class RunbookCommandDef(_M):
     """One command of the team's own runbook (a DNS switch, a config push, a check)."""
 
-    # A list runs as is (argv); a string runs through /bin/sh -c, pipes and all.
+    # A list runs as is (argv); a string runs through bash -euo pipefail -c, pipes and all (runbook.SHELL).
     command: str | list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
     timeout: Wait = Field(60.0, gt=0)  # then the command is killed and the step fails
     env: dict[str, str] = Field(default_factory=dict)  # added to the MIRRORDRILL_* context

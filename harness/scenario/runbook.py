@@ -7,6 +7,7 @@ after the primary is lost and before the applications move, so its duration is p
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shlex
@@ -14,9 +15,10 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from harness.scenario.context import DrillContext, now_ms
-from harness.scenario.model import Failover, RunbookCommandDef
+from harness.scenario.model import Failover, RunbookCommandDef, Scenario
 from primitives.process import ManagedProcess
 
 RUNBOOK_DIR = "runbook"  # in the run folder: one log per command run
@@ -43,33 +45,51 @@ def env_name(cluster: str) -> str:
 
 def context_env(ctx: DrillContext, step_name: str, failover: FailoverContext | None) -> dict[str, str]:
     """The ``MIRRORDRILL_*`` variables a runbook command sees (documented in docs/drill-files.md)."""
-    clusters = list(ctx.scenario.clusters)
+    a = ctx.stable_address  # re-pointed by each failover: its value now
+    return _context(ctx.scenario, failover, step_name, str(ctx.out_dir), f"{ctx.elapsed():.1f}",
+                    lambda c: ctx.env.cluster(c).bootstrap, (a.bootstrap, a.points_to) if a is not None else None)
+
+
+def context_names(scenario: Scenario, failover: FailoverContext | None) -> frozenset[str]:
+    """The names ``context_env`` sets for a step of ``scenario`` (``failover``: its own or the latest
+    earlier one), from the same code: what validate checks a command's references against."""
+    stable = ("", "") if scenario.stable_address is not None else None  # the engine adds one exactly then
+    return frozenset(_context(scenario, failover, "", "", "", lambda c: "", stable))
+
+
+def _context(scenario: Scenario, failover: FailoverContext | None, step: str, run_dir: str, elapsed_s: str,
+             bootstrap: Callable[[str], str], stable: tuple[str, str] | None) -> dict[str, str]:
+    """The one list of context variables; the values only a running drill knows are passed in."""
+    clusters = list(scenario.clusters)
     env = {
-        "MIRRORDRILL_SCENARIO": ctx.scenario.name,
-        "MIRRORDRILL_STEP": step_name,
-        "MIRRORDRILL_RUN_DIR": str(ctx.out_dir),
+        "MIRRORDRILL_SCENARIO": scenario.name,
+        "MIRRORDRILL_STEP": step,
+        "MIRRORDRILL_RUN_DIR": run_dir,
         "MIRRORDRILL_CLUSTERS": ",".join(clusters),
-        "MIRRORDRILL_ELAPSED_S": f"{ctx.elapsed():.1f}",
+        "MIRRORDRILL_ELAPSED_S": elapsed_s,
     }
     for c in clusters:
-        env[f"MIRRORDRILL_BOOTSTRAP_{env_name(c)}"] = ctx.env.cluster(c).bootstrap
-    if ctx.stable_address is not None:
-        env["MIRRORDRILL_STABLE_ADDRESS"] = ctx.stable_address.bootstrap
-        env["MIRRORDRILL_STABLE_POINTS_TO"] = ctx.stable_address.points_to
+        env[f"MIRRORDRILL_BOOTSTRAP_{env_name(c)}"] = bootstrap(c)
+    if stable is not None:
+        env["MIRRORDRILL_STABLE_ADDRESS"], env["MIRRORDRILL_STABLE_POINTS_TO"] = stable
     if failover is not None:
         env.update({
             "MIRRORDRILL_FAILOVER_KIND": failover.kind,
             "MIRRORDRILL_FAILOVER_FROM": failover.source,
             "MIRRORDRILL_FAILOVER_TO": failover.target,
             "MIRRORDRILL_FAILOVER_FLOW": f"{failover.source}->{failover.target}",
-            "MIRRORDRILL_TARGET_BOOTSTRAP": ctx.env.cluster(failover.target).bootstrap,
+            "MIRRORDRILL_TARGET_BOOTSTRAP": bootstrap(failover.target),
         })
     return env
 
 
+SHELL = ("bash", "-euo", "pipefail", "-c")  # an unset variable is an error, not an empty word (rm -rf "$DIR/")
+
+
 def argv_of(command: str | list[str]) -> list[str]:
-    """A list runs as is; a string runs through the shell, as a runbook's one-liner would."""
-    return list(command) if isinstance(command, list) else ["/bin/sh", "-c", command]
+    """A list runs as is; a string runs through bash with unset variables, failed commands and failed
+    pipes as errors, so a misspelled variable stops the command instead of acting on what is left."""
+    return list(command) if isinstance(command, list) else [*SHELL, command]
 
 
 def describe_command(command: str | list[str], limit: int = 60) -> str:
@@ -84,12 +104,15 @@ def command_problems(command: str | list[str], base_dir: Path | None) -> list[st
             shlex.split(command)
         except ValueError as e:
             return [f"the shell command {command!r} does not parse ({e}); check its quotes"]
+        if shutil.which(SHELL[0]) is None:
+            return [f"a shell string runs through {SHELL[0]}, which is not on PATH; install it or give the "
+                    "command as a list"]
         return []
     program = command[0]
     if "/" not in program:
         if shutil.which(program) is None:
             return [f"program {program!r} is not on PATH; give its full path, or a shell string to run it "
-                    "through /bin/sh"]
+                    f"through {SHELL[0]}"]
         return []
     path = Path(program) if Path(program).is_absolute() or base_dir is None else base_dir / program
     if not path.is_file():
@@ -116,7 +139,9 @@ def run_command(ctx: DrillContext, command: RunbookCommandDef, name: str,
     log = _log_path(ctx, name)
     # A managed process: its whole group is killed on timeout or Ctrl-C, and the environment's
     # supervisor stops it on every exit path.
-    proc = ManagedProcess(name=f"runbook {name}", argv=argv, log_path=log, env=env, cwd=ctx.drill_dir,
+    # In the run folder: what a command writes by a relative path stays with the run. The user's
+    # environment is kept (their DNS tool or cloud CLI needs its credentials).
+    proc = ManagedProcess(name=f"runbook {name}", argv=argv, log_path=log, env=env, cwd=ctx.out_dir,
                           stop_timeout_s=5.0)
     t = now_ms()
     start = time.monotonic()
@@ -161,7 +186,7 @@ def _wait(ctx: DrillContext, proc: ManagedProcess, timeout_s: float) -> int | No
 
 def run_failover_runbook(ctx: DrillContext, step: Failover) -> list[str]:
     """A failover's own runbook, in order; the first failure stops it and fails the failover."""
-    failover = FailoverContext(step.do, step.source, step.target)
+    failover = failover_of(step)
     return [run_command(ctx, c, c.name or describe_command(c.command), failover) for c in step.runbook]
 
 
@@ -176,11 +201,42 @@ def failover_before(timeline: list, step) -> FailoverContext | None:
     return latest
 
 
-def definition_problems(command: RunbookCommandDef, base_dir: Path | None) -> list[tuple[tuple[str, ...], str]]:
-    """A runbook command's problems as (field, message), for validate."""
+def failover_of(step: Failover) -> FailoverContext:
+    return FailoverContext(step.do, step.source, step.target)
+
+
+def definition_problems(command: RunbookCommandDef, base_dir: Path | None, scenario: Scenario,
+                        failover: FailoverContext | None) -> list[tuple[tuple[str, ...], str]]:
+    """A runbook command's problems as (field, message), for validate; ``failover``: the step's own
+    or the latest earlier one, which decides the context variables it gets."""
     out = [(("command",), m) for m in command_problems(command.command, base_dir)]
+    out += [(("command",), m) for m in unknown_references(command.command, scenario, failover)]
     hidden = sorted(k for k in command.env if k.startswith(ENV_PREFIX))
     if hidden:
         out.append((("env",), f"{', '.join(hidden)} would hide the drill's own context; the {ENV_PREFIX}* "
                               "variables are set by the harness (docs/drill-files.md lists them): rename yours"))
     return out
+
+
+_REFERENCE = re.compile(r"\$\{?(" + ENV_PREFIX + r"\w+)")
+
+
+def unknown_references(command: str | list[str], scenario: Scenario, failover: FailoverContext | None) -> list[str]:
+    """``$MIRRORDRILL_X`` or ``${MIRRORDRILL_X}`` naming a variable the harness does not set for the step."""
+    known = context_names(scenario, failover)
+    with_failover = context_names(scenario, FailoverContext("", "", ""))
+    words = [command] if isinstance(command, str) else command
+    names = dict.fromkeys(m.group(1) for w in words for m in _REFERENCE.finditer(w))
+    return [f"${name} is not set for this step, and unset variables are errors; {_fix(name, known, with_failover)}"
+            for name in names if name not in known]
+
+
+def _fix(name: str, known: frozenset[str], with_failover: frozenset[str]) -> str:
+    if name in with_failover:
+        return "it is set in a failover's runbook and in the steps after a failover: move the step after one"
+    # compared without the common prefix, which would make every name look alike
+    close = difflib.get_close_matches(name.removeprefix(ENV_PREFIX), [k.removeprefix(ENV_PREFIX) for k in known],
+                                      n=1, cutoff=0.6)
+    if close:
+        return f"did you mean {ENV_PREFIX}{close[0]}?"
+    return f"this step has {', '.join(sorted(known))}"

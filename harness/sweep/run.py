@@ -12,6 +12,7 @@ from typing import Callable, Protocol
 
 import yaml
 
+from harness.scenario import run_folder
 from harness.sweep.ceiling import measure_ceiling
 from harness.sweep.journal import Journal
 from harness.sweep.measure import failed_point, fmt_load, load_avg, measure_point
@@ -61,7 +62,7 @@ class Sweep:
     def __init__(self, drill_file: Path, params: list[SweepParam], out_dir: Path | None = None,
                  measure_ceiling: bool = True, log: Callable[[str], None] | None = None,
                  ceiling_records: int = 200_000, repeat: int = 1, reports: SweepReports | None = None,
-                 backend: str | None = None, advise: bool = True):
+                 backend: str | None = None, advise: bool = True, made_by: str = "mirrordrill sweep"):
         if repeat < 1:
             raise SweepError(f"--repeat {repeat}: run each combination at least once")
         self.repeat = repeat
@@ -75,6 +76,10 @@ class Sweep:
         self.params = params
         name = self.drill.get("name", self.drill_file.stem)
         self.out_dir = Path(out_dir or Path("runs") / f"sweep-{name}-{datetime.now():%Y%m%d-%H%M%S}").resolve()
+        refused = run_folder.refusal(self.out_dir)  # before any point runs, and nothing deleted
+        if refused:
+            raise SweepError(refused)
+        self.made_by = made_by
         self.measure_ceiling = measure_ceiling
         self.ceiling_records = ceiling_records
         self.reports = reports
@@ -89,7 +94,7 @@ class Sweep:
         return combinations(self.params)
 
     def run(self) -> SweepResult:
-        self.out_dir.mkdir(parents=True, exist_ok=True)
+        run_folder.take(self.out_dir, self.made_by)
         journal = Journal.open(self.out_dir / "sweep.jsonl", str(self.drill_file), self.fingerprint, self.params)
         result = SweepResult(self.out_dir, self.params, [], journal.ceiling, ceiling_after=journal.ceiling_after)
         # every run of every combination, in order: runs of one combination are spread out over the

@@ -110,11 +110,11 @@ class FakeEnv:
         return SimpleNamespace(bootstrap={"primary": "127.0.0.1:1111", "dr-west": "127.0.0.1:2222"}[name])
 
 
-def context(tmp_path: Path, timeline: str) -> DrillContext:
+def context(tmp_path: Path, timeline: str, drill_dir: Path | None = None) -> DrillContext:
     s = parse_scenario(BASE + timeline, "drill.yaml")
     events = []
     ctx = DrillContext(scenario=s, out_dir=tmp_path, env=FakeEnv(), replicator=None, histories=tmp_path / "h",
-                       log=lambda m: None, drill_dir=tmp_path)
+                       log=lambda m: None, drill_dir=drill_dir or tmp_path)
     ctx.record = lambda name, kind, start, end, outcome, detail="", **_: events.append((name, outcome, detail))
     ctx.events = events
     return ctx
@@ -163,7 +163,7 @@ def test_a_command_past_its_timeout_is_killed_with_its_children(tmp_path):
     with pytest.raises(runbook.RunbookFailed, match=r"timed out after 1s and was killed"):
         action_for(step).apply(ctx, step)
     assert ctx.events[0][1] == "timeout"
-    child = int((tmp_path / "child.pid").read_text())  # written in the drill file's folder: the command's cwd
+    child = int((tmp_path / "child.pid").read_text())  # written in the run folder: the command's cwd
     assert dies(child)
 
 
@@ -204,3 +204,75 @@ def test_a_failovers_runbook_runs_in_order_and_stops_at_the_first_failure(tmp_pa
         runbook.run_failover_runbook(ctx, ctx.scenario.timeline[0])
     assert [e[0] for e in ctx.events] == ["runbook one", "runbook two"]
     assert "primary->dr-west" in (tmp_path / "runbook" / "01-one.log").read_text()
+
+
+# --- unset variables, the working folder, the context's names -------------------------------
+def test_an_unset_variable_fails_the_step_before_the_command_acts_on_it(tmp_path):
+    # /bin/sh would expand the misspelled variable to nothing and go on (rm -rf "$DIRR/" is rm -rf /)
+    ctx = context(tmp_path, "  - {at: 2s, do: runbook, name: clean, command: 'echo \"$TEAM_DIRR\" > /dev/null; "
+                            "touch went-on'}\n")
+    with pytest.raises(runbook.RunbookFailed, match=r"runbook 'clean' failed: exit 1 .*TEAM_DIRR: unbound variable"):
+        action_for(ctx.scenario.timeline[0]).apply(ctx, ctx.scenario.timeline[0])
+    assert not (tmp_path / "went-on").exists()
+
+
+def test_a_failed_command_in_a_pipe_fails_the_step(tmp_path):
+    ctx = context(tmp_path, "  - {at: 2s, do: runbook, name: pipe, command: 'false | cat; touch reached'}\n")
+    with pytest.raises(runbook.RunbookFailed, match="runbook 'pipe' failed: exit 1"):
+        action_for(ctx.scenario.timeline[0]).apply(ctx, ctx.scenario.timeline[0])
+    assert not (tmp_path / "reached").exists()
+
+
+def test_a_command_runs_in_the_run_folder_with_the_users_environment(tmp_path, monkeypatch):
+    drill_dir, run_dir = tmp_path / "drills", tmp_path / "run"
+    drill_dir.mkdir()
+    run_dir.mkdir()
+    monkeypatch.setenv("TEAM_CLOUD_PROFILE", "staging")  # what a DNS tool or a cloud CLI reads
+    ctx = context(run_dir, "  - {at: 2s, do: runbook, name: where, command: 'pwd > where.txt; "
+                           "echo \"$TEAM_CLOUD_PROFILE\" >> where.txt'}\n", drill_dir=drill_dir)
+    action_for(ctx.scenario.timeline[0]).apply(ctx, ctx.scenario.timeline[0])
+    assert (run_dir / "where.txt").read_text().splitlines() == [str(run_dir), "staging"]
+    assert not (drill_dir / "where.txt").exists()
+
+
+def test_validate_names_the_closest_context_variable_for_a_misspelled_one():
+    [p] = problems_of("""\
+  - at: 10s
+    do: planned_failover
+    from: primary
+    to: dr-west
+    runbook:
+      - {command: 'dns-switch --to "$MIRRORDRILL_TARGET_BOOTSTRAPP"'}
+""")
+    assert p == ("drill.yaml:15: timeline[0].runbook[0].command: $MIRRORDRILL_TARGET_BOOTSTRAPP is not set for this "
+                 "step, and unset variables are errors; did you mean MIRRORDRILL_TARGET_BOOTSTRAP?"), p
+
+
+def test_validate_refuses_the_failover_variables_before_any_failover():
+    found = problems_of("""\
+  - {at: 2s, do: runbook, command: 'echo ${MIRRORDRILL_FAILOVER_TO}'}
+  - {at: 5s, do: unplanned_failover, from: primary, to: dr-west}
+  - {at: 9s, do: runbook, command: ['sh', '-c', 'echo $MIRRORDRILL_FAILOVER_TO ${MIRRORDRILL_BOOTSTRAP_DR_WEST}']}
+""")
+    assert len(found) == 1, found  # after the failover, the same names are set
+    assert found[0].startswith("drill.yaml:10: timeline[0].command: $MIRRORDRILL_FAILOVER_TO is not set for this "
+                               "step"), found
+    assert found[0].endswith("it is set in a failover's runbook and in the steps after a failover: move the step "
+                             "after one"), found
+
+
+def test_an_unknown_context_variable_with_no_close_name_lists_the_steps_names():
+    [p] = problems_of("  - {at: 2s, do: runbook, command: 'echo $MIRRORDRILL_PASSWORD'}\n")
+    assert "$MIRRORDRILL_PASSWORD is not set" in p and "this step has MIRRORDRILL_BOOTSTRAP_DR_WEST, " in p, p
+
+
+@pytest.mark.parametrize("timeline, index, failover", [
+    ("  - {at: 2s, do: runbook, command: 'true'}\n", 0, None),
+    ("  - {at: 1s, do: planned_failover, from: primary, to: dr-west}\n  - {at: 2s, do: runbook, command: 'true'}\n",
+     1, runbook.FailoverContext("planned_failover", "primary", "dr-west")),
+])
+def test_validate_and_the_running_step_share_one_list_of_names(tmp_path, timeline, index, failover):
+    ctx = context(tmp_path, timeline)
+    step = ctx.scenario.timeline[index]
+    assert runbook.failover_before(ctx.scenario.timeline, step) == failover
+    assert set(runbook.context_env(ctx, "s", failover)) == runbook.context_names(ctx.scenario, failover)

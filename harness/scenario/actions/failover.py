@@ -15,7 +15,8 @@ class FailoverAction(MoveAction):
     def validate(self, step: Failover, facts: TimelineFacts) -> list[StepProblem]:
         return super().validate(step, facts) + [
             StepProblem(("runbook", i) + field, message) for i, command in enumerate(step.runbook)
-            for field, message in runbook.definition_problems(command, facts.drill_dir)]
+            for field, message in runbook.definition_problems(command, facts.drill_dir, facts.scenario,
+                                                              runbook.failover_of(step))]
 
     def validate_pair(self, step: Failover, facts: TimelineFacts) -> list[StepProblem]:
         if f"{step.source}->{step.target}" in facts.flows:

@@ -15,7 +15,9 @@ class RunbookAction(Action):
         return f"runbook {runbook.describe_command(step.command)}"
 
     def validate(self, step: RunbookStep, facts: TimelineFacts) -> list[StepProblem]:
-        return [StepProblem(field, message) for field, message in runbook.definition_problems(step, facts.drill_dir)]
+        failover = runbook.failover_before([*facts.earlier, step], step)
+        return [StepProblem(field, message)
+                for field, message in runbook.definition_problems(step, facts.drill_dir, facts.scenario, failover)]
 
     def apply(self, ctx: DrillContext, step: RunbookStep) -> str:
         name = step.name or runbook.describe_command(step.command)
