@@ -18,6 +18,7 @@ from harness.scenario.model import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICAT
 from harness.scenario.plain_errors import did_you_mean, either, plain_message
 from harness.scenario.preflight import replication_problems
 from harness.scenario.profile import apply_profile
+from harness.scenario.secret_checks import secret_problems
 from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
 
 
@@ -226,6 +227,7 @@ def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:
     if s.stable_address is not None:
         known(("stable_address", "points_to"), s.stable_address.points_to)
     existing_cluster_problems(s, bad)
+    secret_problems(s, bad)
 
     facts = TimelineFacts(scenario=s, links=frozenset(links), flows=frozenset(flows),
                           topics={c: frozenset(names) for c, names in topics.items()},
