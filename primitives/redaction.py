@@ -65,3 +65,22 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
         else:
             out.append(arg)
     return out
+
+
+def _names_where(value: str) -> bool:
+    # ``$TOKEN``/``${TOKEN}`` (the shell's), ``${env:NAME}`` (a reference), ``{placeholder}`` (a
+    # path the harness fills in): each says where the secret is, not what it is.
+    return value.startswith("$") or is_pure_ref(value) or bool(re.fullmatch(r"\{[A-Za-z_]+\}", value))
+
+
+def literal_secret_options(argv: Sequence[str]) -> list[str]:
+    """The secret-looking options of a command line that carry their value (``--password x``, ``password=x``)."""
+    found: list[str] = []
+    for i, arg in enumerate(argv):
+        name, eq, value = arg.partition("=")
+        if eq and is_secret_key(name) and value and not _names_where(value):
+            found.append(name)
+        elif (not eq and arg.startswith("-") and is_secret_key(arg) and i + 1 < len(argv)
+              and not argv[i + 1].startswith("-") and not _names_where(argv[i + 1])):
+            found.append(arg)
+    return found

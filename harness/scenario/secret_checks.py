@@ -17,11 +17,12 @@ secret is kept out of the file instead, and where it goes depends on the place:
 
 from __future__ import annotations
 
+import shlex
 from typing import Callable
 
 from harness.scenario.model import Failover, RunbookCommandDef, RunbookStep, Scenario
 from primitives.config_refs import check_ref_syntax
-from primitives.redaction import literal_secret_keys, secret_keys
+from primitives.redaction import literal_secret_keys, literal_secret_options, secret_keys
 
 Report = Callable[[tuple, str], None]
 
@@ -50,6 +51,8 @@ def secret_problems(s: Scenario, bad: Report) -> None:
         for key in secret_keys(p.settings):
             bad(("load", "producers", i, "settings", key),
                 _BY_SECURITY.format(key=key, what="the load", where=_security_of(s, p.cluster)))
+    if s.replication.command is not None:
+        _command_line(s.replication.command, ("replication", "command"), bad)
     for i, step in enumerate(s.timeline):
         if isinstance(step, RunbookStep):
             _runbook_env(step, ("timeline", i), bad)
@@ -58,7 +61,18 @@ def secret_problems(s: Scenario, bad: Report) -> None:
                 _runbook_env(command, ("timeline", i, "runbook", j), bad)
 
 
+def _command_line(command: str | list[str], at: tuple, bad: Report) -> None:
+    try:
+        argv = shlex.split(command) if isinstance(command, str) else command
+    except ValueError:  # unbalanced quotes: the command's own check says so
+        return
+    for option in literal_secret_options(argv):
+        bad(at, f"{option} names a secret and the command line holds its value (the drill file and every process "
+                "list show it): pass it as a variable, e.g. $TOKEN from the command's env: TOKEN: ${env:NAME}")
+
+
 def _runbook_env(command: RunbookCommandDef, at: tuple, bad: Report) -> None:
+    _command_line(command.command, at + ("command",), bad)
     for key in literal_secret_keys(command.env):
         bad(at + ("env", key), f"{key} names a secret, so the drill file must not hold its value (the run folder keeps "
                                "a copy of the file): write a reference, ${env:NAME} or ${file:PATH:KEY}, resolved when "
