@@ -289,8 +289,9 @@ class DrillSummary(_Model):
     drill_sha256: str | None = None     # of the drill file as run (the folder's scenario.yaml)
     # Where the run's parts ran (pyspark: spark_master as asked, with the URL it resolved to;
     # spark_executors, 0 when Spark ran inside the replicator's process; backend: processes or docker,
-    # startup_s: seconds until every cluster was usable; broker_jit: cluster -> c1 or tiered).
-    environment: dict[str, str | int | float | dict[str, str] | None] = {}
+    # startup_s: seconds until every cluster was usable; broker_jit: cluster -> c1 or tiered;
+    # clusters.<name>.security: protocol, sasl_mechanism, tls, mutual_tls, never a credential).
+    environment: dict[str, str | int | float | dict[str, Any] | None] = {}
     # Each start of the replicator's processes (the bundled replicator reports them): started_at_ms,
     # and seconds from the process's start to jvm, spark_session, positions, first_query, query_live,
     # first_record (warm_up: runs before the warm-up batch was dropped).

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from primitives.process import ManagedProcess, ProcessError, ProcessSupervisor
+from primitives.process import ManagedProcess, ProcessError, ProcessSupervisor, child_environment
 from loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS, history_path
 from loadgen.spec import LoadSpec, LoadStats
 
@@ -94,7 +94,7 @@ class LoadRunner:
         spec_path = spec.dump(self.workdir / f"{self.name}.{self.instance}.spec.json")
         self.ledger_paths.append(history_path(spec.output_dir, ACKED_SENDS, tag))
         self.uncertain_paths.append(history_path(spec.output_dir, UNCERTAIN_SENDS, tag))
-        env = dict(os.environ)
+        env = child_environment()
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO), env.get("PYTHONPATH")) if p)
         env.pop("LOCUST_SKIP_MONKEY_PATCH", None)
         if self._proc is not None and self.supervisor is not None:

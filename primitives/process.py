@@ -10,9 +10,37 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
+
+from primitives.redaction import is_secret_key
 
 _PR_SET_PDEATHSIG = 1
+
+# What a broker, Spark, the replicator, a proxy or a load process needs from the user's
+# environment: where programs, Java and Python are, locale and time zone, the temporary folder,
+# how Spark reaches a YARN or Kubernetes master, and the harness's own settings. Anything else
+# (cloud credentials, tokens, a drill's ${env:...} password) stays with the harness, which reads
+# it and hands the value on through 0600 files. Runbook commands and a team's own replicator
+# command are the exception: they are the team's programs and keep the whole environment.
+_NEEDED = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR",
+    "JAVA_HOME", "PYTHONPATH", "VIRTUAL_ENV", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "HADOOP_USER_NAME", "KUBECONFIG",
+    # read by the processes the harness starts (replicator/, loadgen/, primitives/)
+    "MIRRORDRILL_HOME", "MIRRORDRILL_SPARK_LOG_LEVEL", "MIRRORDRILL_SPARK_UI", "MIRRORDRILL_SPARK_DRIVER_MEMORY",
+    "MIRRORDRILL_SPARK_CDS", "MIRRORDRILL_REPLICATOR_JARS", "MIRRORDRILL_PLANTED_FAULT", "MIRRORDRILL_MUTATION_SUITE",
+})
+_NEEDED_PREFIXES = ("LC_", "SPARK_", "PYSPARK_")
+
+
+def child_environment(extra: Mapping[str, str] | None = None,
+                      parent: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The allow-listed part of ``parent`` (default: this process's environment) plus ``extra``.
+
+    A secret-looking name (``SPARK_AUTH_SECRET``) is dropped even under an allowed prefix."""
+    parent = os.environ if parent is None else parent
+    kept = {k: v for k, v in parent.items()
+            if (k in _NEEDED or k.startswith(_NEEDED_PREFIXES)) and not is_secret_key(k)}
+    return {**kept, **(extra or {})}
 
 
 def _die_with_parent() -> None:
@@ -39,6 +67,8 @@ class ManagedProcess:
     name: str
     argv: Sequence[str]
     log_path: Path
+    # None: child_environment(), the allow-listed part of the user's environment; a caller that
+    # needs more builds it with child_environment(extra) (or, for the team's own programs, whole).
     env: dict[str, str] | None = None
     cwd: Path | None = None
     stop_timeout_s: float = 20.0
@@ -59,7 +89,8 @@ class ManagedProcess:
         self._log_fh.write(f"\n===== mirrordrill: starting {self.name}: {' '.join(map(str, self.argv))}\n".encode())
         self._popen = subprocess.Popen(
             [str(a) for a in self.argv], stdout=self._log_fh, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, env=self.env, cwd=self.cwd, preexec_fn=_die_with_parent,
+            stdin=subprocess.DEVNULL, env=child_environment() if self.env is None else self.env, cwd=self.cwd,
+            preexec_fn=_die_with_parent,
         )
         self.paused = False
 

@@ -5,13 +5,29 @@ from __future__ import annotations
 import re
 from typing import Mapping, Sequence
 
-_SECRET_KEY = re.compile(r"(password|secret|jaas|token|credential|api[._-]?key|ssl\.key|private)", re.IGNORECASE)
+from primitives.config_refs import is_pure_ref
+
+# One rule for every place that holds settings or variables: a Kafka setting (sasl.jaas.config,
+# ssl.key.password, ssl.keystore.key, sasl.oauthbearer.client.credentials...), an environment
+# variable (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, DB_PASSWD) or a command-line option.
+_SECRET_KEY = re.compile(r"(passw(or)?d|secret|jaas|token|credential|api[._-]?key|ssl\.key|keystore\.key|"
+                         r"private|user[._-]?info)", re.IGNORECASE)
 REDACTED = "[redacted]"
 
 
 def is_secret_key(key: str) -> bool:
     """True for setting names whose values must not appear in reports."""
     return bool(_SECRET_KEY.search(key))
+
+
+def secret_keys(settings: Mapping[str, object]) -> list[str]:
+    """The keys of ``settings`` that name a secret, whatever their value."""
+    return [key for key in settings if is_secret_key(str(key))]
+
+
+def literal_secret_keys(settings: Mapping[str, object]) -> list[str]:
+    """The keys of ``settings`` that name a secret and hold its value rather than a reference to it."""
+    return [key for key in secret_keys(settings) if not is_pure_ref(settings[key])]
 
 
 def redact_settings(settings: Mapping[str, str]) -> dict[str, str]:
@@ -49,3 +65,22 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
         else:
             out.append(arg)
     return out
+
+
+def _names_where(value: str) -> bool:
+    # ``$TOKEN``/``${TOKEN}`` (the shell's), ``${env:NAME}`` (a reference), ``{placeholder}`` (a
+    # path the harness fills in): each says where the secret is, not what it is.
+    return value.startswith("$") or is_pure_ref(value) or bool(re.fullmatch(r"\{[A-Za-z_]+\}", value))
+
+
+def literal_secret_options(argv: Sequence[str]) -> list[str]:
+    """The secret-looking options of a command line that carry their value (``--password x``, ``password=x``)."""
+    found: list[str] = []
+    for i, arg in enumerate(argv):
+        name, eq, value = arg.partition("=")
+        if eq and is_secret_key(name) and value and not _names_where(value):
+            found.append(name)
+        elif (not eq and arg.startswith("-") and is_secret_key(arg) and i + 1 < len(argv)
+              and not argv[i + 1].startswith("-") and not _names_where(argv[i + 1])):
+            found.append(arg)
+    return found

@@ -17,7 +17,7 @@ from typing import Protocol
 from harness.kafka.secure import INTERNAL_LISTENER, BrokerSecurity
 from primitives.jvm_jit import jit_flags
 from primitives.ports import LOOPBACK
-from primitives.process import ManagedProcess, ProcessError
+from primitives.process import ManagedProcess, ProcessError, child_environment
 from replicator.config.properties_syntax import format_property
 
 LOG4J_CONFIG = Path(__file__).resolve().parent.parent / "resources" / "log4j2.properties"
@@ -90,7 +90,7 @@ class LocalBrokerRunner:
 
     def format(self, broker: "KafkaBroker") -> None:
         argv = broker.java_argv(*broker.format_args())
-        proc = subprocess.run(argv, capture_output=True, text=True, cwd=broker.workdir)
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=broker.workdir, env=child_environment())
         if proc.returncode != 0:
             raise ProcessError(f"formatting storage of broker {broker.name} failed:\n{proc.stdout}\n{proc.stderr}")
 

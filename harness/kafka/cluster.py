@@ -41,6 +41,21 @@ class ClusterSpec:
     # (``harness.kafka.existing``); ``brokers`` is then what the cluster reported at start.
     existing: ExistingClusterDef | None = None
 
+    def security_facts(self) -> dict[str, str | bool | None]:
+        """How clients reach this cluster, for summary.json: protocol, SASL mechanism, TLS, mutual TLS.
+
+        Never a credential: the names of the protocol and mechanism only."""
+        if self.existing is not None:
+            sec = self.existing.security
+            return {"protocol": sec.protocol, "sasl_mechanism": sec.sasl_mechanism if sec.uses_sasl else None,
+                    "tls": sec.uses_tls, "mutual_tls": sec.uses_tls and sec.cert_pem is not None}
+        if self.security is None:
+            return {"protocol": "PLAINTEXT", "sasl_mechanism": None, "tls": False, "mutual_tls": False}
+        sasl = self.security.protocol == "SASL_SSL"
+        # SSL clients present a certificate (ssl.client.auth=required); SASL_SSL ones authenticate by SASL.
+        return {"protocol": self.security.protocol, "sasl_mechanism": self.security.sasl_mechanism if sasl else None,
+                "tls": True, "mutual_tls": not sasl}
+
     def default_properties(self) -> dict[str, str]:
         """Broker settings sized for a laptop-class machine; replication factors fit the size."""
         rf = min(3, self.brokers)

@@ -24,7 +24,7 @@ from typing import Any
 from confluent_kafka import KafkaException
 
 from primitives.bootstrap import Artifacts, Bootstrap, REPO_ROOT, mirrordrill_home
-from primitives.process import ManagedProcess
+from primitives.process import ManagedProcess, child_environment
 from harness.spark.deployment import STANDALONE, SparkDeployment, check_task_slots
 from harness.spark.standalone import spark_env
 from harness.spark.submit import SubmittedDriver, driver_env, package_replicator, submit_argv
@@ -135,7 +135,7 @@ class PySparkReplicator(NodeReplicator):
         return ["--config", str(node.config_path), "--workdir", str(node.workdir / "work")]
 
     def _env(self) -> dict[str, str]:
-        env = dict(os.environ)
+        env = child_environment()
         env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
         env["MIRRORDRILL_REPLICATOR_JARS"] = ",".join(str(j) for j in self._jars)
         env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from primitives.redaction import is_secret_key
+
 
 def did_you_mean(name: Any, valid: list[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest valid name, or ''."""
@@ -77,9 +79,18 @@ _BOUNDS = {"greater_than": ("gt", "greater than"), "greater_than_equal": ("ge", 
            "less_than": ("lt", "less than"), "less_than_equal": ("le", "at most")}
 
 
+class _NotShown(str):
+    """Stands in for the value of a field that names a secret, in messages that quote what was given."""
+
+    def __repr__(self) -> str:
+        return "a value (not shown: the field names a secret)"
+
+
 def plain_message(err: dict, root: type[BaseModel]) -> str:
     """One pydantic error (from ``ValidationError.errors()``) as a sentence for a person."""
     kind, loc, ctx, given = err["type"], tuple(err["loc"]), err.get("ctx") or {}, err.get("input")
+    if given is not None and any(isinstance(part, str) and is_secret_key(part) for part in loc):
+        given = _NotShown()  # a password of the wrong type is still a password: never echoed
     if kind == "extra_forbidden":
         model = model_at(root, loc)
         valid = sorted(_fields(model)) if model else []

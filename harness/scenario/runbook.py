@@ -19,6 +19,7 @@ from typing import Callable
 
 from harness.scenario.context import DrillContext, now_ms
 from harness.scenario.model import Failover, RunbookCommandDef, Scenario
+from primitives.config_refs import ConfigRefError, RefResolver, has_ref
 from primitives.process import ManagedProcess
 
 RUNBOOK_DIR = "runbook"  # in the run folder: one log per command run
@@ -122,6 +123,15 @@ def command_problems(command: str | list[str], base_dir: Path | None) -> list[st
     return []
 
 
+def _command_env(ctx: DrillContext, command: RunbookCommandDef, name: str) -> dict[str, str]:
+    """The command's ``env`` with ``${env:...}``/``${file:...}`` resolved: a secret reaches the command only."""
+    resolver = RefResolver(base_dir=ctx.drill_dir)
+    try:
+        return {k: resolver.resolve(v) if has_ref(v) else v for k, v in command.env.items()}
+    except ConfigRefError as e:
+        raise RunbookFailed(f"runbook {name!r}: {e}") from None
+
+
 def _log_path(ctx: DrillContext, name: str) -> Path:
     folder = ctx.out_dir / RUNBOOK_DIR
     folder.mkdir(parents=True, exist_ok=True)
@@ -135,7 +145,8 @@ def run_command(ctx: DrillContext, command: RunbookCommandDef, name: str,
     argv = argv_of(command.command)
     if "/" in argv[0] and not Path(argv[0]).is_absolute() and ctx.drill_dir is not None:
         argv[0] = str(ctx.drill_dir / argv[0])
-    env = {**os.environ, **context_env(ctx, name, failover), **command.env}
+    # The team's own command keeps the user's whole environment (their DNS or cloud credentials).
+    env = {**os.environ, **context_env(ctx, name, failover), **_command_env(ctx, command, name)}
     log = _log_path(ctx, name)
     # A managed process: its whole group is killed on timeout or Ctrl-C, and the environment's
     # supervisor stops it on every exit path.

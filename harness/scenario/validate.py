@@ -23,6 +23,7 @@ from harness.scenario.profile import apply_profile
 from harness.scenario.references import reference_problems
 from harness.scenario.step_targets import step_target_problems
 from harness.scenario.topic_names import topic_name_problems
+from harness.scenario.secret_checks import secret_problems
 from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
 from primitives.config_refs import RefResolver
 
@@ -242,6 +243,7 @@ def cross_check(s: Scenario, data: dict, src: SourceMap, refs: RefResolver | Non
     topic_name_problems(s, bad)
     cluster_partition_problems(s, bad)
     record_size_problems(s, bad)
+    secret_problems(s, bad)
 
     facts = TimelineFacts(scenario=s, links=frozenset(links), flows=frozenset(flows),
                           topics={c: frozenset(names) for c, names in topics.items()},

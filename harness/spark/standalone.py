@@ -18,7 +18,7 @@ from typing import Callable
 import requests
 
 from primitives.ports import LOOPBACK, PortAllocator
-from primitives.process import ManagedProcess, ProcessError
+from primitives.process import ManagedProcess, ProcessError, child_environment
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
@@ -32,7 +32,7 @@ def spark_home() -> Path:
 
 def spark_env(java: str | None) -> dict[str, str]:
     """Environment for Spark's launch scripts: its home, its Java, loopback only."""
-    env = dict(os.environ)
+    env = child_environment()
     env["SPARK_HOME"] = str(spark_home())
     env["SPARK_LOCAL_IP"] = LOOPBACK
     if java and "JAVA_HOME" not in env:

@@ -13,6 +13,7 @@ from typing import Any, get_origin
 
 from pydantic import BaseModel
 
+from primitives.redaction import is_secret_key
 from replicator.config.draft import ClusterDraft, Draft, Location, Setting, build, field_annotation
 from replicator.config.errors import ConfigError, ConfigWarning
 from replicator.config.flow import FlowConfig
@@ -123,10 +124,12 @@ class _PropertiesReader:
             )
         if prop.dropped_escapes:
             dropped = ", ".join(sorted(set(prop.dropped_escapes)))
+            # A JAAS config or password is named, never echoed: warnings reach logs and terminals.
+            seen = "a value without them" if is_secret_key(prop.key) else f"the value {prop.value!r}"
             self.draft.warn(
                 loc,
-                f"Java properties syntax drops the backslash of {dropped}; MirrorMaker 2 sees the value "
-                f"{prop.value!r}. Write a double backslash to keep a regex escape",
+                f"Java properties syntax drops the backslash of {dropped}; MirrorMaker 2 sees {seen}. "
+                "Write a double backslash to keep a regex escape",
             )
         if not prop.raw.isascii():
             self.draft.warn(

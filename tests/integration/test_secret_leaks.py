@@ -8,11 +8,18 @@ results, the replicator's properties copy, logs, drill.log) is searched, as byte
 password and for every line of every private key's PEM body. The same search is run on a
 planted leak first, so an empty result cannot come from a search that finds nothing. It runs
 with each replicator: ours, MirrorMaker 2, and a team's own through the command adapter (the
-test's pipe replicator, given its SASL_SSL settings as files through the placeholders).
+test's pipe replicator, given its SASL_SSL settings as files through the placeholders; its dr
+cluster is plain, so summary.json names a secure and a plaintext cluster).
+
+The sampler also reads the environment of every such process (/proc/<pid>/environ): a canary
+variable and a fake cloud key set in the test's environment reach none of them (the command
+replicator, the team's own program, keeps the user's environment by design). A drill file that
+writes a secret where the run would copy it is refused by ``run`` before anything starts.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import sys
@@ -23,6 +30,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness import cli
+from harness.results import SUMMARY_FILE
 from harness.scenario.engine import Drill
 from harness.scenario.validate import parse_scenario
 from primitives.bootstrap import mirrordrill_home
@@ -47,6 +56,7 @@ def short_secure_drill(replicator: str) -> str:
             "--source-properties {source_librdkafka_properties} --target-properties {target_librdkafka_properties}")
         # it has no offset translation: the group restarts from the beginning on dr (skips nothing)
         doc["load"]["consumers"][0]["failover_strategy"] = "earliest"
+        doc["clusters"]["dr"] = {"brokers": 1}  # plain: summary.json names both kinds
     doc["timeline"][0].update(at="10s", when={"lag_at_most": 100000, "timeout": "10s"})
     # This test is about secrets: its drill must run and keep the guarantees every replicator
     # owes, but the file's latency, replay and RTO limits are calibrated for the bundled
@@ -83,6 +93,7 @@ class Sampler(threading.Thread):
         super().__init__(daemon=True)
         self.secret_glob = secret_glob
         self.cmdlines: dict[int, bytes] = {}
+        self.environs: dict[int, bytes] = {}
         self.keys: dict[str, str] = {}
         self.stop = threading.Event()
 
@@ -91,6 +102,7 @@ class Sampler(threading.Thread):
             for pid in descendants(os.getpid()):
                 try:
                     self.cmdlines.setdefault(pid, Path(f"/proc/{pid}/cmdline").read_bytes())
+                    self.environs.setdefault(pid, Path(f"/proc/{pid}/environ").read_bytes())
                 except OSError:
                     continue
             for key in (mirrordrill_home() / "secrets").glob(self.secret_glob):
@@ -116,10 +128,28 @@ def leaks_in(folder: Path, cmdlines: dict[int, bytes], needles: dict[str, str]) 
     return found
 
 
+def environ_leaks(sampler: Sampler, needles: dict[str, str]) -> list[str]:
+    """Which process environments hold a needle; the command replicator (the team's own) is exempt."""
+    found = []
+    for pid, environ in sampler.environs.items():
+        if PIPE.name.encode() in sampler.cmdlines.get(pid, b""):
+            continue
+        name = sampler.cmdlines.get(pid, b"").replace(b"\0", b" ")[:80].decode(errors="replace")
+        found += [f"pid {pid} ({name}) environment: {n}" for n, text in needles.items() if text.encode() in environ]
+    return found
+
+
+SECURITY = {"SASL_SSL": {"protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512", "tls": True, "mutual_tls": False},
+            "PLAINTEXT": {"protocol": "PLAINTEXT", "sasl_mechanism": None, "tls": False, "mutual_tls": False}}
+
+
 @pytest.mark.parametrize("replicator", ["pyspark", "mirrormaker2", "command"])
 def test_secure_drill_leaks_no_secret(artifacts, tmp_path, monkeypatch, replicator):
     password = "leakcheck-" + secrets.token_hex(12)
+    canary, cloud_key = "canary-" + secrets.token_hex(12), "fakeaws-" + secrets.token_hex(16)
     monkeypatch.setenv("MIRRORDRILL_SECURE_PASSWORD", password)
+    monkeypatch.setenv("MIRRORDRILL_LEAK_CANARY", canary)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", cloud_key)
     text = short_secure_drill(replicator)
     path = tmp_path / "secure.yaml"
     path.write_text(text)
@@ -146,6 +176,42 @@ def test_secure_drill_leaks_no_secret(artifacts, tmp_path, monkeypatch, replicat
     assert len(leaks_in(planted, {1: f"java -Dpw={password}".encode()}, needles)) >= 3
 
     assert leaks_in(out, sampler.cmdlines, needles) == []
+    # No process the harness started inherited the user's canary, cloud key or drill password.
+    env_needles = {"the canary": canary, "the cloud key": cloud_key, "the password": password}
+    seen = [pid for pid in sampler.environs if PIPE.name.encode() not in sampler.cmdlines.get(pid, b"")]
+    assert len(seen) >= 3, "the sampler read no environment of a harness process"
+    planted_env = Sampler("none")
+    planted_env.environs, planted_env.cmdlines = {1: f"A=1\0AWS_SECRET_ACCESS_KEY={cloud_key}\0".encode()}, {1: b"java"}
+    assert environ_leaks(planted_env, env_needles) != []  # the search finds a planted one
+    assert environ_leaks(sampler, env_needles) == []
+    # summary.json names each cluster's security, and no credential.
+    summary = json.loads((out / SUMMARY_FILE).read_text())
+    clusters = summary["environment"]["clusters"]
+    dr = "PLAINTEXT" if replicator == "command" else "SASL_SSL"
+    assert clusters == {"primary": {"security": SECURITY["SASL_SSL"]}, "dr": {"security": SECURITY[dr]}}
     assert not list((mirrordrill_home() / "secrets").glob(f"{out.name}-env-*")), "the secret folder was left behind"
     # Last: on a machine too busy for the drill to pass, the search above still ran.
     assert result.passed, (out / "drill.log").read_text()[-3000:]
+
+
+def test_a_drill_file_holding_a_secret_is_refused_before_anything_is_written(tmp_path, capsys):
+    """Literal secrets where the run would copy them (the drill file's copy, the load spec,
+    server.properties, a runbook's environment): ``run`` refuses, each on its own line, and
+    neither the run folder nor a process comes to be."""
+    secret = "literal-" + secrets.token_hex(12)
+    doc = yaml.safe_load((REPO / "scenarios" / "secure-failover.yaml").read_text())
+    doc["clusters"]["dr"] = {"brokers": 1, "broker_properties": {"ssl.key.password": secret}}
+    doc["load"]["producers"][0]["settings"] = {"sasl.password": secret}
+    doc["timeline"][0]["runbook"] = [{"command": "dns-switch --to dr", "env": {"DNS_API_TOKEN": secret}}]
+    path = tmp_path / "literal.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = tmp_path / "run"
+    before = set(descendants(os.getpid()))
+    assert cli.main(["run", str(path), "--out", str(out)]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    for field in ("clusters.dr.broker_properties.ssl.key.password", "load.producers[0].settings.sasl.password",
+                  "timeline[0].runbook[0].env.DNS_API_TOKEN"):
+        assert len([line for line in err.splitlines() if f"{path}:" in line and f": {field}: " in line]) == 1, err
+    assert secret not in err
+    assert not out.exists()
+    assert set(descendants(os.getpid())) <= before

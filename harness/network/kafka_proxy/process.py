@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.network.kafka_proxy.spec import KafkaProxySpec
 from primitives.kafka.security import write_private
 from primitives.ports import LOOPBACK, is_listening
-from primitives.process import ManagedProcess, ProcessError
+from primitives.process import ManagedProcess, ProcessError, child_environment
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -29,9 +29,9 @@ class KafkaProxyProcess:
         self.spec_path = (spec_dir or workdir) / f"kafka-proxy-{spec.name}.json"
         write_private(self.spec_path, spec.to_json())
         argv = [python, "-m", "harness.network.kafka_proxy", str(self.spec_path)] + (["--debug"] if debug else [])
-        env = dict(os.environ)
         # The proxy imports the harness from this checkout, wherever the caller's cwd is.
-        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
+        env = child_environment({"PYTHONPATH": os.pathsep.join(
+            [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])})
         self.process = ManagedProcess(
             name=f"kafka-proxy-{spec.name}", argv=argv, env=env,
             log_path=workdir / f"kafka-proxy-{spec.name}.log", cwd=workdir, stop_timeout_s=5.0,
