@@ -21,9 +21,9 @@ from harness.scenario.plain_errors import did_you_mean, either, plain_message
 from harness.scenario.preflight import replication_problems
 from harness.scenario.profile import apply_profile
 from harness.scenario.references import reference_problems
+from harness.scenario.secret_checks import secret_problems
 from harness.scenario.step_targets import step_target_problems
 from harness.scenario.topic_names import topic_name_problems
-from harness.scenario.secret_checks import secret_problems
 from harness.scenario.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
 from primitives.config_refs import RefResolver
 
