@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from harness.environment import CLUSTER_NAME
 from harness.scenario.actions.base import TimelineFacts, unknown_cluster
 from harness.scenario.actions.registry import action_for
-from harness.scenario.existing_checks import existing_cluster_problems
+from harness.scenario.existing_checks import existing_cluster_problems, with_anchored_patterns
 from harness.scenario.invariants import bound_problems
 from harness.scenario.model import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICATORS, Failback, Failover, Scenario,
                                     parse_expectation)
@@ -130,6 +130,8 @@ def check_text(text: str, file: str, replicator: str | None = None, profile: str
                 problems.append(Problem(file, source.line_of(path), where, message))
         raise ScenarioInvalid(problems) from None
     problems = cross_check(scenario, data, source)
+    if not problems:  # what every part reads: patterns on existing clusters as the prefix, then the rest
+        scenario = with_anchored_patterns(scenario)
     warnings: list[Problem] = []
     if not problems:  # the replication checks assume the names and links are right
         kind = replicator or scenario.replication.replicator
