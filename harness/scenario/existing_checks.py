@@ -37,7 +37,7 @@ def existing_cluster_problems(s: Scenario, bad: Report) -> None:
     if p is None:
         bad(("owned_prefix",), f"the drill uses existing cluster(s) {sorted(existing)}, so it needs owned_prefix: "
                                "every topic, group and replication alias it puts there starts with it (e.g. "
-                               f"owned_prefix: md-{s.name.lower()[:20]}-), and cleanup --prefix removes them")
+                               f"owned_prefix: md-{s.name.lower()[:20]}-), and 'mirrordrill cleanup FILE' lists and removes them")
         return
     if s.replication.mirrormaker2.exactly_once:
         bad(("replication", "mirrormaker2", "exactly_once"),

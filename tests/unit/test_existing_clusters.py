@@ -240,3 +240,23 @@ def test_a_failover_onto_an_existing_cluster_with_owned_names_validates():
     # the shipped shape: the moved producers and consumers use the drill's own names there
     parse_scenario(DRILL.replace("how: partition}", "how: partition}\n  - {at: 15s, do: failback, from: md-t-dr, "
                                                     "to: md-t-primary, switch_back: true}"), "d.yaml")
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["FILE", "--bootstrap", "h:9092"], "not both"),
+    (["--bootstrap", "h:9092", "--prefix", "md-t-"], "one --cluster NAME"),
+    (["--bootstrap", "h:9092", "--cluster", "team"], "--prefix P and one --cluster NAME"),
+    (["FILE", "--prefix", "md-u-"], "--prefix 'md-u-' is not the drill's owned_prefix ('md-t-'): name each cluster"),
+    (["FILE", "--cluster", "md-t-elsewhere"], "--cluster md-t-elsewhere: not an existing cluster of"),
+    (["FILE", "--prefix", "md", "--cluster", "md-t-dr"], "--prefix 'md' is refused"),
+    (["LOCAL"], "declares no existing cluster"),
+])
+def test_cleanup_names_its_scope_before_it_connects(argv, says, tmp_path, capsys):
+    from harness.cli import main
+    from tests.unit.test_scenario_validation import BASE
+    (tmp_path / "d.yaml").write_text(DRILL)
+    (tmp_path / "local.yaml").write_text(BASE)
+    argv = [str(tmp_path / "d.yaml") if a == "FILE" else str(tmp_path / "local.yaml") if a == "LOCAL" else a
+            for a in argv]
+    assert main(["cleanup", *argv]) == 2
+    assert says in capsys.readouterr().err
