@@ -260,3 +260,12 @@ def test_cleanup_names_its_scope_before_it_connects(argv, says, tmp_path, capsys
             for a in argv]
     assert main(["cleanup", *argv]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_plan_refuses_offline_what_could_write_outside_the_prefix(tmp_path, capsys):
+    from harness.cli import main
+    path = tmp_path / "d.yaml"
+    path.write_text(DRILL.replace("topics: [md-t-orders]}]}", "topics: ['md-t-.*|.*']}]}"))
+    assert main(["plan", str(path), "--offline"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:13: replication.flows[0].topics[0]: pattern 'md-t-.*|.*': a '|' outside parentheses" in err
