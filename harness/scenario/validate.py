@@ -130,8 +130,6 @@ def check_text(text: str, file: str, replicator: str | None = None, profile: str
                 problems.append(Problem(file, source.line_of(path), where, message))
         raise ScenarioInvalid(problems) from None
     problems = cross_check(scenario, data, source)
-    if not problems:  # what every part reads: patterns on existing clusters as the prefix, then the rest
-        scenario = with_anchored_patterns(scenario)
     warnings: list[Problem] = []
     if not problems:  # the replication checks assume the names and links are right
         kind = replicator or scenario.replication.replicator
@@ -149,7 +147,9 @@ def check_text(text: str, file: str, replicator: str | None = None, profile: str
                 check_text(text, file, replicator, name)
             except ScenarioInvalid as e:
                 raise ScenarioInvalid([replace(p, message=f"at profile {name}: {p.message}") for p in e.problems]) from None
-    return CheckedScenario(scenario, tuple(warnings))
+    # What every part reads: patterns on existing clusters as the prefix, then the rest (for the patterns
+    # the checks accepted, the same names as written, so the checks above could read them as written).
+    return CheckedScenario(with_anchored_patterns(scenario), tuple(warnings))
 
 
 def cross_check(s: Scenario, data: dict, src: SourceMap) -> list[Problem]:

@@ -252,6 +252,8 @@ CASES += [
         "is not a regex on its own", "topics: ['md-t-a)|(.*']"),
     Bad("a quantifier on the prefix", _existing_flow_topics("md-t-*"), "would repeat its last character",
         "topics: ['md-t-*']"),
+    Bad("a typo in a flow's topic on an existing cluster", _existing_flow_topics("md-t-ordrs"),
+        "has no topic 'md-t-ordrs' (did you mean 'md-t-orders'?)", "topics: ['md-t-ordrs']"),
     Bad("a pattern that only looks like the prefix", _existing_flow_topics("md.t-.*"),
         "does not start with the prefix 'md-t-' written literally", "topics: ['md.t-.*']"),
 ]
