@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from harness.kafka import owned_names as cleaning
-from harness.kafka.existing_connect import ClusterUnreachable, admin_for
+from harness.kafka.existing_connect import admin_for
 from harness.existing.plan import plan, render
 from primitives.kafka.existing_cluster import ExistingClusterDef
 
@@ -47,52 +47,89 @@ def cmd_plan(args) -> int:
     return EXIT_OK
 
 
-def _targets(args) -> dict[str, ExistingClusterDef]:
+class _Refused(ValueError):
+    """A cleanup that must not go on; the message says why and what to give instead."""
+
+
+def _scope(args) -> tuple[str, dict[str, ExistingClusterDef], Path | None]:
+    """The prefix, the clusters (by name) and the folder references are read from: the drill's declared
+    prefix on its existing clusters, or an explicit prefix on clusters named one by one."""
+    if bool(args.file) == bool(args.bootstrap):
+        raise _Refused("give the drill file (its owned_prefix, existing clusters and their security) or "
+                       "--bootstrap HOST:PORT --prefix P --cluster NAME (a PLAINTEXT cluster), not both")
     if args.bootstrap:
-        return {"bootstrap": ExistingClusterDef(bootstrap_servers=args.bootstrap)}
+        if not args.prefix or len(args.cluster or []) != 1:
+            raise _Refused("with --bootstrap, name what is cleaned: --prefix P and one --cluster NAME (the name "
+                           "it is listed under)")
+        cleaning.check_prefix(args.prefix)
+        return args.prefix, {args.cluster[0]: ExistingClusterDef(bootstrap_servers=args.bootstrap)}, None
     from harness.scenario.validate import load_scenario
-    existing = load_scenario(Path(args.file)).existing_clusters()
+    s = load_scenario(Path(args.file))
+    existing = s.existing_clusters()
+    if not existing:
+        raise _Refused(f"{args.file} declares no existing cluster: a drill that starts its own clusters leaves "
+                       "nothing on anyone's")
+    prefix = args.prefix or s.owned_prefix or ""
+    if prefix != s.owned_prefix and not args.cluster:
+        raise _Refused(f"--prefix {prefix!r} is not the drill's owned_prefix ({s.owned_prefix!r}): name each "
+                       "cluster to clean with --cluster NAME, or leave --prefix out to clean the drill's own")
+    cleaning.check_prefix(prefix)
     unknown = [c for c in args.cluster or [] if c not in existing]
     if unknown:
-        raise ValueError(f"--cluster {', '.join(unknown)}: not an existing cluster of {args.file} "
-                         f"(its existing clusters: {', '.join(existing) or 'none'})")
-    return {c: d for c, d in existing.items() if not args.cluster or c in args.cluster}
+        raise _Refused(f"--cluster {', '.join(unknown)}: not an existing cluster of {args.file} "
+                       f"(its existing clusters: {', '.join(existing)})")
+    targets = {c: d for c, d in existing.items() if not args.cluster or c in args.cluster}
+    return prefix, targets, Path(args.file).resolve().parent
+
+
+def _confirmed(args, topics: int, groups: int) -> int | None:
+    """None to go on deleting, else the exit code: --yes, or a 'y' typed on a terminal."""
+    if args.yes:
+        return None
+    if not sys.stdin.isatty():
+        print("mirrordrill cleanup: nothing deleted: without a terminal to ask on, deleting needs --yes (after "
+              "reading the list above)", file=sys.stderr)
+        return EXIT_USAGE
+    answer = input(f"delete these {topics} topic(s) and {groups} group(s)? [y/N] ").strip().lower()
+    if answer in ("y", "yes"):
+        return None
+    print("nothing deleted")
+    return EXIT_FAILED
 
 
 def cmd_cleanup(args) -> int:
-    """Remove the topics and groups named with the prefix from each existing cluster (or --bootstrap)."""
+    """List the topics and groups under the prefix on each cluster, then (confirmed) delete them."""
     from harness.scenario.validate import ScenarioInvalid
-    if bool(args.file) == bool(args.bootstrap):
-        print("mirrordrill cleanup: give the drill file (its existing clusters and their security) or "
-              "--bootstrap HOST:PORT (a PLAINTEXT cluster), not both", file=sys.stderr)
-        return EXIT_USAGE
     try:
-        cleaning.check_prefix(args.prefix)
-        targets = _targets(args)
-    except (cleaning.CleanupRefused, ValueError, ScenarioInvalid) as e:
+        prefix, targets, base = _scope(args)
+    except (cleaning.CleanupRefused, _Refused, ScenarioInvalid) as e:
         print(f"mirrordrill cleanup: {e}", file=sys.stderr)
         return EXIT_USAGE
-    base = Path(args.file).resolve().parent if args.file else None
-    failed = False
+    failed, found = False, []
     for name, cluster in targets.items():
         try:
             admin = admin_for(cluster, base)
-            found = cleaning.find(admin, name, args.prefix)
-        except (ClusterUnreachable, Exception) as e:  # noqa: BLE001 - one cluster's failure is reported, the rest go on
+            listed = cleaning.find(admin, name, prefix)
+        except Exception as e:  # noqa: BLE001 - one cluster's failure is reported, the rest go on
             print(f"{name}: cannot reach or list {cluster.bootstrap_servers}: {e}", file=sys.stderr)
             failed = True
             continue
-        verb = "would delete" if args.dry_run else "deleting"
-        print(f"{name}: {verb} {len(found.topics)} topic(s) {found.topics} and {len(found.groups)} group(s) {found.groups}")
-        for error in found.errors:
+        print(f"{name} ({cluster.bootstrap_servers}): {'would delete' if args.dry_run else 'to delete'} "
+              f"{len(listed.topics)} topic(s) {listed.topics} and {len(listed.groups)} group(s) {listed.groups}")
+        for error in listed.errors:
             print(f"{name}: {error} (run cleanup again: groups on that broker were not seen)", file=sys.stderr)
-        failed |= bool(found.errors)
-        if args.dry_run:
-            continue
-        done = cleaning.remove(admin, found)
-        print(f"{name}: deleted {len(done.topics)} topic(s), {len(done.groups)} group(s)")
+        failed |= bool(listed.errors)
+        found.append((admin, listed))
+    topics, groups = sum(len(f.topics) for _, f in found), sum(len(f.groups) for _, f in found)
+    if args.dry_run or not topics + groups:
+        return EXIT_FAILED if failed else EXIT_OK
+    if (refused := _confirmed(args, topics, groups)) is not None:
+        return refused
+    for admin, listed in found:
+        done = cleaning.remove(admin, listed)
+        print(f"{listed.cluster}: deleted {len(done.topics)} topic(s), {len(done.groups)} group(s)")
         for error in done.errors:
-            print(f"{name}: {error}", file=sys.stderr)
+            print(f"{listed.cluster}: {error}", file=sys.stderr)
         failed |= bool(done.errors)
     return EXIT_FAILED if failed else EXIT_OK
 
@@ -106,10 +143,19 @@ def add_parsers(sub) -> None:
                    help="plan for this replicator instead of the file's own")
     s.add_argument("--offline", action="store_true", help="print the plan without contacting the clusters")
     s.set_defaults(func=cmd_plan)
-    s = sub.add_parser("cleanup", help="remove the topics and consumer groups an interrupted drill left")
-    s.add_argument("file", nargs="?", help="the drill file (its existing clusters and how to reach them)")
-    s.add_argument("--prefix", required=True, help="the drill's owned_prefix (what run and plan print)")
-    s.add_argument("--cluster", action="append", metavar="NAME", help="only this existing cluster (repeatable)")
+    s = sub.add_parser("cleanup", help="list, then delete (asked, or --yes) the topics and consumer groups under a "
+                                       "drill's prefix on its existing clusters",
+                       description="Lists the topics and groups named with the prefix (and MirrorMaker 2's internal "
+                                   "topics of aliases under it) on each cluster, then deletes them once confirmed: "
+                                   "y on a terminal, or --yes. Without a terminal and without --yes it deletes "
+                                   "nothing (exit 2). The prefix is the drill's owned_prefix; another one needs the "
+                                   "clusters named with --cluster.")
+    s.add_argument("file", nargs="?", help="the drill file: its owned_prefix, its existing clusters and how to reach them")
+    s.add_argument("--prefix", help="a prefix other than the drill's owned_prefix (then --cluster is required); "
+                                    "required with --bootstrap")
+    s.add_argument("--cluster", action="append", metavar="NAME", help="only this existing cluster (repeatable); with "
+                                                                      "--bootstrap, the name it is listed under")
     s.add_argument("--bootstrap", metavar="HOST:PORT,...", help="a PLAINTEXT cluster instead of a drill file's")
     s.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
+    s.add_argument("--yes", action="store_true", help="delete what is listed without asking")
     s.set_defaults(func=cmd_cleanup)

@@ -3,7 +3,7 @@
 Computed from the drill file alone (no cluster): ``mirrordrill plan`` prints it, checks it against
 the cluster, and ``cleanup`` removes what matches it. Every name starts with the drill's
 ``owned_prefix``, or holds one of its replication aliases (which start with it), so
-``cleanup --prefix`` finds all of it.
+``cleanup FILE`` finds all of it.
 """
 
 from __future__ import annotations

@@ -90,7 +90,8 @@ def _replication_factor(fp: ClusterFootprint, s: Scenario, brokers: int) -> Chec
 
 
 def _leftovers(admin, fp: ClusterFootprint, aliases: frozenset[str]) -> list[Check]:
-    fix = f"left by an interrupted drill? 'mirrordrill cleanup FILE --prefix {fp.prefix}' removes them"
+    fix = ("an earlier run's, or someone else's: 'mirrordrill cleanup FILE --dry-run' lists them, "
+           "'mirrordrill cleanup FILE' deletes them once asked")
     topics = sorted(t for t in admin.list_topics(timeout=TIMEOUT_S).topics if fp.owns(t, aliases))
     out = [Check("no leftover topics", "failed" if topics else "ok",
                  f"{len(topics)} topic(s) already named like the drill's: {', '.join(topics[:10])}; {fix}"

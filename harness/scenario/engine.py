@@ -201,8 +201,7 @@ class Drill:
         if self.scenario.existing_clusters():
             for problem in remove_drill_names(self.scenario, self.scenario_path.resolve().parent, self.log,
                                               self._before_existing):
-                self.log(f"{problem} (remove the rest with 'mirrordrill cleanup {self.scenario_path} "
-                         f"--prefix {self.scenario.owned_prefix}')")
+                self.log(f"{problem} (list and remove the rest with 'mirrordrill cleanup {self.scenario_path}')")
 
     def _clear_previous_run(self) -> None:
         """Reusing an output folder replaces the run in it (only the names a run writes)."""

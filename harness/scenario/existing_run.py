@@ -1,7 +1,7 @@
 """A run on existing clusters starts on clean names and leaves nothing behind.
 
-Before anything starts, the drill's prefix must name nothing on the team's clusters (leftovers of
-an interrupted run would be read as this run's records); after every process stopped, what the
+Before anything starts, the drill's prefix must name nothing on the team's clusters (names already
+there, an interrupted run's or anyone's, would be read as this run's records); after every process stopped, what the
 drill created there is deleted, so the clusters hold only what they held before. One name is not
 the drill's own: MirrorMaker 2's heartbeat connector creates ``heartbeats`` at start even with
 emission off, so it is deleted at the end only on a cluster where it did not exist before. Both
@@ -48,9 +48,11 @@ def refuse_leftovers(s: Scenario, base_dir: Path, drill_file: str) -> BeforeRun:
         if HEARTBEATS_TOPIC not in topics:
             without_heartbeats.add(name)
     if found:
-        raise RunRefused(f"the drill's prefix {prefix!r} already names things on existing clusters ("
-                             + "; ".join(found) + "), left by an earlier run: remove them with "
-                             f"'mirrordrill cleanup {drill_file} --prefix {prefix}', then run again")
+        # Who made them is not known here: an interrupted run of this drill, or anyone using the prefix.
+        raise RunRefused(f"topics/groups under the drill's prefix {prefix!r} already exist on existing clusters ("
+                         + "; ".join(found) + "): an earlier run's, or someone else's; a run would read them as its "
+                         f"own. List them with 'mirrordrill cleanup {drill_file} --dry-run'; if they are the drill's, "
+                         f"delete them with 'mirrordrill cleanup {drill_file}' (it lists and asks), then run again")
     return BeforeRun(frozenset(without_heartbeats))
 
 

@@ -13,7 +13,7 @@ from harness.scenario.actions.base import TimelineFacts, unknown_cluster
 from harness.scenario.actions.registry import action_for
 from harness.scenario.bounds import cluster_partition_problems, record_size_problems
 from harness.scenario.broker_settings import broker_property_problems
-from harness.scenario.existing_checks import existing_cluster_problems
+from harness.scenario.existing_checks import existing_cluster_problems, with_anchored_patterns
 from harness.scenario.invariants import bound_problems
 from harness.scenario.model import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICATORS, Failback, Failover, Scenario,
                                     parse_expectation)
@@ -159,7 +159,9 @@ def check_text(text: str, file: str, replicator: str | None = None, profile: str
                 check_text(text, file, replicator, name)
             except ScenarioInvalid as e:
                 raise ScenarioInvalid([replace(p, message=f"at profile {name}: {p.message}") for p in e.problems]) from None
-    return CheckedScenario(scenario, tuple(warnings))
+    # What every part reads: patterns on existing clusters as the prefix, then the rest (for the patterns
+    # the checks accepted, the same names as written, so the checks above could read them as written).
+    return CheckedScenario(with_anchored_patterns(scenario), tuple(warnings))
 
 
 def cross_check(s: Scenario, data: dict, src: SourceMap, refs: RefResolver | None = None) -> list[Problem]:

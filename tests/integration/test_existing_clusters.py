@@ -107,27 +107,64 @@ def test_plan_checks_then_cleanup_removes_only_the_drills_names(team_clusters, d
            "mm2-offset-syncs.md-t-dr.internal" in out
     assert "[failed   ] no leftover groups: md-t-billing exist" in out
 
-    assert main(["cleanup", str(drill), "--prefix", "md-t-", "--dry-run"]) == 0
-    assert "md-t-primary: would delete 2 topic(s)" in capsys.readouterr().out
+    assert main(["cleanup", str(drill), "--dry-run"]) == 0
+    assert f"md-t-primary ({primary.bootstrap}): would delete 2 topic(s)" in capsys.readouterr().out
     assert "md-t-orders" in topics_of(env, "primary")
 
-    assert main(["cleanup", str(drill), "--prefix", "md-t-", "--cluster", "md-t-primary"]) == 0
+    assert main(["cleanup", str(drill), "--cluster", "md-t-primary", "--yes"]) == 0
     assert "md-t-primary: deleted 2 topic(s), 1 group(s)" in capsys.readouterr().out
     assert "md-t-primary.md-t-orders" in topics_of(env, "dr")  # --cluster: only the one named
-    assert main(["cleanup", str(drill), "--prefix", "md-t-"]) == 0
+    assert main(["cleanup", str(drill), "--prefix", "md-t-", "--yes"]) == 0  # the drill's own prefix, spelled out
     assert topics_of(env, "primary") == before["primary"] and topics_of(env, "dr") == before["dr"]
     admin = primary.admin()  # held: a future of a client already collected never completes
     (kept,) = admin.list_consumer_group_offsets(
         [ConsumerGroupTopicPartitions("team-app")], request_timeout=15)["team-app"].result().topic_partitions
     assert (kept.topic, kept.offset) == ("orders", 0)  # the team's committed position is untouched
-    assert main(["cleanup", str(drill), "--prefix", "md-t-", "--dry-run"]) == 0
-    assert "md-t-primary: would delete 0 topic(s) [] and 0 group(s) []" in capsys.readouterr().out
+    assert main(["cleanup", str(drill), "--dry-run"]) == 0
+    assert "would delete 0 topic(s) [] and 0 group(s) []" in capsys.readouterr().out
     assert main(["plan", str(drill)]) == 0
 
 
 def test_cleanup_refuses_a_prefix_that_could_match_a_teams_names(drill, capsys):
-    assert main(["cleanup", str(drill), "--prefix", "md"]) == 2
+    assert main(["cleanup", str(drill), "--prefix", "md", "--cluster", "md-t-primary"]) == 2
     assert "--prefix 'md' is refused" in capsys.readouterr().err
+
+
+def test_cleanup_lists_asks_and_deletes_only_the_drills_prefix(team_clusters, drill, capsys):
+    env = team_clusters
+    primary = env.cluster("primary")
+    # the team's names that look like the drill's, and the drill's own leftovers
+    look_alike = ["md-t", "md-torders", "md_t-orders", "xmd-t-orders", "mm2-offset-syncs.dr.internal"]
+    primary.create_topics([NewTopic(t, 1, 1) for t in look_alike + ["md-t-left", "md-u-other"]])
+    commit_group(primary.bootstrap, "md-tapp", "md-torders")
+    commit_group(primary.bootstrap, "md-t-app", "md-t-left")
+    teams = topics_of(env, "primary") - {"md-t-left"}
+
+    # not a terminal (pytest's stdin) and no --yes: it lists, deletes nothing and says how
+    assert main(["cleanup", str(drill)]) == 2
+    out, err = capsys.readouterr()
+    assert f"md-t-primary ({primary.bootstrap}): to delete 1 topic(s) ['md-t-left'] and 1 group(s) ['md-t-app']" in out
+    assert "nothing deleted: without a terminal to ask on, deleting needs --yes" in err
+    assert "md-t-left" in topics_of(env, "primary")
+    # a prefix the drill does not declare: only on clusters named one by one
+    assert main(["cleanup", str(drill), "--prefix", "md-u-", "--yes"]) == 2
+    assert "is not the drill's owned_prefix ('md-t-'): name each cluster" in capsys.readouterr().err
+    assert main(["cleanup", "--bootstrap", primary.bootstrap, "--prefix", "md-u-", "--yes"]) == 2
+    assert "one --cluster NAME" in capsys.readouterr().err
+    assert "md-u-other" in topics_of(env, "primary")
+
+    assert main(["cleanup", str(drill), "--yes"]) == 0
+    assert "md-t-primary: deleted 1 topic(s), 1 group(s)" in capsys.readouterr().out
+    assert topics_of(env, "primary") == teams  # the look-alikes and the other prefix survive
+    admin = primary.admin()  # held: a future of a client already collected never completes
+    groups = {g.group_id for g in admin.list_consumer_groups(request_timeout=15).result().valid}
+    assert "md-tapp" in groups and "md-t-app" not in groups, groups
+    assert main(["cleanup", "--bootstrap", primary.bootstrap, "--prefix", "md-u-", "--cluster", "team", "--yes"]) == 0
+    assert "team: deleted 1 topic(s), 0 group(s)" in capsys.readouterr().out
+    assert topics_of(env, "primary") == teams - {"md-u-other"}
+    for fut in [*admin.delete_topics(look_alike, operation_timeout=30).values(),
+                *admin.delete_consumer_groups(["md-tapp"], request_timeout=15).values()]:
+        fut.result()
 
 
 def test_run_refuses_existing_clusters_not_allowed_by_name(drill, capsys):

@@ -161,9 +161,9 @@ def test_drills_on_existing_secure_clusters_pass_through_the_proxy_and_leave_not
             if template is UNPLANNED:  # an interrupted run's leftover: refused until cleanup removes it
                 plant_leftover(conn["clusters"]["primary"], f"{PREFIX}stale")
                 refused = run_cli(*run, *allow, cwd=tmp_path, env=env)
-                assert refused.returncode == 2 and f"mirrordrill cleanup {drill} --prefix {PREFIX}" in refused.stdout, \
-                    refused.stdout
-                cleaned = run_cli("cleanup", str(drill), "--prefix", PREFIX, cwd=tmp_path, env=env)
+                assert refused.returncode == 2 and f"mirrordrill cleanup {drill} --dry-run" in refused.stdout \
+                    and "an earlier run's, or someone else's" in refused.stdout, refused.stdout
+                cleaned = run_cli("cleanup", str(drill), "--yes", cwd=tmp_path, env=env)
                 assert cleaned.returncode == 0 and f"'{PREFIX}stale'" in cleaned.stdout, cleaned.stdout
             ran = run_cli(*run, *allow, cwd=tmp_path, env=env)
             summary = json.loads((out / "summary.json").read_text())

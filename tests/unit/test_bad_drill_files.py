@@ -392,6 +392,99 @@ CASES = [
         "only the provenance header stops it coming back under the same name", "settings: {mirrordrill.provenance"),
 ]
 
+# A drill from a local cluster into a team's cluster (issue 40): every write there must be to an owned name.
+EXISTING = """\
+name: t
+owned_prefix: md-t-
+clusters:
+  md-t-primary: {brokers: 1}
+  md-t-dr:
+    existing: {bootstrap_servers: "kafka-dr.staging:9093"}
+topics:
+  - {name: orders, cluster: md-t-primary, partitions: 3}
+replication:
+  flows:
+    - source: md-t-primary
+      target: md-t-dr
+      topics: [orders]
+load:
+  producers:
+    - {cluster: md-t-primary, topics: [orders], rate: 100}
+  consumers:
+    - {group: md-t-billing, cluster: md-t-primary, topics: [orders]}
+duration: 30s
+"""
+# Both clusters a team's: the flow reads on one and writes on the other.
+TWO_EXISTING = (EXISTING.replace("  md-t-primary: {brokers: 1}", "  md-t-primary:\n    existing: {bootstrap_servers: "
+                                 "\"kafka-1.staging:9093\"}").replace("orders", "md-t-orders"))
+
+# The team's cluster is the primary; a producer of the local dr's own topic moves there on the switch back.
+SWITCH_BACK = """\
+name: t
+owned_prefix: md-t-
+clusters:
+  md-t-primary:
+    existing: {bootstrap_servers: "kafka-1.staging:9093"}
+  md-t-dr: {brokers: 1}
+topics:
+  - {name: md-t-orders, cluster: md-t-primary, partitions: 3}
+  - {name: orders, cluster: md-t-dr, partitions: 3}
+replication:
+  flows: [{source: md-t-primary, target: md-t-dr, topics: [md-t-orders]}]
+load:
+  producers:
+    - {cluster: md-t-primary, topics: [md-t-orders], rate: 100}
+    - {cluster: md-t-dr, topics: [orders], rate: 10}
+  consumers:
+    - {group: md-t-billing, cluster: md-t-primary, topics: [md-t-orders]}
+duration: 30s
+timeline:
+  - {at: 5s, do: unplanned_failover, from: md-t-primary, to: md-t-dr, how: partition}
+  - {at: 15s, do: failback, from: md-t-dr, to: md-t-primary, switch_back: true}
+"""
+
+
+def _existing_flow_topics(patterns: str) -> str:
+    return TWO_EXISTING.replace("      topics: [md-t-orders]\n", f"      topics: [{patterns!r}]\n")
+
+
+CASES += [
+    Bad("identity into an existing cluster", EXISTING.replace("  flows:", "  policy: identity\n  flows:"),
+        "under the identity policy each topic keeps its name on the existing cluster md-t-dr", "topics: [orders]"),
+    Bad("failover onto an existing cluster with unowned topics",
+        EXISTING + "timeline:\n  - {at: 5s, do: unplanned_failover, from: md-t-primary, to: md-t-dr}\n",
+        "moves producer 1, which would create and write ['orders'] there", "- {at: 5s"),
+    Bad("switch back onto an existing cluster with unowned topics", SWITCH_BACK,
+        "failback onto the existing cluster md-t-primary moves producer 2, which would create and write ['orders']",
+        "- {at: 15s"),
+    Bad("failback turns a free pattern round onto an existing cluster",
+        EXISTING.replace("orders", "md-t-orders").replace("topics: [md-t-orders]\nload", "topics: ['.*']\nload")
+        + "timeline:\n  - {at: 5s, do: unplanned_failover, from: md-t-primary, to: md-t-dr}\n"
+          "  - {at: 15s, do: failback, from: md-t-dr, to: md-t-primary}\n",
+        "the failback from md-t-dr turns it round", "topics: ['.*']"),
+    Bad("offset sync into a second existing cluster's groups",
+        TWO_EXISTING.replace("  flows:", "  policy: identity\n  flows:").replace(
+            "      topics: [md-t-orders]\n", "      topics: [md-t-orders]\n"
+                                            "      settings: {sync.group.offsets.enabled: true}\n"),
+        "the default groups pattern '.*' takes every group", "settings: {sync.group"),
+    Bad("synced groups outside the prefix", TWO_EXISTING.replace(
+        "      topics: [md-t-orders]\n", "      topics: [md-t-orders]\n"
+                                        "      settings: {sync.group.offsets.enabled: true, groups: 'md-t-.*, app-.*'}\n"),
+        "groups: pattern 'app-.*' does not start with the prefix", "settings: {sync.group"),
+    Bad("alternation out of the prefix", _existing_flow_topics("md-t-a|orders"),
+        "a '|' outside parentheses makes each alternative a pattern of its own", "topics: ['md-t-a|orders']"),
+    Bad("wildcard alternative", _existing_flow_topics("md-t-.*|.*"), "a '|' outside parentheses",
+        "topics: ['md-t-.*|.*']"),
+    Bad("a pattern that closes the prefix's group", _existing_flow_topics("md-t-a)|(.*"),
+        "is not a regex on its own", "topics: ['md-t-a)|(.*']"),
+    Bad("a quantifier on the prefix", _existing_flow_topics("md-t-*"), "would repeat its last character",
+        "topics: ['md-t-*']"),
+    Bad("a typo in a flow's topic on an existing cluster", _existing_flow_topics("md-t-ordrs"),
+        "has no topic 'md-t-ordrs' (did you mean 'md-t-orders'?)", "topics: ['md-t-ordrs']"),
+    Bad("a pattern that only looks like the prefix", _existing_flow_topics("md.t-.*"),
+        "does not start with the prefix 'md-t-' written literally", "topics: ['md.t-.*']"),
+]
+
 
 @pytest.fixture
 def nothing_starts(monkeypatch):

@@ -82,7 +82,10 @@ def test_every_name_on_an_existing_cluster_starts_with_the_owned_prefix():
             .replace("group: md-t-billing", "group: billing"))
     found = problems(text)
     assert "topics[0].name: topic 'orders' would be created on the existing cluster md-t-primary: name it md-t-orders (owned_prefix)" in found
-    assert any(p.startswith("replication.flows[0].topics[0]: pattern '.*' could replicate the team's own topics") for p in found)
+    assert "replication.flows[0].topics[0]: pattern '.*' does not start with the prefix 'md-t-' written literally, so it " \
+           "could match the team's own names: write it as md-t- followed by the rest (e.g. md-t-orders or md-t-.*); the " \
+           "rest is matched after the prefix (flow md-t-primary->md-t-dr: it reads the topics it matches on the " \
+           "existing cluster md-t-primary)" in found
     assert any(p.startswith("load.consumers[0].group: consumer group 'billing'") for p in found)
 
 
@@ -186,3 +189,82 @@ def test_run_needs_every_existing_cluster_allowed_by_name():
     assert "--allow-cluster md-t-dr --allow-cluster md-t-primary" in refuse_existing(s, None)
     assert "--allow-cluster md-t-dr" in refuse_existing(s, ["md-t-primary"])
     assert refuse_existing(s, ["md-t-primary", "md-t-dr"]) is None
+
+
+def _replicator_config(s):
+    from harness.replicators.setup import ReplicationSetup
+    from harness.scenario.preflight import _Planned
+    from harness.scenario.topology import flow_specs, topology_of
+    specs = flow_specs(s)
+    setup = ReplicationSetup(env=_Planned(topology_of(s)), flows=specs, policy=s.replication.policy,
+                             separator=s.replication.separator)
+    return setup.replicator_config(specs, None, resolve_addresses=False)
+
+
+@pytest.mark.parametrize("pattern, anchored", [
+    ("md-t-(?:orders|payments)", r"md\-t\-(?:(?:orders|payments))"),
+    (r"md\-t\-.*", r"md\-t\-(?:.*)"),  # the prefix written escaped is read as the same prefix
+])
+def test_the_replicators_receive_the_prefix_literally_then_the_rest(pattern, anchored):
+    from replicator.config.render import to_mm2_properties
+    s = parse_scenario(DRILL.replace("topics: [md-t-orders]}]}", f"topics: ['{pattern}']}}]}}"), "d.yaml")
+    assert s.replication.flows[0].topics == [anchored]
+    config = _replicator_config(s)
+    assert f"topics = {anchored}" in to_mm2_properties(config, include_mirrordrill=False).replace("\\\\", "\\")
+    selects = config.flows[0].topic_filter().should_replicate_topic
+    assert not selects("orders") and not selects("md-tXorders") and not selects("xmd-t-orders")
+    assert selects("md-t-orders")
+
+
+def test_the_footprint_and_checker_read_the_same_anchored_pattern():
+    from harness.scenario.topology import check_pairs
+    text = DRILL.replace("topics: [md-t-orders]}]}", "topics: ['md-t-(?:orders|x)']}]}")
+    s = parse_scenario(text, "d.yaml")
+    assert footprints(s)["md-t-dr"].created_topics == ["md-t-primary.checkpoints.internal", "md-t-primary.md-t-orders"]
+    [pair] = check_pairs(s, {"md-t-primary": {"md-t-orders"}})
+    assert pair.topic_map == {"md-t-primary.md-t-orders": "md-t-orders"}
+
+
+def test_an_owned_drill_with_identity_naming_and_synced_groups_validates_and_is_anchored():
+    text = DRILL.replace("replication: {flows:", "replication: {policy: identity, flows:").replace(
+        "topics: [md-t-orders]}]}", "topics: [md-t-orders], settings: {sync.group.offsets.enabled: true, "
+                                    "groups: 'md-t-billing, md-t-app-.*'}}]}")
+    flow = parse_scenario(text, "d.yaml").replication.flows[0]
+    assert flow.settings["groups"] == r"md\-t\-(?:billing), md\-t\-(?:app-.*)"
+    groups = _replicator_config(parse_scenario(text, "d.yaml")).flows[0].group_filter().should_replicate_group
+    assert groups("md-t-billing") and groups("md-t-app-1") and not groups("billing") and not groups("team-app")
+
+
+def test_a_failover_onto_an_existing_cluster_with_owned_names_validates():
+    # the shipped shape: the moved producers and consumers use the drill's own names there
+    parse_scenario(DRILL.replace("how: partition}", "how: partition}\n  - {at: 15s, do: failback, from: md-t-dr, "
+                                                    "to: md-t-primary, switch_back: true}"), "d.yaml")
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["FILE", "--bootstrap", "h:9092"], "not both"),
+    (["--bootstrap", "h:9092", "--prefix", "md-t-"], "one --cluster NAME"),
+    (["--bootstrap", "h:9092", "--cluster", "team"], "--prefix P and one --cluster NAME"),
+    (["FILE", "--prefix", "md-u-"], "--prefix 'md-u-' is not the drill's owned_prefix ('md-t-'): name each cluster"),
+    (["FILE", "--cluster", "md-t-elsewhere"], "--cluster md-t-elsewhere: not an existing cluster of"),
+    (["FILE", "--prefix", "md", "--cluster", "md-t-dr"], "--prefix 'md' is refused"),
+    (["LOCAL"], "declares no existing cluster"),
+])
+def test_cleanup_names_its_scope_before_it_connects(argv, says, tmp_path, capsys):
+    from harness.cli import main
+    from tests.unit.test_scenario_validation import BASE
+    (tmp_path / "d.yaml").write_text(DRILL)
+    (tmp_path / "local.yaml").write_text(BASE)
+    argv = [str(tmp_path / "d.yaml") if a == "FILE" else str(tmp_path / "local.yaml") if a == "LOCAL" else a
+            for a in argv]
+    assert main(["cleanup", *argv]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_plan_refuses_offline_what_could_write_outside_the_prefix(tmp_path, capsys):
+    from harness.cli import main
+    path = tmp_path / "d.yaml"
+    path.write_text(DRILL.replace("topics: [md-t-orders]}]}", "topics: ['md-t-.*|.*']}]}"))
+    assert main(["plan", str(path), "--offline"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:13: replication.flows[0].topics[0]: pattern 'md-t-.*|.*': a '|' outside parentheses" in err
