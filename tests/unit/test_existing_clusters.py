@@ -250,8 +250,9 @@ def test_a_failover_onto_an_existing_cluster_with_owned_names_validates():
     (["FILE", "--prefix", "md", "--cluster", "md-t-dr"], "--prefix 'md' is refused"),
     (["LOCAL"], "declares no existing cluster"),
 ])
-def test_cleanup_names_its_scope_before_it_connects(argv, says, tmp_path, capsys):
+def test_cleanup_names_its_scope_before_it_connects(argv, says, tmp_path, capsys, monkeypatch):
     from harness.cli import main
+    monkeypatch.setenv("DRILL_PASSWORD", "not-a-real-one")  # the drill's secret resolves; its scope is what is wrong
     from tests.unit.test_scenario_validation import BASE
     (tmp_path / "d.yaml").write_text(DRILL)
     (tmp_path / "local.yaml").write_text(BASE)
