@@ -64,6 +64,12 @@ def test_a_version_the_guard_does_not_read_is_refused_unread():
     assert guard.check(OWNER, 30, 3, header(30, 3, True) + uvarint(1)).write.kind == "cluster"  # CreateAcls
 
 
+def test_an_api_not_known_as_read_only_fails_closed():
+    assert guard.check(OWNER, 1, 15, header(1, 15, True)) is None  # Fetch
+    unregister = guard.check(OWNER, 64, 0, header(64, 0, True))  # UnregisterBroker
+    assert unregister is not None and unregister.write.kind == "cluster" and "drill changes nothing" in unregister.reason
+
+
 @pytest.mark.parametrize("version", [4, 9, 12])
 def test_metadata_loses_its_auto_creation_flag_only_for_a_team_topic(version):
     unowned = metadata(version, "orders", auto_create=True)

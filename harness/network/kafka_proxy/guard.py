@@ -32,6 +32,11 @@ API_NAMES = {
 METADATA, CREATE_TOPICS = 3, 19
 # Cluster-wide changes: no drill makes one, whatever it names.
 CLUSTER_APIS = frozenset({27, 30, 31, 34, 43, 45, 49, 51, 57})
+# APIs that write nothing (reads, the handshake, telemetry): forwarded unread. Any API neither
+# here nor read by the guard is refused as a change to the cluster, so one added to Kafka later
+# (or a broker-to-broker one) fails closed.
+READ_ONLY_APIS = frozenset({1, 2, 9, 10, 15, 16, 17, 18, 23, 29, 32, 35, 36, 41, 46, 48, 50, 55, 60, 61, 65, 66,
+                            69, 71, 72, 75, 77})
 # First flexible version of each request read here (compact strings and arrays, tagged fields).
 FIRST_FLEXIBLE = {0: 9, 3: 9, 8: 8, 11: 6, 12: 4, 13: 4, 14: 4, 19: 5, 20: 4, 21: 2, 22: 2, 24: 3, 25: 3, 26: 3,
                   28: 3, 33: 2, 37: 2, 42: 2, 44: 1, 47: 99, 68: 0, 76: 0, 88: 0}
@@ -210,21 +215,26 @@ _WRITES: dict[int, Callable[[Reader, int, bool], list[Write]]] = {
     68: _group_first, 76: _group_first, 88: _group_first, 28: _txn_then_group, 25: _add_offsets_to_txn,
     42: _delete_groups, 22: _txn_first, 26: _txn_first, 24: _add_partitions_to_txn,
 }
-GUARDED_APIS = frozenset(_WRITES) | CLUSTER_APIS | {METADATA}
 
 
 def writes(api_key: int, version: int, frame: bytes) -> list[Write]:
     """Every name a request writes (empty for an API that writes nothing guarded)."""
     read = _WRITES.get(api_key)
     if read is None:
-        return [Write("cluster", "the cluster's ACLs, quotas or replicas")] if api_key in CLUSTER_APIS else []
+        return [] if api_key in READ_ONLY_APIS or api_key == METADATA else [Write("cluster", _cluster_change(api_key))]
     flexible = version >= FIRST_FLEXIBLE[api_key]
     return read(body_reader(frame, flexible), version, flexible)
 
 
+def _cluster_change(api_key: int) -> str:
+    if api_key in CLUSTER_APIS:
+        return "the cluster's ACLs, quotas, replicas or features"
+    return "an API the guard does not know as read-only"
+
+
 def check(owner: Owner, api_key: int, version: int, frame: bytes) -> Refusal | None:
     """The refusal of a request that writes outside what ``owner`` owns, or None to forward it."""
-    if api_key not in GUARDED_APIS or api_key == METADATA:
+    if api_key in READ_ONLY_APIS or api_key == METADATA:
         return None
     top = GUARDED_MAX_VERSION.get(api_key)
     if top is not None and version > top:
