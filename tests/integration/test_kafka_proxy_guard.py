@@ -18,7 +18,7 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType, AdminClient,
-                                   AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic, ResourcePatternType,
+                                   AlterConfigOpType, ConfigEntry, ConfigResource, NewPartitions, NewTopic, ResourcePatternType,
                                    ResourceType)
 
 from harness.environment import Environment, TopologySpec
@@ -117,7 +117,7 @@ def test_a_producer_cannot_make_the_broker_auto_create_a_team_topic(guarded):
     assert produce_all(guarded.conf, owned, 1) == [None]
 
 
-def test_create_delete_and_alter_config_of_team_topics_are_refused(guarded):
+def test_create_delete_partition_and_config_changes_of_team_topics_are_refused(guarded):
     admin = guarded.proxied()
     assert error_code(admin.create_topics([NewTopic("team-new", 1, 1)])["team-new"]) \
         == KafkaError.TOPIC_AUTHORIZATION_FAILED
@@ -132,6 +132,11 @@ def test_create_delete_and_alter_config_of_team_topics_are_refused(guarded):
         resource = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[entry])
         return admin.incremental_alter_configs([resource])[resource]
 
+    assert error_code(admin.create_partitions([NewPartitions(TEAM_TOPIC, 3)])[TEAM_TOPIC]) \
+        == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    admin.create_partitions([NewPartitions(owned, 2)])[owned].result(timeout=30)
+    partitions = guarded.direct().list_topics(timeout=15).topics
+    assert len(partitions[TEAM_TOPIC].partitions) == 1 and len(partitions[owned].partitions) == 2
     assert error_code(set_retention(TEAM_TOPIC)) == KafkaError.TOPIC_AUTHORIZATION_FAILED
     set_retention(owned).result(timeout=30)
     broker = ConfigResource(ResourceType.BROKER, str(guarded.cluster.brokers[0].node_id),
@@ -173,7 +178,7 @@ def committed(g: Guarded, group: str, topic: str) -> int:
     return admin.list_consumer_group_offsets(request)[group].result(timeout=30).topic_partitions[0].offset
 
 
-def test_joining_or_committing_for_a_team_group_is_refused(guarded):
+def test_joining_committing_or_deleting_a_team_group_is_refused(guarded):
     produce_all(guarded.conf, OWNED_TOPIC, 1)
     error = consume_in_group(guarded, "team-billing", OWNED_TOPIC)
     assert error is not None and error.code() == KafkaError.GROUP_AUTHORIZATION_FAILED, error
@@ -188,7 +193,13 @@ def test_joining_or_committing_for_a_team_group_is_refused(guarded):
     owned = f"{PREFIX}billing"
     assert consume_in_group(guarded, owned, OWNED_TOPIC) is None
     assert committed(guarded, owned, OWNED_TOPIC) >= 1
+    direct.alter_consumer_group_offsets([ConsumerGroupTopicPartitions("team-billing", [TopicPartition(
+        OWNED_TOPIC, 0, 1)])])["team-billing"].result(timeout=30)  # the team's own group, made directly
+    deleted = admin.delete_consumer_groups(["team-billing"])["team-billing"]
+    assert error_code(deleted) == KafkaError.GROUP_AUTHORIZATION_FAILED
+    assert committed(guarded, "team-billing", OWNED_TOPIC) == 1
     assert guarded.refused("JoinGroup", "team-billing") and guarded.refused("OffsetCommit", "team-billing")
+    assert guarded.refused("DeleteGroups", "team-billing")
 
 
 def test_acl_changes_are_always_refused(guarded):

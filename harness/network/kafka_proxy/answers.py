@@ -138,6 +138,20 @@ def _delete_topics(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guar
     return True
 
 
+def _named_results(api_key: int, with_message: bool):
+    """CreatePartitions and DeleteGroups: throttle time, then (name, error code[, message]) per name."""
+    def answer(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guard.Owner) -> bool:
+        found = guard.writes(api_key, v, frame)
+        b.i32(0).n(len(found))
+        for write in found:
+            b.s(write.name).i16(ERROR_OF_KIND[write.kind])
+            if with_message:
+                b.s(f"refused by mirrordrill's Kafka proxy: {refusal.reason}")
+            b.tags()
+        return True
+    return answer
+
+
 def _acls(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guard.Owner, delete: bool) -> bool:
     count = body_reader(frame, b.flexible).array_len(b.flexible)
     b.i32(0).n(max(count, 0))
@@ -223,6 +237,7 @@ def _sync_rest(b: _Body, v: int) -> None:
 
 _ANSWERS = {
     0: _produce, 19: _create_topics, 20: _delete_topics, 11: _join_group, 8: _offset_commit,
+    37: _named_results(37, with_message=True), 42: _named_results(42, with_message=False),
     33: lambda b, v, fr, rf, o: _configs(b, v, fr, rf, o, incremental=False),
     44: lambda b, v, fr, rf, o: _configs(b, v, fr, rf, o, incremental=True),
     30: lambda b, v, fr, rf, o: _acls(b, v, fr, rf, o, delete=False),
