@@ -12,8 +12,10 @@ stopped or configured: lifecycle faults are refused here as they are at validati
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from confluent_kafka.admin import AdminClient
 
@@ -21,6 +23,7 @@ from harness.kafka import owned_names
 from harness.kafka.broker import BrokerPorts
 from harness.kafka.cluster import ClusterClients, ClusterNotReady, ClusterSpec
 from harness.kafka.existing_connect import ClusterUnreachable, client_config
+from harness.network.kafka_proxy import guard
 from harness.network.kafka_proxy.process import KafkaProxyProcess
 from harness.network.kafka_proxy.spec import LOCAL, DownstreamTls, KafkaProxySpec, ProxyListener, UpstreamTls
 from primitives.kafka.existing_cluster import ExistingClusterDef
@@ -31,6 +34,7 @@ from primitives.ports import LOOPBACK
 from primitives.process import ManagedProcess
 from primitives.secret_dir import SecretDir
 from replicator.config.properties_syntax import format_property
+from replicator.policy import HEARTBEATS_TOPIC
 
 
 class ExistingClusterError(RuntimeError):
@@ -155,9 +159,18 @@ class ProxiedBroker:
         return self.process.running
 
 
+def refusals_path(workdir: Path, cluster: str) -> Path:
+    """Where the proxy of ``cluster`` records the writes it refused (JSON lines; read by the drill engine)."""
+    return workdir / f"kafka-proxy-{cluster}-refusals.jsonl"
+
+
 def proxy_spec(name: str, nodes: list[UpstreamNode], ports: list[BrokerPorts],
-               tls: tuple[UpstreamTls | None, DownstreamTls | None]) -> KafkaProxySpec:
-    """Listeners and advertised addresses that mirror a local broker's: ``local``, and one per remote."""
+               tls: tuple[UpstreamTls | None, DownstreamTls | None], owned_prefix: str | None = None,
+               refusals_file: Path | None = None) -> KafkaProxySpec:
+    """Listeners and advertised addresses that mirror a local broker's: ``local``, and one per remote.
+
+    With ``owned_prefix`` the proxy refuses writes to names the drill does not own (``kafka_proxy.guard``).
+    """
     listeners, advertised = [], {LOCAL: {}}
     for node, p in zip(nodes, ports):
         listeners.append(ProxyListener(listen_port=p.local, node_id=node.node_id, location=LOCAL))
@@ -166,7 +179,23 @@ def proxy_spec(name: str, nodes: list[UpstreamNode], ports: list[BrokerPorts],
             listeners.append(ProxyListener(listen_port=port, node_id=node.node_id, location=remote))
             advertised.setdefault(remote, {})[node.node_id] = p.wan_advertised[remote]
     return KafkaProxySpec(name=name, upstream={n.node_id: n.address for n in nodes}, listeners=listeners,
-                          advertised=advertised, upstream_tls=tls[0], downstream_tls=tls[1])
+                          advertised=advertised, upstream_tls=tls[0], downstream_tls=tls[1],
+                          owned_prefix=owned_prefix, refusals_file=str(refusals_file) if refusals_file else None,
+                          quiet_topics=(HEARTBEATS_TOPIC,) if owned_prefix else ())
+
+
+def refused_writes(clusters: Iterable[object]) -> str | None:
+    """One plain line for the writes the proxies of existing clusters refused during a drill, or None."""
+    lines: list[str] = []
+    files = [p for p in (getattr(c, "refusals_file", None) for c in clusters) if p is not None and p.exists()]
+    for path in files:
+        for text in path.read_text(encoding="utf-8").splitlines():
+            if text.strip():
+                lines.append(guard.describe(json.loads(text)))
+    if not lines:
+        return None
+    more = f" (and {len(lines) - 1} more refusal(s), listed in {', '.join(map(str, files))})" if len(lines) > 1 else ""
+    return lines[0] + more
 
 
 class ExistingKafkaCluster(ClusterClients):
@@ -184,7 +213,9 @@ class ExistingKafkaCluster(ClusterClients):
         self.ready_topic = f"{owned_prefix}ready"  # the readiness check writes under the drill's prefix
         workdir.mkdir(parents=True, exist_ok=True)
         # the spec names key files: it goes to the secret folder when there is one
-        self.proxy = KafkaProxyProcess(proxy_spec(spec.name, nodes, ports, security.proxy_tls()), workdir,
+        self.refusals_file = refusals_path(workdir, spec.name)
+        guarded = proxy_spec(spec.name, nodes, ports, security.proxy_tls(), owned_prefix, self.refusals_file)
+        self.proxy = KafkaProxyProcess(guarded, workdir,
                                        spec_dir=security.secrets.path if security.secrets else None)
         self.brokers = [ProxiedBroker(spec.name, n.node_id, n.address, p, self.proxy.process, self.proxy.spec_path)
                         for n, p in zip(nodes, ports)]

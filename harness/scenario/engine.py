@@ -24,6 +24,7 @@ from primitives.config_refs import RefResolver
 from harness.baseline import BASELINE_FILE, BaselineCheck, BaselineComparison
 from harness.compose.backend import make_backend
 from harness.environment import Environment
+from harness.kafka.existing import refused_writes
 from harness.scenario.existing_run import BeforeRun, refuse_leftovers, remove_drill_names
 from harness.replicators import make_replicator
 from harness.replicators.setup import ReplicationSetup
@@ -185,6 +186,10 @@ class Drill:
             # each part stops even if another fails or a second Ctrl-C arrives meanwhile: no
             # process may outlive the drill, and summary.json is still written
             interrupted = stop_in_turn(parts, self.log) or interrupted
+        refused = refused_writes(env.clusters.values())  # the proxies' guard: defence behind validate
+        if refused and error is None:
+            error = refused
+            self.log(f"drill failed: {error}")
         self.phase = "checking"
         results = self._results(ctx, env, started, interrupted, error, step_failures)
         summary_path = save_results(self.out_dir, results)

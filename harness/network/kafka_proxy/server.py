@@ -5,6 +5,13 @@ broker verbatim; for the few APIs whose responses name brokers (``wire.REWRITTEN
 request's correlation id is remembered with its api and version, and the matching response is
 rewritten for the listener's location. Everything else is copied as it comes.
 
+With an owned prefix in the spec, every request first passes the guard (``guard``): a write to a
+name the drill does not own is not forwarded; the client gets the API's authorization error
+(``answers``), or its connection is closed where no answer is built, and the refusal is logged
+and appended to the spec's refusals file, which the drill engine reads. The answer waits until
+the broker has answered every earlier request of that connection, since clients expect their
+responses in request order.
+
 SASL needs nothing special: SaslHandshake v1 and SaslAuthenticate are ordinary framed requests,
 so credentials go to the broker, which accepts or refuses them. SaslHandshake v0 (after which
 the tokens travel without request headers) is not supported; clients have used v1 since Kafka 1.0.
@@ -13,18 +20,21 @@ the tokens travel without request headers) is not supported; clients have used v
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import time
 import ssl
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.network.kafka_proxy import wire
+from harness.network.kafka_proxy import answers, guard, wire
 from harness.network.kafka_proxy.spec import KafkaProxySpec, ProxyListener, UpstreamTls
 
 LOOPBACK = "127.0.0.1"
 MAX_FRAME = 256 * 1024 * 1024  # far above any broker's message.max.bytes; a bigger size is garbage
 CONNECT_TIMEOUT_S = 15.0
+ORDER_TIMEOUT_S = 60.0  # how long a refusal's answer waits for the broker's earlier answers
 
 log = logging.getLogger("kafka_proxy")
 
@@ -67,6 +77,12 @@ class _Connection:
     listener: ProxyListener
     peer: str
     pending: dict[int, tuple[int, int]] = field(default_factory=dict)  # correlation id -> (api, version)
+    outstanding: int = 0  # requests forwarded whose response has not come back (counted when guarded)
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class RefusedConnection(ConnectionError):
+    """The guard closed a connection whose refused request has no answer of ours."""
 
 
 class KafkaProxyServer:
@@ -80,6 +96,9 @@ class KafkaProxyServer:
         self._downstream_ssl = downstream_context(tls.cert_pem, tls.key_pem) if tls else None
         self._maps = {loc: wire.AddressMap(LOOPBACK, ports) for loc, ports in spec.advertised.items()}
         self._warned: set[int] = set()
+        self._owner = guard.Owner(spec.owned_prefix) if spec.owned_prefix else None
+        self._caps = guard.GUARDED_MAX_VERSION if self._owner else None
+        self._recorded: set[tuple[str, str, str, str]] = set()
         self._connections: set[asyncio.Task] = set()
 
     async def start(self) -> None:
@@ -133,7 +152,7 @@ class KafkaProxyServer:
             client_w.close()
             return
         log.debug("%s: open for client %s", where, peer)
-        pumps = [asyncio.create_task(self._requests(conn, client_r, broker_w)),
+        pumps = [asyncio.create_task(self._requests(conn, client_r, broker_w, client_w)),
                  asyncio.create_task(self._responses(conn, broker_r, client_w))]
         try:
             done, _ = await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
@@ -149,14 +168,65 @@ class KafkaProxyServer:
                 writer.close()
             log.debug("%s: closed for client %s", where, peer)
 
-    async def _requests(self, conn: _Connection, client_r: asyncio.StreamReader,
-                        broker_w: asyncio.StreamWriter) -> None:
+    async def _requests(self, conn: _Connection, client_r: asyncio.StreamReader, broker_w: asyncio.StreamWriter,
+                        client_w: asyncio.StreamWriter) -> None:
         while (frame := await read_frame(client_r)) is not None:
             header = wire.read_request_header(frame)
+            if self._owner is not None:
+                checked = await self._guarded(conn, header, frame, client_w)
+                if checked is None:
+                    continue
+                frame = checked
+                if guard.expects_response(header.api_key, header.api_version, frame):
+                    conn.outstanding += 1
+                    conn.idle.clear()
             if header.api_key in wire.REWRITTEN_APIS:
                 conn.pending[header.correlation_id] = (header.api_key, header.api_version)
             broker_w.write(struct.pack(">i", len(frame)) + frame)
             await broker_w.drain()
+
+    async def _guarded(self, conn: _Connection, header: wire.RequestHeader, frame: bytes,
+                       client_w: asyncio.StreamWriter) -> bytes | None:
+        """The frame to forward (Metadata may lose its auto-creation flag), or None once refused and answered."""
+        owner = self._owner
+        assert owner is not None
+        if header.api_key == guard.METADATA:
+            result = guard.without_auto_creation(owner, header.api_version, frame)
+            if isinstance(result, bytes):
+                return result
+            refusal = result
+        else:
+            refusal = guard.check(owner, header.api_key, header.api_version, frame)
+            if refusal is None:
+                return frame
+        self._record(conn, refusal)
+        if not guard.expects_response(header.api_key, header.api_version, frame):
+            return None
+        reply = answers.answer(refusal, header.correlation_id, frame, owner)
+        if reply is None:
+            raise RefusedConnection(f"closed after refusing {refusal.api} v{refusal.api_version}")
+        if conn.outstanding:
+            await asyncio.wait_for(conn.idle.wait(), ORDER_TIMEOUT_S)
+        client_w.write(struct.pack(">i", len(reply)) + reply)
+        await client_w.drain()
+        return None
+
+    def _record(self, conn: _Connection, refusal: guard.Refusal) -> None:
+        """Log the refusal and append it to the refusals file (once per client, API and name)."""
+        record = {"cluster": self.spec.name, "client": conn.peer, "api": refusal.api, "version": refusal.api_version,
+                  "kind": refusal.write.kind, "name": refusal.write.name, "reason": refusal.reason,
+                  "ts_ms": int(time.time() * 1000)}
+        if refusal.api_key == guard.CREATE_TOPICS and refusal.write.name in self.spec.quiet_topics:
+            log.info("%s", guard.describe(record) + " (expected: the client goes on without it)")
+            return
+        key = (conn.peer, refusal.api, refusal.write.kind, refusal.write.name)
+        if key in self._recorded:
+            return
+        self._recorded.add(key)
+        log.error("%s", guard.describe(record))
+        if self.spec.refusals_file:
+            with open(self.spec.refusals_file, "a", encoding="utf-8") as out:
+                out.write(json.dumps(record) + "\n")
 
     async def _responses(self, conn: _Connection, broker_r: asyncio.StreamReader,
                          client_w: asyncio.StreamWriter) -> None:
@@ -167,10 +237,14 @@ class KafkaProxyServer:
                 frame = self._rewrite(request, frame, addresses)
             client_w.write(struct.pack(">i", len(frame)) + frame)
             await client_w.drain()
+            if self._owner is not None:
+                conn.outstanding = max(conn.outstanding - 1, 0)
+                if not conn.outstanding:
+                    conn.idle.set()
 
     def _rewrite(self, request: tuple[int, int], frame: bytes, addresses: wire.AddressMap) -> bytes:
         api_key, version = request
-        result = wire.rewrite_response(api_key, version, frame, addresses)
+        result = wire.rewrite_response(api_key, version, frame, addresses, self._caps)
         for node in result.unknown_nodes:
             if node not in self._warned:  # every metadata refresh would repeat it
                 self._warned.add(node)

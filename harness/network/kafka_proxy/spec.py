@@ -67,6 +67,13 @@ class KafkaProxySpec(BaseModel):
     advertised: dict[str, dict[int, int]]  # location -> node id -> port on 127.0.0.1 its clients are told
     upstream_tls: UpstreamTls | None = None
     downstream_tls: DownstreamTls | None = None
+    # The run-time guard (``guard``): with a prefix, writes to names the drill does not own are
+    # refused and each refusal is appended to ``refusals_file`` (JSON lines) for the drill engine.
+    owned_prefix: str | None = None
+    refusals_file: str | None = None
+    # Topics whose creation is refused without being reported: MirrorMaker 2's heartbeat connector
+    # creates 'heartbeats' at start even with emission off, and goes on when it may not.
+    quiet_topics: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _consistent(self) -> "KafkaProxySpec":
@@ -98,6 +105,8 @@ class KafkaProxySpec(BaseModel):
             if (listener.node_id, listener.location) in seen:
                 out.append(f"node {listener.node_id} has two listeners for location {listener.location!r}")
             seen.add((listener.node_id, listener.location))
+        if (self.owned_prefix is None) != (self.refusals_file is None):
+            out.append("owned_prefix and refusals_file go together: a guard records every refusal it makes")
         for location, ports_by_node in self.advertised.items():
             missing = sorted(set(self.upstream) - set(ports_by_node))
             if missing:

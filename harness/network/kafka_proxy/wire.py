@@ -7,7 +7,7 @@ are rewritten so every broker address is one the client must use (``AddressMap``
 - Metadata (api 3): the brokers array, right after throttle_time_ms (v3+); flexible from v9.
 - FindCoordinator (api 10): one coordinator (v0-v3, flexible v3) or a batch of them (v4+).
 - DescribeCluster (api 60, always flexible): its brokers, unless v1+ says they are controllers.
-- ApiVersions (api 18): versions are clamped, see ``CLAMPED_MAX_VERSION``.
+- ApiVersions (api 18): versions are clamped, see ``CLAMPED_MAX_VERSION`` (and the guard's caps).
 
 Only the broker entries are decoded; every other byte is copied verbatim, so fields this module
 does not know (tagged fields, later top-level fields) pass through untouched. Field layouts are
@@ -95,6 +95,9 @@ class Reader:
         self.pos += n
         return out
 
+    def skip(self, n: int) -> None:
+        self._take(n)
+
     def int8(self) -> int:
         return struct.unpack(">b", self._take(1))[0]
 
@@ -162,8 +165,8 @@ def _nothing(_: Reader) -> None:
 class _Rewrite:
     """One response being rewritten: the output so far and the nodes the map did not know."""
 
-    def __init__(self, data: bytes, addresses: AddressMap, flexible: bool):
-        self.data, self.addresses, self.flexible = data, addresses, flexible
+    def __init__(self, data: bytes, addresses: AddressMap, flexible: bool, caps: Mapping[int, int]):
+        self.data, self.addresses, self.flexible, self.caps = data, addresses, flexible, caps
         self.reader = Reader(data)
         self.out = bytearray()
         self.copied_to = 0
@@ -267,7 +270,7 @@ def _api_versions(rw: _Rewrite, version: int) -> None:
             r.tagged_fields()
         if api_key in DROPPED_APIS:
             continue
-        cap = CLAMPED_MAX_VERSION.get(api_key)
+        cap = rw.caps.get(api_key)
         if cap is not None:
             max_v = max(min_v, min(max_v, cap))  # a broker whose minimum is above the cap keeps its minimum
         kept.append(struct.pack(">hhh", api_key, min_v, max_v) + rw.data[start:r.pos])
@@ -279,12 +282,19 @@ _BODIES = {METADATA: _metadata, FIND_COORDINATOR: _find_coordinator,
            DESCRIBE_CLUSTER: _describe_cluster, API_VERSIONS: _api_versions}
 
 
-def rewrite_response(api_key: int, api_version: int, frame: bytes, addresses: AddressMap) -> Rewritten:
-    """The response ``frame`` with every broker address taken from ``addresses``; others unchanged."""
+def rewrite_response(api_key: int, api_version: int, frame: bytes, addresses: AddressMap,
+                     caps: Mapping[int, int] | None = None) -> Rewritten:
+    """The response ``frame`` with every broker address taken from ``addresses``; others unchanged.
+
+    ``caps`` lowers more APIs' advertised maximum versions (the guard's), on top of ``CLAMPED_MAX_VERSION``.
+    """
     body = _BODIES.get(api_key)
     if body is None:
         return Rewritten(frame)
-    rw = _Rewrite(frame, addresses, flexible=api_version >= FIRST_FLEXIBLE[api_key])
+    merged = dict(CLAMPED_MAX_VERSION)
+    for api, cap in (caps or {}).items():
+        merged[api] = min(cap, merged.get(api, cap))
+    rw = _Rewrite(frame, addresses, flexible=api_version >= FIRST_FLEXIBLE[api_key], caps=merged)
     _header(rw, api_key)
     body(rw, api_version)
     return rw.result()
