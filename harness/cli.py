@@ -299,41 +299,12 @@ def cmd_report(args) -> int:
     return EXIT_OK
 
 
-class SweepReports:
-    """The sweep's plot and Allure results, drawn by reports/ (above the harness) as the sweep goes:
-    after every point and on every way out, Ctrl-C included."""
-
-    def __init__(self, log=None) -> None:
-        self.log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
-
-    def record_point(self, run_dir: Path, combo: dict, point) -> None:
-        from harness.sweep.table import fmt
-        from reports.allure_results import record_allure_results
-        from reports.sweep_allure import label_point_results
-        # the drill saved its results; its Allure results are written here, then named for the combination
-        if record_allure_results(run_dir, self.log) is not None:
-            label_point_results(run_dir / "allure-results", combo, fmt(point.capacity), point.lag_label)
-
-    def draw_plot(self, result) -> Path | None:
-        from reports.sweep_plot import draw_sweep_plot
-        # a point that replicated nothing is a measurement (0), a point that failed to run is not
-        capacities = [(p.params, p.capacity) for p in result.representative() if not p.error and p.capacity is not None]
-        return draw_sweep_plot(result.out_dir / "sweep-throughput.png", capacities, result.swept, result.others,
-                               result.ceiling.records_s if result.ceiling else None)
-
-    def write_allure(self, result) -> None:
-        from reports.sweep_allure import write_sweep_result
-        if result.run_dirs:
-            write_sweep_result(result.run_dirs[0] / "allure-results", {p.key: list(p.values) for p in result.params},
-                               result.swept, result.table(), result.recommendation(), result.plot,
-                               result.started_ms, passed=bool(result.points))
-
-
 def cmd_sweep(args) -> int:
     """Run a drill once per parameter combination and size the flow from the results."""
     from harness.scenario.validate import ScenarioInvalid
     from harness.sweep.params import SweepError, parse_params
     from harness.sweep.run import Sweep
+    from reports.sweep_hooks import SweepReports
     try:
         params = parse_params(args.param)
         sweep = Sweep(Path(args.file), params, Path(args.out) if args.out else None,
@@ -355,29 +326,13 @@ def cmd_sweep(args) -> int:
     return EXIT_OK if result.points else EXIT_FAILED
 
 
-class CalibrationReports:
-    """Each calibration run's Allure results, as ``run`` writes them; no sweep plot or sweep result."""
-
-    def __init__(self, log=None) -> None:
-        self.log = log or (lambda m: print(f"mirrordrill calibrate: {m}", file=sys.stderr, flush=True))
-
-    def record_point(self, run_dir: Path, combo: dict, point) -> None:
-        from reports.allure_results import record_allure_results
-        record_allure_results(run_dir, self.log)
-
-    def draw_plot(self, result) -> Path | None:
-        return None
-
-    def write_allure(self, result) -> None:
-        return None
-
-
 def cmd_calibrate(args) -> int:
     """Run a drill N times; print each figure's range and the expectations to paste, with their margin."""
     from harness.calibrate.limits import CalibrationError, parse_margin
     from harness.calibrate.run import calibrate
     from harness.scenario.validate import ScenarioInvalid, check_file
     from harness.sweep.params import SweepError
+    from reports.sweep_hooks import CalibrationReports
     try:
         margin = parse_margin(args.margin)
         check_file(Path(args.file), args.replicator, args.profile)
@@ -409,6 +364,7 @@ def _profile_option(s) -> None:
 
 def cmd_bench(args) -> int:
     """Every drill (or --drills) for pyspark and MirrorMaker 2, interleaved, N runs each; the medians side by side."""
+    from reports.sweep_hooks import CalibrationReports
     if args.what == "startup":
         from harness.cli_bench import cmd_bench_startup
         return cmd_bench_startup(args)
