@@ -1,5 +1,5 @@
-"""What the CLI hands a sweep or a calibration to draw as it goes: reports/ sits above the harness,
-so the sweep calls these hooks instead of importing reports/."""
+"""What the CLI hands a sweep or a calibration to draw as it goes: the harness sits below reports/,
+so the sweep calls these hooks, which the CLI layer (above both) fills in."""
 
 from __future__ import annotations
 
