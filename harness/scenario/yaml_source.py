@@ -100,25 +100,39 @@ def _scalar(node: yaml.ScalarNode) -> Any:
                               f"tag {node.tag!r} is not plain YAML data; a drill file uses no tags") from None
 
 
+class _NestedTooDeep(Exception):
+    """Aliases nest values past MAX_DEPTH (the text alone may nest a few levels); ``line`` is where."""
+
+    def __init__(self, line: int):
+        self.line = line
+
+
 def _expanded_size(root: yaml.Node) -> int:
     """How many values ``root`` holds once every alias is expanded, counted without expanding:
-    a node reached through several aliases is counted once per use from its memoized size."""
-    sizes: dict[int, int] = {}
+    a node reached through several aliases is counted once per use from its memoized size. Its
+    depth once expanded is bounded too (aliases of deeply nested anchors nest without the text
+    showing it), so the walk never goes deeper than MAX_DEPTH."""
+    seen: dict[int, tuple[int, int]] = {}  # id -> (values, levels below it)
 
-    def size(node: yaml.Node) -> int:
-        if id(node) in sizes:
-            return sizes[id(node)]
-        sizes[id(node)] = 1  # an anchor used inside itself: _build names it, here it counts once
-        if isinstance(node, yaml.MappingNode):
-            total = 1 + sum(size(k) + size(v) for k, v in node.value)
-        elif isinstance(node, yaml.SequenceNode):
-            total = 1 + sum(size(item) for item in node.value)
+    def visit(node: yaml.Node, depth: int) -> tuple[int, int]:
+        if id(node) in seen:
+            values, height = seen[id(node)]
         else:
-            total = 1
-        sizes[id(node)] = total
-        return total
+            seen[id(node)] = (1, 0)  # an anchor used inside itself: _build names it, here it counts once
+            children = ([x for kv in node.value for x in kv] if isinstance(node, yaml.MappingNode)
+                        else node.value if isinstance(node, yaml.SequenceNode) else [])
+            values, height = 1, 0
+            for child in children:
+                if depth + 1 > MAX_DEPTH:
+                    raise _NestedTooDeep(child.start_mark.line + 1)
+                child_values, child_height = visit(child, depth + 1)
+                values, height = values + child_values, max(height, child_height + 1)
+            seen[id(node)] = (values, height)
+        if depth + height > MAX_DEPTH:
+            raise _NestedTooDeep(node.start_mark.line + 1)
+        return values, height
 
-    return size(root)
+    return visit(root, 0)[0]
 
 
 def _check_depth(text: str, file: str) -> None:
@@ -152,7 +166,12 @@ def _compose(text: str, file: str) -> yaml.Node | None:
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         raise YamlSyntaxError(file, mark.line + 1 if mark else None, str(e.problem or e)) from None
-    if node is not None and (values := _expanded_size(node)) > MAX_VALUES:
+    try:
+        values = _expanded_size(node) if node is not None else 0
+    except _NestedTooDeep as e:
+        raise YamlSyntaxError(file, e.line, f"the values are nested more than {MAX_DEPTH} levels deep once its "
+                                            "aliases (*name) are expanded; a drill file nests a few levels") from None
+    if values > MAX_VALUES:
         raise YamlSyntaxError(file, None, f"the file holds {values:,} values once its aliases (*name) are "
                                           f"expanded; a drill file holds at most {MAX_VALUES:,}: use fewer "
                                           "aliases of aliases (this is how a 'billion laughs' file looks)")

@@ -97,3 +97,17 @@ def test_deep_nesting_is_one_line_naming_its_line():
     with pytest.raises(YamlSyntaxError) as e:
         load_yaml("name: x\nclusters: " + "[" * 3000 + "]" * 3000 + "\n", "d.yaml")
     assert e.value.line == 2 and f"nested more than {MAX_DEPTH} levels deep" in str(e.value)
+
+
+def test_nesting_built_from_aliases_is_one_line_though_the_text_nests_less_than_the_cap():
+    # twelve anchors, each nested 47 levels around an alias of the one before: ~560 levels once
+    # expanded, ~600 values (under the values cap), 1.3 KB of text nested at most 47 levels
+    text = "\n".join(f"k{i}: &a{i} " + "[" * 47 + (f"*a{i - 1}" if i else "x") + "]" * 47 for i in range(12))
+    with pytest.raises(YamlSyntaxError) as e:
+        load_yaml(text, "d.yaml")
+    assert f"nested more than {MAX_DEPTH} levels deep once its aliases" in str(e.value)
+
+
+def test_aliases_of_nested_anchors_within_the_cap_load():
+    data, _ = load_yaml("a: &a [[[x]]]\nb: &b [*a, *a]\nc: [*b]\n", "d.yaml")
+    assert data["c"] == [[[[["x"]]], [[["x"]]]]]
