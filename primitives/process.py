@@ -22,9 +22,13 @@ _PR_SET_PDEATHSIG = 1
 # (cloud credentials, tokens, a drill's ${env:...} password) stays with the harness, which reads
 # it and hands the value on through 0600 files. Runbook commands and a team's own replicator
 # command are the exception: they are the team's programs and keep the whole environment.
+# Left out on purpose though a setup may use them: JAVA_TOOL_OPTIONS and HTTP(S)_PROXY may carry
+# a password (a truststore's, user:pass@host).
 _NEEDED = frozenset({
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR",
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "LD_LIBRARY_PATH",
     "JAVA_HOME", "PYTHONPATH", "VIRTUAL_ENV", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "HADOOP_USER_NAME", "KUBECONFIG",
+    # where a Kerberized YARN or a cloud Kubernetes finds its login (paths and names, not secrets)
+    "KRB5CCNAME", "KRB5_CONFIG", "AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_REGION", "CLOUDSDK_CONFIG", "NO_PROXY",
     # read by the processes the harness starts (replicator/, loadgen/, primitives/)
     "MIRRORDRILL_HOME", "MIRRORDRILL_SPARK_LOG_LEVEL", "MIRRORDRILL_SPARK_UI", "MIRRORDRILL_SPARK_DRIVER_MEMORY",
     "MIRRORDRILL_SPARK_CDS", "MIRRORDRILL_REPLICATOR_JARS", "MIRRORDRILL_PLANTED_FAULT", "MIRRORDRILL_MUTATION_SUITE",

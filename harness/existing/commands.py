@@ -90,7 +90,11 @@ def _confirmed(args, topics: int, groups: int) -> int | None:
         print("mirrordrill cleanup: nothing deleted: without a terminal to ask on, deleting needs --yes (after "
               "reading the list above)", file=sys.stderr)
         return EXIT_USAGE
-    answer = input(f"delete these {topics} topic(s) and {groups} group(s)? [y/N] ").strip().lower()
+    try:
+        answer = input(f"delete these {topics} topic(s) and {groups} group(s)? [y/N] ").strip().lower()
+    except (EOFError, KeyboardInterrupt):  # Ctrl-D or Ctrl-C at the question: a no
+        answer = ""
+        print()
     if answer in ("y", "yes"):
         return None
     print("nothing deleted")

@@ -190,8 +190,11 @@ def refused_writes(clusters: Iterable[object]) -> str | None:
     files = [p for p in (getattr(c, "refusals_file", None) for c in clusters) if p is not None and p.exists()]
     for path in files:
         for text in path.read_text(encoding="utf-8").splitlines():
-            if text.strip():
+            try:
                 lines.append(guard.describe(json.loads(text)))
+            except (ValueError, KeyError, TypeError):  # a line cut short by the proxy's kill still counts
+                if text.strip():
+                    lines.append(f"the Kafka proxy refused a write (its record is unreadable: {text[:200]!r})")
     if not lines:
         return None
     more = f" (and {len(lines) - 1} more refusal(s), listed in {', '.join(map(str, files))})" if len(lines) > 1 else ""

@@ -80,6 +80,7 @@ def anchored_pattern(pattern: str, prefix: str) -> str:
                              f"character; write the prefix whole, then the rest (e.g. {prefix}.*)")
     try:
         re.compile(rest)
+        re.compile(f"{re.escape(prefix)}(?:{rest})")  # what the replicators run: e.g. '(?i)' may not move
     except re.error as e:
         raise PatternRefused(f"pattern {pattern!r}: what follows the prefix, {rest!r}, is not a regex on its own "
                              f"({e}); it is matched after {prefix!r} as one group") from None

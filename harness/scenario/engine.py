@@ -25,7 +25,7 @@ from harness.baseline import BASELINE_FILE, BaselineCheck, BaselineComparison
 from harness.compose.backend import make_backend
 from harness.environment import Environment
 from harness.kafka.existing import refused_writes
-from harness.scenario.existing_run import BeforeRun, refuse_leftovers, remove_drill_names
+from harness.scenario.existing_run import refuse_leftovers, remove_drill_names
 from harness.replicators import make_replicator
 from harness.replicators.setup import ReplicationSetup
 from harness.results import DrillResults, DrillSummary, ExpectationRow, Logs, save_results
@@ -71,7 +71,6 @@ class Drill:
         self.phase = "starting"
         self.step_name = ""
         self.comparison: BaselineComparison | None = None
-        self._before_existing = BeforeRun(frozenset())  # what existing clusters held before the run
         self._wan_bytes: dict[str, dict[str, int]] = {}  # read just before the environment stops
 
     # --- the run ----------------------------------------------------------------------
@@ -96,7 +95,7 @@ class Drill:
         started = time.time()
         # Secret references in the drill file are read relative to the file's folder.
         if s.existing_clusters():
-            self._before_existing = refuse_leftovers(s, self.scenario_path.resolve().parent, str(self.scenario_path))
+            refuse_leftovers(s, self.scenario_path.resolve().parent, str(self.scenario_path))
         env = Environment(topology_of(s), self.out_dir / "env", self.artifacts, log=self.log,
                           refs=RefResolver(base_dir=self.scenario_path.parent),
                           backend=make_backend(self.backend, s.name, self.log, self.backend_project),
@@ -187,9 +186,9 @@ class Drill:
             # process may outlive the drill, and summary.json is still written
             interrupted = stop_in_turn(parts, self.log) or interrupted
         refused = refused_writes(env.clusters.values())  # the proxies' guard: defence behind validate
-        if refused and error is None:
-            error = refused
-            self.log(f"drill failed: {error}")
+        if refused:  # the root cause of a step or client that failed after it: never hidden by that error
+            error = refused if error is None else f"{refused}; then: {error}"
+            self.log(f"drill failed: {refused}")
         self.phase = "checking"
         results = self._results(ctx, env, started, interrupted, error, step_failures)
         summary_path = save_results(self.out_dir, results)
@@ -204,8 +203,7 @@ class Drill:
 
     def _remove_drill_names(self) -> None:
         if self.scenario.existing_clusters():
-            for problem in remove_drill_names(self.scenario, self.scenario_path.resolve().parent, self.log,
-                                              self._before_existing):
+            for problem in remove_drill_names(self.scenario, self.scenario_path.resolve().parent, self.log):
                 self.log(f"{problem} (list and remove the rest with 'mirrordrill cleanup {self.scenario_path}')")
 
     def _clear_previous_run(self) -> None:

@@ -147,7 +147,8 @@ def test_drills_on_existing_secure_clusters_pass_through_the_proxy_and_leave_not
         conn = yaml.safe_load(conn_path.read_text())
         before = footprint(conn)
         allow = ["--allow-cluster", PRIMARY, "--allow-cluster", DR]
-        # MirrorMaker 2 too, once: its heartbeat connector creates 'heartbeats' even with emission off
+        # MirrorMaker 2 too, once: its heartbeat connector asks to create 'heartbeats' even with emission off;
+        # the proxy refuses it (the name is not the drill's), so the footprint below shows nothing was made
         for template, replicator in ((PLANNED, "pyspark"), (UNPLANNED, "pyspark"), (PLANNED, "mirrormaker2")):
             drill = tmp_path / f"{template.split()[1]}.yaml"
             drill.write_text(drill_text(template, conn))

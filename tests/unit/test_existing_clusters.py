@@ -269,3 +269,11 @@ def test_plan_refuses_offline_what_could_write_outside_the_prefix(tmp_path, caps
     assert main(["plan", str(path), "--offline"]) == 2
     err = capsys.readouterr().err
     assert f"{path}:13: replication.flows[0].topics[0]: pattern 'md-t-.*|.*': a '|' outside parentheses" in err
+
+
+def test_a_rest_that_compiles_alone_but_not_after_the_prefix_is_refused():
+    # '(?i)' compiles on its own, but a global flag may not follow the prefix once anchored
+    from harness.kafka.owned_names import PatternRefused, anchored_pattern
+    with pytest.raises(PatternRefused, match="is not a regex on its own"):
+        anchored_pattern("md-t-(?i)orders", "md-t-")
+    assert anchored_pattern("md-t-orders", "md-t-") == r"md\-t\-(?:orders)"

@@ -94,3 +94,11 @@ def test_the_drill_fails_with_one_line_naming_the_refused_request(tmp_path: Path
         "the Kafka proxy in front of md-g-dr refused Produce to topic 'orders' from 127.0.0.1:40696: the drill owns "
         f"only names starting with 'md-g-' (and 1 more refusal(s), listed in {path})")
     assert refused_writes([SimpleNamespace(refusals_file=tmp_path / "none.jsonl")]) is None
+
+
+def test_a_refusal_record_cut_short_still_fails_the_drill(tmp_path):
+    # the proxy is killed at the end of a drill: its last line may be half written
+    path = tmp_path / "refusals.jsonl"
+    path.write_text('{"cluster": "md-g-dr", "api": "Produce", "kind": "topic", "na\n\n')
+    assert refused_writes([SimpleNamespace(refusals_file=path)]).startswith(
+        "the Kafka proxy refused a write (its record is unreadable: ")
