@@ -47,25 +47,28 @@ def env_name(cluster: str) -> str:
 def context_env(ctx: DrillContext, step_name: str, failover: FailoverContext | None) -> dict[str, str]:
     """The ``MIRRORDRILL_*`` variables a runbook command sees (documented in docs/drill-files.md)."""
     a = ctx.stable_address  # re-pointed by each failover: its value now
-    return _context(ctx.scenario, failover, step_name, str(ctx.out_dir), f"{ctx.elapsed():.1f}",
-                    lambda c: ctx.env.cluster(c).bootstrap, (a.bootstrap, a.points_to) if a is not None else None)
+    return _context(ctx.scenario, failover, step_name, str(ctx.out_dir), str(ctx.drill_dir or ""),
+                    f"{ctx.elapsed():.1f}", lambda c: ctx.env.cluster(c).bootstrap,
+                    (a.bootstrap, a.points_to) if a is not None else None)
 
 
 def context_names(scenario: Scenario, failover: FailoverContext | None) -> frozenset[str]:
     """The names ``context_env`` sets for a step of ``scenario`` (``failover``: its own or the latest
     earlier one), from the same code: what validate checks a command's references against."""
     stable = ("", "") if scenario.stable_address is not None else None  # the engine adds one exactly then
-    return frozenset(_context(scenario, failover, "", "", "", lambda c: "", stable))
+    return frozenset(_context(scenario, failover, "", "", "", "", lambda c: "", stable))
 
 
-def _context(scenario: Scenario, failover: FailoverContext | None, step: str, run_dir: str, elapsed_s: str,
-             bootstrap: Callable[[str], str], stable: tuple[str, str] | None) -> dict[str, str]:
+def _context(scenario: Scenario, failover: FailoverContext | None, step: str, run_dir: str, drill_dir: str,
+             elapsed_s: str, bootstrap: Callable[[str], str], stable: tuple[str, str] | None) -> dict[str, str]:
     """The one list of context variables; the values only a running drill knows are passed in."""
     clusters = list(scenario.clusters)
     env = {
         "MIRRORDRILL_SCENARIO": scenario.name,
         "MIRRORDRILL_STEP": step,
         "MIRRORDRILL_RUN_DIR": run_dir,
+        # commands run in the run folder; a script beside the drill file is "$MIRRORDRILL_DRILL_DIR/x.sh"
+        "MIRRORDRILL_DRILL_DIR": drill_dir,
         "MIRRORDRILL_CLUSTERS": ",".join(clusters),
         "MIRRORDRILL_ELAPSED_S": elapsed_s,
     }

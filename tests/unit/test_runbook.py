@@ -276,3 +276,16 @@ def test_validate_and_the_running_step_share_one_list_of_names(tmp_path, timelin
     step = ctx.scenario.timeline[index]
     assert runbook.failover_before(ctx.scenario.timeline, step) == failover
     assert set(runbook.context_env(ctx, "s", failover)) == runbook.context_names(ctx.scenario, failover)
+
+
+def test_a_script_beside_the_drill_file_runs_through_the_drill_folder_variable(tmp_path):
+    # commands run in the run folder, so "./switch-dns.sh" would not be found: the drill's folder is given
+    drill_dir, run_dir = tmp_path / "drills", tmp_path / "run"
+    drill_dir.mkdir(), run_dir.mkdir()
+    (drill_dir / "switch-dns.sh").write_text("#!/bin/sh\necho switched > dns.txt\n")
+    (drill_dir / "switch-dns.sh").chmod(0o755)
+    ctx = context(run_dir, "  - {at: 2s, do: runbook, name: dns, command: '\"$MIRRORDRILL_DRILL_DIR/switch-dns.sh\"'}\n",
+                  drill_dir=drill_dir)
+    step = ctx.scenario.timeline[0]
+    assert action_for(step).apply(ctx, step).startswith("exit 0")
+    assert (run_dir / "dns.txt").read_text() == "switched\n"  # in the run folder, not beside the drill
