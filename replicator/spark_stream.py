@@ -186,7 +186,7 @@ def warm_up(spark: "SparkSession", plan: StreamPlan, heartbeats: Callable[[], "H
     Kafka source and ``transform`` into Spark's no-op sink: records MM2's tooling reads as
     heartbeats, nothing else on the target. That runs the per-record paths hot, which an empty
     batch never does. A real-time flow's warm-up runs beside its running query and skips the way
-    back (below).
+    back (below), unless its connections are secured.
     Otherwise an empty range of the flow's own topics opens its sink producer and plans its
     transform (``_empty_range``). The round trip does not need the empty range first: it opens
     the same producer and compiles the same transform. Dropping it saved about 2 s of a
@@ -200,7 +200,11 @@ def warm_up(spark: "SparkSession", plan: StreamPlan, heartbeats: Callable[[], "H
         since_ms = int(time.time() * 1000)
         _write_heartbeats(spark, plan, heartbeats, heartbeats_topic)
         there_s = time.monotonic() - started
-        if plan.mode == "realtime":
+        # Over TLS/SASL the way back is kept in real time too: without it the query's first copy
+        # after readiness pays the JVM's first secured consumer path, and the records sent in the
+        # load's first seconds wait for it (secure-failover's p99 is where that shows).
+        secured = any(k.startswith(("security.", "sasl.", "ssl.")) for k in plan.producer_settings())
+        if plan.mode == "realtime" and not secured:
             # The way back is a batch job beside the query's own tasks, which are running by then:
             # they opened the Kafka source's consumer and planned the transform, and the load's
             # first records take its per-record paths. On two cores it held readiness back
