@@ -27,7 +27,6 @@ replication:
     - source: primary
       target: dr
       topics: [orders]
-      settings: {consumer.ssl.key.password: do-not-show-me}
 load:
   producers:
     - {name: orders, cluster: primary, topics: [orders], rate: 100, record_size: {fixed: 512}}

@@ -10,7 +10,6 @@ import pytest
 from tests.integration.report_fixtures import tiny_run_dir
 
 pytestmark = pytest.mark.integration
-SECRET = "do-not-show-me"
 
 
 @pytest.fixture(scope="session")
@@ -60,17 +59,17 @@ def test_plots_are_real_pngs_of_the_run(tiny_run):
     assert "lost=0" in result["descriptionHtml"]
 
 
-def test_summary_scenario_and_config_attached_with_secrets_redacted(tiny_run):
+def test_summary_scenario_and_config_attached(tiny_run):
+    # (a drill file can no longer hold a secret in a flow's settings: validate refuses it, and the
+    # redaction of a secure drill's replicator configuration is searched by test_secret_leaks.py)
     from reports.allure_results import write_allure_results
     folder = write_allure_results(tiny_run)
     (result,) = _results(folder)
     names = {a["name"] for a in result["attachments"]}
     assert {"summary", "summary.json", "scenario.yaml", "replicator configuration (secrets redacted)"} <= names
     by_name = {a["name"]: (folder / a["source"]).read_text() for a in result["attachments"] if a["type"] != "image/png"}
-    assert "consumer.ssl.key.password" in by_name["replicator configuration (secrets redacted)"]
+    assert "primary->dr.enabled" in by_name["replicator configuration (secrets redacted)"]
     assert "VIOLATED" not in by_name["summary"] or not json.loads(by_name["summary.json"])["passed"]
-    for path in folder.iterdir():
-        assert SECRET not in path.read_bytes().decode(errors="replace"), path.name
 
 
 def test_a_failed_run_carries_its_logs(tiny_run, tmp_path):
