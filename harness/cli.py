@@ -304,7 +304,7 @@ def cmd_sweep(args) -> int:
     from harness.scenario.validate import ScenarioInvalid
     from harness.sweep.params import SweepError, parse_params
     from harness.sweep.run import Sweep
-    from harness.cli_reports import SweepReports
+    from reports.sweep_hooks import SweepReports
     try:
         params = parse_params(args.param)
         sweep = Sweep(Path(args.file), params, Path(args.out) if args.out else None,
@@ -332,7 +332,7 @@ def cmd_calibrate(args) -> int:
     from harness.calibrate.run import calibrate
     from harness.scenario.validate import ScenarioInvalid, check_file
     from harness.sweep.params import SweepError
-    from harness.cli_reports import CalibrationReports
+    from reports.sweep_hooks import CalibrationReports
     try:
         margin = parse_margin(args.margin)
         check_file(Path(args.file), args.replicator, args.profile)
@@ -364,7 +364,7 @@ def _profile_option(s) -> None:
 
 def cmd_bench(args) -> int:
     """Every drill (or --drills) for pyspark and MirrorMaker 2, interleaved, N runs each; the medians side by side."""
-    from harness.cli_reports import CalibrationReports
+    from reports.sweep_hooks import CalibrationReports
     if args.what == "startup":
         from harness.cli_bench import cmd_bench_startup
         return cmd_bench_startup(args)

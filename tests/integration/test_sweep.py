@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli_reports import SweepReports
+from reports.sweep_hooks import SweepReports
 from harness.sweep.params import SweepError, parse_params
 from harness.sweep.run import Sweep
 from tests.conftest import processes_under

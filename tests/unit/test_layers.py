@@ -27,8 +27,7 @@ LAYERS: dict[str, int] = {
     "loadgen": 1,
     "harness": 2,
     "reports": 3,
-    "harness.cli": 5,
-    "harness.cli_reports": 4,  # the hooks the CLI hands sweep and calibrate: they draw with reports/
+    "harness.cli": 4,
 }
 # reports/ reads the saved results of a drill and nothing else of the harness.
 ALLOWED_CROSS = {("reports", "harness.results")}

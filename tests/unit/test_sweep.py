@@ -106,7 +106,7 @@ def test_sweep_interrupted_keeps_finished_points_and_resume_skips_them(tmp_path,
     import json
     from pathlib import Path
     import pytest
-    from harness.cli_reports import SweepReports
+    from reports.sweep_hooks import SweepReports
     from harness.sweep.params import parse_params
     from harness.sweep.run import Sweep
     drill = Path(__file__).resolve().parents[2] / "scenarios" / "sweep-capacity.yaml"

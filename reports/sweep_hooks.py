@@ -1,5 +1,5 @@
 """What the CLI hands a sweep or a calibration to draw as it goes: the harness sits below reports/,
-so the sweep calls these hooks, which the CLI layer (above both) fills in."""
+so the sweep calls these hooks (duck-typed: nothing of the harness is imported here)."""
 
 from __future__ import annotations
 
@@ -15,12 +15,13 @@ class SweepReports:
         self.log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
 
     def record_point(self, run_dir: Path, combo: dict, point) -> None:
-        from harness.sweep.table import fmt
         from reports.allure_results import record_allure_results
         from reports.sweep_allure import label_point_results
         # the drill saved its results; its Allure results are written here, then named for the combination
         if record_allure_results(run_dir, self.log) is not None:
-            label_point_results(run_dir / "allure-results", combo, fmt(point.capacity), point.lag_label)
+            c = point.capacity  # as the sweep's table prints it
+            capacity = "–" if c is None else (f"{c:,.1f}" if isinstance(c, float) else str(c))
+            label_point_results(run_dir / "allure-results", combo, capacity, point.lag_label)
 
     def draw_plot(self, result) -> Path | None:
         from reports.sweep_plot import draw_sweep_plot
