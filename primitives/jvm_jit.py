@@ -3,7 +3,7 @@
 ``tiered`` is the JVM's own default: hot code is compiled by C1 at once and again by C2, whose
 code is faster but costs far more CPU to make. ``c1`` stops at C1. A JVM that lives for minutes
 on a 2-core machine shared with others spends much of its life feeding C2 (the replicator's
-driver: ``replicator.driver_jvm``; the brokers a drill starts: ``harness.kafka.broker``).
+driver: ``replicator.driver_jvm``; the brokers a drill starts: ``harness.lab.brokers.broker``).
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from replicator.config.errors import ConfigError
+from primitives.config_errors import ConfigError
 from replicator.config.loading import load_config
-from replicator.config.model import ReplicatorConfig
+from replicator.config.settings import ReplicatorConfig
 from replicator.planted_faults import PlantedFaultRefused, planted_name
 
 JARS_ENV = "MIRRORDRILL_REPLICATOR_JARS"

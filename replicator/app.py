@@ -26,7 +26,7 @@ from replicator import checkpoint_folder
 from replicator.checkpoints import CheckpointEmitter
 from replicator.planted_faults import CheckpointFault, DataPathFault
 from replicator.config.flow import FlowConfig
-from replicator.config.model import ReplicatorConfig
+from replicator.config.settings import ReplicatorConfig
 from replicator.heartbeats import HeartbeatEmitter
 from replicator.history import HistoryEnds
 from replicator.metrics import MetricsTracker

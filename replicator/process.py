@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from replicator import checkpoint_folder
 from replicator.app import QUERY_DIR, FlowRuntime, checkpoint_base
-from replicator.config.model import ReplicatorConfig
+from replicator.config.settings import ReplicatorConfig
 from replicator.control_threads import ControlThreads
 from replicator.driver_jvm import DriverStart, driver_jit_for, driver_jvm_flags, is_local, jit_flags, session_settings
 from replicator.metrics import as_document, read_interceptor_files, write_json_atomically

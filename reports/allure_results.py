@@ -18,7 +18,7 @@ from allure_commons.logger import AllureFileLogger
 from allure_commons.model2 import (ATTACHMENT_PATTERN, Attachment, Label, Parameter, Status, StatusDetails,
                                    TestResult, TestStepResult)
 
-from harness.results import (DrillResults, DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary,
+from harness.drill.results import (DrillResults, DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary,
                              FlowResults, load_results)
 from reports.attachments import DrillAttachment, drill_log, flow_plots, log_files, run_attachments
 from reports.labels import behaviour_labels

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from primitives.redaction import REDACTED, is_secret_key, redact_properties
-from harness.results import BASELINE_FILE, DrillResults, FlowResults
+from harness.drill.results import BASELINE_FILE, DrillResults, FlowResults
 from reports import plots
 from reports.summary_html import summary_html
 from reports.timeline import fault_windows

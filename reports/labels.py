@@ -6,7 +6,7 @@ topologies" and "which faults", the way Allure users browse features and stories
 
 from __future__ import annotations
 
-from harness.results import DrillResults
+from harness.drill.results import DrillResults
 
 EPIC = "cross-cluster replication drills"
 # Timeline kinds that end or wait out a fault rather than inject one.

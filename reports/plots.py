@@ -14,7 +14,7 @@ matplotlib.use("Agg")  # before pyplot: reports are made on headless machines
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from harness.results import FlowResults  # noqa: E402
+from harness.drill.results import FlowResults  # noqa: E402
 from reports.timeline import Window  # noqa: E402
 
 _FAULT_COLOURS = ("tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink")

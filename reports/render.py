@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.results import DrillResults, ResultsUnavailable, load_results
+from harness.drill.results import DrillResults, ResultsUnavailable, load_results
 from reports.allure_results import RESULTS_DIR, write_allure_results
 from reports.offline_html import UnexpectedReportLayout, make_offline
 

@@ -30,7 +30,7 @@ class LabBackend:
     name: str
 
     def make(self, hint: str):
-        from harness.compose.backend import make_backend
+        from harness.lab.compose.backend import make_backend
         return make_backend(self.name, hint, lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
 
 
@@ -90,7 +90,7 @@ def up_secure_clusters(tmp_path: Path, password: str) -> tuple[subprocess.Popen,
     repo = Path(__file__).resolve().parents[1]
     workdir, conn = tmp_path / "up", tmp_path / "connection.yaml"
     env = dict(os.environ, PYTHONPATH=str(repo), MIRRORDRILL_SECURE_PASSWORD=password)
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "up", str(repo / "scenarios" / "secure-failover.yaml"),
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli.commands", "up", str(repo / "scenarios" / "secure-failover.yaml"),
                              "--workdir", str(workdir), "--connection-file", str(conn)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
     return proc, workdir, conn, read_until(proc, "Ctrl-C stops everything", 300)

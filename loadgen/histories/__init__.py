@@ -12,7 +12,7 @@ One file per history kind per writer process (see :func:`loadgen.histories.kinds
 torn last line and counts it; any other malformed line is an error, never silently dropped.
 Spark reads the same files (``header`` true) with ``spark.read.options(**SPARK_CSV_OPTIONS).csv(paths,
 schema=ACKED_SENDS.spark_schema())``; a torn last line needs the checker's loader
-(``harness.checker.spark_io``), which drops it exactly as the Python readers do.
+(``harness.drill.checker.spark_io``), which drops it exactly as the Python readers do.
 
 Modules: ``records`` (the row types), ``codec`` (a row to a CSV line and back), ``kinds`` (each
 kind's name, fields, codec and Spark types, and where its files are), ``writer`` (the one

@@ -11,10 +11,10 @@ and what we do with it); ``properties_syntax`` (Java properties, read and writte
 ``yaml_reader``; ``render`` (model -> MM2 properties); ``loading`` (a file by its extension).
 """
 
-from replicator.config.errors import ConfigError, ConfigWarning
+from primitives.config_errors import ConfigError, ConfigWarning
 from replicator.config.flow import FlowConfig
 from replicator.config.loading import load_config
-from replicator.config.model import ClusterConfig, ReplicatorConfig
+from replicator.config.settings import ClusterConfig, ReplicatorConfig
 from replicator.config.properties_reader import parse_mm2_properties
 from replicator.config.render import to_mm2_properties
 from replicator.config.yaml_reader import parse_yaml

@@ -15,10 +15,10 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from replicator.config.errors import ConfigError, ConfigWarning, InvalidSetting
+from primitives.config_errors import ConfigError, ConfigWarning, InvalidSetting
 from replicator.config.flow import FlowConfig
 from replicator.config.mm2_keys import FLOW_DICTS, PROPERTY_NAME_OF
-from replicator.config.model import ClusterConfig, ReplicatorConfig
+from replicator.config.settings import ClusterConfig, ReplicatorConfig
 from replicator.config.validation import STARTING_OFFSETS
 
 

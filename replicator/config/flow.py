@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from replicator.config.errors import InvalidSetting
+from primitives.config_errors import InvalidSetting
 from replicator.config.validation import (
     StrictModel,
     check_flow_ends,

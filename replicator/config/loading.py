@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replicator.config.errors import ConfigError
-from replicator.config.model import ReplicatorConfig
+from primitives.config_errors import ConfigError
+from replicator.config.settings import ReplicatorConfig
 from replicator.config.properties_reader import parse_mm2_properties
 from replicator.config.yaml_reader import parse_yaml
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from primitives.redaction import is_secret_key
 from replicator.config.draft import ClusterDraft, Draft, Location, Setting, build, field_annotation
-from replicator.config.errors import ConfigError, ConfigWarning
+from primitives.config_errors import ConfigError, ConfigWarning
 from replicator.config.flow import FlowConfig
 from replicator.config.mm2_keys import (
     CONNECTOR_MM2_ONLY,
@@ -31,8 +31,8 @@ from replicator.config.mm2_keys import (
     mm2_only_message,
     rejected_reason,
 )
-from replicator.config.model import ReplicatorConfig
-from replicator.config.properties_syntax import PropertyLine, parse_mm2_list, read_properties
+from replicator.config.settings import ReplicatorConfig
+from primitives.properties_syntax import PropertyLine, parse_mm2_list, read_properties
 from replicator.config.validation import ALIAS_PATTERN, is_client_setting
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from replicator.config.flow import FlowConfig
 from replicator.config.mm2_keys import FLOW_DICTS, FLOW_PROPERTY_KEYS, GLOBAL_PROPERTY_KEYS, MIRRORDRILL_PREFIX
-from replicator.config.model import ReplicatorConfig
-from replicator.config.properties_syntax import format_property
+from replicator.config.settings import ReplicatorConfig
+from primitives.properties_syntax import format_property
 from replicator.policy import POLICY_CLASSES
 
 

@@ -2,7 +2,7 @@
 
 Each rule raises ``InvalidSetting`` naming the field (and flow or cluster) at fault; the
 loaders turn that into an error located in the file. The flow rules here are also what the
-harness checks a drill's flows with (``harness.replicators.setup``), so a flow is judged the
+harness checks a drill's flows with (``harness.drill.replicators.setup``), so a flow is judged the
 same way wherever it is written.
 """
 
@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from replicator.config.client_values import check_client_values
-from replicator.config.errors import InvalidSetting
+from primitives.config_errors import InvalidSetting
 
 if TYPE_CHECKING:
     from replicator.config.flow import FlowConfig
-    from replicator.config.model import ReplicatorConfig
+    from replicator.config.settings import ReplicatorConfig
 
 ALIAS_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")

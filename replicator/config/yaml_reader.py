@@ -13,7 +13,7 @@ from typing import Any, get_origin
 import yaml
 
 from replicator.config.draft import ClusterDraft, Draft, FlowDraft, Location, Setting, build, field_annotation
-from replicator.config.errors import ConfigError
+from primitives.config_errors import ConfigError
 from replicator.config.flow import FlowConfig
 from replicator.config.mm2_keys import (
     CONNECTOR_MM2_ONLY,
@@ -24,8 +24,8 @@ from replicator.config.mm2_keys import (
     WORKER_KEYS,
     matches_any,
 )
-from replicator.config.model import ClusterConfig, ReplicatorConfig
-from replicator.config.properties_syntax import parse_mm2_list
+from replicator.config.settings import ClusterConfig, ReplicatorConfig
+from primitives.properties_syntax import parse_mm2_list
 
 _YAML_FLOW_FIELDS = tuple(name for name in FlowConfig.model_fields if name not in ("source", "target"))
 _YAML_DEFAULT_FIELDS = tuple(name for name in _YAML_FLOW_FIELDS if name not in NOT_DEFAULTS)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.checker.model import FlowInput
-from harness.checker.reference import check_flow
-from harness.replicators.pyspark import PySparkReplicator
-from harness.replicators.setup import FlowSpec, ReplicationSetup
+from harness.drill.checker.contract import FlowInput
+from harness.drill.checker.reference import check_flow
+from harness.drill.replicators.pyspark import PySparkReplicator
+from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from loadgen import envelope
 from loadgen.histories.records import AckedSend, TargetRecord
 from tests.integration.kafka_helpers import (new_topic, produce_enveloped, read_records, unique_topic,

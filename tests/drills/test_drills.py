@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.scenario.engine import Drill
-from harness.scenario.summary import render_table
-from harness.scenario.validate import load_scenario
+from harness.drill.engine import Drill
+from harness.drill.summary import render_table
+from harness.drill.validate import load_scenario
 from reports.allure_results import attach_to_pytest
 from tests.conftest import stop_if_interrupted
 

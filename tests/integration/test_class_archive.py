@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from harness.replicators.class_archive import make_class_archive
+from harness.drill.replicators.class_archive import make_class_archive
 from primitives.bootstrap import REPO_ROOT
 
 pytestmark = pytest.mark.integration

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.replicators import FlowSpec, ReplicationSetup, make_replicator
-from harness.replicators.command import CommandReplicator
+from harness.drill.replicators import FlowSpec, ReplicationSetup, make_replicator
+from harness.drill.replicators.command import CommandReplicator
 from tests.integration.kafka_helpers import produce_values, read_values, unique_topic
 
 pytestmark = pytest.mark.integration

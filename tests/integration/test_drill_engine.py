@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario.engine import Drill
-from harness.scenario.validate import parse_scenario
+from harness.drill.engine import Drill
+from harness.drill.validate import parse_scenario
 from tests.conftest import processes_under, read_until
 
 pytestmark = pytest.mark.integration
@@ -193,7 +193,7 @@ def test_ctrl_c_writes_the_summary_and_stops_everything(tmp_path):
     path.write_text(LONG_DRILL)
     out = tmp_path / "run"
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(path), "--out", str(out),
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli.commands", "run", str(path), "--out", str(out),
                              "--keep-broker-data"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
     try:

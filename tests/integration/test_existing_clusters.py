@@ -10,12 +10,12 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, 
 from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType, NewTopic,
                                    ResourcePatternType, ResourceType)
 
-from harness.cli import main
-from harness.environment import Environment, TopologySpec
-from harness.existing import plan as planning
-from harness.existing.footprint import footprints
-from harness.kafka.cluster import ClusterSpec
-from harness.scenario.validate import load_scenario
+from harness.cli.commands import main
+from harness.lab.environment import Environment, TopologySpec
+from harness.tools.existing import plan as planning
+from harness.tools.existing.footprint import footprints
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.drill.validate import load_scenario
 
 pytestmark = pytest.mark.integration
 

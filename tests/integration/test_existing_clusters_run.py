@@ -136,7 +136,7 @@ def footprint(conn: dict) -> dict[str, tuple[list[str], list[str]]]:
 
 
 def run_cli(*args: str, cwd: Path, env: dict, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=cwd, env=env, text=True,
+    return subprocess.run([sys.executable, "-m", "harness.cli.commands", *args], cwd=cwd, env=env, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.scenario.engine import Drill
-from harness.scenario.validate import parse_scenario
+from harness.drill.engine import Drill
+from harness.drill.validate import parse_scenario
 from tests.conftest import processes_under
 
 pytestmark = pytest.mark.integration

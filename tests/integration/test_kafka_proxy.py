@@ -18,10 +18,10 @@ import pytest
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from harness.environment import Environment, TopologySpec
-from harness.kafka.cluster import ClusterSpec
-from harness.kafka.secure import LocalClusterSecurity
-from harness.network.kafka_proxy import DownstreamTls, KafkaProxyProcess, KafkaProxySpec, ProxyListener, UpstreamTls
+from harness.lab.environment import Environment, TopologySpec
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.brokers.secure import LocalClusterSecurity
+from harness.lab.network.kafka_proxy import DownstreamTls, KafkaProxyProcess, KafkaProxySpec, ProxyListener, UpstreamTls
 from primitives.config_refs import RefResolver
 from primitives.kafka.tls import CertificateAuthority
 from primitives.ports import LOOPBACK, PortAllocator

@@ -21,10 +21,10 @@ from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, A
                                    AlterConfigOpType, ConfigEntry, ConfigResource, NewPartitions, NewTopic, ResourcePatternType,
                                    ResourceType)
 
-from harness.environment import Environment, TopologySpec
-from harness.kafka.cluster import ClusterSpec
-from harness.network.kafka_proxy import KafkaProxyProcess, KafkaProxySpec, ProxyListener
-from harness.network.kafka_proxy.guard import describe
+from harness.lab.environment import Environment, TopologySpec
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.network.kafka_proxy import KafkaProxyProcess, KafkaProxySpec, ProxyListener
+from harness.lab.network.kafka_proxy.guard import describe
 from primitives.ports import LOOPBACK, PortAllocator
 from tests.integration.test_kafka_proxy import produce_all
 

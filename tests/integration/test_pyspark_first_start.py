@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.environment import Environment, TopologySpec
-from harness.kafka.cluster import ClusterSpec
-from harness.replicators.pyspark import PySparkReplicator
-from harness.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup
+from harness.lab.environment import Environment, TopologySpec
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.drill.replicators.pyspark import PySparkReplicator
+from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup
 
 from .kafka_helpers import unique_topic, wait_for
 from .resume_helpers import exactly_once, produce

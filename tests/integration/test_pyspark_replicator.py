@@ -11,8 +11,8 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, NewPartitions, NewTopic, ResourceType
 
-from harness.replicators.setup import FlowSpec, ReplicationSetup
-from harness.replicators.pyspark import PySparkReplicator
+from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from harness.drill.replicators.pyspark import PySparkReplicator
 from replicator.headers import source_offset_of
 from replicator.mm2_format import Checkpoint, Heartbeat
 from tests.prometheus_text import parse

@@ -98,7 +98,7 @@ def test_history_id_is_stable_across_runs_of_the_same_drill(tiny_run):
 
 def test_report_renders_from_saved_results_alone(tiny_run, tmp_path, capsys):
     """The report reads the results the drill saved, never the histories or the scenario."""
-    from harness.cli import EXIT_OK, main
+    from harness.cli.commands import EXIT_OK, main
     saved = tmp_path / "saved-only"
     shutil.copytree(tiny_run, saved, ignore=shutil.ignore_patterns("allure-results", "report", "env"))
     shutil.rmtree(saved / "histories")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario.engine import Drill
-from harness.scenario.validate import load_scenario
+from harness.drill.engine import Drill
+from harness.drill.validate import load_scenario
 from tests.conftest import processes_under
 
 pytestmark = pytest.mark.integration

@@ -30,10 +30,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import cli
-from harness.results import SUMMARY_FILE
-from harness.scenario.engine import Drill
-from harness.scenario.validate import parse_scenario
+from harness.cli import commands as cli
+from harness.drill.results import SUMMARY_FILE
+from harness.drill.engine import Drill
+from harness.drill.validate import parse_scenario
 from primitives.bootstrap import mirrordrill_home
 
 pytestmark = pytest.mark.integration

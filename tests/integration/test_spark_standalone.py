@@ -7,11 +7,11 @@ import subprocess
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.environment import Environment, TopologySpec
-from harness.kafka.cluster import ClusterSpec
-from harness.replicators.pyspark import PySparkReplicator
-from harness.replicators.setup import FlowSpec, ReplicationSetup
-from harness.spark.deployment import SparkDeployment, SparkDeploymentError
+from harness.lab.environment import Environment, TopologySpec
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.drill.replicators.pyspark import PySparkReplicator
+from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
 
 from .kafka_helpers import read_records, unique_topic, wait_for
 from .test_pyspark_replicator import produce

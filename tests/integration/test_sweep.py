@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from reports.sweep_hooks import SweepReports
-from harness.sweep.params import SweepError, parse_params
-from harness.sweep.run import Sweep
+from harness.tools.sweep.params import SweepError, parse_params
+from harness.tools.sweep.run import Sweep
 from tests.conftest import processes_under
 
 pytestmark = pytest.mark.integration

@@ -7,7 +7,7 @@ import socket
 import pytest
 from toxiproxy.api import APIConsumer
 
-from harness.network.toxiproxy import Toxic, ToxiproxyError, ToxiproxyServer
+from harness.lab.network.toxiproxy import Toxic, ToxiproxyError, ToxiproxyServer
 from primitives.ports import PortAllocator
 
 pytestmark = pytest.mark.integration

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.kafka.cluster import READY_TOPIC
+from harness.lab.brokers.cluster import READY_TOPIC
 from primitives.config_refs import RefResolver, find_refs
 from primitives.kafka.reading import read_topic
 from primitives.kafka.security import ClientSecurity

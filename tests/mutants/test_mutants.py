@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.scenario.engine import Drill
-from harness.scenario.summary import render_table
-from harness.scenario.validate import parse_scenario
+from harness.drill.engine import Drill
+from harness.drill.summary import render_table
+from harness.drill.validate import parse_scenario
 from replicator.planted_faults import FAULT_ENV, SUITE_ENV
 from tests.conftest import processes_under, stop_if_interrupted
 from tests.mutants.conftest import OUTCOMES

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from replicator.config.errors import ConfigError
-from replicator.config.model import ReplicatorConfig
+from primitives.config_errors import ConfigError
+from replicator.config.settings import ReplicatorConfig
 from replicator.config.properties_reader import parse_mm2_properties
 from replicator.config.yaml_reader import parse_yaml
 from replicator.filters import DEFAULT_CONFIG_PROPERTIES_EXCLUDE, DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS_EXCLUDE

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli
+from harness.cli import commands as cli
 from primitives.process import ManagedProcess
 from tests.unit.test_scenario_validation import BASE
 
@@ -566,7 +566,7 @@ def test_a_merge_key_is_read_as_compose_users_write_it(tmp_path, capsys, nothing
     path = tmp_path / "drill.yaml"
     path.write_text(text)
     assert cli.main(["validate", str(path)]) == cli.EXIT_OK, capsys.readouterr().err
-    from harness.scenario.validate import load_scenario
+    from harness.drill.validate import load_scenario
     dr = load_scenario(path).clusters["dr"]
     assert (dr.brokers, dr.heap_mb) == (2, 256)
 

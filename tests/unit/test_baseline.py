@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.baseline import (BASELINE_FILE, DEFAULT_TOLERANCES, BaselineCheck, BaselineError, Tolerance,
+from harness.drill.baseline import (BASELINE_FILE, DEFAULT_TOLERANCES, BaselineCheck, BaselineError, Tolerance,
                               check_same_drill, compare, load_baseline, parse_tolerances)
-from harness.results import SCHEMA, DrillResults, DrillSummary, FailoverSummary, FlowSummary, save_results
+from harness.drill.results import SCHEMA, DrillResults, DrillSummary, FailoverSummary, FlowSummary, save_results
 
 BEFORE = Path(__file__).parent / "fixtures" / "summary-before-schema.json"
 
@@ -168,7 +168,7 @@ def test_flow_summaries_are_what_the_engine_hands_in():
 
 
 def test_run_refuses_a_bad_baseline_before_anything_starts(tmp_path, capsys):
-    from harness.cli import main
+    from harness.cli.commands import main
     drill = str(Path(__file__).resolve().parents[2] / "scenarios" / "quickstart.yaml")
     save_results(tmp_path / "other", DrillResults(_summary()))  # a run of another drill
     assert main(["run", drill, "--baseline", str(tmp_path / "other"), "--out", str(tmp_path / "run")]) == 2

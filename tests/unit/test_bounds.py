@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.scenario.validate import parse_scenario
+from harness.drill.validate import parse_scenario
 from tests.unit.test_scenario_validation import BASE
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from harness.docker.images import broker_java_argv
-from harness.kafka.broker import BrokerPorts, BrokerSettings, KafkaBroker
-from harness.scenario.model import Scenario
-from harness.scenario.topology import topology_of
-from harness.sweep.params import SweepError, apply_params, parse_params
+from harness.lab.docker.images import broker_java_argv
+from harness.lab.brokers.broker import BrokerPorts, BrokerSettings, KafkaBroker
+from harness.drill.schema import Scenario
+from harness.drill.topology import topology_of
+from harness.tools.sweep.params import SweepError, apply_params, parse_params
 
 C1_ONLY = "-XX:TieredStopAtLevel=1"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.scenario.broker_settings import outside_address, owner_reason
-from harness.scenario.validate import parse_scenario
+from harness.drill.broker_settings import outside_address, owner_reason
+from harness.drill.validate import parse_scenario
 from tests.unit.test_scenario_validation import BASE
 
 

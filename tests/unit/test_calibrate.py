@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.calibrate.limits import (FAILOVER_KINDS, FLOW_KINDS, Calibration, CalibrationError, Limit, observe,
+from harness.tools.calibrate.limits import (FAILOVER_KINDS, FLOW_KINDS, Calibration, CalibrationError, Limit, observe,
                                       parse_margin, suggest)
-from harness.results import SCHEMA, DrillSummary, FailoverSummary
-from harness.scenario.model import parse_expectation
+from harness.drill.results import SCHEMA, DrillSummary, FailoverSummary
+from harness.drill.schema import parse_expectation
 
 BEFORE = Path(__file__).parent / "fixtures" / "summary-before-schema.json"
 REPO = Path(__file__).resolve().parents[2]
@@ -134,7 +134,7 @@ def test_the_range_table_shows_each_run_and_the_suggestion():
 
 
 def test_calibrate_refuses_bad_arguments_before_any_drill(capsys):
-    from harness.cli import main
+    from harness.cli.commands import main
     drill = str(REPO / "scenarios" / "quickstart.yaml")
     assert main(["calibrate", drill, "--margin", "150%"]) == 2
     assert "--margin" in capsys.readouterr().err

@@ -6,10 +6,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.checker import check_failover, check_flow
-from harness.checker.figures import latency_stats
-from harness.checker.model import SAMPLE_SIZE
-from harness.checker.synthetic import (COUNTS, SAMPLED, FaultPlan, synthesize_failover,
+from harness.drill.checker import check_failover, check_flow
+from harness.drill.checker.figures import latency_stats
+from harness.drill.checker.contract import SAMPLE_SIZE
+from harness.drill.checker.synthetic import (COUNTS, SAMPLED, FaultPlan, synthesize_failover,
                                        synthesize_flow)
 
 SETTINGS = settings(max_examples=200, deadline=None,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.checker import (CheckerInputError, FailoverInput, FlowInput, LatencyStats,
+from harness.drill.checker import (CheckerInputError, FailoverInput, FlowInput, LatencyStats,
                              SecondSeries, check_failover, check_flow)
-from harness.checker.figures import latency_stats, nearest_rank, throughput
+from harness.drill.checker.figures import latency_stats, nearest_rank, throughput
 from loadgen.histories.records import (AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
                                        UncertainSend)
 

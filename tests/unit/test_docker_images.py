@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from harness.docker import images as img
-from harness.docker.images import INPUTS_LABEL, ImageSet, ImageSpec
+from harness.lab.docker import images as img
+from harness.lab.docker.images import INPUTS_LABEL, ImageSet, ImageSpec
 
 
 @dataclass

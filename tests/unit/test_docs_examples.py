@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario.validate import parse_scenario
+from harness.drill.validate import parse_scenario
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "drill-files.md"
 EXAMPLES = [block for block in re.findall(r"```yaml\n(.*?)```", DOC.read_text(), re.S) if block.startswith("name:")]

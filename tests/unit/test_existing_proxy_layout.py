@@ -4,8 +4,8 @@ drill's clients trust the drill's CA while the proxy carries the team's trust an
 
 from __future__ import annotations
 
-from harness.kafka.broker import BrokerPorts
-from harness.kafka.existing import LOCAL, ExistingSecurity, UpstreamNode, proxy_spec
+from harness.lab.brokers.broker import BrokerPorts
+from harness.lab.brokers.existing import LOCAL, ExistingSecurity, UpstreamNode, proxy_spec
 from primitives.kafka.security import ResolvedSecurity
 from primitives.kafka.tls import CertificateAuthority
 from primitives.secret_dir import SecretDir

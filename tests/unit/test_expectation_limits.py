@@ -3,9 +3,9 @@ operator that was applied."""
 
 import pytest
 
-from harness.scenario.model import HIGHER_IS_BETTER, parse_expectation
-from harness.scenario.summary import evaluate
-from harness.scenario.validate import parse_scenario
+from harness.drill.schema import HIGHER_IS_BETTER, parse_expectation
+from harness.drill.summary import evaluate
+from harness.drill.validate import parse_scenario
 from tests.unit.test_scenario_validation import BASE
 
 

@@ -4,12 +4,12 @@ import threading
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness.replicators.setup import FlowSpec
-from harness.results import FailbackSummary
-from harness.scenario import failback, failover
-from harness.scenario.failback import _difference
-from harness.scenario.summary import evaluate
-from harness.scenario.validate import parse_scenario
+from harness.drill.replicators.setup import FlowSpec
+from harness.drill.results import FailbackSummary
+from harness.drill import failback, failover
+from harness.drill.failback import _difference
+from harness.drill.summary import evaluate
+from harness.drill.validate import parse_scenario
 from replicator.policy import DefaultReplicationPolicy
 
 
@@ -171,7 +171,7 @@ def test_the_re_protect_is_live_before_the_switch_back_and_takes_over_after_it(m
 
 
 def test_without_task_slots_for_both_the_re_protect_starts_after_the_switch(monkeypatch):
-    from harness.spark.deployment import SparkDeploymentError
+    from harness.lab.spark.deployment import SparkDeploymentError
     events, ctx = _switch_back(monkeypatch, refuse_first_reprotect=SparkDeploymentError("needs 8 task slots"))
     assert events == ["stop original", "wipe old", "start copy back", "topics on old",
                       "switch new->old (replicating: copy back)", "stop copy back", "start re-protect (after)"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replicator.config.properties_syntax import parse_mm2_list
+from primitives.properties_syntax import parse_mm2_list
 from replicator.filters import (
     DEFAULT_CONFIG_PROPERTIES_EXCLUDE,
     DEFAULT_GROUPS_EXCLUDE,

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.results import DrillSummary, Logs
-from harness.scenario.checking import Checked, check_drill
-from harness.scenario.summary import evaluate, render_table
-from harness.scenario.topology import check_pairs, origin_topics
-from harness.scenario.validate import ScenarioInvalid, parse_scenario
+from harness.drill.results import DrillSummary, Logs
+from harness.drill.checking import Checked, check_drill
+from harness.drill.summary import evaluate, render_table
+from harness.drill.topology import check_pairs, origin_topics
+from harness.drill.validate import ScenarioInvalid, parse_scenario
 from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, TIMELINE_EVENTS, history_path
 from loadgen.histories.records import AckedSend, TargetRecord, TimelineEvent
 from loadgen.histories.writer import HistoryWriter

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.kafka.existing import refused_writes
-from harness.network.kafka_proxy import guard
-from harness.network.kafka_proxy.wire import array_len, string, uvarint
+from harness.lab.brokers.existing import refused_writes
+from harness.lab.network.kafka_proxy import guard
+from harness.lab.network.kafka_proxy.wire import array_len, string, uvarint
 
 OWNER = guard.Owner("md-g-")
 

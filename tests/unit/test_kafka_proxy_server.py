@@ -13,8 +13,8 @@ import os
 import stat
 import struct
 
-from harness.network.kafka_proxy import KafkaProxyProcess, KafkaProxySpec, ProxyListener
-from harness.network.kafka_proxy.server import KafkaProxyServer
+from harness.lab.network.kafka_proxy import KafkaProxyProcess, KafkaProxySpec, ProxyListener
+from harness.lab.network.kafka_proxy.server import KafkaProxyServer
 from primitives.ports import LOOPBACK, PortAllocator
 
 

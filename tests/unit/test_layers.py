@@ -1,15 +1,22 @@
-"""Imports point one way: primitives -> replicator/, loadgen/ -> harness/ -> reports/ -> the CLI.
+"""Imports point one way, down an ordered list of layers, and no two packages import each other.
 
-Every product module's imports are read with ``ast`` (``import``, ``from … import``, constant
-arguments of ``importlib.import_module``/``__import__``, and ``"package.module:Class"`` strings
-that a registry loads lazily), and any that points up or sideways across the layers fails the
-test with the file and line, so the layout stays what the README says it is.
+Layers, lowest first (``LAYERS``): a module may import its own layer's package and any layer
+below it; nothing else. ``replicator`` and ``loadgen`` share a layer and may not import each
+other. Every product module's imports are read with ``ast`` (``import``, ``from … import``,
+constant arguments of ``importlib.import_module``/``__import__``, ``-m`` module arguments, and
+``"package.module:Class"`` strings that a registry loads lazily), and any that points up or
+sideways fails the test with the file and line, so the layout stays what the manual says it is.
+
+Cycles: packages (folders) that are not nested in one another must not import each other,
+directly or around a longer loop (``harness.lab.network`` -> ``harness.lab.brokers`` ->
+``harness.lab.network`` fails), so each package can be read, tested and moved on its own.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,30 +25,24 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("primitives", "replicator", "loadgen", "harness", "reports")
 
-# Layer of a module: the longest matching prefix wins. Same number = sideways (forbidden
-# between different prefixes, e.g. replicator <-> loadgen); a module may always import its own
-# top-level package, except that harness below the CLI may not import harness.cli.
-LAYERS: dict[str, int] = {
-    "primitives": 0,
-    "replicator": 1,
-    "loadgen": 1,
-    "harness": 2,
-    "reports": 3,
-    "harness.cli": 4,
-}
-# reports/ reads the saved results of a drill and nothing else of the harness.
-ALLOWED_CROSS = {("reports", "harness.results")}
+# The layers, lowest first; names on one line share a layer (and may not import each other).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("primitives",),
+    ("replicator", "loadgen"),
+    ("harness.lab",),
+    ("harness.drill",),
+    ("harness.tools",),
+    ("reports",),
+    ("harness.cli",),
+)
+LAYER_OF: dict[str, int] = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
 _LAZY_REF = re.compile(r"^((?:%s)(?:\.\w+)+):\w+$" % "|".join(PACKAGES))
 
 
 def layer_key(module: str) -> str:
-    """The LAYERS entry a dotted module name belongs to (the longest matching prefix)."""
-    best = ""
-    for key in LAYERS:
-        if (module == key or module.startswith(key + ".")) and len(key) > len(best):
-            best = key
-    return best
+    """The layer entry a dotted module name belongs to ("" for none, e.g. ``harness`` itself)."""
+    return next((key for key in LAYER_OF if module == key or module.startswith(key + ".")), "")
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,11 @@ class ImportSite:
 
     def __str__(self) -> str:
         return f"{self.file.relative_to(REPO)}:{self.line}: {self.importer} imports {self.imported}"
+
+
+def known_modules() -> set[str]:
+    """Every product module and package, by dotted name."""
+    return {module_name(p) for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")}
 
 
 def module_name(path: Path) -> str:
@@ -83,7 +89,7 @@ def imports_of(path: Path) -> list[ImportSite]:
             if node.level:
                 add(node, _resolve_relative(importer, path.name == "__init__.py", node.level, node.module))
             elif node.module in PACKAGES:
-                for alias in node.names:  # "from harness import results" imports harness.results
+                for alias in node.names:  # "from harness import results" imports harness.drill.results
                     add(node, f"{node.module}.{alias.name}")
             elif node.module:
                 add(node, node.module)
@@ -123,7 +129,7 @@ def imports_of(path: Path) -> list[ImportSite]:
 
 # Modules allowed to import a name computed at run time: the replicator registry, whose
 # targets are the "module:Class" strings checked above.
-DYNAMIC_IMPORTERS = {"harness.replicators"}
+DYNAMIC_IMPORTERS = {"harness.drill.replicators"}
 
 
 def _constant_import_target(call: ast.Call, name: str) -> str | None:
@@ -151,21 +157,12 @@ def violation(site: ImportSite) -> str | None:
     if site.imported.startswith("<computed"):
         return "imports a module whose name is computed at run time: the layers cannot be checked"
     src, dst = layer_key(site.importer), layer_key(site.imported)
-    if not src or not dst:
+    if not src or not dst or src == dst:
         return None
-    if (src, dst) in ALLOWED_CROSS or any(site.imported == d or site.imported.startswith(d + ".")
-                                          for s, d in ALLOWED_CROSS if s == src):
-        return None
-    if src == dst:
-        return None
-    if src.split(".")[0] == dst.split(".")[0] and LAYERS[dst] < LAYERS[src]:
-        return None  # e.g. harness.cli importing the rest of harness
-    if LAYERS[dst] > LAYERS[src]:
-        return f"points up ({src} is layer {LAYERS[src]}, {dst} is layer {LAYERS[dst]})"
-    if LAYERS[dst] == LAYERS[src]:
-        return f"points sideways ({src} and {dst} are both layer {LAYERS[src]})"
-    if src == "reports" and dst.split(".")[0] == "harness":
-        return "reports/ may import only harness.results from the harness"
+    if LAYER_OF[dst] > LAYER_OF[src]:
+        return f"points up ({src} is layer {LAYER_OF[src]}, {dst} is layer {LAYER_OF[dst]})"
+    if LAYER_OF[dst] == LAYER_OF[src]:
+        return f"points sideways ({src} and {dst} are both layer {LAYER_OF[src]})"
     return None
 
 
@@ -180,45 +177,101 @@ def test_the_walk_sees_every_kind_of_import(tmp_path, monkeypatch):
     pkg = tmp_path / "loadgen"
     pkg.mkdir()
     (pkg / "bad.py").write_text(
-        "import harness.environment\n"
+        "import harness.lab.environment\n"
         "from replicator.config import X\n"
         "from primitives import process\n"
         "import importlib\n"
         "importlib.import_module('reports.render')\n"
-        "KINDS = {'x': 'harness.replicators.pyspark:PySparkReplicator'}\n"
+        "KINDS = {'x': 'harness.drill.replicators.pyspark:PySparkReplicator'}\n"
         "def later():\n"
-        "    from harness.scenario import engine\n"
+        "    from harness.drill import engine\n"
         "    importlib.import_module('.render', package='reports')\n"
         "    importlib.import_module(f'harness.{later}')\n"
         "    __import__('reports', fromlist=['plots'])\n"
-        "    run(['python', '-m', 'harness.cli'])\n"
+        "    run(['python', '-m', 'harness.cli.commands'])\n"
         "from . import envelope\n"
     )
     monkeypatch.setattr(__import__(__name__, fromlist=["REPO"]), "REPO", tmp_path)
     sites = imports_of(pkg / "bad.py")
     reasons = {(s.imported, s.line): violation(s) for s in sites}
-    assert reasons[("harness.environment", 1)].startswith("points up")
+    assert reasons[("harness.lab.environment", 1)].startswith("points up")
     assert reasons[("replicator.config", 2)].startswith("points sideways")
     assert reasons[("primitives.process", 3)] is None
     assert reasons[("reports.render", 5)].startswith("points up")
-    assert reasons[("harness.replicators.pyspark", 6)].startswith("points up")
-    assert reasons[("harness.scenario", 8)].startswith("points up")  # inside a function
+    assert reasons[("harness.drill.replicators.pyspark", 6)].startswith("points up")
+    assert reasons[("harness.drill", 8)].startswith("points up")  # inside a function
     assert reasons[("reports.render", 9)].startswith("points up")  # relative, with package=
     assert reasons[("<computed import_module(…)>", 10)].startswith("imports a module whose name is computed")
     assert reasons[("reports.plots", 11)].startswith("points up")
-    assert reasons[("harness.cli", 12)].startswith("points up")
+    assert reasons[("harness.cli.commands", 12)].startswith("points up")
     assert reasons[("loadgen", 13)] is None  # relative, within its own package
 
 
 @pytest.mark.parametrize("importer, imported, ok", [
-    ("reports.render", "harness.results", True),
-    ("reports.render", "harness.scenario.model", False),
-    ("harness.cli", "reports.render", True),
-    ("harness.scenario.engine", "reports.render", False),
-    ("harness.scenario.engine", "harness.cli", False),
+    ("reports.render", "harness.drill.results", True),
+    ("reports.render", "harness.tools.sweep.points", True),
+    ("harness.tools.sweep.run", "reports.render", False),
+    ("harness.lab.network.wan", "harness.drill.engine", False),
+    ("harness.drill.engine", "harness.tools.sweep.run", False),
+    ("replicator.app", "loadgen.histories", False),
+    ("harness.cli.commands", "reports.render", True),
+    ("harness.drill.engine", "reports.render", False),
+    ("harness.drill.engine", "harness.cli.commands", False),
     ("replicator.app", "primitives.process", True),
-    ("primitives.process", "harness.environment", False),
+    ("primitives.process", "harness.lab.environment", False),
 ])
 def test_layer_rules(importer, imported, ok):
     site = ImportSite(REPO / "x.py", 1, importer, imported)
     assert (violation(site) is None) == ok
+
+
+def package_of(module: str, packages: set[str]) -> str:
+    """The package (folder) a module lives in: itself for a package's ``__init__``."""
+    return module if module in packages else module.rpartition(".")[0]
+
+
+def import_cycles(sites: Iterable[ImportSite], packages: set[str]) -> list[list[str]]:
+    """Loops of imports between packages that are not nested in one another, each as a path."""
+    edges: dict[str, set[str]] = {}
+    for site in sites:
+        src, dst = package_of(site.importer, packages), package_of(site.imported, packages)
+        nested = src == dst or dst.startswith(src + ".") or src.startswith(dst + ".")
+        if not nested and dst in packages:
+            edges.setdefault(src, set()).add(dst)
+    cycles: list[list[str]] = []
+    done: set[str] = set()
+
+    def walk(node: str, path: list[str]) -> None:
+        for nxt in sorted(edges.get(node, ())):
+            if nxt in path:
+                loop = path[path.index(nxt):] + [nxt]
+                if not any(set(loop) == set(c) for c in cycles):
+                    cycles.append(loop)
+            elif nxt not in done:
+                walk(nxt, path + [nxt])
+        done.add(node)
+
+    for start in sorted(edges):
+        if start not in done:
+            walk(start, [start])
+    return cycles
+
+
+def test_no_import_cycle_between_packages():
+    sites = [site for path in product_files() for site in imports_of(path)]
+    packages = {module_name(p.parent / "__init__.py") for p in product_files() if p.name == "__init__.py"}
+    cycles = import_cycles(sites, packages)
+    assert not cycles, "packages that import each other:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_cycle_check_sees_a_loop_and_ignores_nesting():
+    def site(importer: str, imported: str) -> ImportSite:
+        return ImportSite(REPO / "x.py", 1, importer, imported)
+
+    packages = {"harness.lab.network", "harness.lab.brokers", "harness.drill", "harness.drill.actions"}
+    loop = [site("harness.lab.network.stable_address", "harness.lab.brokers.cluster"),
+            site("harness.lab.brokers.existing", "harness.lab.network.kafka_proxy")]
+    assert import_cycles(loop, packages) == [["harness.lab.brokers", "harness.lab.network", "harness.lab.brokers"]]
+    nested = [site("harness.drill.actions.base", "harness.drill.context"),
+              site("harness.drill.steps", "harness.drill.actions.registry")]
+    assert import_cycles(nested, packages) == []

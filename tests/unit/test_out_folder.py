@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli
-from harness.scenario import engine, run_folder
-from harness.scenario.engine import Drill
-from harness.scenario.run_folder import MARKER, OutFolderRefused, clear_previous_run, refusal, take
-from harness.scenario.validate import load_scenario
+from harness.cli import commands as cli
+from harness.drill import engine, run_folder
+from harness.drill.engine import Drill
+from harness.drill.run_folder import MARKER, OutFolderRefused, clear_previous_run, refusal, take
+from harness.drill.validate import load_scenario
 from tests.unit.test_bad_drill_files import nothing_starts  # noqa: F401 - a fixture
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario.profile import ProfileError, apply_profile, overlay
-from harness.scenario.validate import ScenarioInvalid, load_scenario, parse_scenario
-from harness.sweep.params import SweepError, apply_params
+from harness.drill.profile import ProfileError, apply_profile, overlay
+from harness.drill.validate import ScenarioInvalid, load_scenario, parse_scenario
+from harness.tools.sweep.params import SweepError, apply_params
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.environment import Environment, TopologySpec
-from harness.kafka.broker import BrokerPorts
-from harness.kafka.cluster import ClusterSpec, KafkaCluster
-from harness.replicators import (
+from harness.lab.environment import Environment, TopologySpec
+from harness.lab.brokers.broker import BrokerPorts
+from harness.lab.brokers.cluster import ClusterSpec, KafkaCluster
+from harness.drill.replicators import (
     REPLICATOR_KINDS,
     FlowSpec,
     ReplicationSetup,
@@ -26,13 +26,13 @@ from harness.replicators import (
     make_replicator,
 )
 from primitives.redaction import redact_argv, redact_properties
-from harness.replicators.command import CommandTemplate, CommandTemplateError, PLACEHOLDERS, parse_translation
-from harness.replicators.mirrormaker2 import plan_nodes
-from harness.scenario.engine import Drill
-from harness.scenario.validate import parse_scenario
+from harness.drill.replicators.command import CommandTemplate, CommandTemplateError, PLACEHOLDERS, parse_translation
+from harness.drill.replicators.mirrormaker2 import plan_nodes
+from harness.drill.engine import Drill
+from harness.drill.validate import parse_scenario
 from replicator.mm2_format import Checkpoint, Heartbeat
 from replicator.config.properties_reader import parse_mm2_properties
-from replicator.config.properties_syntax import read_properties
+from primitives.properties_syntax import read_properties
 from tests.unit.test_scenario_validation import BASE
 
 JARS = [Path("/jars/connect-mirror.jar"), Path("/jars/kafka-clients.jar")]
@@ -424,7 +424,7 @@ def fake_end_offsets(monkeypatch, replicator, ends: dict[tuple[str, str, int], i
     def ends_after_last_record(bootstrap, partitions, security=None):
         return {(t, p): ends[("west", t, p)] for t, p in partitions if ("west", t, p) in ends}
     monkeypatch.setattr(type(replicator._probe), "end_offsets", end_offsets)
-    monkeypatch.setattr("harness.replicators.mirrormaker2.ends_after_last_record", ends_after_last_record)
+    monkeypatch.setattr("harness.drill.replicators.mirrormaker2.ends_after_last_record", ends_after_last_record)
 
 
 def test_mm2_planned_move_waits_until_checkpoints_carry_every_commit(tmp_path, monkeypatch):
@@ -446,7 +446,7 @@ def test_mm2_planned_move_waits_until_checkpoints_carry_every_commit(tmp_path, m
     monkeypatch.setattr(type(replicator), "source_commits", lambda self, group, source, target: commits)
     monkeypatch.setattr(type(replicator), "checkpoints",
                         lambda self, source, target, group=None: seen.append(1) or next(emitted))
-    monkeypatch.setattr("harness.replicators.mirrormaker2.time.sleep", lambda s: None)
+    monkeypatch.setattr("harness.drill.replicators.mirrormaker2.time.sleep", lambda s: None)
     wait = replicator.await_checkpoints("billing", "east", "west", timeout_s=30)
     assert wait.caught_up and len(seen) == 4  # not at the third read: orders-1 carried the commit but not exactly
     # the third read carried every commit (after 0.0 s: sleeps are skipped here), the fourth translated exactly
@@ -476,8 +476,8 @@ def test_mm2_planned_move_says_which_checkpoints_stayed_behind(tmp_path, monkeyp
 
 
 def test_a_drill_file_s_driver_jit_reaches_the_bundled_replicator_s_configuration(tmp_path):
-    from harness.replicators.pyspark import PySparkReplicator
-    from harness.spark.deployment import SparkDeployment, SparkDeploymentError
+    from harness.drill.replicators.pyspark import PySparkReplicator
+    from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
     from primitives.bootstrap import Artifacts
     artifacts = Artifacts("java", (), (), (Path("spark-sql-kafka.jar"),), Path("replicator.jar"), Path("toxiproxy"), None)
     scenario = parse_scenario(BASE.replace("replication:\n", "replication:\n  spark: {driver_jit: tiered}\n", 1), "d.yaml")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from replicator.config.errors import ConfigError
+from primitives.config_errors import ConfigError
 from replicator.config.flow import FlowConfig
 from replicator.config.loading import load_config
-from replicator.config.model import ReplicatorConfig
+from replicator.config.settings import ReplicatorConfig
 from replicator.config.properties_reader import parse_mm2_properties
 from replicator.config.render import to_mm2_properties
 from tests.unit.replicator_config_helpers import EXAMPLES, HEAD, YAML_HEAD, line_of

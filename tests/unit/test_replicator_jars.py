@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli
+from harness.cli import commands as cli
 from replicator import __main__ as replicator_main
 from replicator.__main__ import JARS_ENV, NoJars, resolve_jars
 from replicator.config.properties_reader import parse_mm2_properties

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.results import DrillSummary, TimelineEntry
+from harness.drill.results import DrillSummary, TimelineEntry
 from reports.attachments import redact_yaml
 from reports.render import allure_config, default_history
 from reports.summary_html import summary_html

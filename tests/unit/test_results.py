@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.checker.model import FailoverInput, FlowInput, FlowSeries, SecondSeries
-from harness.checker.reference import check_failover, check_flow
-from harness.results import (SCHEMA, DrillResults, DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary,
+from harness.drill.checker.contract import FailoverInput, FlowInput, FlowSeries, SecondSeries
+from harness.drill.checker.reference import check_failover, check_flow
+from harness.drill.results import (SCHEMA, DrillResults, DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary,
                              FlowPlotData, FlowSummary, LatencySample, ResultsUnavailable, load_results,
                              save_results)
 from loadgen.histories.records import AckedSend, ProcessedRecord, TargetRecord
@@ -77,7 +77,7 @@ def test_failover_and_failback_entries_keep_their_fields():
     result = check_failover(FailoverInput("g", "translated", "A", "B", 2000, {"A.t": "t"}, processed, acked, []))
     entry = FailoverSummary.model_validate(result.summary()).model_dump(mode="json", by_alias=True)
     assert entry == json.loads(json.dumps(result.summary()))
-    # the dict harness/scenario/failback.py appends to ctx.failbacks
+    # the dict harness/drill/failback.py appends to ctx.failbacks
     failback = {"from": "dr", "to": "primary", "name": "dr->primary", "converged": False, "topics": 0,
                 "records": 0, "missing": None, "extra": None, "converge_s": None, "history_records": None,
                 "history_note": None}
@@ -141,7 +141,7 @@ def test_an_unknown_schema_names_both_versions_and_the_rerun_command(tmp_path):
 
 
 def test_report_of_a_folder_without_schema_fails_plainly(tmp_path, capsys):
-    from harness.cli import EXIT_USAGE, main
+    from harness.cli.commands import EXIT_USAGE, main
     (tmp_path / "summary.json").write_text(BEFORE.read_text())
     assert main(["report", str(tmp_path)]) == EXIT_USAGE
     err = capsys.readouterr().err

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, build_parser, drill_exit_code, main
-from harness.results import SCHEMA, DrillResults, DrillSummary, Logs, TimelineEntry, load_results, save_results
-from harness.scenario import run_facts
-from harness.scenario.conditions import unmet_conditions
-from harness.scenario.drill_log import DRILL_LOG_FILE, DrillLog
+from harness.cli.commands import EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, build_parser, drill_exit_code, main
+from harness.drill.results import SCHEMA, DrillResults, DrillSummary, Logs, TimelineEntry, load_results, save_results
+from harness.drill import run_facts
+from harness.drill.conditions import unmet_conditions
+from harness.drill.drill_log import DRILL_LOG_FILE, DrillLog
 from reports.attachments import drill_log, log_files
 from reports.summary_html import summary_html
 

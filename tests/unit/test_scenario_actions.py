@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 from pydantic import TypeAdapter
 
-from harness.scenario import steps
-from harness.scenario.actions.base import Action, NotUndoable
-from harness.scenario.actions.registry import ACTION_TYPES, ACTIONS, action_for
-from harness.scenario.model import Scenario, Step, do_values
+from harness.drill import steps
+from harness.drill.actions.base import Action, NotUndoable
+from harness.drill.actions.registry import ACTION_TYPES, ACTIONS, action_for
+from harness.drill.schema import Scenario, Step, do_values
 
 
 def step_models() -> list[type]:

@@ -1,7 +1,7 @@
 """Which (origin, target) pairs a scenario's flows connect, and under which topic names."""
 
-from harness.scenario.model import Scenario
-from harness.scenario.topology import check_pairs
+from harness.drill.schema import Scenario
+from harness.drill.topology import check_pairs
 
 
 def scenario(flows, policy="default", clusters=("a", "b", "c")) -> Scenario:

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli
-from harness.kafka.cluster import ClusterSpec
-from harness.scenario.actions.registry import action_for
-from harness.scenario.validate import parse_scenario
+from harness.cli import commands as cli
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.drill.actions.registry import action_for
+from harness.drill.validate import parse_scenario
 from primitives.kafka.existing_cluster import ExistingClusterDef
 from primitives.kafka.security import ClientSecurity
 from primitives.process import ManagedProcess, child_environment

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from harness.kafka.broker import BrokerPorts, BrokerSettings, KafkaBroker
-from harness.kafka.secure import BrokerSecurity, LocalClusterSecurity
+from harness.lab.brokers.broker import BrokerPorts, BrokerSettings, KafkaBroker
+from harness.lab.brokers.secure import BrokerSecurity, LocalClusterSecurity
 from primitives.config_refs import ConfigRefError, RefResolver
 from primitives.kafka.tls import CertificateAuthority
 from primitives.secret_dir import SecretDir
@@ -80,8 +80,8 @@ def test_password_from_the_environment_or_random_when_unset():
 
 
 def test_a_secure_broker_container_mounts_the_secret_folder_its_properties_and_data_live_in(tmp_path, secrets):
-    from harness.compose.lab import BrokerImage, broker_service
-    from harness.compose.spec import Mount
+    from harness.lab.compose.lab import BrokerImage, broker_service
+    from harness.lab.compose.spec import Mount
     broker = secure_broker(tmp_path, secrets, LocalClusterSecurity(password="${env:P}"))
     svc = broker_service(broker, BrokerImage("mirrordrill/broker:test", "/usr/bin/java", "/libs/*", "/log4j"))
     secret = str(secrets.path)

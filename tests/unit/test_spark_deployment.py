@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.scenario.model import Scenario
-from harness.spark.deployment import SparkDeployment, SparkDeploymentError, check_task_slots
-from harness.spark.submit import package_replicator, submit_argv
+from harness.drill.schema import Scenario
+from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError, check_task_slots
+from harness.lab.spark.submit import package_replicator, submit_argv
 
 
 @pytest.mark.parametrize("master, submitted", [
@@ -64,7 +64,7 @@ def test_submit_line_sizes_executors_and_ships_the_zip(tmp_path):
         assert part in joined
     assert argv[-3:] == [str(launcher), "--config", "c.properties"]
     names = zipfile.ZipFile(archive).namelist()
-    assert "replicator/__main__.py" in names and "replicator/config/model.py" in names
+    assert "replicator/__main__.py" in names and "replicator/config/settings.py" in names
     assert all(n.startswith(("replicator/", "primitives/")) and n.endswith(".py") for n in names)
 
 
@@ -111,7 +111,7 @@ def test_drill_file_spark_field():
 
 
 def test_kill_spark_worker_needs_the_standalone_cluster(tmp_path):
-    from harness.scenario.validate import ScenarioInvalid, check_file
+    from harness.drill.validate import ScenarioInvalid, check_file
     doc = drill({"master": "local"})
     path = tmp_path / "d.yaml"
     path.write_text(yaml.safe_dump(doc))

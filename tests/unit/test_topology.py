@@ -2,9 +2,9 @@
 
 import pytest
 
-from harness.environment import TopologySpec
-from harness.kafka.cluster import ClusterSpec
-from harness.network.wan import BLACKHOLE_HOLD_MS, LinkConditions
+from harness.lab.environment import TopologySpec
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.network.wan import BLACKHOLE_HOLD_MS, LinkConditions
 
 
 def test_full_mesh_by_default():

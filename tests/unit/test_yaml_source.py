@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.scenario.yaml_source import (MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES, YamlSyntaxError, load_yaml,
+from harness.drill.yaml_source import (MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES, YamlSyntaxError, load_yaml,
                                          load_yaml_file)
 
 

@@ -1,1 +1,0 @@
-"""Benchmarks: figures, not tests (``python -m harness.bench.replication``, ``python -m harness.bench.load``)."""

@@ -1,0 +1,18 @@
+"""blackhole: a WAN link holds all data (connections stay open) until healed."""
+
+from __future__ import annotations
+
+from harness.drill.actions.link_action import LinkAction
+from harness.drill.context import DrillContext
+from harness.drill.schema import Blackhole
+
+
+class BlackholeAction(LinkAction):
+    step_type = Blackhole
+
+    def apply(self, ctx: DrillContext, step: Blackhole) -> str:
+        ctx.env.link(*step.link).blackhole(step.direction)
+        return "data held"
+
+    def undo(self, ctx: DrillContext, step: Blackhole) -> str:
+        return self.heal_link(ctx, step)

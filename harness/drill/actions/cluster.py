@@ -1,0 +1,26 @@
+"""stop_cluster, kill_cluster, pause_cluster, resume_cluster, restart_cluster, start_cluster: a whole data center."""
+
+from __future__ import annotations
+
+from harness.drill.actions.cluster_action import ClusterAction
+from harness.drill.actions.lifecycle_action import LifecycleAction
+from harness.drill.context import DrillContext
+from harness.drill.schema import ClusterStep
+
+# A cluster (re)started by a step is waited for this long: the steps after it expect it serving.
+CLUSTER_READY_TIMEOUT_S = 180
+
+
+class ClusterStepAction(ClusterAction, LifecycleAction):
+    step_type = ClusterStep
+    noun = "cluster"
+
+    def run(self, ctx: DrillContext, step: ClusterStep, verb: str) -> None:
+        cluster = ctx.env.cluster(step.cluster)
+        if verb == "start":
+            cluster.start()
+            cluster.wait_ready(CLUSTER_READY_TIMEOUT_S)
+        elif verb == "restart":
+            cluster.restart(CLUSTER_READY_TIMEOUT_S)
+        else:
+            getattr(cluster, verb)()

@@ -1,0 +1,30 @@
+"""failback: rebuild the old primary from the new one, check they converge, optionally switch back."""
+
+from __future__ import annotations
+
+from harness.drill import failback
+from harness.drill.actions.base import NotUndoable, StepProblem, TimelineFacts
+from harness.drill.actions.move_action import MoveAction
+from harness.drill.context import DrillContext
+from harness.drill.schema import Failback, Failover
+
+
+class FailbackAction(MoveAction):
+    step_type = Failback
+
+    def validate_pair(self, step: Failback, facts: TimelineFacts) -> list[StepProblem]:
+        failed_over = {(f.source, f.target) for f in facts.earlier if isinstance(f, Failover)}
+        if (step.target, step.source) not in failed_over:
+            return [StepProblem((), f"failback {step.source}->{step.target} needs an earlier failover "
+                                    f"from {step.target} to {step.source} in the timeline")]
+        if others := sorted(facts.flows - {f"{step.target}->{step.source}"}):
+            return [StepProblem((), f"failback rebuilds one active/passive pair: the replicator running "
+                                    f"{step.target}->{step.source} is stopped with it, so the drill may have no "
+                                    f"other flows (found {others})")]
+        return []
+
+    def apply(self, ctx: DrillContext, step: Failback) -> str:
+        return failback.run(ctx, step)
+
+    def undo(self, ctx: DrillContext, step: Failback) -> str:
+        raise NotUndoable("failback has no inverse: the old primary's wiped data cannot be brought back")

@@ -1,0 +1,27 @@
+"""reset_connections: every open connection over a WAN link is closed once; clients reconnect at once."""
+
+from __future__ import annotations
+
+from harness.drill.actions.base import NotUndoable, StepProblem, TimelineFacts
+from harness.drill.actions.link_action import LinkAction
+from harness.drill.context import DrillContext
+from harness.drill.schema import ResetConnections
+
+
+class ResetConnectionsAction(LinkAction):
+    step_type = ResetConnections
+
+    def validate(self, step: ResetConnections, facts: TimelineFacts) -> list[StepProblem]:
+        problems = super().validate(step, facts)
+        if step.direction is not None:
+            # accepted and ignored, it would make the drill look one-way when it is not
+            problems.append(StepProblem(("direction",), "reset_connections closes the link's connections, which carry both directions; remove 'direction'"))
+        return problems
+
+    def apply(self, ctx: DrillContext, step: ResetConnections) -> str:
+        ctx.env.link(*step.link).reset_connections()
+        return "connections reset"
+
+    def undo(self, ctx: DrillContext, step: ResetConnections) -> str:
+        raise NotUndoable("reset_connections has no inverse: closed connections are not reopened, "
+                          "clients reconnect by themselves")

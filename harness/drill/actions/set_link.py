@@ -1,0 +1,22 @@
+"""set_link: change a WAN link's latency, jitter, bandwidth, resets or slicing while traffic flows."""
+
+from __future__ import annotations
+
+from harness.lab.network.wan import LinkConditions
+from harness.drill.actions.link_action import LinkAction
+from harness.drill.context import DrillContext
+from harness.drill.schema import SetLink
+
+
+class SetLinkAction(LinkAction):
+    step_type = SetLink
+
+    def apply(self, ctx: DrillContext, step: SetLink) -> str:
+        ctx.env.link(*step.link).set(LinkConditions(
+            latency_ms=step.latency_ms, jitter_ms=step.jitter_ms, bandwidth_kb_s=step.bandwidth_kb_s,
+            reset_after_ms=step.reset_after_ms, slice_bytes=step.slice_bytes, slice_delay_us=step.slice_delay_us),
+            direction=step.direction)
+        return "conditions set"
+
+    def undo(self, ctx: DrillContext, step: SetLink) -> str:
+        return self.heal_link(ctx, step)

@@ -1,0 +1,19 @@
+"""wait_drain: wait until replication has caught up (lag zero) before the next step."""
+
+from __future__ import annotations
+
+from harness.drill import failover
+from harness.drill.actions.base import Action, NotUndoable
+from harness.drill.context import DrillContext
+from harness.drill.schema import WaitDrain
+
+
+class WaitDrainAction(Action):
+    step_type = WaitDrain
+
+    def apply(self, ctx: DrillContext, step: WaitDrain) -> str:
+        lag = failover.wait_drained(ctx, step.flow, step.timeout)
+        return "drained" if lag == 0 else f"still {lag} records behind after {step.timeout:g}s"
+
+    def undo(self, ctx: DrillContext, step: WaitDrain) -> str:
+        raise NotUndoable("wait_drain has no inverse: waiting changes nothing")

@@ -1,0 +1,133 @@
+"""Benchmark: ``python -m harness.drill.checker.bench --records N``.
+
+Generates an N-record flow with every kind of fault, writes it as history files to a
+temporary directory, runs the reference and the Spark checker over the files, checks that
+they agree with each other and with the injected faults, and prints records verified per
+second for each (file reading included; Spark start-up not), by wall clock and by CPU
+time: on a shared machine the CPU figure is the steadier one. Figures, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from harness.drill.checker.contract import FlowInput
+from harness.drill.checker.reference import check_flow as reference_check
+from harness.drill.checker.synthetic import COUNTS, FaultPlan, synthesize_flow
+from loadgen.histories.kinds import (ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS, HistoryKind,
+                                     history_files, history_path)
+from loadgen.histories.reader import read_acked_sends, read_target_records, read_uncertain_sends
+from loadgen.histories.writer import HistoryWriter
+from primitives.cpu import process_cpu_seconds
+
+
+def _faults(records: int) -> FaultPlan:
+    each = max(1, records // 2000)  # about 0.05% of records per kind of fault
+    return FaultPlan(lost=each, duplicated=each, max_extra_copies=2, swapped_pairs=each,
+                     misplaced=each, bad_reads=each, checksum_mismatches=each,
+                     source_duplicates=each, phantoms=each, uncertain_delivered=each,
+                     uncertain_undelivered=each, rereads=each)
+
+
+def _write(directory: Path, kind: HistoryKind, rows, files: int) -> None:
+    writers = [HistoryWriter(kind, history_path(directory, kind, f"w{n}"))
+               for n in range(files)]
+    for n, w in enumerate(writers):
+        w.write_many(rows[n::files])
+        w.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; exit 1 if the implementations disagree."""
+    parser = argparse.ArgumentParser(prog="python -m harness.drill.checker.bench",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, required=True, help="acked records")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--partitions", type=int, default=6)
+    parser.add_argument("--no-spark", action="store_true", help="reference only")
+    parser.add_argument("--spark-master", default="local[2]")
+    parser.add_argument("--driver-memory", default="1g")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="mirrordrill-bench-") as tmp:
+        directory = Path(tmp)
+        t = time.perf_counter()
+        synthetic = synthesize_flow(args.records, seed=args.seed, producers=4, topics=2,
+                                    partitions=args.partitions, faults=_faults(args.records),
+                                    lag_samples=False, shuffle=False)
+        flow = synthetic.flow
+        _write(directory, ACKED_SENDS, flow.acked, files=4)
+        _write(directory, TARGET_RECORDS, flow.observed, files=2)
+        _write(directory, UNCERTAIN_SENDS, flow.uncertain, files=1)
+        print(f"generated {args.records:,} records ({len(flow.observed):,} target reads) "
+              f"in {time.perf_counter() - t:.1f}s under {directory}")
+        source, target, topic_map, timeline = (flow.source, flow.target, dict(flow.topic_map),
+                                               flow.timeline)
+        expected = synthetic.expected
+        del synthetic, flow  # the reference reads its own copy from the files
+
+        t, cpu = time.perf_counter(), time.process_time()
+        acked = read_acked_sends(history_files(directory, ACKED_SENDS))
+        observed = read_target_records(history_files(directory, TARGET_RECORDS))
+        uncertain = read_uncertain_sends(history_files(directory, UNCERTAIN_SENDS))
+        read_s = time.perf_counter() - t
+        t = time.perf_counter()
+        reference = reference_check(FlowInput(source, target, topic_map, acked, observed,
+                                              uncertain, (), timeline))
+        check_s = time.perf_counter() - t
+        cpu = time.process_time() - cpu
+        del acked, observed, uncertain
+        wrong = [n for n in COUNTS if getattr(reference, n) != expected.total(n)]
+        if wrong:
+            print(f"reference disagrees with the injected faults on {wrong}")
+            return 1
+        total = read_s + check_s
+        print(f"reference: read {read_s:.1f}s + check {check_s:.1f}s = {total:.1f}s wall, "
+              f"{cpu:.1f}s CPU -> {args.records / total:,.0f} records/s verified "
+              f"({args.records / cpu:,.0f} per CPU-second)")
+        if args.no_spark:
+            return 0
+        return _bench_spark(args, directory, source, target, topic_map, timeline, reference)
+
+
+def _bench_spark(args, directory, source, target, topic_map, timeline, reference) -> int:
+    from pyspark.sql import SparkSession
+
+    from harness.drill.checker import spark as spark_checker
+
+    t = time.perf_counter()
+    spark = (SparkSession.builder.master(args.spark_master)
+             .appName("mirrordrill-checker-bench")
+             .config("spark.driver.memory", args.driver_memory)
+             .config("spark.sql.shuffle.partitions", "4")
+             .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    print(f"spark session up in {time.perf_counter() - t:.1f}s ({args.spark_master}, "
+          f"driver memory {args.driver_memory})")
+    jvm = spark.sparkContext._gateway.proc.pid  # spark-submit execs the driver JVM
+    try:
+        t, cpu = time.perf_counter(), (process_cpu_seconds(jvm) or 0.0) + time.process_time()
+        inp = spark_checker.load_flow_input(spark, directory, source, target, topic_map,
+                                            timeline)
+        on_spark = spark_checker.check_flow(inp)
+        spark_s = time.perf_counter() - t
+        cpu = (process_cpu_seconds(jvm) or 0.0) + time.process_time() - cpu
+    finally:
+        spark.stop()
+    agree = on_spark == reference
+    print(f"spark:     {spark_s:.1f}s wall, {cpu:.1f}s CPU (driver JVM + Python) -> "
+          f"{args.records / spark_s:,.0f} records/s verified "
+          f"({args.records / cpu:,.0f} per CPU-second)")
+    print(f"results agree: {agree}  (lost={reference.lost}, duplicates={reference.duplicates}, "
+          f"reordered={reference.reordered}, corrupted={reference.corrupted})")
+    return 0 if agree else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

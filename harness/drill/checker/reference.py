@@ -1,0 +1,346 @@
+"""The checker in plain Python over lists of rows: the specification in code.
+
+Records are matched by id ``(producer_id, seq)``, never by position, so a reordering is
+never mistaken for a loss plus a duplicate.
+
+Per id, the ledger's *first ack* (earliest ``ack_ts_ms``; ties by topic, partition,
+offset) gives its source topic, partition, offset, send time and size; its *first
+sighting* on the target (earliest ``seen_ts_ms``; ties by topic, partition, offset) gives
+its target position and replication latency. Each id counts in one topic: its acked
+topic, else the topic of its uncertain send, else the source topic of the remote topic it
+was first seen in. So the flow's figures are the sum of its topics' figures.
+"""
+
+from __future__ import annotations
+
+import gc
+from bisect import bisect_right
+from collections import Counter, defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from harness.drill.checker.figures import (Tally, event_impact, figure_fields, first_ids,
+                                     flow_series, latency_stats)
+from harness.drill.checker.contract import (FailoverInput, FailoverResult, FlowInput, FlowResult,
+                                   IdSamples, MessageId, TopicResult, wipe_times)
+from loadgen.histories.records import AckedSend
+
+Position = tuple[str, int, int]  # (topic, partition, offset)
+
+
+@dataclass
+class _Ledger:
+    """What the source promised about one id."""
+
+    first: AckedSend
+    positions: set[Position] = field(default_factory=set)
+    checksums: set[int] = field(default_factory=set)
+
+
+@dataclass
+class _Sighting:
+    """What the observer saw of one id on the target."""
+
+    first: tuple[int, str, int, int]  # (seen_ts_ms, topic, partition, offset)
+    positions: set[Position] = field(default_factory=set)
+    checksums: set[int] = field(default_factory=set)
+    bad_read: bool = False  # some read's recomputed payload checksum did not match
+
+
+def _ack_order(a: AckedSend) -> tuple[int, str, int, int]:
+    return (a.ack_ts_ms, a.topic, a.partition, a.offset)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    # Building one object per id triggers full collections over millions of live rows
+    # that cannot be garbage; pausing the cyclic collector halves the run time.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def check_flow(inp: FlowInput) -> FlowResult:
+    """Every figure of one replication flow, exact."""
+    with _gc_paused():
+        return _check_flow(inp)
+
+
+def _check_flow(inp: FlowInput) -> FlowResult:
+    topic_map = dict(inp.topic_map)
+    source_topics = sorted(set(topic_map.values()))
+    in_source = set(source_topics)
+    source, target = inp.source, inp.target
+    ledger: dict[MessageId, _Ledger] = {}
+    for a in inp.acked:
+        if a.cluster != source or a.topic not in in_source:
+            continue
+        entry = ledger.get((a.producer_id, a.seq))
+        if entry is None:
+            entry = ledger[(a.producer_id, a.seq)] = _Ledger(a)
+        elif _ack_order(a) < _ack_order(entry.first):
+            entry.first = a
+        entry.positions.add((a.topic, a.partition, a.offset))
+        entry.checksums.add(a.checksum)
+
+    sightings: dict[MessageId, _Sighting] = {}
+    for o in inp.observed:
+        if o.cluster != target or o.topic not in topic_map:
+            continue
+        read = (o.seen_ts_ms, o.topic, o.partition, o.offset)
+        s = sightings.get((o.producer_id, o.seq))
+        if s is None:
+            s = sightings[(o.producer_id, o.seq)] = _Sighting(read)
+        elif read < s.first:
+            s.first = read
+        s.positions.add((o.topic, o.partition, o.offset))
+        s.checksums.add(o.checksum)
+        s.bad_read = s.bad_read or not o.checksum_ok
+
+    uncertain_topic: dict[MessageId, str] = {}
+    for u in inp.uncertain:
+        if u.cluster == source and u.topic in in_source:
+            key = (u.producer_id, u.seq)
+            uncertain_topic[key] = min(u.topic, uncertain_topic.get(key, u.topic))
+
+    wipes = wipe_times(inp.timeline, source)
+    reordered = _reordered(ledger, sightings, wipes)
+    in_flight = _in_flight(ledger, sightings, wipes) if inp.drained is False else set()
+
+    tallies = {t: Tally() for t in source_topics}
+    latencies: dict[str, list[int]] = {t: [] for t in source_topics}
+    kinds: dict[str, list[MessageId]] = defaultdict(list)
+    acks: dict = defaultdict(int)       # (topic, partition, second) -> first acks
+    caught_up: dict = defaultdict(int)  # (topic, partition, second) -> acked and seen by then
+    first_seen: dict = defaultdict(int)  # second -> replicated ids first seen
+
+    for mid in ledger.keys() | sightings.keys():
+        led, seen = ledger.get(mid), sightings.get(mid)
+        if led is not None:
+            topic = led.first.topic
+        elif mid in uncertain_topic:
+            topic = uncertain_topic[mid]
+        else:
+            topic = topic_map[seen.first[1]]
+        t = tallies[topic]
+
+        if led is not None:
+            t.acked += 1
+            t.source_duplicates += len(led.positions) - 1
+            acks[(topic, led.first.partition, led.first.ack_ts_ms // 1000)] += 1
+            if seen is None and mid in in_flight:
+                t.in_flight += 1
+                kinds["in_flight"].append(mid)
+            elif seen is None:
+                t.lost += 1
+                kinds["lost"].append(mid)
+        if seen is not None:
+            if len(seen.positions) > 1:
+                t.duplicates += len(seen.positions) - 1
+                kinds["duplicates"].append(mid)
+            mismatch = led is not None and not seen.checksums <= led.checksums
+            if seen.bad_read or mismatch:
+                t.corrupted += 1
+                kinds["corrupted"].append(mid)
+            if led is None and mid in uncertain_topic:
+                t.uncertain_delivered += 1
+                kinds["uncertain_delivered"].append(mid)
+            elif led is None:
+                t.unexpected += 1
+                kinds["unexpected"].append(mid)
+        if led is not None and seen is not None:
+            seen_ts, remote, partition, _ = seen.first
+            t.replicated += 1
+            t.replicated_bytes += led.first.size_bytes
+            latencies[topic].append(seen_ts - led.first.send_ts_ms)
+            t.first_send_ts_ms = _min(t.first_send_ts_ms, led.first.send_ts_ms)
+            t.last_first_seen_ts_ms = _max(t.last_first_seen_ts_ms, seen_ts)
+            if partition != led.first.partition or topic_map[remote] != topic:
+                t.misplaced += 1
+                kinds["misplaced"].append(mid)
+            if mid in reordered:
+                t.reordered += 1
+                kinds["reordered"].append(mid)
+            first_seen[seen_ts // 1000] += 1
+            caught = max(led.first.ack_ts_ms, seen_ts)
+            caught_up[(topic, led.first.partition, caught // 1000)] += 1
+
+    by_topic = {
+        topic: TopicResult(
+            topic=topic,
+            remote_topics=tuple(sorted(r for r, s in topic_map.items() if s == topic)),
+            **figure_fields(tallies[topic], latency_stats(latencies[topic])))
+        for topic in source_topics}
+    total = Tally()
+    for t in tallies.values():
+        total.add(t)
+    all_latencies = [v for vs in latencies.values() for v in vs]
+
+    source_ends, target_ends = _latest_end_offsets(inp, source_topics, topic_map)
+    series = flow_series(acks, caught_up, first_seen, source_ends, target_ends, topic_map)
+
+    events = []
+    for e in inp.timeline:
+        end = e.end_ts_ms
+        inside = [mid for mid, led in ledger.items()
+                  if e.start_ts_ms <= led.first.ack_ts_ms and (end is None
+                                                               or led.first.ack_ts_ms <= end)]
+        lost = sum(1 for mid in inside if mid not in sightings and mid not in in_flight)
+        events.append(event_impact(e, len(inside), lost, series.lag))
+
+    return FlowResult(
+        source=inp.source, target=inp.target, topics=tuple(source_topics),
+        topic_map=topic_map, by_topic=by_topic, series=series,
+        samples=IdSamples(**{k: first_ids(v) for k, v in kinds.items()}),
+        events=tuple(events),
+        **figure_fields(total, latency_stats(all_latencies)))
+
+
+def _reordered(ledger: dict[MessageId, _Ledger],
+               sightings: dict[MessageId, _Sighting], wipes: list[int]) -> set[MessageId]:
+    """Replicated ids that landed below an earlier source record of their partition.
+
+    Walk each source partition in source offset order; a record is reordered when its
+    first target position is lower than the highest first target position, in the same
+    target partition, of a record before it. A wiped source starts its partitions again at
+    offset 0: each incarnation (records acked between two wipes) is walked on its own.
+    """
+    walks: dict[tuple[str, int, int], list[tuple[int, MessageId]]] = defaultdict(list)
+    for mid, led in ledger.items():
+        if mid in sightings:
+            epoch = bisect_right(wipes, led.first.ack_ts_ms)
+            walks[(led.first.topic, led.first.partition, epoch)].append((led.first.offset, mid))
+    out: set[MessageId] = set()
+    for walk in walks.values():
+        walk.sort()
+        highest: dict[tuple[str, int], int] = {}  # target (topic, partition) -> offset
+        for _, mid in walk:
+            _, remote, partition, offset = sightings[mid].first
+            top = highest.get((remote, partition))
+            if top is not None and offset < top:
+                out.add(mid)
+            else:
+                highest[(remote, partition)] = offset
+    return out
+
+
+def _in_flight(ledger: dict[MessageId, _Ledger], sightings: dict[MessageId, _Sighting],
+               wipes: list[int]) -> set[MessageId]:
+    """Acked ids not seen on the target that may still be on their way: no later record of
+    their source partition (same incarnation, see :func:`_reordered`) reached the target.
+
+    An unseen id below a seen one was skipped (the replicator reads a partition in order), so
+    it is lost even when replication never drained; above every seen one, nobody can tell yet.
+    """
+    highest_seen: dict[tuple[str, int, int], int] = {}
+    for mid, led in ledger.items():
+        if mid in sightings:
+            key = (led.first.topic, led.first.partition, bisect_right(wipes, led.first.ack_ts_ms))
+            highest_seen[key] = max(led.first.offset, highest_seen.get(key, -1))
+    out = set()
+    for mid, led in ledger.items():
+        if mid not in sightings:
+            key = (led.first.topic, led.first.partition, bisect_right(wipes, led.first.ack_ts_ms))
+            if led.first.offset > highest_seen.get(key, -1):
+                out.add(mid)
+    return out
+
+
+def _latest_end_offsets(inp: FlowInput, source_topics: list[str], topic_map: dict[str, str]):
+    """End offset of the last sample in each second, per side and partition."""
+    latest: dict[tuple[bool, str, int, int], tuple[int, int]] = {}
+    for s in inp.lag_samples:
+        if s.cluster == inp.source and s.topic in source_topics:
+            is_source = True
+        elif s.cluster == inp.target and s.topic in topic_map:
+            is_source = False
+        else:
+            continue
+        key = (is_source, s.topic, s.partition, s.ts_ms // 1000)
+        sample = (s.ts_ms, s.end_offset)
+        if key not in latest or sample > latest[key]:
+            latest[key] = sample
+    source = {k[1:]: v[1] for k, v in latest.items() if k[0]}
+    target = {k[1:]: v[1] for k, v in latest.items() if not k[0]}
+    return source, target
+
+
+def _min(a: int | None, b: int) -> int:
+    return b if a is None else min(a, b)
+
+
+def _max(a: int | None, b: int) -> int:
+    return b if a is None else max(a, b)
+
+
+def check_failover(inp: FailoverInput) -> FailoverResult:
+    """Skipped, reprocessed, RTO and RPO of one failed-over consumer group.
+
+    Available ids: acked on the primary and either processed there by the group before
+    the failure or seen on the DR cluster; plus ids acked on the DR cluster itself in the
+    group's DR topics. Ids lost by replication count in RPO, never in skipped.
+    """
+    with _gc_paused():
+        return _check_failover(inp)
+
+
+def _check_failover(inp: FailoverInput) -> FailoverResult:
+    primary_topics = set(inp.topic_map.values())
+    failure = inp.failure_ts_ms
+
+    primary_ack: dict[MessageId, int] = {}  # id -> first ack time on the primary
+    dr_acked: set[MessageId] = set()
+    for a in inp.acked:
+        mid = (a.producer_id, a.seq)
+        if a.cluster == inp.primary and a.topic in primary_topics:
+            primary_ack[mid] = min(a.ack_ts_ms, primary_ack.get(mid, a.ack_ts_ms))
+        elif a.cluster == inp.dr and a.topic in inp.dr_topics and (
+                inp.dr_since_ms is None or a.ack_ts_ms >= inp.dr_since_ms):
+            dr_acked.add(mid)
+
+    on_dr = {(o.producer_id, o.seq) for o in inp.observed
+             if o.cluster == inp.dr and o.topic in inp.topic_map}
+
+    processings: Counter = Counter()
+    before_failure: set[MessageId] = set()
+    dr_processings: list[MessageId] = []
+    dr_first_after: int | None = None
+    for p in inp.processed:
+        if p.group != inp.group or p.cluster not in (inp.primary, inp.dr):
+            continue
+        mid = (p.producer_id, p.seq)
+        processings[mid] += 1
+        if p.cluster == inp.primary and p.processed_ts_ms < failure:
+            before_failure.add(mid)
+        if p.cluster == inp.dr:
+            dr_processings.append(mid)
+            if p.processed_ts_ms >= failure:
+                dr_first_after = _min(dr_first_after, p.processed_ts_ms)
+
+    available = {mid for mid in primary_ack if mid in before_failure or mid in on_dr}
+    available |= dr_acked
+    skipped = available - processings.keys()
+    rpo = {mid: ts for mid, ts in primary_ack.items() if ts < failure and mid not in on_dr}
+
+    first_rpo = min(rpo.values()) if rpo else None
+    last_rpo = max(rpo.values()) if rpo else None
+    return FailoverResult(
+        group=inp.group, strategy=inp.strategy, primary=inp.primary, dr=inp.dr,
+        failure_ts_ms=failure,
+        available=len(available),
+        processed=len(processings),
+        skipped=len(skipped),
+        reprocessed=sum(n - 1 for n in processings.values()),
+        reprocessed_across_failover=sum(1 for mid in dr_processings if mid in before_failure),
+        rto_s=None if dr_first_after is None else (dr_first_after - failure) / 1000,
+        rpo_records=len(rpo),
+        rpo_window_s=None if not rpo else (last_rpo - first_rpo) / 1000,
+        rpo_first_ack_ts_ms=first_rpo,
+        rpo_last_ack_ts_ms=last_rpo,
+        skipped_sample=first_ids(skipped),
+        rpo_sample=first_ids(rpo))

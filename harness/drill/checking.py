@@ -1,0 +1,123 @@
+"""From a drill's histories to the checker's figures (the checker itself lives in harness.drill.checker)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.drill.checker.contract import FailoverInput, FlowInput, FlowResult
+from harness.drill.checker.reference import check_failover, check_flow
+from harness.drill.results import (FailoverSummary, FlowPlotData, FlowSummary, LatencySample, TimelineEntry)
+from harness.drill.context import FailoverRecord
+from harness.drill.invariants import LoadFacts, producer_prefix
+from harness.drill.topology import CheckPair
+from loadgen.histories.kinds import END_OFFSETS, history_files
+from loadgen.histories.reader import (read_acked_sends, read_lag_samples, read_processed_records,
+                                      read_target_records, read_timeline_events, read_uncertain_sends)
+
+
+class Histories:
+    """Every history file of one run, read once."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.acked = read_acked_sends(history_files(directory, "acked"))
+        self.uncertain = read_uncertain_sends(history_files(directory, "uncertain"))
+        self.observed = read_target_records(history_files(directory, "target"))
+        self.processed = read_processed_records(history_files(directory, "processed"))
+        self.lag = read_lag_samples(history_files(directory, END_OFFSETS))
+        self.timeline = read_timeline_events(history_files(directory, "timeline"))
+        # Each producer id acknowledges on exactly one cluster: that is where its records come from.
+        self.origin_of = {a.producer_id: a.cluster for a in self.acked}
+        for u in self.uncertain:
+            self.origin_of.setdefault(u.producer_id, u.cluster)
+
+
+def check_pair(h: Histories, pair: CheckPair) -> FlowResult:
+    """The checker's figures for records produced on ``pair.origin`` arriving on ``pair.target``."""
+    origin_topics = set(pair.topic_map.values())
+    acked = [a for a in h.acked if a.cluster == pair.origin and a.topic in origin_topics]
+    uncertain = [u for u in h.uncertain if u.cluster == pair.origin and u.topic in origin_topics]
+    # On a target topic that also receives other origins' records (identity policy, aggregation),
+    # only records of this origin (or of no known producer: phantoms) belong to this pair.
+    observed = [r for r in h.observed if r.cluster == pair.target and r.topic in pair.topic_map
+                and h.origin_of.get(r.producer_id, pair.origin) == pair.origin]
+    lag = [s for s in h.lag if (s.cluster == pair.origin and s.topic in origin_topics)
+           or (s.cluster == pair.target and s.topic in pair.topic_map)]
+    return check_flow(FlowInput(source=pair.origin, target=pair.target, topic_map=dict(pair.topic_map),
+                                acked=acked, observed=observed, uncertain=uncertain, lag_samples=lag,
+                                timeline=h.timeline, drained=drained(h)))
+
+
+def drained(h: Histories) -> bool:
+    """Whether the drill's final drain completed: only then is every record not on the target lost;
+    before it (an interrupted drill), one may still be on its way (``in_flight``)."""
+    return any(e.kind == DRAIN_EVENT_KIND and e.outcome == "ok" for e in h.timeline)
+
+
+def acked_by_prefix(h: Histories) -> dict[str, int]:
+    """Distinct acknowledged records per producer definition and cluster (``<name>-<cluster>``)."""
+    ids: dict[str, set[tuple[str, int]]] = {}
+    for a in h.acked:
+        ids.setdefault(producer_prefix(a.producer_id), set()).add((a.producer_id, a.seq))
+    return {k: len(v) for k, v in ids.items()}
+
+
+def latency_samples(h: Histories, pair: CheckPair) -> tuple[LatencySample, ...]:
+    """Per replicated acknowledged record: first sighting on the target minus its send time,
+    in order of arrival (the latency plots draw them over time)."""
+    origin_topics = set(pair.topic_map.values())
+    sent = {(a.producer_id, a.seq): a.send_ts_ms for a in h.acked
+            if a.cluster == pair.origin and a.topic in origin_topics}
+    first_seen: dict[tuple[str, int], int] = {}
+    for r in h.observed:
+        if r.cluster != pair.target or r.topic not in pair.topic_map:
+            continue
+        key = (r.producer_id, r.seq)
+        if key in sent and (key not in first_seen or r.seen_ts_ms < first_seen[key]):
+            first_seen[key] = r.seen_ts_ms
+    return tuple(sorted((LatencySample(seen, seen - sent[k]) for k, seen in first_seen.items()),
+                        key=lambda s: s.seen_ts_ms))
+
+
+def check_group(h: Histories, failover: FailoverRecord) -> FailoverSummary:
+    """The cost of one consumer group's failover (``failover``: the record the failover step kept)."""
+    result = check_failover(FailoverInput(
+        group=failover.group, strategy=failover.strategy, primary=failover.primary, dr=failover.dr,
+        failure_ts_ms=failover.failure_ts_ms, topic_map=dict(failover.topic_map),
+        processed=[p for p in h.processed if p.group == failover.group], acked=h.acked,
+        observed=[r for r in h.observed if r.cluster == failover.dr], dr_topics=tuple(failover.dr_topics),
+        dr_since_ms=failover.dr_since_ms))
+    return FailoverSummary.model_validate(result.summary())
+
+
+DRAIN_EVENT_KIND = "drain"  # the engine's final drain (engine._drain), "ok" when lag reached 0
+
+
+@dataclass
+class Checked:
+    """Everything the checker said about one drill's histories."""
+
+    flows: list[FlowSummary] = field(default_factory=list)
+    plots: dict[str, FlowPlotData] = field(default_factory=dict)
+    failovers: list[FailoverSummary] = field(default_factory=list)
+    timeline: list[TimelineEntry] = field(default_factory=list)
+    acked_by_prefix: dict[str, int] = field(default_factory=dict)  # see acked_by_prefix()
+
+    def load_facts(self, load_started_ms: int | None) -> LoadFacts:
+        """What the load invariant judges."""
+        return LoadFacts(dict(self.acked_by_prefix), list(self.timeline), load_started_ms)
+
+
+def check_drill(histories: Path, pairs: list[CheckPair], failovers: list[FailoverRecord], out: Checked) -> None:
+    """Check every flow and every failed-over group once, with the series the plots draw, into
+    ``out`` as it goes: when one check fails, what was checked before it is still reported."""
+    h = Histories(histories)
+    out.timeline = [TimelineEntry.model_validate(e, from_attributes=True) for e in h.timeline]
+    out.acked_by_prefix = acked_by_prefix(h)
+    for pair in pairs:
+        result = check_pair(h, pair)
+        out.flows.append(FlowSummary.of(result.summary(), pair.name, pair.via))
+        out.plots[pair.name] = FlowPlotData(result.series, latency_samples(h, pair))
+    for fo in failovers:
+        out.failovers.append(check_group(h, fo))

@@ -1,0 +1,156 @@
+"""The checks a drill file's replication gets before anything starts, as the run would make them.
+
+``validate`` and ``run`` both call :func:`replication_problems`: each flow's settings go
+through the same MM2 properties parser the adapters use (``ReplicationSetup.flow_config``),
+the ``command`` template through the command adapter's own placeholder check, and each flow's
+literal topic names are looked up among the topics the drill can put on its source. Problems
+that make the run fail are errors; settings that will simply have no effect with this
+replicator are warnings (one drill file serves every replicator).
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from harness.lab.environment import TopologySpec
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.drill.replicators.command import check_command, program_problem
+from harness.drill.replicators.errors import SetupError
+from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from harness.drill.loops import loop_problems
+from harness.drill.schema import Failover, Scenario
+from harness.drill.plain_errors import did_you_mean
+from harness.drill.topology import check_pairs, origin_topics, topology_of
+from primitives.config_errors import InvalidSetting
+from replicator.config.validation import check_separator
+
+# (path inside the drill file, message)
+Report = Callable[[tuple, str], None]
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """What ``ReplicationSetup`` reads of an environment before anything runs: its topology."""
+
+    spec: TopologySpec
+    workdir: Path = Path(tempfile.gettempdir()) / "mirrordrill-validate"  # never created
+
+
+def replication_problems(s: Scenario, replicator: str, error: Report, warn: Report,
+                         drill_dir: Path | None = None) -> None:
+    """Every problem of ``s.replication`` for ``replicator`` that needs no running cluster (a relative
+    program path of the command replicator is looked up in ``drill_dir``)."""
+    r = s.replication
+    flows = ("replication", "flows")
+    seen: dict[tuple[str, str], int] = {}
+    for i, f in enumerate(r.flows):
+        if (f.source, f.target) in seen:
+            error(flows + (i,), f"flow {f.source}->{f.target} is listed twice (also flows[{seen[f.source, f.target]}]); "
+                                "keep one, and merge their topics and settings")
+        seen.setdefault((f.source, f.target), i)
+    try:
+        check_separator(r.separator, list(s.clusters))
+    except InvalidSetting as err:
+        error(("replication", "separator"), f"{err.message}; choose another separator or rename the cluster")
+        return
+    try:
+        spec = topology_of(s)
+    except ValueError as err:
+        error(("clusters",), str(err))
+        return
+    plan = _Planned(spec)
+    for i, flow in enumerate(r.flows):
+        if flow.source not in s.clusters or flow.target not in s.clusters or flow.source == flow.target:
+            continue  # reported by the cross checks
+        try:
+            spec_of = FlowSpec(flow.source, flow.target, topics=flow.topics,
+                               **({"topics_exclude": flow.topics_exclude} if flow.topics_exclude is not None else {}),
+                               placement=flow.placement, settings=flow.settings)
+            setup = ReplicationSetup(env=plan, flows=[spec_of], policy=r.policy, separator=r.separator,
+                                     workdir=plan.workdir)
+            if replicator == "pyspark" and r.mode:
+                setup.flow_config(spec_of, {"mirrordrill.mode": r.mode})
+            # accepted, but ignored by the bundled replicator (MM2 itself uses them)
+            for w in (setup.config_warnings() if replicator == "pyspark" else ()):
+                key = w.key.split(".", 1)[1] if w.key.startswith(f"{spec_of.name}.") else w.key
+                warn(flows + (i,) + (("settings", key) if key in flow.settings else ()), f"setting {key!r}: {w.message}")
+        except (SetupError, ValueError) as err:
+            key = next((k for k in flow.settings if repr(k) in str(err)), None)
+            error(flows + (i,) + (("settings", key) if key else ()), str(err).removeprefix(f"flow {flow.source}->{flow.target}: "))
+    _topic_problems(s, error)
+    _replicator_problems(s, replicator, error, warn, drill_dir)
+    loop_problems(s, replicator, error, warn)
+
+
+def _topic_problems(s: Scenario, error: Report) -> None:
+    """A flow's topic written as a plain name (no regex) must be a topic its source can have."""
+    names: dict[str, set[str]] = {c: set(t) for c, t in origin_topics(s).items()}
+    for pair in check_pairs(s, origin_topics(s)):  # topics that reach a cluster along flows
+        names[pair.target] |= set(pair.topic_map)
+    for i, f in enumerate(s.replication.flows):
+        if f.source not in names:
+            continue
+        there = sorted(names[f.source])
+        for j, pattern in enumerate(f.topics):
+            # Only a literal name can be judged: a regex may match topics made outside the drill.
+            if re.escape(pattern).replace("\\.", ".").replace("\\-", "-") != pattern:
+                continue
+            if not any(re.fullmatch(pattern, t) for t in there):
+                error(("replication", "flows", i, "topics", j),
+                      f"cluster {f.source} has no topic {pattern!r}{did_you_mean(pattern, there)}, so this flow "
+                      f"would replicate nothing from it; its topics: {', '.join(there) or 'none'}")
+
+
+def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Report, drill_dir: Path | None) -> None:
+    r = s.replication
+    if replicator == "command":
+        if not r.command:
+            error(("replication",), "replicator 'command' needs replication.command, the command line that "
+                                    "runs your replicator for one flow (see docs/drill-files.md, 'The command "
+                                    "replicator')")
+        else:
+            problem = check_command(r.command, shell=r.shell) or program_problem(r.command, r.shell, drill_dir)
+            if problem:
+                error(("replication", "command"), problem)
+        if any(f.settings for f in r.flows):
+            warn(("replication", "flows"), "flow settings are checked but never reach a command replicator; "
+                                           "pass them in replication.command")
+        failing_over = {st.source for st in s.timeline if isinstance(st, Failover)}
+        for i, c in enumerate(s.load.consumers):
+            if c.failover_strategy in ("translated", "checkpoint") and c.cluster in failing_over:
+                error(("load", "consumers", i, "failover_strategy"),
+                      f"the command replicator translates no offsets, so a '{c.failover_strategy}' failover "
+                      "cannot run; choose timestamp, earliest or latest")
+    # Judged against the file's own replicator: a pyspark drill run with --replicator mirrormaker2
+    # to compare the two keeps its mode for pyspark, which is not a mistake in the file.
+    own = r.replicator
+    if r.mode is not None and own != "pyspark":
+        warn(("replication", "mode"), f"mode applies to the pyspark replicator only; {own} ignores it")
+    elif r.command is not None and own != "command":
+        warn(("replication", "command"), f"command applies to the command replicator only; {own} ignores it")
+    if r.shell and own != "command":
+        warn(("replication", "shell"), f"shell applies to the command replicator only; {own} ignores it")
+    if r.mirrormaker2.exactly_once and own != "mirrormaker2":
+        warn(("replication", "mirrormaker2", "exactly_once"),
+             f"exactly_once applies to MirrorMaker 2 only (run --replicator mirrormaker2); {own} ignores it")
+    if r.mirrormaker2.exactly_once:
+        for i, f in enumerate(r.flows):
+            level = str(f.settings.get("consumer.isolation.level", "read_committed"))
+            if level != "read_committed":
+                error(("replication", "flows", i, "settings", "consumer.isolation.level"),
+                      f"exactly_once needs MM2's source consumers at read_committed (it declares exactly-once "
+                      f"support only then); remove consumer.isolation.level: {level}")
+
+
+def flow_setting_problem(key: str, value: object) -> str | None:
+    """Why ``key: value`` is not a valid flow setting (None when it is): the sweep's ``--param`` check."""
+    plan = _Planned(TopologySpec(clusters=(ClusterSpec("a"), ClusterSpec("b"))))
+    try:
+        ReplicationSetup(env=plan, flows=[FlowSpec("a", "b", settings={key: value})], workdir=plan.workdir)
+    except (SetupError, ValueError) as err:
+        return str(err).removeprefix("flow a->b: ").replace("a->b.<setting>", "<setting>")
+    return None

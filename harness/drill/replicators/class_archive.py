@@ -1,0 +1,38 @@
+"""The driver's class-data archive, made once per machine with a broker of its own to replicate through.
+
+``replicator.driver_jvm.make_archive`` dumps the classes of a short replication run; that run
+needs a Kafka broker it may create topics on. The drill's own clusters are not lent to it (a
+team's existing cluster is not ours to write to, and a topic left on a drill's cluster could be
+replicated by the drill), so a one-broker cluster starts on loopback for the run and stops
+after it, on every exit path (``Environment`` as a context manager). About a minute, once.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Callable
+
+from primitives.bootstrap import Artifacts, mirrordrill_home
+from replicator.driver_jvm import make_archive
+
+_CLUSTER = "archive"
+
+
+def make_class_archive(archive: Path, jars: list[Path], log: Callable[[str], None],
+                       artifacts: Artifacts | None = None) -> bool:
+    """Make ``archive`` (True when it exists afterwards); its run's output goes to ``archive``.log."""
+    from harness.lab.environment import Environment, TopologySpec
+    from harness.lab.brokers.cluster import ClusterSpec
+
+    run_log = Path(archive).with_suffix(".log")
+    workdir = mirrordrill_home() / "tmp" / f"class-archive-{Path(archive).stem}"
+    shutil.rmtree(workdir, ignore_errors=True)
+    try:
+        with Environment(TopologySpec(clusters=(ClusterSpec(_CLUSTER),)), workdir, artifacts=artifacts) as env:
+            return make_archive(archive, jars, env.cluster(_CLUSTER).bootstrap, log_path=run_log)
+    except Exception as e:  # the archive only speeds starts up: without a broker, the session's classes still help
+        log(f"no broker for the class-data archive's run ({e}); making it with Spark's session classes only")
+        return make_archive(archive, jars, log_path=run_log)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)

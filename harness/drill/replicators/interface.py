@@ -1,0 +1,154 @@
+"""The replicator interface the scenario engine drives, whatever the replicator is.
+
+A drill describes *what* to replicate once (``ReplicationSetup``); an adapter (``Replicator``)
+decides *how* — our PySpark replicator, Apache MirrorMaker 2, or a user's own command — and
+exposes the same lifecycle (start, stop, kill, pause, restart), measurements and offset
+translation.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from confluent_kafka import ConsumerGroupTopicPartitions
+
+from harness.drill.replicators.errors import UnsupportedOperation
+from harness.drill.replicators.measurements import ReplicatorMetrics
+from harness.drill.replicators.setup import ReplicationSetup
+
+DEFAULT_STOP_GRACE_S = 30.0
+SOURCE_PROBE_TIMEOUT_S = 3.0  # is the source reachable at all, before asking it for a group's offsets
+
+
+@dataclass(frozen=True)
+class CheckpointWait:
+    """How a planned move's wait for checkpoints carrying the group's commit went."""
+
+    caught_up: bool
+    detail: str
+
+
+class Replicator(ABC):
+    """What the scenario engine drives: one replicator (of any kind) for one setup."""
+
+    kind: ClassVar[str]
+    # Why a failback with ``restore_history`` cannot bring a wiped cluster's history back with this
+    # replicator (None: it can, through the flow setting ``mirrordrill.restore.history``).
+    cannot_restore_history: ClassVar[str | None] = (
+        "only the bundled replicator has a flow that writes '<cluster>.<topic>' back into '<topic>'")
+
+    def __init__(self, setup: ReplicationSetup) -> None:
+        self.setup = setup
+
+    # --- lifecycle --------------------------------------------------------------------
+    @abstractmethod
+    def start(self, timeout_s: float | None = None) -> None:
+        """Start every process and return once the replicator is ready (ReplicatorNotReady if not)."""
+
+    @abstractmethod
+    def stop(self, grace_s: float = DEFAULT_STOP_GRACE_S) -> None:
+        """SIGTERM, then SIGKILL whatever is still running after ``grace_s``."""
+
+    @abstractmethod
+    def kill(self) -> None:
+        """SIGKILL: a crash, with no chance to flush or commit."""
+
+    @abstractmethod
+    def pause(self) -> None:
+        """SIGSTOP: frozen (a long GC pause, a stalled VM), distinct from a crash."""
+
+    @abstractmethod
+    def resume(self) -> None:
+        """SIGCONT after ``pause``."""
+
+    def restart(self, grace_s: float = DEFAULT_STOP_GRACE_S, hard: bool = False, timeout_s: float | None = None) -> None:
+        """Stop (or kill, when ``hard``) and start again; returns when ready."""
+        if hard:
+            self.kill()
+        else:
+            self.stop(grace_s)
+        self.start(timeout_s)
+
+    @property
+    @abstractmethod
+    def running(self) -> bool:
+        """True while every process of the replicator is alive (paused counts as alive)."""
+
+    # --- observation ------------------------------------------------------------------
+    @abstractmethod
+    def metrics(self) -> ReplicatorMetrics | None:
+        """Per topic-partition rates, lag and latency where the replicator can tell."""
+
+    def start_times(self) -> list[dict[str, Any]]:
+        """Each start of this replicator's processes seen so far: when it began (epoch ms) and
+        seconds from it to the first record moved, with the phases on the way where the
+        replicator reports them. Empty for a replicator that does not tell."""
+        return []
+
+    def count_target_from_now(self) -> None:
+        """Lag counts only what targets receive from now on (see OffsetLagProbe.count_target_from_now)."""
+        raise UnsupportedOperation(f"{type(self).__name__} cannot rebase its lag measurement")
+
+    def forget_source_positions(self, source: str) -> None:
+        """``source`` was wiped: positions kept from before would point into a log that restarted
+        at offset 0. Called before start; a replicator keeping positions only in its own (fresh)
+        working folder has nothing to forget."""
+
+    @abstractmethod
+    def translate_offsets(self, group: str, source: str, target: str, *,
+                          source_lost: bool = False) -> dict[tuple[str, int], int]:
+        """Target-cluster offsets ``{(remote_topic, partition): offset}`` for ``group``'s source commits.
+
+        ``source_lost``: the source has been declared lost (an unplanned failover), so an
+        adapter that could ask it for the group's commits goes straight to what the target holds.
+        """
+
+    def await_checkpoints(self, group: str, source: str, target: str, timeout_s: float) -> CheckpointWait | None:
+        """A planned move has committed ``group`` on ``source``: wait (at most ``timeout_s``) until
+        the replicator's checkpoints on ``target`` carry those commits, as a runbook waits before
+        translating, and say how that went. None: this replicator's translation needs no wait."""
+        return None
+
+    def source_commits(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
+        """``group``'s committed offsets on ``source``, asked from ``target``'s data center through the
+        WAN, as an operator there would: a source cut off by a partition is as unavailable as a dead one."""
+        admin = self.setup.env.cluster(source).admin(from_cluster=target)
+        # a dead or cut-off source fails this in seconds; the group lookup would wait much longer
+        admin.list_topics(timeout=SOURCE_PROBE_TIMEOUT_S)
+        res = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=10)[group]
+        return {(tp.topic, tp.partition): tp.offset for tp in res.result(timeout=15).topic_partitions
+                if tp.offset >= 0}
+
+    def checkpoint_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
+        """``group``'s newest checkpoint per remote partition, its downstream offset as the replicator
+        wrote it on ``target`` (what ``RemoteClusterUtils.translateOffsets`` hands an application):
+        the ``checkpoint`` failover strategy starts there, with no check of its own."""
+        raise UnsupportedOperation(f"{type(self).__name__} writes no checkpoints to start a group from; "
+                                   f"choose the translated, timestamp, earliest or latest strategy")
+
+    def remote_topic(self, source_cluster: str, topic: str) -> str:
+        """Name ``topic`` of ``source_cluster`` gets on a target cluster."""
+        return self.setup.remote_topic(source_cluster, topic)
+
+    @abstractmethod
+    def log_paths(self) -> dict[str, Path]:
+        """Every log file this replicator writes, by process name."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """Configuration as rendered (secrets redacted) and where things are, for reports."""
+
+    # --- context manager: a drill's ``with`` block stops the replicator on every exit path
+    def __enter__(self) -> "Replicator":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

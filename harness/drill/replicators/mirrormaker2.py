@@ -1,0 +1,383 @@
+"""Apache MirrorMaker 2 (dedicated mode) as a replicator under test, from the same flows as ours.
+
+One MM2 process per target data center and placement: ``MirrorMaker mm2.properties
+--clusters <target>``. Placed at the target (the default) it consumes through the WAN and
+produces locally; placed at the source it does the opposite. Each process's file names only
+the clusters of its own flows, so MM2 starts no herders for pairs it does not serve.
+
+The file is rendered by ``replicator.config.render.to_mm2_properties`` from the flows (the same
+model our replicator runs from), plus what a drill on a small cluster needs:
+
+* replication factors of remote and internal topics sized to the cluster (min(3, brokers));
+  MM2's defaults (2 and 3) cannot be met by a one-broker data center;
+* drill intervals (``drill_intervals=True``): topic/group refresh, topic-config sync,
+  checkpoint and group-offset-sync every 5 s instead of 600/60 s, and Connect's
+  ``offset.flush.interval.ms`` at 5 s instead of 60 s (it also paces MM2's delayed offset
+  syncs, hence checkpoint freshness, and bounds the replay after a crash). They change when
+  things happen, not what MM2 guarantees; a flow's own settings override them;
+* ``plugin.discovery = service_load``: MM2's own start-up advice; cuts ~20 s of classpath
+  scanning and changes nothing else.
+
+Readiness: for every flow ``A->B``, a heartbeat keyed (A, B) written since the start into
+B's ``heartbeats`` topic (the flow's herder runs and can produce into B), MM2 logging that
+its source connector started, and — when A has topics to copy — a source task
+"replicating … A->B". ``A.heartbeats`` on B is no readiness signal: it exists only when
+something emits heartbeats *into* A (active/active, or an MM2 serving A as a target), which
+a ``--clusters B`` process never does for a one-way flow.
+
+Metrics: MM2's per-partition MBeans (``replication-latency-ms``, ``record-age-ms``…) need a
+JMX client, which Python lacks without an agent jar; we measure lag and record rates from
+end offsets on both clusters instead (``OffsetLagProbe``), which works the same for every
+replicator, and add the heartbeat age of each flow (how old the newest upstream heartbeat
+on the target is) where upstream heartbeats exist (active/active or chained setups).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import KafkaException, TopicPartition
+
+from primitives.bootstrap import Artifacts, Bootstrap
+from harness.lab.brokers.broker import LOG4J_CONFIG
+from primitives.kafka.reading import ends_after_last_record, read_topic
+from primitives.process import ManagedProcess
+from harness.drill.replicators.errors import ReplicatorError
+from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, CheckpointWait
+from harness.drill.replicators.measurements import ReplicatorMetrics
+from harness.drill.replicators.processes import NodeReplicator, ProcessNode
+from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
+from primitives.redaction import redact_settings
+from replicator.config.settings import ReplicatorConfig
+from replicator.config.render import to_mm2_properties
+from replicator.mm2_format import Checkpoint, Heartbeat
+
+MAIN_CLASS = "org.apache.kafka.connect.mirror.MirrorMaker"
+
+DRILL_WORKER_INTERVALS: Mapping[str, str] = {"offset.flush.interval.ms": "5000"}
+"""Connect worker drill interval for each target cluster (default 60000 ms)."""
+
+STARTUP_SETTINGS: Mapping[str, str] = {"plugin.discovery": "service_load"}
+"""Start-up speed only: skip Connect's reflective plugin scan (MM2 logs this advice itself)."""
+
+EXACTLY_ONCE_TOP_SETTINGS: Mapping[str, str] = {
+    # Zombie fencing goes from a follower to the leader over Connect's internal REST API, which
+    # dedicated mode only brings up on request. Port 0: several MM2 processes share one host, and
+    # the URL a worker advertises falls back to the port it bound. Loopback only: the default
+    # (http://:8083) listens on every interface.
+    "dedicated.mode.enable.internal.rest": "true",
+    "listeners": "http://127.0.0.1:0",
+}
+"""Top-level keys of MM2's exactly-once mode (KIP-618 in dedicated mode, as Kafka's ops docs give it)."""
+
+EXACTLY_ONCE_WORKER_SETTINGS: Mapping[str, str] = {"exactly.once.source.support": "enabled"}
+"""Per target (``B.``): MM2 reads it only there; a top-level one is silently ignored."""
+
+EXACTLY_ONCE_FLOW_SETTINGS: Mapping[str, str] = {"consumer.isolation.level": "read_committed"}
+"""``MirrorSourceConnector`` declares exactly-once support only when it reads the source committed."""
+
+_STARTED_SOURCE = re.compile(r"Started MirrorSourceConnector with \d+ topic-partitions")
+
+
+# ======================================================================================
+# The processes
+# ======================================================================================
+class Mm2Node(ProcessNode):
+    """One MM2 process: the flows into ``target`` whose replicator runs in ``location``."""
+
+    config_name = "mm2.properties"
+    log_name = "mm2.log"
+
+    @property
+    def target(self) -> str:
+        return self.flows[0].target  # every flow of a node replicates into the same cluster
+
+    @property
+    def name(self) -> str:
+        where = "" if self.location == self.target else f" (at {self.location})"
+        return f"mirrormaker2 {self.target}{where}"
+
+
+def plan_nodes(setup: ReplicationSetup, root: Path) -> list[Mm2Node]:
+    """Group flows into MM2 processes: one per (target, location)."""
+    groups: dict[tuple[str, str], list[FlowSpec]] = {}
+    for flow in setup.flows:
+        groups.setdefault((flow.target, flow.location), []).append(flow)
+    return [Mm2Node(location, flows, root / (target if location == target else f"{target}-at-{location}"))
+            for (target, location), flows in groups.items()]
+
+
+class MirrorMaker2Replicator(NodeReplicator):
+    """Real Apache MirrorMaker 2 (Kafka's ``connect-mirror`` jars) in dedicated mode."""
+
+    kind = "mirrormaker2"
+    label = "MirrorMaker 2"
+    default_ready_timeout_s = 180.0
+    cannot_restore_history = (
+        "MirrorMaker 2 cannot: its cycle check (MirrorSourceConnector.isCycle) never copies '<cluster>.<topic>' into "
+        "<cluster>, and no ReplicationPolicy names a remote topic back to its original name")
+
+    def __init__(self, setup: ReplicationSetup, *, heap_mb: int = 512, drill_intervals: bool = True,
+                 worker_settings: Mapping[str, str] | None = None, exactly_once: bool = False,
+                 artifacts: Artifacts | None = None, java: str | None = None,
+                 classpath: Sequence[Path] | None = None, ready_timeout_s: float | None = None) -> None:
+        """``worker_settings`` are Connect worker keys for every target (``<target>.<key>``).
+
+        ``exactly_once``: MM2's exactly-once mode (``exactly.once.source.support = enabled``): each
+        poll's records and their source offsets go to the target in one transaction, so a
+        ``read_committed`` consumer sees no copy twice after MM2 is killed. Off by default, as in MM2.
+
+        The JVM and jars come from ``java``/``classpath``, else ``artifacts``, else the bootstrap cache.
+        """
+        super().__init__(setup, ready_timeout_s)
+        self.heap_mb = heap_mb
+        self.drill_intervals = drill_intervals
+        self.worker_settings = {k: str(v) for k, v in (worker_settings or {}).items()}
+        self.exactly_once = exactly_once
+        if java is None or classpath is None:
+            bootstrap = Bootstrap()
+            java = java or (artifacts.java if artifacts else bootstrap.java())
+            classpath = classpath or (artifacts.mirrormaker_classpath if artifacts
+                                      else bootstrap.jvm_classpath("mirrormaker"))
+        self._java, self._classpath = java, tuple(Path(p) for p in classpath)
+        self.nodes = self.with_secret_dir(plan_nodes(setup, setup.workdir / "mirrormaker2"))
+        for node in self.nodes:
+            node.process = ManagedProcess(name=node.name, argv=self._argv(node), log_path=node.log_path,
+                                          cwd=node.workdir, stop_timeout_s=DEFAULT_STOP_GRACE_S)
+            # Validate the whole file now, with placeholder addresses: bad settings fail before any start.
+            self.node_config(node, resolve_addresses=False)
+
+    # --- configuration ----------------------------------------------------------------
+    def _argv(self, node: Mm2Node) -> list[str]:
+        return [
+            self._java, f"-Xms{min(128, self.heap_mb)}m", f"-Xmx{self.heap_mb}m",
+            "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError",
+            "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
+            f"-Dkafka.logs.dir={node.workdir}",
+            "-cp", ":".join(str(p) for p in self._classpath),
+            MAIN_CLASS, str(node.config_path), "--clusters", node.target,
+        ]
+
+    def flow_defaults(self, flow: FlowSpec) -> dict[str, str]:
+        """What this adapter adds under a flow's own settings (replication factors, drill intervals)."""
+        target_rf = str(replication_factor_for(self.brokers_of(flow.target)))
+        syncs_on = flow.target if flow.settings.get("offset-syncs.topic.location") == "target" else flow.source
+        defaults = {
+            "replication.factor": target_rf,
+            "checkpoints.topic.replication.factor": target_rf,
+            "heartbeats.topic.replication.factor": target_rf,
+            "offset-syncs.topic.replication.factor": str(replication_factor_for(self.brokers_of(syncs_on))),
+        }
+        if self.drill_intervals:
+            defaults.update(DRILL_FLOW_INTERVALS)
+        if self.exactly_once:
+            defaults.update(EXACTLY_ONCE_FLOW_SETTINGS)
+        return defaults
+
+    def worker_defaults(self, target: str) -> dict[str, str]:
+        """Connect worker settings for the herders that write into ``target``."""
+        rf = str(replication_factor_for(self.brokers_of(target)))
+        settings = {"offset.storage.replication.factor": rf, "config.storage.replication.factor": rf,
+                    "status.storage.replication.factor": rf, **STARTUP_SETTINGS}
+        if self.drill_intervals:
+            settings.update(DRILL_WORKER_INTERVALS)
+        if self.exactly_once:
+            settings.update(EXACTLY_ONCE_WORKER_SETTINGS)
+        return {**settings, **self.worker_settings}
+
+    def node_config(self, node: Mm2Node, resolve_addresses: bool = True) -> ReplicatorConfig:
+        """The validated model of one process's file (addresses as seen from its location)."""
+        return self.setup.replicator_config(
+            node.flows, node.location,
+            flow_defaults={f.name: self.flow_defaults(f) for f in node.flows},
+            cluster_settings={node.target: self.worker_defaults(node.target)},
+            top_settings={**STARTUP_SETTINGS, **(EXACTLY_ONCE_TOP_SETTINGS if self.exactly_once else {})},
+            resolve_addresses=resolve_addresses,
+        )
+
+    def render(self, node: Mm2Node) -> str:
+        """The ``mm2.properties`` text of one process (needs the environment's addresses)."""
+        config = self.node_config(node)
+        header = [
+            f"# {node.name}: flows {', '.join(f.name for f in node.flows)}; run with --clusters {node.target}.",
+            f"# Clusters are addressed as seen from {node.location!r}"
+            + (" (remote ones through the WAN proxies)." if len(config.clusters) > 1 else "."),
+            "# Replication factors are sized to each cluster; "
+            + ("drill intervals (5 s refresh/sync/checkpoint, 5 s offset flush) are on."
+               if self.drill_intervals else "MM2's own intervals are kept (drill_intervals=False)."),
+        ]
+        return "\n".join(header) + "\n" + to_mm2_properties(config, include_mirrordrill=False)
+
+    # --- processes --------------------------------------------------------------------
+    def node_for(self, source: str, target: str) -> Mm2Node:
+        flow = self.setup.flow(source, target)
+        return next(n for n in self.nodes if flow in n.flows)
+
+    def _node_not_ready(self, node: Mm2Node, started_at: float, log: str) -> list[str]:
+        """Ready when, for every flow, MM2 emits heartbeats into the target, its source connector has
+        started, and (if the source has topics to copy) a source task is replicating them."""
+        since_ms = int(started_at * 1000) - 1000
+        reasons = []
+        started = len(_STARTED_SOURCE.findall(log))
+        if started < len(node.flows):
+            reasons.append(f"{node.name}: {started}/{len(node.flows)} source connectors started")
+        beats: set[tuple[str, str]] | None = None
+        for flow in node.flows:
+            config = self.setup.flow_config(flow, self.flow_defaults(flow))
+            if config.schedule_seconds("emit_heartbeats") is not None:
+                if beats is None:
+                    beats = {(h.source_alias, h.target_alias) for h in self.heartbeats(node.target, since_ms=since_ms)}
+                if (flow.source, flow.target) not in beats:
+                    reasons.append(f"{flow.name}: no heartbeat on {node.target} yet")
+            if self._probe.selected_topics(flow):
+                pattern = rf"replicating \d+ topic-partitions {re.escape(flow.source)}->{re.escape(flow.target)}:"
+                if not re.search(pattern, log):
+                    reasons.append(f"{flow.name}: no source task replicating yet")
+        return reasons
+
+    def forget_source_positions(self, source: str) -> None:
+        """MM2 keeps a flow's source positions in Connect's offsets topic on the target
+        (``mm2-offsets.<source>.internal``); after the source was wiped those positions are stale,
+        and one below the new log end would make MM2 skip records. Deleted; MM2 creates it again."""
+        for target in {f.target for f in self.setup.flows if f.source == source}:
+            topic = f"mm2-offsets.{source}.internal"
+            admin = self.setup.env.cluster(target).admin()
+            if topic not in admin.list_topics(timeout=15).topics:
+                continue
+            admin.delete_topics([topic], operation_timeout=30)[topic].result(timeout=35)
+            deadline = time.monotonic() + 30
+            while topic in admin.list_topics(timeout=15).topics and time.monotonic() < deadline:
+                time.sleep(0.5)  # deletion completes asynchronously; a worker must not find the old one
+
+    # --- MM2's own topics -------------------------------------------------------------
+    def heartbeats(self, cluster: str, topic: str = "heartbeats", since_ms: int | None = None) -> list[Heartbeat]:
+        """Heartbeats in ``topic`` on ``cluster`` (``heartbeats``, or ``<src>.heartbeats`` upstream ones)."""
+        c = self.setup.env.cluster(cluster)
+        records = read_topic(c.bootstrap, topic, since_ms=since_ms, security=c.security_config())
+        return [Heartbeat.decode(m.key(), m.value()) for m in records if m.key() and m.value()]
+
+    def checkpoints(self, source: str, target: str, group: str | None = None) -> list[Checkpoint]:
+        """Every checkpoint of flow ``source->target`` (of ``group``, or all), in emission order."""
+        self.setup.flow(source, target)
+        topic = self.setup.replication_policy(source).checkpoints_topic(source)
+        c = self.setup.env.cluster(target)
+        records = read_topic(c.bootstrap, topic, security=c.security_config())
+        out = []
+        for m in sorted(records, key=lambda m: (m.partition(), m.offset())):
+            if not m.key() or not m.value():
+                continue
+            cp = Checkpoint.decode(m.key(), m.value(), m.offset())
+            if group is None or cp.group == group:
+                out.append(cp)
+        return out
+
+    def await_checkpoints(self, group: str, source: str, target: str, timeout_s: float) -> CheckpointWait:
+        """MM2 checkpoints a group only after it finds it (``refresh.groups.interval.seconds``) and
+        then every ``emit.checkpoints.interval.seconds``, each carrying the commit it translated: a
+        move right after the commit would otherwise translate an older one, or none (earliest).
+
+        Carrying the commit is not enough where the group read a partition to its end: MM2 maps a
+        commit one past the newest offset sync at or below it, and the sync of a partition's last
+        record is delayed until Connect's next offset flush. A checkpoint emitted before that sync
+        reached the checkpoint task carries the commit but translates it to an older position, and
+        the group replays the records in between (150 seen in a planned move). For such a
+        partition the exact translation is one past the remote partition's newest record (read
+        again on each pass: a drain that timed out still has records coming): wait for it too."""
+        selector = self.setup.flow_config(self.setup.flow(source, target)).topic_selector()
+        try:
+            commits = {(t, p): offset for (t, p), offset in self.source_commits(group, source, target).items()
+                       if selector.should_checkpoint_topic(t)}
+            source_ends = self._probe.end_offsets(source, [TopicPartition(t, p) for t, p in commits])
+        except (KafkaException, TimeoutError) as err:
+            return CheckpointWait(False, f"not waited for: {group}'s commits or end offsets unreadable ({err})")
+        wanted = {(selector.remote_topic(t), p): offset for (t, p), offset in commits.items()}
+        at_end = [(selector.remote_topic(t), p) for (t, p), offset in commits.items() if source_ends.get((t, p)) == offset]
+        started, carried_after = time.monotonic(), None
+        while True:
+            carried = {(cp.topic, cp.partition): cp for cp in self.checkpoints(source, target, group)}
+            uncarried = sorted(k for k, offset in wanted.items() if k not in carried or carried[k].upstream_offset < offset)
+            inexact = []
+            if not uncarried:
+                carried_after = time.monotonic() - started if carried_after is None else carried_after
+                try:
+                    exact = self._exact_translations(target, at_end)
+                    inexact = sorted(k for k in exact if carried[k].downstream_offset < exact[k])
+                except (KafkaException, TimeoutError):
+                    inexact = sorted(at_end)  # the target did not answer this pass: ask again
+            waited = time.monotonic() - started
+            if not uncarried and not inexact:
+                return CheckpointWait(True, f"checkpoints carry the commits of {len(wanted)} partition(s) after "
+                                            f"{carried_after:.1f}s, translated exactly ({len(at_end)} read to the "
+                                            f"end) after {waited:.1f}s")
+            if waited >= timeout_s:
+                behind = uncarried or inexact
+                what = "behind the commits" if uncarried else "carrying the commits one past an older offset sync"
+                return CheckpointWait(False, f"checkpoints of {len(behind)} of {len(wanted)} partition(s) still "
+                                             f"{what} after {timeout_s:.0f}s (e.g. {behind[0][0]}-{behind[0][1]})")
+            time.sleep(1.0)
+
+    def _exact_translations(self, target: str, remote: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """One past the newest record of each remote partition, the exact translation of a commit at
+        its source's end: its log end, less any transaction markers after it (exactly-once mode)."""
+        c = self.setup.env.cluster(target)
+        return ends_after_last_record(c.bootstrap, remote, security=c.security_config())
+
+    def translate_offsets(self, group: str, source: str, target: str, *,
+                          source_lost: bool = False) -> dict[tuple[str, int], int]:
+        """The latest checkpoint per remote partition of ``group``: MM2's own translation, as emitted
+        (read from the target alone, whether or not the source is lost)."""
+        latest: dict[tuple[str, int], int] = {}
+        try:
+            for cp in self.checkpoints(source, target, group):
+                latest[(cp.topic, cp.partition)] = cp.downstream_offset
+        except (KafkaException, TimeoutError) as err:
+            raise ReplicatorError(f"reading MM2 checkpoints of {source}->{target} on {target}: {err}") from err
+        return latest
+
+    def checkpoint_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
+        return self.translate_offsets(group, source, target)  # MM2's translation is its checkpoints
+
+    def metrics(self) -> ReplicatorMetrics | None:
+        """End-offset lag and rates per partition, plus each flow's upstream heartbeat age."""
+        sample = self._probe.sample()
+        notes = list(sample.notes)
+        for flow in self.setup.flows:
+            topic = self.setup.remote_topic(flow.source, "heartbeats")
+            try:
+                newest = max((h.timestamp_ms for h in self.heartbeats(flow.target, topic,
+                                                                      since_ms=int(time.time() * 1000) - 60_000)),
+                             default=None)
+            except (KafkaException, TimeoutError):
+                newest = None
+            if newest is not None:
+                notes.append(f"{flow.name}: newest upstream heartbeat on {flow.target} is "
+                             f"{time.time() * 1000 - newest:.0f} ms old")
+        return ReplicatorMetrics(sample.taken_at, sample.method, sample.partitions, tuple(notes))
+
+    # --- description ------------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        nodes = [{**self.node_summary(node), "target": node.target, "location": node.location,
+                  "argv": _short_argv(node.process.argv) if node.process else []} for node in self.nodes]
+        return {
+            "kind": self.kind, "policy": self.setup.policy, "separator": self.setup.separator,
+            "heap_mb": self.heap_mb, "drill_intervals": self.drill_intervals, "exactly_once": self.exactly_once,
+            "flows": [{"name": f.name, "topics": list(f.topics), "topics_exclude": list(f.topics_exclude),
+                       "placement": f.placement, "settings": redact_settings(f.settings)} for f in self.setup.flows],
+            "processes": nodes,
+            "metrics_method": "end offsets on both clusters (no JMX); upstream heartbeat age where available",
+            "warnings": [str(w) for w in self.setup.config_warnings()],
+        }
+
+
+def _short_argv(argv: list[str]) -> list[str]:
+    # The classpath is dozens of jars; a report needs to know where they are, not each name.
+    out = list(argv)
+    if "-cp" in out:
+        i = out.index("-cp") + 1
+        jars = out[i].split(":")
+        out[i] = f"<{len(jars)} jars in {Path(jars[0]).parent}>"
+    return out

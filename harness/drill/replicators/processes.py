@@ -1,0 +1,246 @@
+"""Replicators made of supervised processes: the shared lifecycle, and one process per node."""
+
+from __future__ import annotations
+
+import re
+import time
+from abc import abstractmethod
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from confluent_kafka import KafkaException
+
+from harness.drill.replicators.errors import ReplicatorNotReady
+from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, Replicator
+from harness.drill.replicators.measurements import OffsetLagProbe, ReplicatorMetrics
+from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from primitives.process import ManagedProcess
+from primitives.redaction import redact_properties
+
+
+class ProcessReplicator(Replicator):
+    """A replicator made of ``ManagedProcess``es registered with the environment's supervisor.
+
+    Subclasses build their processes (``_processes``) and say when they are ready
+    (``_wait_ready``); lifecycle, signals and log paths are shared.
+    """
+
+    default_ready_timeout_s: ClassVar[float] = 120.0
+
+    def __init__(self, setup: ReplicationSetup, ready_timeout_s: float | None = None) -> None:
+        super().__init__(setup)
+        self.ready_timeout_s = ready_timeout_s or self.default_ready_timeout_s
+        self._probe = OffsetLagProbe(setup)
+        self._registered: set[int] = set()
+
+    @property
+    @abstractmethod
+    def processes(self) -> list[ManagedProcess]:
+        """Every process of this replicator (started or not)."""
+
+    def _prepare(self) -> None:
+        """Write configuration files before the processes start (override as needed)."""
+
+    @abstractmethod
+    def _wait_ready(self, started_at: float, log_offsets: dict[str, int], deadline: float) -> None:
+        """Block until ready or raise ReplicatorNotReady; logs are read from ``log_offsets``."""
+
+    def start(self, timeout_s: float | None = None) -> None:
+        self._prepare()
+        log_offsets = {}
+        started_at = time.time()
+        try:
+            for proc in self.processes:
+                if id(proc) not in self._registered:
+                    # The environment stops it too, on whichever exit path comes first.
+                    self.setup.env.supervisor.add(proc)
+                    self._registered.add(id(proc))
+                proc.log_path.parent.mkdir(parents=True, exist_ok=True)
+                log_offsets[proc.name] = proc.log_path.stat().st_size if proc.log_path.exists() else 0
+                if proc.cwd is not None:
+                    Path(proc.cwd).mkdir(parents=True, exist_ok=True)
+                if not proc.running:
+                    proc.start()
+            self._wait_ready(started_at, log_offsets, time.monotonic() + (timeout_s or self.ready_timeout_s))
+        except BaseException:
+            self.stop(grace_s=10.0)
+            raise
+
+    def _each(self, action) -> None:
+        procs = self.processes
+        if len(procs) <= 1:
+            for p in procs:
+                action(p)
+            return
+        # In parallel, so one slow shutdown does not delay the others' signals.
+        with ThreadPoolExecutor(max_workers=len(procs)) as pool:
+            list(pool.map(action, procs))
+
+    def stop(self, grace_s: float = DEFAULT_STOP_GRACE_S) -> None:
+        self._each(lambda p: p.stop(grace_s))
+
+    def kill(self) -> None:
+        self._each(lambda p: p.kill())
+
+    def pause(self) -> None:
+        for p in self.processes:
+            p.pause()
+
+    def resume(self) -> None:
+        for p in self.processes:
+            p.resume()
+
+    @property
+    def running(self) -> bool:
+        return bool(self.processes) and all(p.running for p in self.processes)
+
+    @property
+    def paused(self) -> bool:
+        return any(p.paused for p in self.processes)
+
+    def metrics(self) -> ReplicatorMetrics | None:
+        return self._probe.sample()
+
+    def count_target_from_now(self) -> None:
+        self._probe.count_target_from_now()
+
+    def log_paths(self) -> dict[str, Path]:
+        return {p.name: p.log_path for p in self.processes}
+
+    def _raise_if_dead(self, what: str) -> None:
+        for p in self.processes:
+            if not p.running and not p.paused:
+                raise ReplicatorNotReady(f"{p.name} exited (code {p.returncode}) while {what}; "
+                                         f"log: {p.log_path}\n--- last lines ---\n{p.log_tail(40)}")
+
+
+_HARNESS_LOG_LINE = "===== mirrordrill: "
+
+
+def read_log_since(path: Path, offset: int) -> str:
+    """What the process logged after byte ``offset`` ('' when there is no log yet).
+
+    The harness's own "starting <argv>" lines are left out: a readiness pattern must match
+    what the process said, not its command line.
+    """
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            text = fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith(_HARNESS_LOG_LINE))
+
+
+@dataclass
+class ProcessNode:
+    """One process of a node-based replicator: the flows placed together in ``location``, its
+    folder, the properties rendered for it (once written) and the process. Subclasses name the
+    process and its two files."""
+
+    location: str
+    flows: list[FlowSpec]
+    workdir: Path
+    process: ManagedProcess | None = field(default=None, repr=False)
+    properties: str | None = None
+    # Set when the properties hold secrets: the file the process reads lives there (the
+    # run folder keeps a redacted copy under config_name).
+    secret_dir: Path | None = None
+
+    config_name: ClassVar[str]
+    log_name: ClassVar[str]
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def config_path(self) -> Path:
+        if self.secret_dir is not None:
+            return self.secret_dir / f"{re.sub(r'[^A-Za-z0-9._-]', '_', self.name)}-{self.config_name}"
+        return self.workdir / self.config_name
+
+    @property
+    def log_path(self) -> Path:
+        return self.workdir / self.log_name
+
+
+class NodeReplicator(ProcessReplicator):
+    """A replicator run as one process per node, each with its own rendered properties file and
+    log: MirrorMaker 2 and ours alike."""
+
+    nodes: list[ProcessNode]
+
+    label: ClassVar[str]  # what the readiness error calls the replicator
+    # how often ``_wait_ready`` asks the nodes: each time is up to this much between ready and the load
+    ready_poll_s: ClassVar[float] = 1.0
+
+    @abstractmethod
+    def render(self, node: ProcessNode) -> str:
+        """The properties text of one node's process (needs the environment's addresses)."""
+
+    @abstractmethod
+    def _node_not_ready(self, node: ProcessNode, started_at: float, log: str) -> list[str]:
+        """Why ``node`` is not ready yet ([] when it is); ``log`` is what it logged since starting."""
+
+    def _wait_ready(self, started_at: float, log_offsets: dict[str, int], deadline: float) -> None:
+        """Ask every node, every ``ready_poll_s``, until none has a reason left or the deadline passes."""
+        reasons = ["not checked yet"]
+        while time.monotonic() < deadline:
+            self._raise_if_dead("starting")
+            reasons = []
+            for node in self.nodes:
+                try:
+                    reasons += self._node_not_ready(node, started_at,
+                                                    read_log_since(node.log_path, log_offsets[node.name]))
+                except (KafkaException, TimeoutError) as err:  # a busy cluster: look again
+                    reasons.append(f"{node.name}: could not check yet: {err}")
+            if not reasons:
+                return
+            time.sleep(self.ready_poll_s)
+        tails = "\n".join(f"--- {n.log_path} (last lines) ---\n{n.process.log_tail(25)}"
+                          for n in self.nodes if n.process is not None)
+        raise ReplicatorNotReady(f"{self.label} not ready after {self.ready_timeout_s:.0f}s: "
+                                 + "; ".join(reasons) + "\n" + tails)
+
+    def with_secret_dir(self, nodes: list[Any]) -> list[Any]:
+        """``nodes`` with their properties placed in the environment's secret folder when it has one.
+
+        Set before any command line is built: the process must read the real file there.
+        """
+        secrets = getattr(self.setup.env, "secrets", None)
+        for node in nodes:
+            node.secret_dir = secrets.path if secrets is not None else None
+        return nodes
+
+    def brokers_of(self, cluster: str) -> int:
+        return next(c.brokers for c in self.setup.env.spec.clusters if c.name == cluster)
+
+    def _prepare(self) -> None:
+        for node in self.nodes:
+            node.workdir.mkdir(parents=True, exist_ok=True)
+            node.properties = self.render(node)
+            secrets = getattr(self.setup.env, "secrets", None)
+            if secrets is None or node.secret_dir is None:
+                node.config_path.write_text(node.properties)
+                continue
+            secrets.file(node.config_path.name, node.properties)
+            (node.workdir / node.config_name).write_text(redact_properties(node.properties))
+
+    @property
+    def processes(self) -> list[ManagedProcess]:
+        return [n.process for n in self.nodes if n.process is not None]
+
+    def node_summary(self, node: ProcessNode) -> dict[str, Any]:
+        """What describe() says of every node: where its files are and its redacted properties."""
+        text = node.properties
+        if text is None:
+            try:
+                text = self.render(node)
+            except Exception as err:  # addresses exist only once the environment runs
+                text = f"# not rendered yet: {err}"
+        return {"name": node.name, "flows": [f.name for f in node.flows], "config_path": str(node.config_path),
+                "log_path": str(node.log_path), "pid": node.process.pid if node.process else None,
+                "properties": redact_properties(text)}

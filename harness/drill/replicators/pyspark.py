@@ -1,0 +1,371 @@
+"""The bundled PySpark replicator as a replicator under test.
+
+One replicator process per placement location (``python -m replicator``), running every flow
+placed there in one Spark session. Its configuration is the same flow description MM2 gets,
+rendered as an MM2 properties file plus our ``mirrordrill.*`` keys, so both run identical drills.
+
+Offset translation does not depend on the replicator being alive: it reads the target's own
+records (each carries its source offset) with ``replicator.offset_index``, starting from the
+group's committed offsets on the source, or, when the source is unreachable (an unplanned
+failover), from the upstream offsets of the newest checkpoints on the target.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import KafkaException
+
+from primitives.bootstrap import Artifacts, Bootstrap, REPO_ROOT, mirrordrill_home
+from primitives.process import ManagedProcess, child_environment
+from harness.lab.spark.deployment import STANDALONE, SparkDeployment, check_task_slots
+from harness.lab.spark.standalone import spark_env
+from harness.lab.spark.submit import SubmittedDriver, driver_env, package_replicator, submit_argv
+from harness.drill.replicators.class_archive import make_class_archive
+from harness.drill.replicators.errors import ReplicatorError
+from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S
+from harness.drill.replicators.measurements import PartitionMetrics, ReplicatorMetrics
+from harness.drill.replicators.processes import NodeReplicator, ProcessNode
+from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
+from harness.drill.replicators.start_log import StartLog
+from primitives.kafka.reading import read_topic
+from replicator.config.settings import ReplicatorConfig
+from replicator.config.render import to_mm2_properties
+from replicator.driver_jvm import CDS_ENV, archive_fingerprint
+from replicator.mm2_format import Checkpoint
+from replicator.offset_index import OffsetIndex
+
+SUBMITTED_READY_TIMEOUT_S = 480.0
+EXACT_LAG_MAX_AGE_S = 10.0  # the replicator probes its lag every 2 s; older figures are not trusted
+
+
+class ReplicatorNode(ProcessNode):
+    """One replicator process: the flows placed in one data center."""
+
+    config_name = "replicator.properties"
+    log_name = "replicator.log"
+
+    @property
+    def name(self) -> str:
+        return f"pyspark replicator @{self.location}"
+
+    @property
+    def status_path(self) -> Path:
+        return self.workdir / "work" / "metrics.json"
+
+
+def pyspark_flow_defaults(target_brokers: int, mode: str | None, drill_intervals: bool) -> dict[str, str]:
+    """A flow's settings under its own: replication factors sized to the target, drill intervals, the mode."""
+    rf = str(replication_factor_for(target_brokers))
+    defaults = {"replication.factor": rf, "checkpoints.topic.replication.factor": rf,
+                "heartbeats.topic.replication.factor": rf, "offset-syncs.topic.replication.factor": rf}
+    if drill_intervals:
+        defaults.update(DRILL_FLOW_INTERVALS)
+    if mode:
+        defaults["mirrordrill.mode"] = mode
+    return defaults
+
+
+class PySparkReplicator(NodeReplicator):
+    """mirrordrill's own replicator (Spark Structured Streaming), one process per location."""
+
+    kind = "pyspark"
+    label = "PySpark replicator"
+    # a readiness check reads one status file, which the process rewrites at least every 0.25 s until
+    # its first record moves; a check of MM2 reads the target's heartbeats topic, so it keeps 1 s
+    ready_poll_s = 0.25
+    default_ready_timeout_s = 240.0
+    cannot_restore_history = None  # its flows take mirrordrill.restore.history (replicator.filters.TopicSelector)
+
+    def __init__(self, setup: ReplicationSetup, *, mode: str | None = None, drill_intervals: bool = True,
+                 spark_master: str | None = None, artifacts: Artifacts | None = None,
+                 ready_timeout_s: float | None = None, spark: SparkDeployment | None = None) -> None:
+        """``mode`` (microbatch|realtime) applies to every flow unless a flow sets ``mirrordrill.mode``.
+
+        ``spark`` says where Spark runs (``local``, ``standalone``, a URL; see harness.lab.spark.deployment);
+        ``spark_master`` is the older way of giving an in-process master such as ``local[4]``.
+        """
+        super().__init__(setup, ready_timeout_s)
+        self.mode = mode
+        self.drill_intervals = drill_intervals
+        self.spark = spark or SparkDeployment(master=spark_master or "local")
+        self.spark_master = self.spark.local_master()
+        self.spark_master_url: str | None = None  # where a submitted replicator went
+        # every process start seen in a status file, by (node, start ms): a restarted process
+        # overwrites the file, so each start is kept as it is read (see ``start_times``)
+        self._starts = StartLog()
+        self._metrics_urls: dict[str, str] = {}  # node name -> its process's Prometheus URL, once known
+        if self.spark.submitted and ready_timeout_s is None:
+            # executors are JVMs of their own, started by the workers: on a busy 2-core machine
+            # they registered two minutes after the driver (measured), then the queries start
+            self.ready_timeout_s = SUBMITTED_READY_TIMEOUT_S
+        self._artifacts = artifacts
+        self._java = artifacts.java if artifacts is not None else None
+        if artifacts is not None:
+            self._jars = [*artifacts.spark_kafka_jars, artifacts.replicator_jar]
+        else:
+            b = Bootstrap()
+            self._jars = [*b.jvm_classpath("spark-kafka"), b.replicator_jar()]
+        by_location: dict[str, list[FlowSpec]] = {}
+        for flow in setup.flows:
+            by_location.setdefault(flow.location, []).append(flow)
+        root = setup.workdir / "pyspark"
+        self.nodes = self.with_secret_dir([ReplicatorNode(loc, flows, root / loc)
+                                           for loc, flows in sorted(by_location.items())])
+        for node in self.nodes:
+            if self.spark.submitted:  # the command line needs the master's URL: written at start
+                node.process = SubmittedDriver(name=node.name, argv=[], log_path=node.log_path, cwd=node.workdir,
+                                               env=driver_env(spark_env(self._java)),
+                                               stop_timeout_s=DEFAULT_STOP_GRACE_S)
+            else:
+                node.process = ManagedProcess(
+                    name=node.name, argv=[sys.executable, "-m", "replicator", *self._app_args(node)],
+                    log_path=node.log_path, cwd=node.workdir, env=self._env(), stop_timeout_s=DEFAULT_STOP_GRACE_S)
+            self.node_config(node, resolve_addresses=False)  # bad settings fail before anything starts
+
+    @staticmethod
+    def _app_args(node: ReplicatorNode) -> list[str]:
+        return ["--config", str(node.config_path), "--workdir", str(node.workdir / "work")]
+
+    def _env(self) -> dict[str, str]:
+        env = child_environment()
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
+        env["MIRRORDRILL_REPLICATOR_JARS"] = ",".join(str(j) for j in self._jars)
+        env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        env.setdefault(CDS_ENV, str(self.cds_archive))
+        return env
+
+    @property
+    def cds_archive(self) -> Path:
+        """The driver JVM's class-data archive (``replicator.driver_jvm``), one per JDK, Python, jar set and archive run."""
+        key = hashlib.sha256("\n".join([str(self._java or shutil.which("java")), sys.executable,
+                                         *map(str, self._jars), archive_fingerprint()]).encode()).hexdigest()[:12]
+        return mirrordrill_home() / "spark-cds" / f"driver-{key}.jsa"
+
+    # --- configuration ----------------------------------------------------------------
+    def flow_defaults(self, flow: FlowSpec) -> dict[str, str]:
+        """Replication factors sized to the clusters and the same drill intervals MM2 gets."""
+        return pyspark_flow_defaults(self.brokers_of(flow.target), self.mode, self.drill_intervals)
+
+    def node_config(self, node: ReplicatorNode, resolve_addresses: bool = True) -> ReplicatorConfig:
+        master = self.spark_master_url or self.spark_master
+        # Prometheus text on a port the system picks (drills run several processes side by side);
+        # each process names its URL in metrics.json, and ``status`` logs it.
+        top = {"mirrordrill.metrics.port": "0"}
+        if master:
+            top["mirrordrill.spark.master"] = master
+        if self.spark.driver_jit:
+            top["mirrordrill.driver.jit"] = self.spark.driver_jit
+        return self.setup.replicator_config(
+            node.flows, node.location, flow_defaults={f.name: self.flow_defaults(f) for f in node.flows},
+            top_settings=top, resolve_addresses=resolve_addresses)
+
+    def render(self, node: ReplicatorNode) -> str:
+        header = (f"# {node.name}: flows {', '.join(f.name for f in node.flows)}; clusters addressed as seen "
+                  f"from {node.location!r}.\n")
+        return header + to_mm2_properties(self.node_config(node))
+
+    # --- processes --------------------------------------------------------------------
+    def _prepare(self) -> None:
+        if self.spark.submitted and self.spark_master_url is None:
+            self._submit_to_cluster()
+        elif not self.spark.submitted and not self.cds_archive.is_file():
+            # once per machine (a minute or two): every later replicator start maps it
+            self.setup.env.log(f"making the Spark driver's class-data archive {self.cds_archive} (once: a "
+                               "one-broker cluster starts for a short replication whose classes it keeps)")
+            if not make_class_archive(self.cds_archive, self._jars, self.setup.env.log, self._artifacts):
+                self.setup.env.log("no class-data archive made; the replicator starts without one")
+        super()._prepare()
+
+    def _submit_to_cluster(self) -> None:
+        """Find (or start) the master, check its free task slots, write each node's spark-submit line."""
+        if self.spark.master == STANDALONE:
+            cluster = self.setup.env.spark_standalone()
+            url, status = cluster.url, cluster.status()
+        else:
+            url, status = self.spark.master, None  # someone else's cluster: its UI address is unknown here
+        self.spark_master_url = url
+        if status is not None:
+            needed = {node.name: self._realtime_partitions(node) for node in self.nodes}
+            for node in self.nodes:
+                check_task_slots(status, needed[node.name], self.spark.slots, node.name)
+            check_task_slots(status, sum(needed.values()), self.spark.slots * len(self.nodes),
+                             f"the {len(self.nodes)} replicator processes together")
+        archive, launcher = package_replicator(self.setup.workdir / "pyspark" / "package")
+        for node in self.nodes:
+            node.process.argv = submit_argv(self.spark, url, self._jars,
+                                            archive, launcher,
+                                            [*self._app_args(node), "--jars", ",".join(str(j) for j in self._jars)])
+
+    def _realtime_partitions(self, node: ReplicatorNode) -> int:
+        """Source partitions of the node's real-time flows: each holds one task slot for the query's life."""
+        realtime = {(f.source, f.target) for f in self.node_config(node).enabled_flows() if f.mode == "realtime"}
+        return sum(sum(self._probe.selected_topics(f).values()) for f in node.flows
+                   if (f.source, f.target) in realtime)
+
+    def status(self, node: ReplicatorNode) -> dict:
+        """The replicator's own metrics.json (empty before its first write)."""
+        try:
+            doc = json.loads(node.status_path.read_text())
+        except (OSError, ValueError):
+            return {}
+        startup = doc.get("startup")
+        if isinstance(startup, dict) and startup.get("started_at_ms"):
+            self._starts.record(node.name, startup)
+        url = doc.get("prometheus_url")
+        if isinstance(url, str) and self._metrics_urls.get(node.name) != url:  # a restart picks a new port
+            self._metrics_urls[node.name] = url
+            self.setup.env.log(f"{node.name} metrics: {url}")
+        return doc
+
+    def start_times(self) -> list[dict[str, Any]]:
+        for node in self.nodes:
+            self.status(node)  # the newest process's figures
+        return self._starts.entries()
+
+    def _node_not_ready(self, node: ReplicatorNode, started_at: float, log: str) -> list[str]:
+        """Ready when every flow emits heartbeats (where they are on) and, where it has topics, its Spark
+        query is live.
+
+        Live: the warm-up batch ended and, in real time, the query's tasks all run; a query merely
+        started still has Spark's first-batch cost ahead, which the load's first records would wait for."""
+        doc = self.status(node)
+        if doc.get("written_ms", 0) < started_at * 1000:
+            return [f"{node.name}: no status written yet"]
+        reasons = []
+        for flow in node.flows:
+            st = doc.get("status", {}).get(flow.name, {})
+            # a flow with heartbeats off (drills on existing clusters) shows its loop by the status alone
+            emits = self.setup.flow_config(flow, self.flow_defaults(flow)).schedule_seconds("emit_heartbeats")
+            if emits is not None and not st.get("heartbeats"):
+                reasons.append(f"{flow.name}: no heartbeat yet")
+            if self._probe.selected_topics(flow) and not st.get("query_starts"):
+                reasons.append(f"{flow.name}: Spark query not started yet")
+            elif self._probe.selected_topics(flow) and not st.get("live"):
+                reasons.append(f"{flow.name}: Spark query started, not live yet (warm-up batch or real-time tasks "
+                               "still starting)")
+        return reasons
+
+    # --- offsets ----------------------------------------------------------------------
+    def _checkpoints(self, group: str, source: str, target: str) -> dict[tuple[str, int], Checkpoint]:
+        """The group's latest checkpoint per remote partition (as named on the target), from the
+        target's checkpoints topic."""
+        policy = self.setup.replication_policy(source)
+        latest: dict[tuple[str, int], Checkpoint] = {}
+        cluster = self.setup.env.cluster(target)
+        for m in read_topic(cluster.bootstrap, policy.checkpoints_topic(source), security=cluster.security_config()):
+            if m.key() and m.value():
+                cp = Checkpoint.decode(m.key(), m.value())
+                if cp.group == group:
+                    latest[(cp.topic, cp.partition)] = cp
+        return latest
+
+    def translate_offsets(self, group: str, source: str, target: str, *,
+                          source_lost: bool = False) -> dict[tuple[str, int], int]:
+        """Exact translation: first target position whose source offset is >= the group's commit.
+
+        The commits come from the source when it answers, else from the newest checkpoints on the
+        target. The target is read from the newest checkpoint's position on (everything before
+        it holds older source offsets), so failing over costs a short read, not the whole topic.
+        """
+        flow = self.setup.flow(source, target)
+        checkpoints = self._checkpoints(group, source, target)
+        commits = None
+        if not source_lost:
+            try:
+                commits = self.source_commits(group, source, target)
+            except (KafkaException, TimeoutError):
+                pass  # unreachable: as good as lost
+        selector = self.setup.flow_config(flow).topic_selector()
+        wanted: dict[tuple[str, int], int] = {}  # remote partition -> committed source offset
+        if commits is None:
+            wanted = {key: cp.upstream_offset for key, cp in checkpoints.items()}
+        else:
+            # the selector names each remote topic (a failback restoring history writes "B.t" back as "t")
+            wanted = {(selector.remote_topic(topic), partition): committed
+                      for (topic, partition), committed in commits.items() if selector.should_checkpoint_topic(topic)}
+        # A checkpoint (U -> D) says every position below D holds a source offset below U:
+        # a commit at or past U translates to D or later.
+        start_at = {key: checkpoints[key].downstream_offset for key, committed in wanted.items()
+                    if key in checkpoints and checkpoints[key].upstream_offset <= committed}
+        index = OffsetIndex(self.setup.env.cluster(target).client_config())
+        try:
+            try:
+                index.refresh(sorted(wanted), start_at=start_at)
+            except (KafkaException, TimeoutError) as err:
+                raise ReplicatorError(f"translating {group} onto {target}: {err}") from err
+            return {key: index.translate(*key, committed, refresh=False) for key, committed in wanted.items()}
+        finally:
+            index.close()
+
+    def checkpoint_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
+        try:
+            checkpoints = self._checkpoints(group, source, target)
+        except (KafkaException, TimeoutError) as err:
+            raise ReplicatorError(f"reading {group}'s checkpoints of {source}->{target} on {target}: {err}") from err
+        return {key: cp.downstream_offset for key, cp in checkpoints.items()}
+
+    # --- observation ------------------------------------------------------------------
+    def metrics(self) -> ReplicatorMetrics | None:
+        """End-offset lag and rates (as for every replicator) plus the replicator's ack latency.
+
+        After a crash the replicator copies some records again, so the target's end offset runs
+        ahead of what it holds and end-offset lag reads 0 while records are still missing (a
+        drill drained on it stopped 390 records early). The replicator's own lag is exact: it
+        reads the source offset carried by the newest record on the target. Where a running
+        replicator wrote it recently, the larger of the two is the lag -- but in the topics a
+        copy back restores, where only the history is copied (``replicator.history``) and the
+        re-protect's later copies are no lag, the replicator's own figure is.
+        """
+        sample = self._probe.sample()
+        latency: dict[tuple[str, str, int], float] = {}
+        exact: dict[tuple[str, str, int], int] = {}
+        fresh_after_ms = (time.time() - EXACT_LAG_MAX_AGE_S) * 1000
+        for node in self.nodes:
+            doc = self.status(node)
+            fresh = node.process is not None and node.process.running and doc.get("written_ms", 0) >= fresh_after_ms
+            for flow_name, parts in doc.get("flows", {}).items():
+                for p in parts:
+                    key = (flow_name, p["topic"], p["partition"])
+                    if p.get("latency_avg_ms") is not None:
+                        latency[key] = p["latency_avg_ms"]
+                    if fresh and p.get("lag") is not None:
+                        exact[key] = p["lag"]
+        restored = self._restored_topics()
+        rows = []
+        for r in sample.partitions:
+            key = (r.flow, r.remote_topic, r.partition)
+            lag = r.lag_records
+            if key in exact and (r.flow, r.topic) in restored:
+                lag = exact[key]
+            elif lag is not None and key in exact:
+                lag = max(lag, exact[key])
+            rows.append(PartitionMetrics(**{**vars(r), "lag_records": lag, "replication_latency_ms": latency.get(key)}))
+        return ReplicatorMetrics(sample.taken_at, "end-offsets + producer acks", tuple(rows), sample.notes)
+
+    def _restored_topics(self) -> set[tuple[str, str]]:
+        """(flow name, source topic) of the topics copy-back flows restore under their original names."""
+        out = set()
+        for flow in self.setup.flows:
+            selector = self.setup.flow_config(flow).topic_selector()
+            if selector.restore_history:
+                out |= {(flow.name, t) for t in self._probe.selected_topics(flow) if selector.restored_topic(t)}
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        nodes = [{**self.node_summary(node), "location": node.location, "status_path": str(node.status_path),
+                  "metrics_url": self._metrics_urls.get(node.name)} for node in self.nodes]
+        return {"kind": self.kind, "mode": self.mode or "per flow (default microbatch)",
+                "spark": {"master": self.spark.master, "master_url": self.spark_master_url,
+                          "executors": self.spark.describe_executors()},
+                "policy": self.setup.policy, "separator": self.setup.separator,
+                "flows": [{"name": f.name, "topics": list(f.topics), "placement": f.placement,
+                           "settings": dict(f.settings)} for f in self.setup.flows],
+                "processes": nodes, "warnings": [str(w) for w in self.setup.config_warnings()]}

@@ -1,0 +1,562 @@
+"""The drill file model: clusters, links, topics, flows, load, consumers, timeline, expectations.
+
+Pydantic models with ``extra="forbid"``; cross-references (unknown cluster, unknown group,
+...) are checked in ``validate.py`` so every error can name the file, line and field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from harness.lab.brokers.secure import LocalClusterSecurity
+from harness.drill import bounds as B
+from harness.drill.bounds import at_most, at_most_items, at_most_seconds
+from harness.drill.durations import parse_duration
+from primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
+from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
+from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
+
+STRATEGIES = ("translated", "checkpoint", "timestamp", "earliest", "latest")
+REPLICATORS = ("pyspark", "mirrormaker2", "command")
+
+
+class _M(BaseModel):
+    # .inf and .nan are YAML numbers: a rate or limit of .inf is never what a drill means.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+# Seconds, written as 90, '90s', '1m30s' or '500ms'.
+Seconds = Annotated[float, BeforeValidator(parse_duration)]
+# How long one step or phase may wait for something (a drain, a condition, a command).
+Wait = Annotated[Seconds, at_most_seconds(B.MAX_WAIT_S, "for one wait")]
+
+
+class ClusterDef(_M):
+    brokers: Annotated[int, at_most(B.MAX_BROKERS, "brokers per cluster (each is a JVM on this machine)")] = Field(1, ge=1)
+    heap_mb: Annotated[int, at_most(B.MAX_HEAP_MB, "MB of heap per broker")] = Field(512, ge=128)
+    # the brokers' JIT (primitives.jvm_jit): c1 for brokers that live as long as a drill
+    # (harness.lab.brokers.broker.broker_jvm_options), tiered to let them reach C2's code
+    broker_jit: Literal["c1", "tiered"] = "c1"
+    broker_properties: dict[str, str | int | bool] = Field(default_factory=dict)
+    # SASL_SSL or mutual TLS on the brokers the harness starts (harness/lab/brokers/secure.py).
+    security: LocalClusterSecurity | None = None
+    existing: ExistingClusterDef | None = None  # a team's own cluster: nothing is started for it
+
+    @model_validator(mode="after")
+    def _started_or_existing(self):
+        started_only = sorted({"brokers", "heap_mb", "broker_jit", "broker_properties", "security"}
+                              & self.model_fields_set)
+        if self.existing is not None and started_only:
+            raise ValueError(f"{', '.join(started_only)} describe a cluster the harness starts; an existing "
+                             "cluster is only reached (its client settings go under existing: bootstrap_servers, "
+                             "security, properties): remove them")
+        return self
+
+
+def _jitter_within_latency(latency_ms: int, jitter_ms: int) -> None:
+    # The WAN proxy adds latency +- jitter; jitter above latency would ask for negative delays.
+    if latency_ms and jitter_ms > latency_ms:
+        raise ValueError(f"jitter_ms ({jitter_ms}) is larger than latency_ms ({latency_ms}): the delay is "
+                         "latency plus or minus jitter, so jitter must be at most latency")
+
+
+Latency = Annotated[int, at_most(B.MAX_LATENCY_MS, "ms of latency on a link")]
+
+
+class LinkConditionsDef(_M):
+    latency_ms: Latency = Field(0, ge=0)
+    jitter_ms: int = Field(0, ge=0)
+    bandwidth_kb_s: int | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _jitter(self):
+        _jitter_within_latency(self.latency_ms, self.jitter_ms)
+        return self
+
+
+class LinkDef(LinkConditionsDef):
+    between: tuple[str, str]
+
+
+Partitions = Annotated[int, at_most(B.MAX_PARTITIONS, "partitions per topic")]
+
+
+class TopicDef(_M):
+    name: str  # Kafka's topic-name rules, with the reason: harness/drill/topic_names.py
+    cluster: str
+    partitions: Partitions = Field(3, ge=1)
+    replication_factor: int | None = Field(None, ge=1)
+    config: dict[str, str | int] = Field(default_factory=dict)
+
+
+class FlowDef(_M):
+    source: str
+    target: str
+    topics: list[str] = Field(default_factory=lambda: [".*"], min_length=1)
+    topics_exclude: list[str] | None = None
+    placement: Literal["target", "source"] = "target"
+    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+
+class SparkDef(_M):
+    """Where the bundled replicator's Spark runs (pyspark only); see harness/lab/spark/deployment.py."""
+
+    master: str = "local"  # local | local[N] | standalone | spark://HOST:PORT | yarn | k8s://...
+    executors: int = Field(2, ge=1, le=64)
+    executor_cores: int = Field(2, ge=1, le=64)
+    executor_memory: str = "768m"
+    driver_jit: Literal["c1", "tiered"] | None = None  # the replicator's mirrordrill.driver.jit
+
+    @field_validator("master", "executor_memory")
+    @classmethod
+    def _deployable(cls, v, info):
+        try:
+            SparkDeployment(**{info.field_name: v})
+        except SparkDeploymentError as e:
+            raise ValueError(str(e)) from None
+        return v
+
+
+class MirrorMaker2Def(_M):
+    """How MirrorMaker 2 runs when it is the replicator (mirrormaker2 only)."""
+
+    # exactly.once.source.support = enabled: each poll's records and their source offsets are one
+    # transaction on the target, so read_committed consumers see no copy twice after MM2 dies
+    exactly_once: bool = False
+
+
+class ReplicationDef(_M):
+    replicator: Literal["pyspark", "mirrormaker2", "command"] = "pyspark"
+    policy: Literal["default", "identity"] = "default"
+    separator: str = "."
+    mode: Literal["microbatch", "realtime"] | None = None  # pyspark only
+    command: str | None = None  # command replicator template
+    shell: bool = False  # command replicator: run the template through /bin/sh -c (placeholders quoted)
+    spark: SparkDef = SparkDef()  # pyspark only
+    mirrormaker2: MirrorMaker2Def = MirrorMaker2Def()  # mirrormaker2 only
+    flows: list[FlowDef] = Field(min_length=1)
+
+
+class ProducerDef(_M):
+    cluster: str
+    topics: list[str] | dict[str, float] = Field(min_length=1)
+    rate: Annotated[float, at_most(B.MAX_RATE, "records/s per producer")] = Field(gt=0, description="records/s")
+    record_size: SizeSpec = SizeSpec(fixed=1024)
+    keys: KeySpec = KeySpec()
+    users: int = Field(1, ge=1, le=100)
+    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    name: str | None = None
+
+    @field_validator("topics")
+    @classmethod
+    def _weights(cls, v):
+        bad = [name for name, weight in v.items() if not weight > 0] if isinstance(v, dict) else []
+        if bad:
+            raise ValueError(f"topic weight(s) of {bad} must be greater than 0; leave a topic out to write nothing to it")
+        return v
+
+    @field_validator("settings")
+    @classmethod
+    def _settings(cls, v):
+        check_producer_rules(v)  # the load process's own rule, told before the clusters start
+        return v
+
+
+class CommitDef(_M):
+    mode: Literal["auto", "manual"] = "manual"
+    interval_ms: int = Field(1000, ge=10)
+    every_records: int | None = Field(None, ge=1)
+
+    @model_validator(mode="after")
+    def _every_records_is_manual(self):
+        if self.mode == "auto" and self.every_records is not None:
+            raise ValueError("every_records needs mode: manual (auto-commit commits on a timer, every interval_ms)")
+        return self
+
+
+class ConsumerDef(_M):
+    group: str = Field(pattern=r"^[A-Za-z0-9._-]+$")
+    cluster: str
+    topics: list[str] = Field(min_length=1)
+    commit: CommitDef = CommitDef()
+    failover_strategy: Literal["translated", "checkpoint", "timestamp", "earliest", "latest"] = "translated"
+    timestamp_margin_s: float = Field(10.0, ge=0, description="timestamp strategy: seek this far before the incident")
+
+
+class BacklogDef(_M):
+    """Records written into ``topic`` before the replicator starts (capacity drills)."""
+
+    cluster: str
+    topic: str
+    records: Annotated[int, at_most(B.MAX_BACKLOG_RECORDS, "records per backlog")] = Field(ge=1)
+    record_size: int = Field(1024, ge=64, le=1_000_000)
+
+
+class LoadDef(_M):
+    backlog: list[BacklogDef] = Field(default_factory=list)
+    producers: Annotated[list[ProducerDef], at_most_items(B.MAX_PRODUCERS, "producers in one drill")] = \
+        Field(default_factory=list)
+    consumers: Annotated[list[ConsumerDef], at_most_items(B.MAX_CONSUMERS, "consumer groups in one drill")] = \
+        Field(default_factory=list)
+
+
+# --- timeline ---------------------------------------------------------------------------
+class WhenDef(_M):
+    """A condition: wait (after the previous step) until replication lag is at most ``lag_at_most``."""
+
+    lag_at_most: int = Field(ge=0)
+    flow: str | None = None  # "A->B"; default every flow
+    timeout: Wait = 120.0
+
+
+class _Step(_M):
+    # With both, the step waits for ``at`` and then for ``when``: "at 20 s, once replication
+    # keeps up" -- a fault injected before a slow replicator has started measures nothing.
+    at: Seconds | None = None  # seconds after the load starts
+    when: WhenDef | None = None
+    name: str | None = None
+
+
+class _LinkStep(_Step):
+    link: tuple[str, str]
+    direction: str | None = None
+
+
+class SetLink(_LinkStep):
+    do: Literal["set_link"]
+    latency_ms: Latency = Field(0, ge=0)
+    jitter_ms: int = Field(0, ge=0)
+    bandwidth_kb_s: int | None = Field(None, gt=0)
+    reset_after_ms: int | None = Field(None, ge=0)
+    slice_bytes: int | None = Field(None, gt=0)
+    slice_delay_us: int = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _jitter(self):
+        _jitter_within_latency(self.latency_ms, self.jitter_ms)
+        return self
+
+
+class Blackhole(_LinkStep):
+    do: Literal["blackhole"]
+
+
+class Partition(_LinkStep):
+    do: Literal["partition"]
+
+
+class Heal(_LinkStep):
+    do: Literal["heal"]
+
+
+class ResetConnections(_LinkStep):
+    do: Literal["reset_connections"]
+
+
+class LeaderOf(_M):
+    """The broker that leads this partition at the moment the step runs."""
+
+    topic: str
+    partition: int = Field(0, ge=0)
+
+
+class BrokerStep(_Step):
+    do: Literal["stop_broker", "kill_broker", "pause_broker", "resume_broker", "restart_broker"]
+    cluster: str
+    broker: int = Field(1, ge=1)
+    leader_of: LeaderOf | None = None
+
+    @model_validator(mode="after")
+    def _one_way_to_name_the_broker(self):
+        if self.leader_of is not None and "broker" in self.model_fields_set:
+            raise ValueError("name the broker by number (broker) or as a partition's leader (leader_of), not both")
+        if self.leader_of is not None and self.do == "resume_broker":
+            raise ValueError("resume_broker takes the paused broker's number (broker): once it was paused, "
+                             "another broker leads the partition")
+        return self
+
+
+class ClusterStep(_Step):
+    do: Literal["stop_cluster", "kill_cluster", "pause_cluster", "resume_cluster", "restart_cluster", "start_cluster"]
+    cluster: str
+
+
+class ReplicatorStep(_Step):
+    do: Literal["kill_replicator", "stop_replicator", "start_replicator", "restart_replicator",
+                "pause_replicator", "resume_replicator"]
+
+
+class SparkWorkerStep(_Step):
+    # A Spark worker's machine dies: the worker and its executors are SIGKILLed; Spark reruns
+    # their tasks elsewhere. Needs replication.spark.master: standalone.
+    do: Literal["kill_spark_worker"]
+    worker: int = Field(0, ge=0)  # which of the standalone cluster's workers (0 or 1)
+
+
+class CreateTopic(_Step):
+    do: Literal["create_topic"]
+    cluster: str
+    topic: str
+    partitions: Partitions = Field(3, ge=1)
+    config: dict[str, str | int] = Field(default_factory=dict)
+
+
+class AddPartitions(_Step):
+    do: Literal["add_partitions"]
+    cluster: str
+    topic: str
+    partitions: Partitions = Field(ge=2, description="the new total")
+
+
+class SetTopicConfig(_Step):
+    do: Literal["set_topic_config"]
+    cluster: str
+    topic: str
+    config: dict[str, str | int] = Field(min_length=1)
+
+
+class RunbookCommandDef(_M):
+    """One command of the team's own runbook (a DNS switch, a config push, a check)."""
+
+    # A list runs as is (argv); a string runs through bash -euo pipefail -c, pipes and all (runbook.SHELL).
+    command: str | list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+    timeout: Wait = Field(60.0, gt=0)  # then the command is killed and the step fails
+    env: dict[str, str] = Field(default_factory=dict)  # added to the MIRRORDRILL_* context
+    name: str | None = None
+
+
+class RunbookStep(_Step, RunbookCommandDef):
+    do: Literal["runbook"]
+
+
+class Failover(_Step):
+    do: Literal["planned_failover", "unplanned_failover"]
+    source: str = Field(alias="from")
+    target: str = Field(alias="to")
+    how: Literal["kill", "partition"] = "kill"  # unplanned: how the primary dies
+    drain_timeout: Wait = 120.0
+    # Run after the primary is lost (or drained) and before the applications move: inside the RTO.
+    runbook: list[RunbookCommandDef] = Field(default_factory=list)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _fields_of_this_kind(self):
+        # Each is read by one kind of failover only; given to the other it would be silently ignored.
+        if self.do == "planned_failover" and "how" in self.model_fields_set:
+            raise ValueError("'how' applies to unplanned_failover only (how the primary dies); a planned "
+                             "failover stops nothing: remove 'how', or make it an unplanned_failover")
+        if self.do == "unplanned_failover" and "drain_timeout" in self.model_fields_set:
+            raise ValueError("'drain_timeout' applies to planned_failover only; an unplanned failover does "
+                             "not wait for replication to drain: remove it")
+        return self
+
+
+class Failback(_Step):
+    """After a failover ``to -> from``: rebuild the old primary ``to`` from the new primary ``from``.
+
+    The replication out of the old primary stops, the old primary is wiped (data and committed
+    offsets) and started empty, a replicator copies ``from -> to``, and the drill checks that
+    the two converge. With ``switch_back`` the applications then move back to ``to`` the
+    planned way, and replication ``to -> from`` starts afresh (re-protect). With
+    ``restore_history`` the copy back also restores what ``to`` held before the incident.
+    """
+
+    do: Literal["failback"]
+    source: str = Field(alias="from")  # the new primary (where applications run now)
+    target: str = Field(alias="to")  # the old primary, to be wiped and rebuilt
+    switch_back: bool = False
+    # Also copy the old primary's pre-incident records (kept on the new primary as
+    # "<old>.<topic>") back under their original names, as Cluster Linking's reverse-and-truncate
+    # does; only replicators that can (see Replicator.cannot_restore_history), the rest say why not.
+    restore_history: bool = False
+    timeout: Wait = 180.0  # for the copy back to converge
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class WaitDrain(_Step):
+    do: Literal["wait_drain"]
+    flow: str | None = None
+    timeout: Wait = 120.0
+
+
+# Every step model; each ``do:`` value of these has one action in harness/drill/actions/.
+STEP_TYPES = (SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep, ClusterStep, ReplicatorStep,
+              SparkWorkerStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain,
+              RunbookStep)
+Step = Annotated[Union[STEP_TYPES], Field(discriminator="do")]
+
+
+def do_values(step_type: type[_Step]) -> tuple[str, ...]:
+    """The ``do:`` names one step model accepts."""
+    return step_type.model_fields["do"].annotation.__args__
+
+
+STEP_NAMES = sorted({do for step_type in STEP_TYPES for do in do_values(step_type)})
+
+
+# --- expectations -----------------------------------------------------------------------
+FLOW_METRICS = ("acked", "replicated", "lost", "duplicates", "reordered", "corrupted", "unexpected",
+                "latency_ms.p50", "latency_ms.p90", "latency_ms.p99", "latency_ms.max",
+                "throughput_records_s", "throughput_mb_s")
+FAILOVER_METRICS = ("failover.skipped", "failover.reprocessed", "failover.rto_s", "failover.rpo_records")
+FAILBACK_METRICS = ("failback.missing", "failback.extra", "failback.converge_s", "failback.history_records")
+# Metrics where more is better: a bare number there could mean a floor or a ceiling, so it is refused.
+HIGHER_IS_BETTER = ("acked", "replicated", "throughput_records_s", "throughput_mb_s", "failback.history_records")
+# Metrics that count records: their limits are whole numbers.
+COUNT_METRICS = ("acked", "replicated", "lost", "duplicates", "reordered", "corrupted", "unexpected",
+                 "failover.skipped", "failover.reprocessed", "failover.rpo_records",
+                 "failback.missing", "failback.extra", "failback.history_records")
+_LIMIT = re.compile(r"^\s*(<=|>=|==|<|>)?\s*(-?\d+(?:\.\d+)?)\s*$")
+
+
+class Expectation(_M):
+    """``metric`` (optionally scoped: ``lost[primary->dr]``, ``failover.skipped[billing]``) against a limit."""
+
+    metric: str
+    scope: str | None
+    op: str
+    limit: float
+
+    @property
+    def name(self) -> str:
+        scoped = f"{self.metric}[{self.scope}]" if self.scope else self.metric
+        return f"{scoped} {self.op} {self.limit:g}"
+
+    def holds(self, actual: float | None) -> bool:
+        if actual is None:
+            return False
+        return {"<=": actual <= self.limit, ">=": actual >= self.limit, "==": actual == self.limit,
+                "<": actual < self.limit, ">": actual > self.limit}[self.op]
+
+
+def parse_expectation(key: str, value: Any) -> Expectation:
+    """One ``metric: limit`` line. A bare number is a ceiling, as pytest and Locust users read it
+    (``failover.rto_s: 30`` is ``<= 30``; ``lost: 0`` is ``== 0``, the same for a count), except on
+    metrics where more is better, which need the operator written out."""
+    m = re.fullmatch(r"([a-z_.0-9]+)(?:\[([^\]]+)\])?", key.strip())
+    if not m:
+        raise ValueError(f"expectation {key!r}: write a metric name, optionally scoped as metric[flow or group]")
+    metric, scope = m.group(1), m.group(2)
+    known = FLOW_METRICS + FAILOVER_METRICS + FAILBACK_METRICS
+    if metric not in known:
+        close = difflib.get_close_matches(metric, known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"expectation on unknown metric {metric!r}{hint}; valid: {', '.join(known)}")
+    lm = _LIMIT.match(str(value)) if not isinstance(value, bool) else None
+    if not lm:
+        raise ValueError(f"expectation {key}: limit {value!r} is not a number or a comparison like '<= 100'")
+    op, limit = lm.group(1), float(lm.group(2))
+    if op is None:
+        if metric in HIGHER_IS_BETTER:
+            raise ValueError(f"expectation {key}: a bare number is ambiguous for {metric}, where more is better; "
+                             f"write '>= {value}' (at least) or '<= {value}' (at most)")
+        op = "==" if limit == 0 else "<="
+    if limit < 0:
+        raise ValueError(f"expectation {key}: limit {limit:g} is negative, but {metric} never is, so this "
+                         f"{'always' if op in ('>=', '>') else 'never'} holds; write a limit of 0 or more")
+    if metric in COUNT_METRICS and limit != int(limit):
+        raise ValueError(f"expectation {key}: {metric} counts records, so its limit is a whole number, "
+                         f"not {limit:g}")
+    return Expectation(metric=metric, scope=scope, op=op, limit=limit)
+
+
+class StableAddressDef(_M):
+    """Clients bootstrap through one stable address (a proxy, as a DNS name would be in
+    production) instead of a cluster's own brokers; every failover re-points it."""
+
+    points_to: str  # the cluster it resolves to when the drill starts
+
+
+# --- built-in invariants ----------------------------------------------------------------
+# Checked in every drill whatever its expectations say (harness/drill/invariants.py).
+INVARIANTS = ("no_loss", "no_corruption", "no_duplicates", "load_ran", "drained")
+InvariantName = Literal["no_loss", "no_corruption", "no_duplicates", "load_ran", "drained"]
+
+
+class InvariantBounds(_M):
+    """What a drill's timeline may cost: the bounds the invariants need when a fault allows a cost."""
+
+    # Records per flow that may be lost when the timeline kills or cuts off a primary (its RPO).
+    rpo_records: int | None = Field(None, ge=0)
+    # Duplicates per flow when a fault after which at-least-once delivery may repeat is in the timeline.
+    duplicates: int | None = Field(None, ge=0)
+    # Each producer must acknowledge at least this fraction of rate x its active time (default 0.5).
+    load_fraction: float | None = Field(None, gt=0, le=1)
+    # Invariants this drill does not hold the replicator to, each with the reason the report prints.
+    relax: dict[InvariantName, Annotated[str, Field(min_length=3)]] = Field(default_factory=dict)
+
+
+class InvariantsDef(InvariantBounds):
+    """The ``invariants:`` section; a replicator's own section overrides the common fields for it."""
+
+    pyspark: InvariantBounds | None = None
+    mirrormaker2: InvariantBounds | None = None
+    command: InvariantBounds | None = None
+
+    def for_replicator(self, replicator: str) -> InvariantBounds:
+        own = getattr(self, replicator, None)
+        if own is None:
+            return InvariantBounds(rpo_records=self.rpo_records, duplicates=self.duplicates,
+                                   load_fraction=self.load_fraction, relax=dict(self.relax))
+        pick = lambda name: getattr(own, name) if name in own.model_fields_set else getattr(self, name)
+        return InvariantBounds(rpo_records=pick("rpo_records"), duplicates=pick("duplicates"),
+                               load_fraction=pick("load_fraction"), relax={**self.relax, **own.relax})
+
+
+def split_expectations(expectations: dict[str, Any], replicator: str) -> dict[str, Any]:
+    """The ``metric: limit`` lines that apply to ``replicator``: the common ones, with a
+    replicator's own section (``expectations: {pyspark: {duplicates: 0}}``) replacing any
+    common line on the same metric and scope, and adding the rest."""
+    common = {k: v for k, v in expectations.items() if k not in REPLICATORS}
+    own = expectations.get(replicator) or {}
+    if not isinstance(own, dict):
+        return common
+    key = lambda k: re.sub(r"\s+", "", k)
+    out = {k: v for k, v in common.items() if key(k) not in {key(o) for o in own}}
+    out.update(own)
+    return out
+
+
+class ProfileDef(_M):
+    """``profiles: {short: …}``: how the short profile scales this drill, and the figures that differ
+    at that scale (harness/drill/profile.py applies them; the full profile ignores this section)."""
+
+    scale: float = Field(0.5, gt=0, le=1, description="durations, timeline 'at's and backlogs x this")
+    expectations: dict[str, Any] = Field(default_factory=dict)  # replace the file's lines on the same metric
+    invariants: dict[str, Any] = Field(default_factory=dict)  # replace the file's bounds of the same name
+
+
+class Scenario(_M):
+    """One drill file."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9._-]+$")
+    description: str = ""
+    clusters: Annotated[dict[str, ClusterDef], at_most_items(B.MAX_CLUSTERS, "clusters in one drill")] = \
+        Field(min_length=1)
+    links: list[LinkDef] | None = None  # None: every pair of clusters, clean
+    topics: Annotated[list[TopicDef], at_most_items(B.MAX_TOPICS, "topics in one drill")] = Field(default_factory=list)
+    replication: ReplicationDef
+    load: LoadDef = LoadDef()
+    timeline: Annotated[list[Step], at_most_items(B.MAX_STEPS, "steps in one timeline")] = Field(default_factory=list)
+    stable_address: StableAddressDef | None = None
+    # With existing clusters: every name the drill puts on them starts with this (see existing_checks.py).
+    owned_prefix: str | None = Field(None, pattern=OWNED_PREFIX)
+    duration: Annotated[Seconds, at_most_seconds(B.MAX_DURATION_S, "of load")] = \
+        Field(60.0, gt=0, description="seconds of load")
+    drain_timeout: Wait = Field(120.0, ge=0)
+    expectations: dict[str, Any] = Field(default_factory=dict)
+    invariants: InvariantsDef = InvariantsDef()
+    profiles: dict[Literal["short"], ProfileDef] = Field(default_factory=dict)
+
+    def existing_clusters(self) -> dict[str, ExistingClusterDef]:
+        """The clusters the harness does not start, by name."""
+        return {name: c.existing for name, c in self.clusters.items() if c.existing is not None}
+
+    def parsed_expectations(self, replicator: str | None = None) -> list[Expectation]:
+        """The expectations that apply to ``replicator`` (default: the file's own)."""
+        lines = split_expectations(self.expectations, replicator or self.replication.replicator)
+        return [parse_expectation(k, v) for k, v in lines.items()]

@@ -1,0 +1,94 @@
+"""What a scenario means for the environment, the replicator and the checker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.lab.environment import TopologySpec
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.network.wan import LinkConditions
+from harness.drill.replicators.setup import FlowSpec
+from harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
+from harness.drill.schema import Scenario
+from replicator.filters import DEFAULT_TOPICS_EXCLUDE, TopicFilter
+from replicator.policy import policy_from_name
+
+
+def topology_of(s: Scenario) -> TopologySpec:
+    clusters = tuple(ClusterSpec(name, brokers=c.brokers, heap_mb=c.heap_mb, broker_jit=c.broker_jit,
+                                 broker_properties={k: str(v).lower() if isinstance(v, bool) else str(v)
+                                                    for k, v in c.broker_properties.items()},
+                                 security=c.security, existing=c.existing)
+                     for name, c in s.clusters.items())
+    links = None if s.links is None else tuple(tuple(l.between) for l in s.links)
+    return TopologySpec(clusters=clusters, links=links)
+
+
+def link_conditions_of(s: Scenario) -> dict[tuple[str, str], LinkConditions]:
+    return {tuple(l.between): LinkConditions(latency_ms=l.latency_ms, jitter_ms=l.jitter_ms,
+                                             bandwidth_kb_s=l.bandwidth_kb_s) for l in s.links or ()}
+
+
+def flow_specs(s: Scenario) -> list[FlowSpec]:
+    # On existing clusters the replicator must not touch a team's ACLs or its 'heartbeats' topic.
+    forced = {k: v for k, (v, _why) in FORCED_REPLICATOR_SETTINGS.items()} if s.existing_clusters() else {}
+    return [FlowSpec(f.source, f.target, topics=f.topics,
+                     topics_exclude=f.topics_exclude if f.topics_exclude is not None else DEFAULT_TOPICS_EXCLUDE,
+                     placement=f.placement, settings={**f.settings, **forced}) for f in s.replication.flows]
+
+
+@dataclass(frozen=True)
+class CheckPair:
+    """Records produced on ``origin`` that must arrive on ``target`` under these topic names."""
+
+    origin: str
+    target: str
+    topic_map: dict[str, str]  # remote topic on target -> origin topic
+    via: tuple[str, ...] = ()  # clusters in between, for forwarding chains
+
+    @property
+    def name(self) -> str:
+        return f"{self.origin}->{self.target}" + (f" (via {', '.join(self.via)})" if self.via else "")
+
+
+def check_pairs(s: Scenario, origin_topics: dict[str, set[str]]) -> list[CheckPair]:
+    """Every (origin cluster, target cluster) the flows connect, following chains, as MM2 names topics.
+
+    ``origin_topics``: per cluster, the topics load is produced into there.
+    """
+    policy_of = lambda src: policy_from_name(s.replication.policy, s.replication.separator, source_cluster_alias=src)
+    flows = {}
+    for f in s.replication.flows:
+        flows.setdefault(f.source, []).append(f)
+    pairs: dict[tuple[str, str], dict] = {}
+    for origin, topics in origin_topics.items():
+        # (cluster the records are on, their topic name there, the origin topic, clusters passed)
+        frontier = [(origin, t, t, (origin,)) for t in sorted(topics)]
+        while frontier:
+            cluster, name, origin_topic, path = frontier.pop()
+            for f in flows.get(cluster, []):
+                if f.target in path:
+                    continue  # never sent back to a cluster the records came from
+                exclude = f.topics_exclude if f.topics_exclude is not None else list(DEFAULT_TOPICS_EXCLUDE)
+                if not TopicFilter(list(f.topics), list(exclude)).should_replicate_topic(name):
+                    continue
+                remote = policy_of(cluster).format_remote_topic(cluster, name)
+                entry = pairs.setdefault((origin, f.target), {"map": {}, "via": path[1:]})
+                entry["map"][remote] = origin_topic
+                frontier.append((f.target, remote, origin_topic, path + (f.target,)))
+    return [CheckPair(o, t, e["map"], tuple(e["via"])) for (o, t), e in sorted(pairs.items())]
+
+
+def origin_topics(s: Scenario) -> dict[str, set[str]]:
+    """Per cluster, the topics records originate in: declared, created by a step, or written after a failover."""
+    out: dict[str, set[str]] = {c: set() for c in s.clusters}
+    for t in s.topics:
+        out[t.cluster].add(t.name)
+    for st in s.timeline:
+        if st.do == "create_topic":
+            out[st.cluster].add(st.topic)
+        # producers that fail over write the same topic names on the DR cluster
+        if st.do.endswith("_failover"):
+            out[st.target] |= {t for p in s.load.producers if p.cluster == st.source
+                               for t in (p.topics if isinstance(p.topics, list) else list(p.topics))}
+    return out

@@ -1,0 +1,341 @@
+"""Check a drill file before anything starts; every problem names the file, line and field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from harness.lab.environment import CLUSTER_NAME
+from harness.drill.actions.base import TimelineFacts, unknown_cluster
+from harness.drill.actions.registry import action_for
+from harness.drill.bounds import cluster_partition_problems, record_size_problems
+from harness.drill.broker_settings import broker_property_problems
+from harness.drill.existing_checks import existing_cluster_problems, with_anchored_patterns
+from harness.drill.invariants import bound_problems
+from harness.drill.schema import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICATORS, Failback, Failover, Scenario,
+                                    parse_expectation)
+from harness.drill.plain_errors import did_you_mean, either, plain_message
+from harness.drill.preflight import replication_problems
+from harness.drill.profile import apply_profile
+from harness.drill.references import reference_problems
+from harness.drill.secret_checks import secret_problems
+from harness.drill.step_targets import step_target_problems
+from harness.drill.topic_names import topic_name_problems
+from harness.drill.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
+from primitives.config_refs import RefResolver
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int | None
+    field: str
+    message: str
+    warning: bool = False  # the file can run, but this part of it will not do what it says
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file  # a folder or a missing file has no line
+        return f"{where}: {'warning: ' if self.warning else ''}{self.field}: {self.message}"
+
+
+@dataclass(frozen=True)
+class CheckedScenario:
+    """A drill file that can run, and what in it will have no effect (printed, not fatal)."""
+
+    scenario: Scenario
+    warnings: tuple[Problem, ...] = ()
+
+
+class ScenarioInvalid(ValueError):
+    """A drill file that cannot run; ``problems`` lists every reason found."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+def _data_path(data: Any, loc: tuple) -> tuple:
+    """The part of a pydantic error location that exists in the data (drops union tags)."""
+    out, node = [], data
+    for part in loc:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+            out.append(part)
+        elif isinstance(node, dict) and part == "from" and "from" in node:
+            node = node["from"]
+            out.append(part)
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+            out.append(part)
+        elif isinstance(node, dict) and isinstance(part, str):
+            continue  # a union tag or a field the data lacks (reported at its parent)
+        else:
+            break
+    return tuple(out)
+
+
+def _field(path: tuple, loc: tuple) -> str:
+    parts = [f"[{p}]" if isinstance(p, int) else f".{p}" for p in path]
+    text = "".join(parts).lstrip(".")
+    # A field the data lacks (a missing required one) is named after its parent; union tags
+    # in the middle of ``loc`` are not fields and stay out.
+    if loc and isinstance(loc[-1], str) and path[-1:] != (loc[-1],) and not (loc[-1] == "from" and "from" in path[-1:]):
+        text = (text + "." if text else "") + loc[-1]
+    return text or "(document)"
+
+
+def load_scenario(path: Path, replicator: str | None = None, profile: str | None = None) -> Scenario:
+    """Parse and validate one drill file; ScenarioInvalid lists every problem with its line."""
+    return check_file(path, replicator, profile).scenario
+
+
+def check_file(path: Path, replicator: str | None = None, profile: str | None = None, *,
+               secrets: bool = True) -> CheckedScenario:
+    """Every check that needs no cluster, for ``replicator`` (default: the file's own) at ``profile``
+    (default: full, the file as written; harness/drill/profile.py). With ``secrets`` (what ``run``
+    always does) every ``${env:}``/``${file:}``/``${dir:}`` reference is resolved too, its value unused."""
+    path = Path(path)
+    if not path.exists():
+        raise ScenarioInvalid([Problem(str(path), None, "(file)", "no such file")])
+    try:
+        text = read_drill_text(path)
+    except YamlSyntaxError as e:
+        raise ScenarioInvalid([Problem(str(path), None, "(file)", str(e).split(": YAML syntax error: ", 1)[-1])]) from None
+    refs = RefResolver(base_dir=path.resolve().parent) if secrets else None
+    return check_text(text, str(path), replicator, profile, refs=refs)
+
+
+def parse_scenario(text: str, file: str, replicator: str | None = None, profile: str | None = None) -> Scenario:
+    return check_text(text, file, replicator, profile).scenario
+
+
+def check_text(text: str, file: str, replicator: str | None = None, profile: str | None = None, *,
+               refs: RefResolver | None = None) -> CheckedScenario:
+    try:
+        data, source = load_yaml(text, file)
+    except YamlSyntaxError as e:
+        raise ScenarioInvalid([Problem(file, e.line, "(syntax)", e.message)]) from None
+    if not isinstance(data, dict):
+        raise ScenarioInvalid([Problem(file, 1, "(document)", "a drill file is a mapping with name, clusters, "
+                                                               "replication, load, timeline, expectations")])
+    # Top-level "x-…" keys hold anchors for merge keys, as Compose files keep them: not drill fields.
+    data = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("x-"))}
+    # the same keys and lines as the file: only values change (durations) or are replaced (limits)
+    data = apply_profile(data, profile)
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as e:
+        problems = []
+        for err in e.errors():
+            path = _data_path(data, err["loc"])
+            # Only a missing field is named after the location's last part; elsewhere that may be a
+            # union tag (a step's do: value), which is not a field of the file.
+            where = _field(path, err["loc"] if err["type"] == "missing" else ())
+            message = plain_message(err, Scenario)
+            if problems and problems[-1].field == where and (merged := either(problems[-1].message, message)):
+                problems[-1] = replace(problems[-1], message=merged)  # one field that takes two kinds of value
+            else:
+                problems.append(Problem(file, source.line_of(path), where, message))
+        raise ScenarioInvalid(problems) from None
+    problems = cross_check(scenario, data, source, refs)
+    warnings: list[Problem] = []
+    if not problems:  # the replication checks assume the names and links are right
+        kind = replicator or scenario.replication.replicator
+        replication_problems(scenario, kind,
+                             lambda p, m: problems.append(Problem(file, source.line_of(p), _field(p, ()), m)),
+                             lambda p, m: warnings.append(Problem(file, source.line_of(p), _field(p, ()), m, True)),
+                             _drill_dir(file))
+    if not problems:  # the built-in invariants' bounds that the timeline's faults demand
+        bound_problems(scenario, replicator or scenario.replication.replicator,
+                       lambda p, m: problems.append(Problem(file, source.line_of(p), _field(p, ()), m)))
+    if problems:
+        raise ScenarioInvalid(problems)
+    if profile in (None, "full"):  # the short profile's own limits are checked too, not first in CI
+        for name in scenario.profiles:
+            try:
+                check_text(text, file, replicator, name)
+            except ScenarioInvalid as e:
+                raise ScenarioInvalid([replace(p, message=f"at profile {name}: {p.message}") for p in e.problems]) from None
+    # What every part reads: patterns on existing clusters as the prefix, then the rest (for the patterns
+    # the checks accepted, the same names as written, so the checks above could read them as written).
+    return CheckedScenario(with_anchored_patterns(scenario), tuple(warnings))
+
+
+def cross_check(s: Scenario, data: dict, src: SourceMap, refs: RefResolver | None = None) -> list[Problem]:
+    """Checks that span sections: names that must exist, links that must be there, order of steps;
+    with ``refs``, that every secret reference resolves."""
+    out: list[Problem] = []
+
+    def bad(path: tuple, message: str) -> None:
+        out.append(Problem(src.file, src.line_of(path), _field(path, ()), message))
+
+    clusters = list(s.clusters)
+    for name in clusters:
+        if not CLUSTER_NAME.match(name):
+            bad(("clusters", name), f"cluster name {name!r} is invalid: a letter, then letters, digits, '_' or '-'")
+
+    def known(path: tuple, name: str) -> bool:
+        for problem in unknown_cluster(s, path, name):
+            bad(problem.field, problem.message)
+        return name in s.clusters
+
+    links = set()
+    if s.links is None:
+        links = {frozenset((a, b)) for a in clusters for b in clusters if a != b}
+    else:
+        for i, l in enumerate(s.links):
+            for j, end in enumerate(l.between):
+                known(("links", i, "between", j), end)
+            if l.between[0] == l.between[1]:
+                bad(("links", i, "between"), "a link joins two different clusters")
+            if frozenset(l.between) in links:
+                # Two entries would set two sets of conditions on one link: which one wins is unsaid.
+                bad(("links", i), f"the link between {l.between[0]} and {l.between[1]} is listed twice; keep one "
+                                  "entry with its latency, jitter and bandwidth")
+            links.add(frozenset(l.between))
+
+    topics: dict[str, set[str]] = {c: set() for c in clusters}
+    for i, t in enumerate(s.topics):
+        if known(("topics", i, "cluster"), t.cluster):
+            if t.name in topics[t.cluster]:
+                bad(("topics", i, "name"), f"topic {t.name!r} is declared twice on {t.cluster}")
+            topics[t.cluster].add(t.name)
+            rf = t.replication_factor or 1
+            # an existing cluster's broker count is known only there: plan checks it
+            if rf > s.clusters[t.cluster].brokers and s.clusters[t.cluster].existing is None:
+                bad(("topics", i, "replication_factor"),
+                    f"replication factor {rf} exceeds the {s.clusters[t.cluster].brokers} broker(s) of {t.cluster}")
+
+    flows = set()
+    for i, f in enumerate(s.replication.flows):
+        ok = known(("replication", "flows", i, "source"), f.source) & known(("replication", "flows", i, "target"), f.target)
+        if ok and f.source == f.target:
+            bad(("replication", "flows", i), f"flow {f.source}->{f.target} replicates a cluster onto itself")
+        elif ok and frozenset((f.source, f.target)) not in links:
+            bad(("replication", "flows", i), f"no WAN link between {f.source} and {f.target}; add it under links")
+        flows.add(f"{f.source}->{f.target}")
+
+    for i, p in enumerate(s.load.producers):
+        if known(("load", "producers", i, "cluster"), p.cluster):
+            for t in (p.topics if isinstance(p.topics, list) else list(p.topics)):
+                if t not in topics[p.cluster]:
+                    bad(("load", "producers", i, "topics"), f"topic {t!r} is not declared on {p.cluster} "
+                                                            f"(declared: {sorted(topics[p.cluster])})")
+    for i, b in enumerate(s.load.backlog):
+        if known(("load", "backlog", i, "cluster"), b.cluster) and b.topic not in topics[b.cluster]:
+            bad(("load", "backlog", i, "topic"), f"topic {b.topic!r} is not declared on {b.cluster} "
+                                                 f"(declared: {sorted(topics[b.cluster])})")
+    groups = set()
+    for i, c in enumerate(s.load.consumers):
+        if c.group in groups:
+            bad(("load", "consumers", i, "group"), f"consumer group {c.group!r} is declared twice")
+        groups.add(c.group)
+        if known(("load", "consumers", i, "cluster"), c.cluster):
+            for t in c.topics:
+                if t not in topics[c.cluster]:
+                    bad(("load", "consumers", i, "topics"), f"topic {t!r} is not declared on {c.cluster}")
+
+    if s.stable_address is not None:
+        known(("stable_address", "points_to"), s.stable_address.points_to)
+    existing_cluster_problems(s, bad)
+    broker_property_problems(s, bad)
+    topic_name_problems(s, bad)
+    cluster_partition_problems(s, bad)
+    record_size_problems(s, bad)
+    secret_problems(s, bad)
+
+    facts = TimelineFacts(scenario=s, links=frozenset(links), flows=frozenset(flows),
+                          topics={c: frozenset(names) for c, names in topics.items()},
+                          drill_dir=_drill_dir(src.file))
+    last_at = 0.0
+    for i, step in enumerate(s.timeline):
+        at = ("timeline", i)
+        if step.at is not None:
+            if step.at < last_at:
+                bad(at + ("at",), f"steps run in order: at {step.at:g}s comes after a step at {last_at:g}s")
+            if step.at > s.duration:
+                bad(at + ("at",), f"at {step.at:g}s is after the end of the load ({s.duration:g}s)")
+            last_at = max(last_at, step.at)
+        if step.when is not None and step.when.flow and step.when.flow not in flows:
+            bad(at + ("when", "flow"), f"unknown flow {step.when.flow!r}; flows are {sorted(flows)}")
+        for problem in action_for(step).validate(step, replace(facts, earlier=tuple(s.timeline[:i]))):
+            bad(at + problem.field, problem.message)
+    step_target_problems(s, bad)
+    if refs is not None:
+        reference_problems(data, refs, bad)
+
+    has_failover = any(isinstance(step, Failover) for step in s.timeline)
+    has_failback = any(isinstance(step, Failback) for step in s.timeline)
+    restores_history = any(isinstance(step, Failback) and step.restore_history for step in s.timeline)
+    failed_over = {(step.source, step.target) for step in s.timeline  # (old primary, new primary)
+                   if isinstance(step, Failover) and step.source in s.clusters and step.target in s.clusters}
+    for key, value, path in _expectation_lines(s, bad):
+        try:
+            e = parse_expectation(key, value)
+        except ValueError as err:
+            bad(path, str(err))
+            continue
+        if e.metric in FAILBACK_METRICS and not has_failback:
+            bad(path, f"{e.metric} needs a failback step in the timeline")
+        elif e.metric == "failback.history_records" and not restores_history:
+            bad(path, f"{e.metric} needs a failback step with restore_history: true (without it nothing is restored)")
+        if e.metric in FAILOVER_METRICS and not has_failover:
+            bad(path, f"{e.metric} needs a planned_failover or unplanned_failover step in the timeline")
+        if e.scope and e.metric in FAILOVER_METRICS and e.scope not in groups:
+            bad(path, f"unknown consumer group {e.scope!r}; groups are {sorted(groups)}")
+        elif e.scope and e.metric in FAILOVER_METRICS and has_failover:
+            cluster = next(c.cluster for c in s.load.consumers if c.group == e.scope)
+            if cluster not in {a for a, _ in failed_over}:
+                bad(path, f"consumer group {e.scope!r} runs on {cluster}, which no failover step leaves, so "
+                          "there is nothing to measure; scope it to a group on a failed-over cluster")
+        if e.scope and e.metric in FAILBACK_METRICS and e.scope not in {f"{a}->{b}" for b, a in failed_over}:
+            bad(path, f"unknown failback {e.scope!r}; write it as new primary->old primary")
+        if e.scope and e.metric not in FAILOVER_METRICS + FAILBACK_METRICS and e.scope not in _reachable(flows):
+            bad(path, f"unknown flow {e.scope!r}; flows (and chains of them) are {sorted(_reachable(flows))}")
+    return out
+
+
+def _drill_dir(file: str) -> Path | None:
+    """The folder relative paths in the drill file are read from (None for text with no file)."""
+    path = Path(file)
+    return path.resolve().parent if path.is_file() else None
+
+
+def _expectation_lines(s: Scenario, bad) -> list[tuple[str, Any, tuple]]:
+    """Every ``metric: limit`` line with its path: the common ones and each replicator's own section."""
+    out = []
+    for key, value in s.expectations.items():
+        if key in REPLICATORS:
+            if not isinstance(value, dict) or not value:
+                bad(("expectations", key), f"'{key}' holds the limits that apply to the {key} replicator only: a "
+                                           f"mapping of metric: limit, like '{key}: {{duplicates: 0}}'")
+                continue
+            out += [(k, v, ("expectations", key, k)) for k, v in value.items()]
+        elif isinstance(value, dict):
+            bad(("expectations", key), f"{key!r} is not a replicator{did_you_mean(key, list(REPLICATORS))}; a nested "
+                                       f"mapping under expectations holds one replicator's own limits, and the "
+                                       f"replicators are {', '.join(REPLICATORS)}")
+        else:
+            out.append((key, value, ("expectations", key)))
+    return out
+
+
+def _reachable(flows: set[str]) -> set[str]:
+    """Every 'A->C' that flows connect, directly or along a forwarding chain A->B->C."""
+    edges: dict[str, set[str]] = {}
+    for f in flows:
+        a, b = f.split("->")
+        edges.setdefault(a, set()).add(b)
+    out = set()
+    for origin in edges:
+        seen, todo = {origin}, [origin]
+        while todo:
+            for nxt in edges.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+                    out.add(f"{origin}->{nxt}")
+    return out

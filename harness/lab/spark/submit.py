@@ -1,0 +1,112 @@
+"""The replicator as a Spark application: packaged to ship alone and started with spark-submit.
+
+The package is a zip of ``replicator/`` and ``primitives/`` (the only layer below it) handed to
+``--py-files``; the main file is a two-line launcher beside it. The driver runs here (client
+mode): spark-submit's JVM starts Python as its child, so a clean stop signals that Python
+process, which stops its Spark queries first, exactly as ``python -m replicator`` does.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from harness.lab.spark.deployment import SparkDeployment
+from harness.lab.spark.standalone import spark_home
+from primitives.bootstrap import REPO_ROOT
+from primitives.ports import LOOPBACK
+from primitives.process import ManagedProcess
+
+# the replicator and the one layer it may import (tests/unit/test_layers.py): it ships alone
+PACKAGES = ("replicator", "primitives")
+LAUNCHER = '''"""spark-submit's main file: the packaged replicator's own CLI."""
+import sys
+
+import replicator
+from replicator.__main__ import main
+
+print(f"mirrordrill: replicator package loaded from {replicator.__file__}", flush=True)
+sys.exit(main())
+'''
+
+
+def package_replicator(out_dir: Path) -> tuple[Path, Path]:
+    """Write ``replicator.zip`` (every .py file of the packages) and the launcher; returns both paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    archive = out_dir / "replicator.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        for package in PACKAGES:
+            for f in sorted((REPO_ROOT / package).rglob("*.py")):
+                if "__pycache__" not in f.parts:
+                    z.write(f, f.relative_to(REPO_ROOT).as_posix())
+    launcher = out_dir / "run_replicator.py"
+    launcher.write_text(LAUNCHER)
+    return archive, launcher
+
+
+def submit_argv(deployment: SparkDeployment, master_url: str, jars: Sequence[Path],
+                archive: Path, launcher: Path, app_args: Sequence[str]) -> list[str]:
+    """spark-submit's command line for the replicator, executors and cores as the deployment says.
+
+    No ``--name``: the replicator names its own session (``mirrordrill-replicator``), which wins.
+    """
+    argv = [str(spark_home() / "bin" / "spark-submit"), "--master", master_url, "--deploy-mode", "client",
+            "--executor-cores", str(deployment.executor_cores),
+            "--executor-memory", deployment.executor_memory,
+            "--conf", f"spark.executor.instances={deployment.executors}",
+            "--jars", ",".join(str(j) for j in jars), "--py-files", str(archive)]
+    if master_url.startswith("spark://"):
+        # standalone sizes an application by total cores: executors x cores gives the executor count
+        argv += ["--total-executor-cores", str(deployment.slots)]
+        if all(h.split(":")[0] in (LOOPBACK, "localhost") for h in master_url[len("spark://"):].split(",")):
+            # a cluster on this machine: executors call the driver back on loopback too
+            argv += ["--conf", f"spark.driver.host={LOOPBACK}", "--conf", f"spark.driver.bindAddress={LOOPBACK}"]
+    return [*argv, str(launcher), *app_args]
+
+
+@dataclass
+class SubmittedDriver(ManagedProcess):
+    """spark-submit's JVM with the Python driver as its child; SIGTERM (or ``sig``) goes to the Python
+    driver."""
+
+    def terminate(self, sig: int = signal.SIGTERM) -> None:
+        if not self.running:
+            return
+        children = _children(self.pid)
+        targets = [pid for pid in children if _is_python(pid)] or [self.pid]
+        for pid in targets:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            out += [int(p) for p in task.read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+def _is_python(pid: int) -> bool:
+    try:
+        return "python" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+    except OSError:
+        return False
+
+
+def driver_env(base: dict[str, str]) -> dict[str, str]:
+    """The submitted driver finds the replicator only in the zip: the checkout leaves PYTHONPATH."""
+    env = dict(base)
+    repo = str(REPO_ROOT)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != repo)
+    env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    return env

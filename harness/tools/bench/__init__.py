@@ -1,0 +1,1 @@
+"""Benchmarks: figures, not tests (``python -m harness.tools.bench.replication``, ``python -m harness.tools.bench.load``)."""

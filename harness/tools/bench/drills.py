@@ -1,0 +1,268 @@
+"""``mirrordrill bench drills``: every drill, for the bundled replicator and MirrorMaker 2, side by side.
+
+Each drill is a sweep over ``replicator=pyspark,mirrormaker2`` repeated N times, so the runs
+interleave (pyspark, MM2, pyspark, MM2, ...: a busy spell of a shared machine hits one run of
+each rather than all runs of one) and an interrupted bench resumes where it stopped (each
+drill's ``sweep.jsonl``). The figures come from each run's saved summary; the table shows
+each replicator's median per figure, and ``bench.json`` / ``bench.md`` keep them.
+
+A drill with an unplanned failover is swept over ``failover_shift_s`` instead of repeated: run k
+of N kills the primary k/N of a checkpoint interval later than the file says, so the N runs
+sample the whole checkpoint cycle, the same phases for both replicators, and its reprocessing
+is their mean (see ``checkpoint_phases``).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from harness.tools.calibrate.run import machine
+from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS
+from harness.drill.results import DrillSummary, ResultsUnavailable, load_results
+from harness.drill import run_folder
+from harness.tools.sweep.journal import read_jsonl
+from harness.tools.sweep.measure import fmt_load, load_avg
+from harness.tools.sweep.points import SweepParam
+from harness.tools.sweep.run import Sweep, SweepReports
+
+REPLICATORS = ("pyspark", "mirrormaker2")
+
+# figure -> (column heading, digits shown)
+FIGURES = {
+    "duplicates": ("duplicates", 0),
+    "latency_p50_ms": ("p50 ms", 0),
+    "latency_p99_ms": ("p99 ms", 0),
+    "rto_s": ("RTO s", 1),
+    "reprocessed": ("reprocessed", 0),
+    "first_start_s": ("start s", 1),
+    "restart_s": ("restart s", 1),
+    "throughput_records_s": ("records/s", 0),
+}
+
+
+SHIFT_KEY = "failover_shift_s"
+CHECKPOINT_INTERVAL_KEY = "emit.checkpoints.interval.seconds"
+
+
+class BenchError(ValueError):
+    """Bad arguments: the message names the cause and the fix."""
+
+
+def checkpoint_phases(drill: dict, runs: int) -> tuple[float, ...] | None:
+    """How far each run moves the drill's unplanned failover: 0, 1/N, ..., (N-1)/N of its flows'
+    checkpoint interval; None for a drill with no unplanned failover at a set time.
+
+    Why: a group's replay after an unplanned failover is the load's rate times the age of the newest
+    checkpoint at the kill. Both replicators emit checkpoints every interval from their process's
+    start, and the drill kills at a fixed second, so N runs at the file's time meet one phase N
+    times, and which phase each replicator meets decided the comparison (secure-failover,
+    2026-11-27: ours 451-499 against MM2's 265-368 at the file's 20 s; over the cycle 295 against
+    298). Evenly spread phases make the mean the replay over the whole cycle, for each replicator."""
+    steps = [s for s in drill.get("timeline") or [] if isinstance(s, dict)]
+    if not any(s.get("do") == "unplanned_failover" and s.get("at") is not None for s in steps):
+        return None
+    intervals = [float((f.get("settings") or {}).get(CHECKPOINT_INTERVAL_KEY,
+                                                      DRILL_FLOW_INTERVALS[CHECKPOINT_INTERVAL_KEY]))
+                 for f in (drill.get("replication") or {}).get("flows") or []]
+    interval = max(intervals or [float(DRILL_FLOW_INTERVALS[CHECKPOINT_INTERVAL_KEY])])
+    return tuple(round(k * interval / runs, 3) for k in range(runs))
+
+
+def figures(summary: DrillSummary) -> dict[str, float | None]:
+    """One run's figures: counts summed over flows and groups, latencies and RTO of the worst flow or group.
+
+    Start-up is the replicator's own report (the bundled one only): its first process start, and
+    the slowest later start (a restart after a kill), each to the first record moved."""
+    flows, groups = summary.flows, summary.failovers
+    starts = sorted(summary.replicator_starts, key=lambda t: t.get("started_at_ms") or 0)
+    # the replicator says which starts were restarts of one of its processes (after a kill). Not
+    # by time: a replicator killed 15 s in now starts again within a minute of its first start.
+    # Summaries from before it said so: a process name (one per location) seen before.
+    firsts, later, seen = [], [], set()
+    for t in starts:
+        restart = t["restart"] if "restart" in t else t.get("process") in seen
+        (later if restart else firsts).append(t)
+        seen.add(t.get("process"))
+
+    def worst(values):
+        values = [v for v in values if v is not None]
+        return max(values) if values else None
+    return {
+        "duplicates": sum(f.duplicates for f in flows),
+        "latency_p50_ms": worst(f.latency_ms.p50 for f in flows),
+        "latency_p99_ms": worst(f.latency_ms.p99 for f in flows),
+        "rto_s": worst(g.rto_s for g in groups),
+        "reprocessed": _reprocessed(groups),
+        "first_start_s": worst(t.get("first_record_s") for t in firsts),
+        "restart_s": worst(t.get("first_record_s") for t in later),
+        "throughput_records_s": sum(f.throughput_records_s or 0 for f in flows) or None,
+    }
+
+
+def _reprocessed(groups) -> int | None:
+    """Records processed twice, summed over groups, each group once.
+
+    The checker counts a group's whole history in each of its moves, so a group that fails over
+    and back (the failback drill) reports the same total twice; summing moves doubled it
+    (the failback drill's 440 showed as 880)."""
+    if not groups:
+        return None
+    per_group: dict[str, int] = {}
+    for g in groups:
+        per_group[g.group] = max(per_group.get(g.group, 0), g.reprocessed)
+    return sum(per_group.values())
+
+
+@dataclass
+class BenchCell:
+    """One drill with one replicator: each run's figures, and their medians."""
+
+    drill: str
+    replicator: str
+    runs: list[dict] = field(default_factory=list)  # {"run_dir", "passed", **figures}
+    left_out: list[str] = field(default_factory=list)
+    # the runs moved the unplanned failover through the checkpoint cycle (checkpoint_phases):
+    # their reprocessing is averaged, since each run measured one phase of it
+    phase_spread: bool = False
+
+    @property
+    def medians(self) -> dict[str, float | None]:
+        """Each figure's median over the runs; with the failover spread over the checkpoint cycle,
+        reprocessing's mean (the median of three evenly spread phases still moves with where the
+        cycle began, by a third of an interval's records)."""
+        out = {}
+        for key in FIGURES:
+            values = [r[key] for r in self.runs if r.get(key) is not None]
+            average = statistics.mean if self.phase_spread and key == "reprocessed" else statistics.median
+            out[key] = average(values) if values else None
+        return out
+
+    @property
+    def passed(self) -> str:
+        return f"{sum(1 for r in self.runs if r['passed'])}/{len(self.runs)}"
+
+
+@dataclass
+class BenchResult:
+    out_dir: Path
+    runs: int
+    cells: list[BenchCell]
+    started: str
+    load_after: str
+    machine: str
+
+    def markdown(self) -> str:
+        """The medians as a markdown table, pyspark and MM2 in adjacent rows per drill."""
+        head = ["drill", "replicator", "passed"] + [h for h, _ in FIGURES.values()]
+        lines = [f"Medians of {self.runs} interleaved run(s) per replicator, {self.started}, on {self.machine} "
+                 f"(load average after the runs: {self.load_after}). Start/restart: seconds from the "
+                 f"replicator process's start to its first record moved (the bundled replicator reports it; "
+                 f"MM2 does not).", "",
+                 "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for c in self.cells:
+            m = c.medians
+            row = [c.drill, c.replicator, c.passed] + [_fmt(m[k], digits) for k, (_, digits) in FIGURES.items()]
+            if c.phase_spread and m["reprocessed"] is not None:
+                row[3 + list(FIGURES).index("reprocessed")] += "*"
+            lines.append("| " + " | ".join(row) + " |")
+        if any(c.phase_spread for c in self.cells):
+            lines += ["", "\\* The mean over runs whose unplanned failover came evenly later through one checkpoint "
+                          "interval (0, 1/N, ... of it), the same phases for both replicators: the replay over the "
+                          "whole checkpoint cycle, not the phase one fixed kill time meets."]
+        return "\n".join(lines)
+
+    def save(self) -> tuple[Path, Path]:
+        doc = {"runs": self.runs, "started": self.started, "machine": self.machine, "load_after": self.load_after,
+               "cells": [{**asdict(c), "medians": c.medians, "passed": c.passed} for c in self.cells]}
+        js, md = self.out_dir / "bench.json", self.out_dir / "bench.md"
+        js.write_text(json.dumps(doc, indent=2, default=str))
+        md.write_text(self.markdown() + "\n")
+        return js, md
+
+
+def _fmt(v: float | None, digits: int) -> str:
+    if v is None:
+        return "-"
+    return f"{v:,.{digits}f}"
+
+
+def bench(drill_files: list[Path], runs: int, out_dir: Path | None = None, reports: SweepReports | None = None,
+          log: Callable[[str], None] | None = None) -> BenchResult:
+    """Run every drill ``runs`` times per replicator, interleaved; resumes from ``out_dir`` if it holds runs."""
+    if runs < 1:
+        raise BenchError(f"--runs {runs}: run each drill at least once per replicator (3 is the project's practice)")
+    if not drill_files:
+        raise BenchError("no drill files: pass --drills FILE [FILE ...] or leave it out for every scenarios/*.yaml")
+    missing = [str(f) for f in drill_files if not f.is_file()]
+    if missing:
+        raise BenchError(f"no drill file at {', '.join(missing)}; pass paths such as scenarios/quickstart.yaml")
+    log = log or (lambda m: print(f"mirrordrill bench: {m}", file=sys.stderr, flush=True))
+    out_dir = (out_dir or Path("runs") / f"bench-{datetime.now():%Y%m%d-%H%M%S}").resolve()
+    refused = run_folder.refusal(out_dir)  # the same folder again resumes; a foreign one is refused, untouched
+    if refused:
+        raise BenchError(refused)
+    started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    # every drill is checked before the first one runs: a bad file fails now, not an hour in
+    sweeps = [_sweep(f, runs, out_dir, log, reports) for f in drill_files]
+    run_folder.take(out_dir, "mirrordrill bench")
+    cells: list[BenchCell] = []
+    try:
+        for f, sweep in zip(drill_files, sweeps):
+            spread = next((p.values for p in sweep.params if p.key == SHIFT_KEY), None)
+            log(f"{f.stem}: {runs} run(s) each of {' and '.join(REPLICATORS)}, interleaved"
+                + (f"; the unplanned failover moved {', '.join(f'{v:g}' for v in spread)} s later in turn, "
+                   "through one checkpoint interval" if spread else ""))
+            sweep.run()
+            cells.extend(collect(f.stem, sweep.out_dir))
+            # after every drill: an interrupted bench keeps its table so far
+            BenchResult(out_dir, runs, cells, started, fmt_load(load_avg()), machine()).save()
+    except KeyboardInterrupt:
+        if sweep.out_dir.exists():  # the interrupted drill's finished runs count too
+            cells.extend(collect(f.stem, sweep.out_dir))
+        BenchResult(out_dir, runs, cells, started, fmt_load(load_avg()), machine()).save()
+        log(f"interrupted: the table so far is in {out_dir / 'bench.md'}; the same command again runs the rest")
+        raise
+    return BenchResult(out_dir, runs, cells, started, fmt_load(load_avg()), machine())
+
+
+def _sweep(drill_file: Path, runs: int, out_dir: Path, log, reports) -> Sweep:
+    """The drill's sweep: the replicators repeated ``runs`` times, or, for a drill with an unplanned
+    failover, once at each of ``runs`` phases of the checkpoint cycle (pyspark and MM2 at each)."""
+    import yaml
+    phases = checkpoint_phases(yaml.safe_load(drill_file.read_text()) or {}, runs)
+    params = [SweepParam("replicator", REPLICATORS)]
+    if phases is not None:
+        params.insert(0, SweepParam(SHIFT_KEY, phases))
+    return Sweep(drill_file, params, out_dir / drill_file.stem, measure_ceiling=False, log=log,
+                 repeat=1 if phases is not None else runs, reports=reports, advise=False, made_by="mirrordrill bench")
+
+
+def collect(drill: str, sweep_dir: Path) -> list[BenchCell]:
+    """Each replicator's runs of one drill, from the run folders of its sweep (finished runs only)."""
+    by_kind = {k: BenchCell(drill, k) for k in REPLICATORS}
+    shifts = {Path(r["run_dir"]).resolve(): r["params"][SHIFT_KEY]
+              for r in read_jsonl(sweep_dir / "sweep.jsonl") if SHIFT_KEY in (r.get("params") or {})}
+    for run_dir in sorted(p.parent for p in (sweep_dir / "points").glob("*/summary.json")):
+        try:
+            s = load_results(run_dir).summary
+        except ResultsUnavailable as e:
+            by_kind[REPLICATORS[0]].left_out.append(f"{run_dir}: {e}")
+            continue
+        cell = by_kind.get(s.replicator)
+        if cell is None:
+            continue
+        if s.interrupted or s.error:
+            cell.left_out.append(f"{run_dir}: {'interrupted' if s.interrupted else s.error}")
+            continue
+        shift = shifts.get(run_dir.resolve())
+        if shift is not None:
+            cell.phase_spread = True
+        cell.runs.append({"run_dir": str(run_dir), "passed": s.passed, **figures(s),
+                          **({SHIFT_KEY: shift} if shift is not None else {})})
+    return list(by_kind.values())

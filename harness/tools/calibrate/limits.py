@@ -1,0 +1,208 @@
+"""From observed figures to suggested limits: pure logic, no drill is run here.
+
+A limit is the worst run plus a stated margin (``worst x (1 + margin)``; for figures where more
+is better, ``worst x (1 - margin)``), plus a floor of slack on timings, rounded to two
+significant figures in the lenient direction. A count that was 0 in every run stays ``0``: a
+margin on nothing lost would let a replicator start losing records.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from dataclasses import dataclass, field
+
+from harness.drill.results import DrillSummary
+
+
+class CalibrationError(ValueError):
+    """A calibration that cannot run (bad --margin, --runs, no run measured); the message says what is valid."""
+
+
+@dataclass(frozen=True)
+class MetricKind:
+    """How one expectation metric is read and limited."""
+
+    metric: str  # the expectation's name (harness.drill.schema: FLOW/FAILOVER/FAILBACK_METRICS)
+    unit: str
+    higher_is_better: bool = False
+    count: bool = False  # records: whole-number limits
+    slack: float = 0.0  # added to a ceiling, in the metric's unit: timer noise on a shared machine
+    suggested: bool = True  # False: shown in the range table only (too noisy to limit)
+
+
+LATENCY_SLACK_MS = 100.0
+DURATION_SLACK_S = 1.0
+
+FLOW_KINDS = (
+    MetricKind("lost", "records", count=True),
+    MetricKind("duplicates", "records", count=True),
+    MetricKind("reordered", "records", count=True),
+    MetricKind("corrupted", "records", count=True),
+    MetricKind("unexpected", "records", count=True),
+    MetricKind("latency_ms.p50", "ms", slack=LATENCY_SLACK_MS),
+    MetricKind("latency_ms.p90", "ms", slack=LATENCY_SLACK_MS, suggested=False),
+    MetricKind("latency_ms.p99", "ms", slack=LATENCY_SLACK_MS),
+    MetricKind("latency_ms.max", "ms", slack=LATENCY_SLACK_MS, suggested=False),
+    MetricKind("acked", "records", higher_is_better=True, count=True),
+    MetricKind("throughput_records_s", "records/s", higher_is_better=True),
+)
+FAILOVER_KINDS = (
+    MetricKind("failover.skipped", "records", count=True),
+    MetricKind("failover.reprocessed", "records", count=True),
+    MetricKind("failover.rto_s", "s", slack=DURATION_SLACK_S),
+    MetricKind("failover.rpo_records", "records", count=True),
+)
+FAILBACK_KINDS = (
+    MetricKind("failback.missing", "records", count=True),
+    MetricKind("failback.extra", "records", count=True),
+    MetricKind("failback.converge_s", "s", slack=DURATION_SLACK_S),
+    MetricKind("failback.history_records", "records", higher_is_better=True, count=True),
+)
+
+
+def parse_margin(text: str) -> float:
+    """``50%`` or ``0.5`` -> 0.5; CalibrationError otherwise."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(%?)\s*", str(text))
+    value = (float(m.group(1)) / 100 if m.group(2) else float(m.group(1))) if m else None
+    if value is None or not 0 <= value < 1:
+        raise CalibrationError(f"--margin {text!r}: give a fraction below 1 or a percentage below 100% "
+                               f"(e.g. 50% or 0.5: limits 50% above the worst run)")
+    return value
+
+
+@dataclass(frozen=True)
+class Limit:
+    op: str  # "==", "<=", ">="
+    value: float
+
+    def yaml_value(self) -> str:
+        """As an expectation's value: ``0`` for a count that must stay zero, else the operator written out."""
+        if self.op == "==" and self.value == 0:
+            return "0"
+        return f'"{self.op} {_fmt(self.value)}"'
+
+
+def _fmt(v: float) -> str:
+    return str(int(v)) if v == int(v) else f"{v:g}"
+
+
+def _two_figures(v: float, up: bool) -> float:
+    """``v`` rounded to two significant figures, up or down (14807 -> 15000 up, 98.7 -> 98 down)."""
+    if v <= 0:
+        return 0.0
+    step = 10 ** (math.floor(math.log10(v)) - 1)
+    n = v / step
+    n = math.ceil(n - 1e-9) if up else math.floor(n + 1e-9)
+    return round(n * step, 10)
+
+
+def suggest(kind: MetricKind, values: list[float], margin: float) -> Limit | None:
+    """The limit for ``kind`` given what the runs measured (``None``: nothing was measured)."""
+    seen = [v for v in values if v is not None]
+    if not seen:
+        return None
+    if kind.higher_is_better:
+        limit = _two_figures(min(seen) * (1 - margin), up=False)
+        return Limit(">=", math.floor(limit) if kind.count else limit)
+    worst = max(seen)
+    if kind.count and worst == 0:
+        return Limit("==", 0)
+    limit = _two_figures(worst * (1 + margin) + kind.slack, up=True)
+    return Limit("<=", math.ceil(limit) if kind.count else limit)
+
+
+@dataclass
+class Observed:
+    """One metric of one flow, group or failback, over the runs (``None`` where a run measured nothing)."""
+
+    kind: MetricKind
+    scope: str
+    values: list[float | None] = field(default_factory=list)
+
+    def key(self, scoped: bool) -> str:
+        return f"{self.kind.metric}[{self.scope}]" if scoped else self.kind.metric
+
+    def spread(self) -> tuple[float | None, float | None, float | None]:
+        seen = [v for v in self.values if v is not None]
+        return (min(seen), statistics.median(seen), max(seen)) if seen else (None, None, None)
+
+
+def _field(entry, dotted: str):
+    value = entry.model_dump(by_alias=True)
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def observe(summaries: list[DrillSummary]) -> list[Observed]:
+    """Every metric per flow, failed-over group and failback, in the order the summaries list them.
+
+    A group that moves twice (a failover and a switch back) gives both moves' figures: its
+    expectation applies to each, so the limit must hold for the worse."""
+    table: dict[tuple[str, str], Observed] = {}
+
+    def add(kind: MetricKind, scope: str, run: int, value) -> None:
+        o = table.setdefault((kind.metric, scope), Observed(kind, scope, [None] * len(summaries)))
+        if value is not None:
+            o.values[run] = value if o.values[run] is None else (
+                min(o.values[run], value) if kind.higher_is_better else max(o.values[run], value))
+
+    for run, s in enumerate(summaries):
+        for f in s.flows:
+            for kind in FLOW_KINDS:
+                add(kind, f.name, run, _field(f, kind.metric))
+        for g in s.failovers:
+            for kind in FAILOVER_KINDS:
+                add(kind, g.group, run, _field(g, kind.metric.removeprefix("failover.")))
+        for b in s.failbacks:
+            for kind in FAILBACK_KINDS:
+                add(kind, b.name, run, _field(b, kind.metric.removeprefix("failback.")))
+    return list(table.values())
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What ``calibrate`` prints: the header line, the ranges, and the expectations to paste."""
+
+    header: str
+    observed: list[Observed]
+    margin: float
+
+    def _is_scoped(self, o: Observed) -> bool:
+        """Keys name their flow, group or failback only when the drill has several of that kind."""
+        family = _family(o.kind.metric)
+        return len({x.scope for x in self.observed if _family(x.kind.metric) == family}) > 1
+
+    def expectations_yaml(self) -> str:
+        lines = [self.header, "expectations:"]
+        for o in self.observed:
+            limit = suggest(o.kind, o.values, self.margin)
+            if limit is None or not o.kind.suggested:
+                continue
+            lines.append(f"  {o.key(self._is_scoped(o))}: {limit.yaml_value()}")
+        return "\n".join(lines) + "\n"
+
+    def range_table(self) -> str:
+        runs = max((len(o.values) for o in self.observed), default=0)
+        head = f"  {'metric':<44}" + "".join(f"{'run ' + str(i + 1):>10}" for i in range(runs))
+        lines = [head + f"{'min':>10}{'median':>10}{'max':>10}  suggested"]
+        for o in self.observed:
+            limit = suggest(o.kind, o.values, self.margin)
+            shown = ("-" if limit is None else f"{limit.op} {_fmt(limit.value)}") if o.kind.suggested else \
+                "(shown only: too noisy to limit)"
+            cells = "".join(f"{_cell(v):>10}" for v in o.values)
+            lo, mid, hi = o.spread()
+            lines.append(f"  {o.key(True):<44}{cells}{_cell(lo):>10}{_cell(mid):>10}{_cell(hi):>10}  {shown}")
+        return "\n".join(lines)
+
+
+def _family(metric: str) -> str:
+    return metric.split(".")[0] if metric.startswith(("failover.", "failback.")) else "flow"
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.1f}" if isinstance(v, float) and v != int(v) else f"{v:g}"

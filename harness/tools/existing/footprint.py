@@ -1,0 +1,146 @@
+"""What a drill would create or change on each existing cluster, and the permissions that takes.
+
+Computed from the drill file alone (no cluster): ``mirrordrill plan`` prints it, checks it against
+the cluster, and ``cleanup`` removes what matches it. Every name starts with the drill's
+``owned_prefix``, or holds one of its replication aliases (which start with it), so
+``cleanup FILE`` finds all of it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
+from harness.drill.schema import AddPartitions, CreateTopic, Failover, Scenario, SetTopicConfig
+from replicator.policy import HEARTBEATS_TOPIC, policy_from_name
+
+
+
+@dataclass(frozen=True)
+class TopicChange:
+    name: str
+    action: str  # create | create (remote copy) | create (internal) | alter config | add partitions
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Permission:
+    """One ACL the drill's principal needs: operations on a resource (a literal name or a prefix)."""
+
+    resource: str  # TOPIC | GROUP | CLUSTER
+    pattern: str  # LITERAL | PREFIXED
+    name: str
+    operations: tuple[str, ...]
+    why: str
+
+    def describe(self) -> str:
+        target = "cluster" if self.resource == "CLUSTER" else f"{self.resource.lower()} {self.pattern.lower()} {self.name!r}"
+        return f"{', '.join(self.operations)} on {target} ({self.why})"
+
+
+@dataclass
+class ClusterFootprint:
+    """Everything a drill would touch on one existing cluster."""
+
+    cluster: str
+    prefix: str
+    topics: list[TopicChange] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    permissions: list[Permission] = field(default_factory=list)
+    replicator_settings: dict[str, tuple[str, str]] = field(default_factory=dict)
+    acls_changed: tuple[str, ...] = ()  # none: ACL sync is off
+
+    @property
+    def created_topics(self) -> list[str]:
+        return sorted({t.name for t in self.topics if t.action.startswith("create")})
+
+    def owns(self, name: str, aliases: frozenset[str]) -> bool:
+        """True for a name the drill would create here (by prefix, or an MM2 internal topic of its aliases)."""
+        return name.startswith(self.prefix) or any(re.fullmatch(rf"mm2-[a-z-]+\.{re.escape(a)}\.internal", name)
+                                                   for a in aliases)
+
+
+def footprints(s: Scenario, replicator: str | None = None) -> dict[str, ClusterFootprint]:
+    """The footprint on every existing cluster of ``s`` (validated, with an ``owned_prefix``)."""
+    kind = replicator or s.replication.replicator
+    prefix = s.owned_prefix or ""
+    out = {name: ClusterFootprint(name, prefix) for name in s.existing_clusters()}
+    for t in s.topics:
+        if t.cluster in out:
+            out[t.cluster].topics.append(TopicChange(t.name, "create", f"{t.partitions} partition(s), replication "
+                                                     f"factor {t.replication_factor or 'broker default'}"
+                                                     + (f", config {t.config}" if t.config else "")))
+    for step in s.timeline:
+        if isinstance(step, CreateTopic) and step.cluster in out:
+            out[step.cluster].topics.append(TopicChange(step.topic, "create", f"timeline: {step.partitions} partition(s)"))
+        elif isinstance(step, AddPartitions) and step.cluster in out:
+            out[step.cluster].topics.append(TopicChange(step.topic, "add partitions", f"to {step.partitions}"))
+        elif isinstance(step, SetTopicConfig) and step.cluster in out:
+            out[step.cluster].topics.append(TopicChange(step.topic, "alter config", str(step.config)))
+    _replication(s, kind, out)
+    _groups(s, out)
+    for fp in out.values():
+        fp.replicator_settings = dict(FORCED_REPLICATOR_SETTINGS)
+        fp.permissions = _permissions(fp, kind, s)
+    return out
+
+
+def _declared_on(s: Scenario, cluster: str) -> list[str]:
+    return [t.name for t in s.topics if t.cluster == cluster]
+
+
+def _replication(s: Scenario, kind: str, out: dict[str, ClusterFootprint]) -> None:
+    r = s.replication
+    for f in r.flows:
+        policy = policy_from_name(r.policy, r.separator, source_cluster_alias=f.source)
+        if f.target in out:
+            fp = out[f.target]
+            for topic in _declared_on(s, f.source):
+                if any(re.fullmatch(p, topic) for p in f.topics):
+                    fp.topics.append(TopicChange(policy.format_remote_topic(f.source, topic), "create (remote copy)",
+                                                 f"replica of {topic} on {f.source}"))
+            fp.topics.append(TopicChange(policy.checkpoints_topic(f.source), "create (internal)",
+                                         "consumer-group checkpoints of the flow"))
+            if kind == "mirrormaker2":
+                # MM2's heartbeat connector creates it at start even with emission off (no record is
+                # written); run deletes it at the end only if it did not exist before
+                if not any(t.name == HEARTBEATS_TOPIC for t in fp.topics):
+                    fp.topics.append(TopicChange(HEARTBEATS_TOPIC, "create (internal)",
+                                                 "MirrorMaker 2's heartbeat connector, if absent; never written"))
+                for store in ("configs", "offsets", "status"):
+                    fp.topics.append(TopicChange(f"mm2-{store}.{f.source}.internal", "create (internal)",
+                                                 "MirrorMaker 2's Connect worker state"))
+        syncs_on = f.target if f.settings.get("offset-syncs.topic.location") == "target" else f.source
+        if kind == "mirrormaker2" and syncs_on in out:
+            out[syncs_on].topics.append(TopicChange(policy.offset_syncs_topic(f.target), "create (internal)",
+                                                    "MirrorMaker 2's offset syncs"))
+
+
+def _groups(s: Scenario, out: dict[str, ClusterFootprint]) -> None:
+    for c in s.load.consumers:
+        places = {c.cluster} | {step.target for step in s.timeline
+                                if isinstance(step, Failover) and step.source == c.cluster}
+        for cluster in places & set(out):
+            out[cluster].groups.append(c.group)
+
+
+def _permissions(fp: ClusterFootprint, kind: str, s: Scenario) -> list[Permission]:
+    p = fp.prefix
+    # Every existing cluster is written (load or replica) and read (consumers, replicator, the checker).
+    topic_ops = ("CREATE", "DESCRIBE", "DESCRIBE_CONFIGS", "READ", "WRITE", "DELETE")
+    if any(t.action == "alter config" for t in fp.topics) or s.replication.flows:
+        topic_ops += ("ALTER_CONFIGS",)  # set_topic_config, and the replicator's topic-config sync
+    out = [Permission("TOPIC", "PREFIXED", p, topic_ops, "the drill's topics, remote copies and checkpoints; "
+                                                         "DELETE for cleanup and failback"),
+           Permission("GROUP", "PREFIXED", p, ("READ", "DESCRIBE", "DELETE"),
+                      "the drill's consumer groups and their translated offsets; DELETE for cleanup"),
+           Permission("CLUSTER", "LITERAL", "kafka-cluster", ("DESCRIBE",),
+                      "metadata and the read-only checks of plan (describe cluster, ACLs)")]
+    internal = sorted({t.name for t in fp.topics if t.name.startswith("mm2-") or t.name == HEARTBEATS_TOPIC})
+    for name in internal:
+        out.append(Permission("TOPIC", "LITERAL", name, ("CREATE", "DESCRIBE", "READ", "WRITE", "DELETE"),
+                              "MirrorMaker 2 internal topic of the drill's alias" if name != HEARTBEATS_TOPIC else
+                              "MirrorMaker 2's heartbeat connector creates it at start; deleted at the end only if "
+                              "the drill created it"))
+    return out

@@ -1,0 +1,52 @@
+"""A sweep's outcome: its points and ceilings, with the views the table, the knee and the plot use."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.tools.sweep.knee import recommend, swept_key
+from harness.tools.sweep.points import Ceiling, SweepParam, SweepPoint
+from harness.tools.sweep.table import render_table
+
+
+@dataclass
+class SweepResult:
+    out_dir: Path
+    params: list[SweepParam]
+    points: list[SweepPoint]
+    ceiling: Ceiling | None
+    ceiling_after: Ceiling | None = None  # measured again once the points ran: was the machine steady?
+    started_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+    plot: Path | None = None  # sweep-throughput.png once the CLI's reports drew it
+    run_dirs: list[Path] = field(default_factory=list)
+    interrupted: bool = False
+
+    @property
+    def swept(self) -> str:
+        """The x axis: the first parameter whose values are all numbers (else the first)."""
+        return swept_key(self.params)
+
+    @property
+    def others(self) -> list[str]:
+        return [p.key for p in self.params if p.key != self.swept]
+
+    def representative(self) -> list[SweepPoint]:
+        """One point per combination: with repeated runs, the run of median capacity (the lower
+        median, so every figure shown comes from one real run); failed runs only if all failed."""
+        groups: dict[str, list[SweepPoint]] = {}
+        for pt in self.points:
+            groups.setdefault(json.dumps(pt.params, sort_keys=True), []).append(pt)
+        out = []
+        for runs in groups.values():
+            ok = sorted((pt for pt in runs if not pt.error and pt.capacity is not None), key=lambda pt: pt.capacity)
+            out.append(ok[(len(ok) - 1) // 2] if ok else runs[-1])
+        return out
+
+    def table(self) -> str:
+        return render_table(self)
+
+    def recommendation(self) -> str:
+        return recommend(self)
