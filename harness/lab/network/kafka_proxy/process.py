@@ -12,7 +12,7 @@ from primitives.kafka.security import write_private
 from primitives.ports import LOOPBACK, is_listening
 from primitives.process import ManagedProcess, ProcessError, child_environment
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+from primitives.bootstrap import REPO_ROOT
 
 
 class KafkaProxyProcess:
