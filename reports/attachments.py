@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from primitives.redaction import REDACTED, is_secret_key, redact_properties
-from harness.drill.results import BASELINE_FILE, DrillResults, FlowResults
+from harness.drill.results import DrillResults, FlowResults
+from harness.drill.run_folder import BASELINE_FILE, SCENARIO_COPY, SUMMARY_FILE
 from reports import plots
 from reports.summary_html import summary_html
 from reports.timeline import fault_windows
@@ -69,13 +70,13 @@ def run_attachments(run: DrillResults) -> list[DrillAttachment]:
     and the replicator's configuration (redacted)."""
     out = [
         DrillAttachment("summary", summary_html(run.summary).encode(), "text/html", "html"),
-        DrillAttachment("summary.json", json.dumps(run.summary.to_json(), indent=2).encode(), "application/json", "json"),
+        DrillAttachment(SUMMARY_FILE, json.dumps(run.summary.to_json(), indent=2).encode(), "application/json", "json"),
     ]
     if run.run_dir is None:
         return out
-    scenario = run.run_dir / "scenario.yaml"
+    scenario = run.run_dir / SCENARIO_COPY
     if scenario.is_file():
-        out.append(DrillAttachment("scenario.yaml", redact_yaml(scenario.read_text()).encode(), "text/plain", "yaml"))
+        out.append(DrillAttachment(SCENARIO_COPY, redact_yaml(scenario.read_text()).encode(), "text/plain", "yaml"))
     out += baseline_attachments(run.run_dir)
     config = replicator_config_text(run.run_dir / "replicator")
     if config:

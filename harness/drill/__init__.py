@@ -1,1 +1,2 @@
-"""Drill files: their model, their validation (with file/line/field errors), and the engine that runs them."""
+"""A drill: the drill file's schema and validation (file/line/field errors), the engine and its
+actions, the replicator adapters, the checker, the results and the baseline, the run folder."""

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import yaml
 
-from harness.drill.results import (BASELINE_FILE, SUMMARY_FILE, DrillSummary, ExpectationRow, FailoverSummary, FlowSummary,
+from harness.drill.results import (DrillSummary, ExpectationRow, FailoverSummary, FlowSummary,
                              ResultsUnavailable, load_results)
-from harness.drill.run_facts import SCENARIO_COPY
+from harness.drill.run_folder import BASELINE_FILE, SCENARIO_COPY, SUMMARY_FILE
 
 
 class BaselineError(ValueError):

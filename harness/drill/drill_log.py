@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 from typing import Callable
 
-DRILL_LOG_FILE = "drill.log"
 
 
 class DrillLog:

@@ -21,7 +21,7 @@ from typing import Callable
 
 from primitives.bootstrap import Artifacts
 from primitives.config_refs import RefResolver
-from harness.drill.baseline import BASELINE_FILE, BaselineCheck, BaselineComparison
+from harness.drill.baseline import BaselineCheck, BaselineComparison
 from harness.lab.compose.backend import make_backend
 from harness.lab.environment import Environment
 from harness.lab.brokers.existing import refused_writes
@@ -30,7 +30,9 @@ from harness.drill.replicators import make_replicator
 from harness.drill.replicators.setup import ReplicationSetup
 from harness.drill.results import DrillResults, DrillSummary, ExpectationRow, Logs, save_results
 from harness.drill import failover, run_facts, run_folder, steps
-from harness.drill.drill_log import DRILL_LOG_FILE, DrillLog
+from harness.drill.drill_log import DrillLog
+from harness.drill.run_folder import (CHECK_ERROR_FILE, DRILL_LOG_FILE, ENV_DIR, ERROR_FILE, HISTORIES_DIR, LOAD_DIR,
+                                      REPLICATOR_DIR, SCENARIO_COPY)
 from harness.drill.stopping import replicator_parts, stop_in_turn
 from harness.drill.checking import Checked, check_drill
 from harness.drill.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
@@ -88,15 +90,15 @@ class Drill:
             self.log = console
 
     def _run(self, s: Scenario) -> DrillResults:
-        histories = self.out_dir / "histories"
+        histories = self.out_dir / HISTORIES_DIR
         histories.mkdir(exist_ok=True)
         # the exact bytes: summary.json's drill_sha256 is their hash, and the rerun line runs them
-        (self.out_dir / run_facts.SCENARIO_COPY).write_bytes(self.scenario_path.read_bytes())
+        (self.out_dir / SCENARIO_COPY).write_bytes(self.scenario_path.read_bytes())
         started = time.time()
         # Secret references in the drill file are read relative to the file's folder.
         if s.existing_clusters():
             refuse_leftovers(s, self.scenario_path.resolve().parent, str(self.scenario_path))
-        env = Environment(topology_of(s), self.out_dir / "env", self.artifacts, log=self.log,
+        env = Environment(topology_of(s), self.out_dir / ENV_DIR, self.artifacts, log=self.log,
                           refs=RefResolver(base_dir=self.scenario_path.parent),
                           backend=make_backend(self.backend, s.name, self.log, self.backend_project),
                           keep_broker_data=self.keep_broker_data,
@@ -117,7 +119,7 @@ class Drill:
             self._produce_backlog(env, histories)
             self.phase = f"starting replicator ({self.kind})"
             new_replicator = self._replicator_factory(env)
-            replicator = new_replicator(flow_specs(s), self.out_dir / "replicator")
+            replicator = new_replicator(flow_specs(s), self.out_dir / REPLICATOR_DIR)
             ctx = DrillContext(scenario=s, out_dir=self.out_dir, env=env, replicator=replicator,
                                histories=histories, log=self.log, new_replicator=new_replicator,
                                drill_dir=self.scenario_path.resolve().parent)
@@ -169,7 +171,7 @@ class Drill:
             self.log("interrupted: stopping everything and checking what was measured")
         except Exception as e:
             error = f"{type(e).__name__}: {e}"
-            (self.out_dir / "error.txt").write_text(traceback.format_exc())
+            (self.out_dir / ERROR_FILE).write_text(traceback.format_exc())
             self.log(f"drill failed: {error} (traceback in {self.out_dir / 'error.txt'})")
         finally:
             progress_stop.set()
@@ -208,8 +210,7 @@ class Drill:
 
     def _clear_previous_run(self) -> None:
         """Reusing an output folder replaces the run in it (only the names a run writes)."""
-        run_folder.clear_previous_run(self.out_dir, ("summary.json", "error.txt", "check-error.txt",
-                                                     BASELINE_FILE, DRILL_LOG_FILE))
+        run_folder.clear_previous_run(self.out_dir)
 
     def _produce_backlog(self, env: Environment, histories: Path) -> None:
         for b in self.scenario.load.backlog:
@@ -252,7 +253,7 @@ class Drill:
     # --- clients ----------------------------------------------------------------------
     def _launch_producers(self, ctx: DrillContext) -> Path:
         """Start every producer's load process; return once each one waits (held) for the returned file."""
-        start_signal = ctx.out_dir / "load" / "start"
+        start_signal = ctx.out_dir / LOAD_DIR / "start"
         start_signal.unlink(missing_ok=True)  # an output folder used before: hold this run's load too
         for p in self.scenario.load.producers:
             slot = ProducerSlot(p, p.cluster)
@@ -411,11 +412,11 @@ class Drill:
         failbacks = list(ctx.failbacks) if ctx else []
         checked, check_error = Checked(), None
         try:
-            check_drill(self.out_dir / "histories", check_pairs(s, origin_topics(s)), ctx.failovers if ctx else [],
+            check_drill(self.out_dir / HISTORIES_DIR, check_pairs(s, origin_topics(s)), ctx.failovers if ctx else [],
                         checked)
         except Exception as e:
             check_error = f"{type(e).__name__}: {e}"
-            (self.out_dir / "check-error.txt").write_text(traceback.format_exc())
+            (self.out_dir / CHECK_ERROR_FILE).write_text(traceback.format_exc())
         expectations = evaluate(s, checked.flows, checked.failovers, failbacks, replicator=self.kind,
                                 load=checked.load_facts(ctx.load_started_ms or None if ctx else None),
                                 interrupted=interrupted)
@@ -434,7 +435,7 @@ class Drill:
             replicator_mode=run_facts.replicator_mode(self.kind, s.replication.mode,
                                                       s.replication.mirrormaker2.exactly_once),
             versions=run_facts.versions(self.kind),
-            drill_sha256=run_facts.sha256_of(self.out_dir / run_facts.SCENARIO_COPY),
+            drill_sha256=run_facts.sha256_of(self.out_dir / SCENARIO_COPY),
             duration_s=round(time.time() - started, 1), interrupted=interrupted,
             error=error or check_error, flows=checked.flows, failovers=checked.failovers, failbacks=failbacks,
             expectations=expectations, timeline=checked.timeline, logs=self._log_paths(ctx, env),
@@ -468,7 +469,7 @@ class Drill:
             logs.toxiproxy = str(env.toxiproxy.process.log_path)
         if ctx is not None:
             # a failback adds replicators with the same node names: the folder tells them apart
-            logs.replicator = {(k if r.setup.workdir == self.out_dir / "replicator" else f"{k} ({r.setup.workdir.name})"): str(v)
+            logs.replicator = {(k if r.setup.workdir == self.out_dir / REPLICATOR_DIR else f"{k} ({r.setup.workdir.name})"): str(v)
                                for r in ctx.all_replicators() for k, v in r.log_paths().items()}
             logs.load = [str(r.log_path) for slot in ctx.producers for r in slot.runs]
         return logs

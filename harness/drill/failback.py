@@ -33,6 +33,7 @@ from collections import Counter
 
 from harness.drill.checker.contract import WIPE_EVENT_KIND
 from harness.drill.results import FailbackSummary
+from harness.drill.run_folder import FAILBACK_DIR
 from primitives.kafka.reading import read_topic
 from harness.drill.replicators.interface import Replicator
 from harness.drill.replicators.setup import FlowSpec
@@ -81,7 +82,7 @@ def run(ctx: DrillContext, step: Failback) -> str:
     ctx.record(f"wipe {old}", WIPE_EVENT_KIND, t, now_ms(), "ok", "data and committed offsets deleted; started empty")
 
     t = now_ms()
-    reverse = ctx.new_replicator(flows, ctx.out_dir / "failback" / "copy-back")
+    reverse = ctx.new_replicator(flows, ctx.out_dir / FAILBACK_DIR / "copy-back")
     ctx.log(f"failback: copying {new} back into {old} (logs: {', '.join(map(str, reverse.log_paths().values()))})")
     reverse.start()
     ctx.replicator = reverse
@@ -137,7 +138,7 @@ def _reprotect(ctx: DrillContext, old: str, new: str, original_flows: list[FlowS
     None (with ``fallback``) when a Spark cluster has no task slots for it beside the copy back:
     then it starts after the switch, once the copy back is stopped."""
     t = now_ms()
-    reprotect = ctx.new_replicator(original_flows, ctx.out_dir / "failback" / "re-protect")
+    reprotect = ctx.new_replicator(original_flows, ctx.out_dir / FAILBACK_DIR / "re-protect")
     if not restore:
         # the wiped primary's offsets restarted at 0 while dr keeps the copies made before the incident
         # (restored history puts each record back at its old offset: then the copies on dr still line up)

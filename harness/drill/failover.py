@@ -16,6 +16,7 @@ from confluent_kafka.admin import NewTopic
 
 from harness.drill.context import (ConsumerSlot, DrillContext, FailoverRecord, ProducerSlot, new_app_consumer,
                                       now_ms)
+from harness.drill.run_folder import LOAD_DIR
 from harness.drill.schema import Failover
 from harness.drill.runbook import run_failover_runbook
 from loadgen.app_consumer import StartPosition
@@ -75,7 +76,7 @@ def start_producer(ctx: DrillContext, slot: ProducerSlot, cluster: str, duration
                     producer=dict(d.settings), producer_id_prefix=f"{d.name or 'load'}-{cluster}",
                     output_dir=ctx.histories, client_properties_file=ctx.env.cluster(cluster).security_file(),
                     start_signal=start_signal)
-    runner = LoadRunner(spec, ctx.out_dir / "load", name=f"load-{d.name or 'producer'}-{cluster}",
+    runner = LoadRunner(spec, ctx.out_dir / LOAD_DIR, name=f"load-{d.name or 'producer'}-{cluster}",
                         supervisor=ctx.env.supervisor)
     runner.start(wait=wait)
     slot.runner, slot.cluster = runner, cluster

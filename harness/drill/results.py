@@ -27,11 +27,9 @@ from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_valid
                       model_validator)
 
 from harness.drill.checker.contract import FlowSeries, SecondSeries
+from harness.drill.run_folder import SERIES_DIR, SUMMARY_FILE
 
 SCHEMA = 1
-SUMMARY_FILE = "summary.json"
-SERIES_DIR = "series"
-BASELINE_FILE = "baseline.json"  # run --baseline: the comparison (harness.drill.baseline), attached by reports
 
 
 class ResultsUnavailable(Exception):

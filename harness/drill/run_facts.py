@@ -8,9 +8,9 @@ import shlex
 from importlib import metadata
 from pathlib import Path
 
+from harness.drill.run_folder import SCENARIO_COPY
 from primitives.versions import kafka_version, spark_version
 
-SCENARIO_COPY = "scenario.yaml"
 
 
 def project_version() -> str:

@@ -16,9 +16,25 @@ from pathlib import Path
 
 MARKER = ".mirrordrill-run"
 
-# What a drill run writes at the top of its folder, and clears when the folder is reused: old
-# broker data would not format, old histories would be checked as if this run wrote them.
-RUN_FOLDERS = ("env", "histories", "replicator", "load", "failback", "series")
+# Every name a drill run writes at the top of its folder. This module is their one owner: the
+# engine, the results, the baseline and reports/ read them from here.
+SUMMARY_FILE = "summary.json"  # the results' contract (harness.drill.results)
+SCENARIO_COPY = "scenario.yaml"  # the drill file's exact bytes (summary.json's drill_sha256 is their hash)
+BASELINE_FILE = "baseline.json"  # run --baseline: the comparison (harness.drill.baseline)
+DRILL_LOG_FILE = "drill.log"  # the drill's own log, what the console showed
+ERROR_FILE = "error.txt"  # the traceback of a harness error
+CHECK_ERROR_FILE = "check-error.txt"  # the traceback of a checker error
+ENV_DIR = "env"  # brokers, proxies, Spark: their data and logs
+HISTORIES_DIR = "histories"  # what the load produced and consumed, read by the checker
+REPLICATOR_DIR = "replicator"  # the replicator's folders and logs
+LOAD_DIR = "load"  # the load processes' folders and logs
+FAILBACK_DIR = "failback"  # the failback's copy-back and re-protect replicators
+SERIES_DIR = "series"  # per-second series for the plots
+
+# What a run clears when its folder is reused: old broker data would not format, old histories
+# would be checked as if this run wrote them.
+RUN_FOLDERS = (ENV_DIR, HISTORIES_DIR, REPLICATOR_DIR, LOAD_DIR, FAILBACK_DIR, SERIES_DIR)
+RUN_FILES = (SUMMARY_FILE, ERROR_FILE, CHECK_ERROR_FILE, BASELINE_FILE, DRILL_LOG_FILE)
 
 
 class OutFolderRefused(ValueError):
@@ -54,7 +70,7 @@ def take(folder: Path, made_by: str) -> Path:
     return folder
 
 
-def clear_previous_run(folder: Path, files: tuple[str, ...]) -> None:
+def clear_previous_run(folder: Path, files: tuple[str, ...] = RUN_FILES) -> None:
     """Remove an earlier run's ``RUN_FOLDERS`` and ``files`` from a folder this process took (marked)."""
     folder = Path(folder)
     if not (folder / MARKER).is_file():  # only ever reached after take(); a guard, not a path

@@ -31,7 +31,7 @@ import pytest
 import yaml
 
 from harness.cli import commands as cli
-from harness.drill.results import SUMMARY_FILE
+from harness.drill.run_folder import SUMMARY_FILE
 from harness.drill.engine import Drill
 from harness.drill.validate import parse_scenario
 from primitives.bootstrap import mirrordrill_home
