@@ -14,7 +14,8 @@ from harness.cli.commands import EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EX
 from harness.drill.results import SCHEMA, DrillResults, DrillSummary, Logs, TimelineEntry, load_results, save_results
 from harness.drill import run_facts
 from harness.drill.conditions import unmet_conditions
-from harness.drill.drill_log import DRILL_LOG_FILE, DrillLog
+from harness.drill.drill_log import DrillLog
+from harness.drill.run_folder import DRILL_LOG_FILE
 from reports.attachments import drill_log, log_files
 from reports.summary_html import summary_html
 
