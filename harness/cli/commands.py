@@ -529,6 +529,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from harness.tools.existing.commands import add_parsers
     add_parsers(sub)
+    from harness.tools.drill_schema import add_parsers as add_schema_parser
+    add_schema_parser(sub)
 
     s = sub.add_parser("test", help="run the test suite (pytest); from a checkout: ./mirrordrill test [pytest args]")
     s.set_defaults(func=cmd_test)

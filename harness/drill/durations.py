@@ -8,6 +8,17 @@ import re
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
+# What an editor checking a drill file against its JSON Schema accepts as a duration: seconds as
+# a number, or the units above largest first (the order rule itself is parse_duration's).
+DURATION_JSON_SCHEMA = {
+    "anyOf": [
+        {"type": "number", "minimum": 0},
+        {"type": "string",
+         "pattern": r"^\s*(?=\S)(\d+(\.\d+)?|(\d+(\.\d+)?h)?\s*(\d+(\.\d+)?m)?\s*(\d+(\.\d+)?s)?\s*(\d+(\.\d+)?ms)?)\s*$"},
+    ],
+    "description": "seconds (90) or a duration such as '90s', '1m30s', '500ms', '2h'",
+}
+
 
 def parse_duration(value: object) -> float:
     """Seconds in ``value``; ValueError naming what is valid otherwise."""

@@ -10,12 +10,12 @@ import difflib
 import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from harness.lab.brokers.secure import LocalClusterSecurity
 from harness.drill import bounds as B
 from harness.drill.bounds import at_most, at_most_items, at_most_seconds
-from harness.drill.durations import parse_duration
+from harness.drill.durations import DURATION_JSON_SCHEMA, parse_duration
 from primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
 from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
 from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
@@ -30,7 +30,7 @@ class _M(BaseModel):
 
 
 # Seconds, written as 90, '90s', '1m30s' or '500ms'.
-Seconds = Annotated[float, BeforeValidator(parse_duration)]
+Seconds = Annotated[float, BeforeValidator(parse_duration), WithJsonSchema(DURATION_JSON_SCHEMA)]
 # How long one step or phase may wait for something (a drain, a condition, a command).
 Wait = Annotated[Seconds, at_most_seconds(B.MAX_WAIT_S, "for one wait")]
 
