@@ -39,7 +39,7 @@ from harness.drill.schema import Scenario
 from harness.lab.spark.deployment import SparkDeployment
 from harness.drill.conditions import unmet_conditions
 from harness.drill.summary import evaluate, render_table
-from harness.drill.topology import check_pairs, flow_specs, link_conditions_of, origin_topics, topology_of
+from harness.drill.plan import DrillPlan, plan_of
 from loadgen.app_consumer import StartPosition
 from loadgen.backlog import produce_backlog
 from loadgen.lag_sampler import LagSampler
@@ -55,8 +55,11 @@ class Drill:
                  artifacts: Artifacts | None = None, log: Callable[[str], None] | None = None,
                  progress_interval_s: float = 5.0, baseline: BaselineCheck | None = None,
                  spark_master: str | None = None, backend: str | None = None,
-                 backend_project: str | None = None, keep_broker_data: bool = False):
+                 backend_project: str | None = None, keep_broker_data: bool = False,
+                 plan: DrillPlan | None = None):
         self.scenario = scenario
+        # validation's plan (``CheckedScenario.plan``); a caller holding only the scenario gets it built here
+        self.plan = plan if plan is not None else plan_of(scenario)
         self.keep_broker_data = keep_broker_data  # run --keep-broker-data: the log segments outlive the drill
         self.backend = backend or "processes"  # run --backend: where brokers and Toxiproxy run
         self.backend_project = backend_project  # the docker backend's Compose project (the sweep names it)
@@ -96,7 +99,7 @@ class Drill:
         # Secret references in the drill file are read relative to the file's folder.
         if s.existing_clusters():
             refuse_leftovers(s, self.scenario_path.resolve().parent, str(self.scenario_path))
-        env = Environment(topology_of(s), self.out_dir / "env", self.artifacts, log=self.log,
+        env = Environment(self.plan.topology, self.out_dir / "env", self.artifacts, log=self.log,
                           refs=RefResolver(base_dir=self.scenario_path.parent),
                           backend=make_backend(self.backend, s.name, self.log, self.backend_project),
                           keep_broker_data=self.keep_broker_data,
@@ -109,7 +112,7 @@ class Drill:
             self.phase = "starting clusters"
             self.log(f"starting {len(s.clusters)} cluster(s) under {env.workdir}")
             env.start()
-            for (a, b), cond in link_conditions_of(s).items():
+            for (a, b), cond in self.plan.link_conditions.items():
                 env.link(a, b).set(cond)
             for t in s.topics:
                 env.cluster(t.cluster).create_topics([NewTopic(t.name, t.partitions, t.replication_factor or 1,
@@ -117,7 +120,7 @@ class Drill:
             self._produce_backlog(env, histories)
             self.phase = f"starting replicator ({self.kind})"
             new_replicator = self._replicator_factory(env)
-            replicator = new_replicator(flow_specs(s), self.out_dir / "replicator")
+            replicator = new_replicator(list(self.plan.flows), self.out_dir / "replicator")
             ctx = DrillContext(scenario=s, out_dir=self.out_dir, env=env, replicator=replicator,
                                histories=histories, log=self.log, new_replicator=new_replicator,
                                drill_dir=self.scenario_path.resolve().parent)
@@ -275,10 +278,7 @@ class Drill:
         through the replicator's start cost it CPU (forwarding-chain, 2026-11-28: brokers +4 CPU-s
         in its first 22 s, the first record 23-28 s after the start against 19-21 s)."""
         env = ctx.env
-        by_target: dict[str, set[str]] = {}
-        for p in check_pairs(self.scenario, origin_topics(self.scenario)):
-            by_target.setdefault(p.target, set()).update(p.topic_map)
-        for target, remotes in sorted(by_target.items()):
+        for target, remotes in sorted(self.plan.topics_by_target().items()):
             pattern = "^(" + "|".join(re.escape(t) for t in sorted(remotes)) + ")$"
             ctx.observers.append(Observer(target, env.cluster(target).bootstrap, pattern, ctx.histories,
                                           writer_tag=f"observer-{target}",
@@ -288,12 +288,7 @@ class Drill:
         """Start the lag samplers and consumers, then release the held producers."""
         s = self.scenario
         env = ctx.env
-        pairs = check_pairs(s, origin_topics(s))
-        watched: dict[str, set[str]] = {}
-        for p in pairs:
-            watched.setdefault(p.origin, set()).update(p.topic_map.values())
-            watched.setdefault(p.target, set()).update(p.topic_map)
-        for cluster, topics in sorted(watched.items()):
+        for cluster, topics in sorted(self.plan.watched_topics().items()):
             pattern = "^(" + "|".join(re.escape(t) for t in sorted(topics)) + ")$"
             sampler = LagSampler(cluster, env.cluster(cluster).bootstrap, pattern, ctx.histories,
                                  writer_tag=f"sampler-{cluster}", security=env.cluster(cluster).security_config())
@@ -411,7 +406,7 @@ class Drill:
         failbacks = list(ctx.failbacks) if ctx else []
         checked, check_error = Checked(), None
         try:
-            check_drill(self.out_dir / "histories", check_pairs(s, origin_topics(s)), ctx.failovers if ctx else [],
+            check_drill(self.out_dir / "histories", list(self.plan.check_pairs), ctx.failovers if ctx else [],
                         checked)
         except Exception as e:
             check_error = f"{type(e).__name__}: {e}"

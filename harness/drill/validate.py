@@ -18,6 +18,7 @@ from harness.drill.invariants import bound_problems
 from harness.drill.schema import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICATORS, Failback, Failover, Scenario,
                                     parse_expectation)
 from harness.drill.plain_errors import did_you_mean, either, plain_message
+from harness.drill.plan import DrillPlan, Routes, plan_of, routes_of
 from harness.drill.preflight import replication_problems
 from harness.drill.profile import apply_profile
 from harness.drill.references import reference_problems
@@ -43,9 +44,10 @@ class Problem:
 
 @dataclass(frozen=True)
 class CheckedScenario:
-    """A drill file that can run, and what in it will have no effect (printed, not fatal)."""
+    """A drill file that can run, its plan (what the run reads), and what in it will have no effect (printed, not fatal)."""
 
     scenario: Scenario
+    plan: DrillPlan
     warnings: tuple[Problem, ...] = ()
 
 
@@ -141,18 +143,11 @@ def check_text(text: str, file: str, replicator: str | None = None, profile: str
                 problems.append(Problem(file, source.line_of(path), where, message))
         raise ScenarioInvalid(problems) from None
     problems = cross_check(scenario, data, source, refs)
-    warnings: list[Problem] = []
-    if not problems:  # the replication checks assume the names and links are right
-        kind = replicator or scenario.replication.replicator
-        replication_problems(scenario, kind,
-                             lambda p, m: problems.append(Problem(file, source.line_of(p), _field(p, ()), m)),
-                             lambda p, m: warnings.append(Problem(file, source.line_of(p), _field(p, ()), m, True)),
-                             _drill_dir(file))
-    if not problems:  # the built-in invariants' bounds that the timeline's faults demand
-        bound_problems(scenario, replicator or scenario.replication.replicator,
-                       lambda p, m: problems.append(Problem(file, source.line_of(p), _field(p, ()), m)))
     if problems:
         raise ScenarioInvalid(problems)
+    # the replication checks assume the names and links are right, which the routes need too
+    routes = routes_of(scenario)
+    warnings = _replication_checks(scenario, routes, replicator or scenario.replication.replicator, source)
     if profile in (None, "full"):  # the short profile's own limits are checked too, not first in CI
         for name in scenario.profiles:
             try:
@@ -161,7 +156,25 @@ def check_text(text: str, file: str, replicator: str | None = None, profile: str
                 raise ScenarioInvalid([replace(p, message=f"at profile {name}: {p.message}") for p in e.problems]) from None
     # What every part reads: patterns on existing clusters as the prefix, then the rest (for the patterns
     # the checks accepted, the same names as written, so the checks above could read them as written).
-    return CheckedScenario(with_anchored_patterns(scenario), tuple(warnings))
+    anchored = with_anchored_patterns(scenario)
+    # the routes checked above are the run's unless anchoring changed the flows' patterns
+    return CheckedScenario(anchored, plan_of(anchored, routes if anchored is scenario else None), tuple(warnings))
+
+
+def _replication_checks(s: Scenario, routes: Routes, kind: str, source: SourceMap) -> list[Problem]:
+    """The replication's and the invariants' bounds' problems (raised), else the warnings for ``kind``."""
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    replication_problems(s, routes, kind,
+                         lambda p, m: problems.append(Problem(source.file, source.line_of(p), _field(p, ()), m)),
+                         lambda p, m: warnings.append(Problem(source.file, source.line_of(p), _field(p, ()), m, True)),
+                         _drill_dir(source.file))
+    if not problems:  # the built-in invariants' bounds that the timeline's faults demand
+        bound_problems(s, routes.check_pairs, kind,
+                       lambda p, m: problems.append(Problem(source.file, source.line_of(p), _field(p, ()), m)))
+    if problems:
+        raise ScenarioInvalid(problems)
+    return warnings
 
 
 def cross_check(s: Scenario, data: dict, src: SourceMap, refs: RefResolver | None = None) -> list[Problem]:
