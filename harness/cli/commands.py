@@ -177,15 +177,16 @@ def cmd_validate(args) -> int:
 
 def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None = None, artifacts=None,
               log=None, baseline=None, spark_master: str | None = None, backend: str | None = None,
-              keep_broker_data: bool = False):
+              keep_broker_data: bool = False, plan=None):
     """Run a drill, then write its Allure results from what it saved: what ``mirrordrill run`` does,
-    and what tests that need a drill's report call. Returns the drill's ``harness.drill.results.DrillResults``."""
+    and what tests that need a drill's report call (``plan``: validation's, when the caller has it).
+    Returns the drill's ``harness.drill.results.DrillResults``."""
     from harness.drill.engine import Drill
     from reports.allure_results import record_allure_results
     log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
     results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log,
                     baseline=baseline, spark_master=spark_master, backend=backend,
-                    keep_broker_data=keep_broker_data).run()
+                    keep_broker_data=keep_broker_data, plan=plan).run()
     record_allure_results(results.run_dir, log)
     return results
 
@@ -235,7 +236,8 @@ def cmd_run(args) -> int:
     out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
     try:
         result = run_drill(scenario, Path(args.file), out, replicator=args.replicator, baseline=baseline,
-                           spark_master=args.spark_master, backend=args.backend, keep_broker_data=args.keep_broker_data)
+                           spark_master=args.spark_master, backend=args.backend, keep_broker_data=args.keep_broker_data,
+                           plan=checked.plan)
     except KeyboardInterrupt:
         raise
     except (RunRefused, OutFolderRefused) as e:  # an existing cluster unreachable or not clean, a foreign

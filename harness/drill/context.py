@@ -71,6 +71,23 @@ class ConsumerSlot:
 
 @dataclass
 class DrillContext:
+    """The running drill's state, which the phases, the steps and failover share.
+
+    Each field has one owner, the one module that sets it; the others only read it (or, for the
+    lists, only append what they started, for the stops to find):
+
+    - the replication phase (``phases.ReplicationPhase``) makes the context: ``scenario``,
+      ``out_dir``, ``env``, ``histories``, ``log``, ``new_replicator``, ``drill_dir`` and
+      ``stable_address`` are given at construction and never reassigned;
+    - the load phase (``load_phase.LoadPhase``) sets the load clock once, through
+      ``start_load_clock`` (``load_started_at``, ``load_started_ms``, ``load_until``), and fills
+      ``producers``, ``consumers``, ``observers`` and ``lag_samplers``; failover (``failover.py``)
+      moves producers and consumers and extends ``load_until`` after a late failover;
+    - failback (``failback.py``) owns ``replicator`` after the start (it replaces the drill's own by
+      the copy back, then the re-protect), ``retired_replicators``, ``wiped_at`` and ``failbacks``;
+    - failover owns ``failovers`` and ``abandoned``; the timeline phase sets ``stop_requested``.
+    """
+
     scenario: Scenario
     out_dir: Path
     env: Environment
@@ -96,6 +113,10 @@ class DrillContext:
     drill_dir: Path | None = None  # the drill file's folder: runbook commands run there
     _timeline: HistoryWriter[TimelineEvent] | None = None
     _timeline_lock: threading.Lock = field(default_factory=threading.Lock)  # failover moves groups in parallel
+
+    def start_load_clock(self, started_at: float, started_ms: int, until_s: float) -> None:
+        """The load phase's one setting of the clock the timeline counts from (monotonic, epoch ms)."""
+        self.load_started_at, self.load_started_ms, self.load_until = started_at, started_ms, until_s
 
     def timeline_writer(self) -> HistoryWriter[TimelineEvent]:
         if self._timeline is None:

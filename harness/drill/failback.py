@@ -69,7 +69,19 @@ def run(ctx: DrillContext, step: Failback) -> str:
     if ctx.new_replicator is None:
         raise RuntimeError("failback needs the drill's replicator factory")
     original_flows = list(ctx.replicator.setup.flows)
+    result = _copy_back(ctx, new, old, flows, step.timeout, refusal)
+    outcome = (f"{old} rebuilt from {new}: " + ("converged" if result.converged else "NOT converged")
+               + f" in {result.converge_s:.1f}s (missing {result.missing}, extra {result.extra})")
+    if not step.switch_back:
+        return outcome
+    if not result.converged:
+        raise RuntimeError(outcome + "; not switching back onto a cluster that does not hold what the other does")
+    return outcome + _switch_back(ctx, new, old, step.timeout, original_flows, restore)
 
+
+def _copy_back(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec], timeout: float,
+               refusal: str | None) -> FailbackSummary:
+    """Stop replication out of ``old``, wipe it, copy ``new`` back into it and wait until both hold the same."""
     t = now_ms()
     ctx.replicator.stop()
     ctx.retired_replicators.append(ctx.replicator)
@@ -91,24 +103,24 @@ def run(ctx: DrillContext, step: Failback) -> str:
 
     if refusal:
         ctx.log(f"failback: the history {old} held before the incident is not restored: {refusal}")
-    result = wait_converged(ctx, new, old, flows, step.timeout, started_ms=t)
+    result = wait_converged(ctx, new, old, flows, timeout, started_ms=t)
     result.history_note = refusal
     ctx.failbacks.append(result)
     ctx.record(f"converge {new}->{old}", "failback_part", t, now_ms(), "ok" if result.converged else "timeout",
                f"{result.topics} topic(s): missing {result.missing}, extra {result.extra}")
-    outcome = (f"{old} rebuilt from {new}: " + ("converged" if result.converged else "NOT converged")
-               + f" in {result.converge_s:.1f}s (missing {result.missing}, extra {result.extra})")
-    if not step.switch_back:
-        return outcome
-    if not result.converged:
-        raise RuntimeError(outcome + "; not switching back onto a cluster that does not hold what the other does")
+    return result
+
+
+def _switch_back(ctx: DrillContext, new: str, old: str, timeout: float, original_flows: list[FlowSpec],
+                 restore: bool) -> str:
+    """Re-protect ``old``, move the applications back onto it, retire the copy back; the outcome's rest."""
     # the topics the applications will write on the old primary: the re-protect selects them from its start
     failover.ensure_topics(ctx, old, sorted({t for slot in ctx.producers if slot.cluster == new
                                              for t in slot.definition.topics}))
     reprotect = _reprotect(ctx, old, new, original_flows, restore)
-    back = Failover(do="planned_failover", source=new, target=old, drain_timeout=step.timeout)
+    back = Failover(do="planned_failover", source=new, target=old, drain_timeout=timeout)
     try:
-        outcome += "; switch back: " + failover.planned(ctx, back, restart_finished=True)
+        outcome = "; switch back: " + failover.planned(ctx, back, restart_finished=True)
     except BaseException:
         # the applications stay on the new primary, which the copy back still protects; a re-protect
         # of the old one, where nothing is written now, only holds Spark's slots and the log's attention

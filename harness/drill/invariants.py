@@ -21,7 +21,7 @@ from typing import Callable
 from harness.drill.results import ExpectationRow, FlowSummary, TimelineEntry
 from harness.drill.schema import (BrokerStep, ClusterStep, Failback, Failover, InvariantBounds, ReplicatorStep,
                                     Scenario, SetLink)
-from harness.drill.topology import check_pairs, origin_topics
+from harness.drill.topology import CheckPair
 
 DEFAULT_LOAD_FRACTION = 0.5
 
@@ -64,16 +64,16 @@ def loss_faults(s: Scenario) -> list[Fault]:
     return out
 
 
-def _needs_rpo(s: Scenario) -> list[Fault]:
-    """Loss faults on a cluster some checked flow starts from or passes through."""
-    pairs = check_pairs(s, origin_topics(s))
+def _needs_rpo(s: Scenario, pairs: tuple[CheckPair, ...]) -> list[Fault]:
+    """Loss faults on a cluster some checked flow starts from or passes through (``pairs``: the plan's)."""
     return [f for f in loss_faults(s) if any(p.origin == f.cluster or f.cluster in p.via for p in pairs)]
 
 
-def bound_problems(s: Scenario, replicator: str, bad: Callable[[tuple, str], None]) -> None:
-    """The bounds a timeline's faults demand, missing from the file for ``replicator``."""
+def bound_problems(s: Scenario, pairs: tuple[CheckPair, ...], replicator: str,
+                   bad: Callable[[tuple, str], None]) -> None:
+    """The bounds a timeline's faults demand, missing from the file for ``replicator`` (``pairs``: the plan's)."""
     bounds = s.invariants.for_replicator(replicator)
-    loss = _needs_rpo(s)
+    loss = _needs_rpo(s, pairs)
     if loss and bounds.rpo_records is None and "no_loss" not in bounds.relax:
         f = loss[0]
         bad(("timeline", f.index), f"this {f.kind} kills or cuts off {f.cluster}, so records it acknowledged may "

@@ -24,7 +24,8 @@ from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from harness.drill.loops import loop_problems
 from harness.drill.schema import Failover, Scenario
 from harness.drill.plain_errors import did_you_mean
-from harness.drill.topology import check_pairs, origin_topics, topology_of
+from harness.drill.plan import Routes
+from harness.drill.topology import topology_of
 from primitives.config_errors import InvalidSetting
 from replicator.config.validation import check_separator
 
@@ -40,10 +41,10 @@ class _Planned:
     workdir: Path = Path(tempfile.gettempdir()) / "mirrordrill-validate"  # never created
 
 
-def replication_problems(s: Scenario, replicator: str, error: Report, warn: Report,
+def replication_problems(s: Scenario, routes: Routes, replicator: str, error: Report, warn: Report,
                          drill_dir: Path | None = None) -> None:
     """Every problem of ``s.replication`` for ``replicator`` that needs no running cluster (a relative
-    program path of the command replicator is looked up in ``drill_dir``)."""
+    program path of the command replicator is looked up in ``drill_dir``); ``routes``: the plan's."""
     r = s.replication
     flows = ("replication", "flows")
     seen: dict[tuple[str, str], int] = {}
@@ -81,15 +82,15 @@ def replication_problems(s: Scenario, replicator: str, error: Report, warn: Repo
         except (SetupError, ValueError) as err:
             key = next((k for k in flow.settings if repr(k) in str(err)), None)
             error(flows + (i,) + (("settings", key) if key else ()), str(err).removeprefix(f"flow {flow.source}->{flow.target}: "))
-    _topic_problems(s, error)
+    _topic_problems(s, routes, error)
     _replicator_problems(s, replicator, error, warn, drill_dir)
     loop_problems(s, replicator, error, warn)
 
 
-def _topic_problems(s: Scenario, error: Report) -> None:
+def _topic_problems(s: Scenario, routes: Routes, error: Report) -> None:
     """A flow's topic written as a plain name (no regex) must be a topic its source can have."""
-    names: dict[str, set[str]] = {c: set(t) for c, t in origin_topics(s).items()}
-    for pair in check_pairs(s, origin_topics(s)):  # topics that reach a cluster along flows
+    names: dict[str, set[str]] = {c: set(t) for c, t in routes.origin_topics.items()}
+    for pair in routes.check_pairs:  # topics that reach a cluster along flows
         names[pair.target] |= set(pair.topic_map)
     for i, f in enumerate(s.replication.flows):
         if f.source not in names:

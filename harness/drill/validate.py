@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import ValidationError
 
@@ -18,6 +18,7 @@ from harness.drill.invariants import bound_problems
 from harness.drill.schema import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICATORS, Failback, Failover, Scenario,
                                     parse_expectation)
 from harness.drill.plain_errors import did_you_mean, either, plain_message
+from harness.drill.plan import DrillPlan, Routes, plan_of, routes_of
 from harness.drill.preflight import replication_problems
 from harness.drill.profile import apply_profile
 from harness.drill.references import reference_problems
@@ -26,6 +27,10 @@ from harness.drill.step_targets import step_target_problems
 from harness.drill.topic_names import topic_name_problems
 from harness.drill.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
 from primitives.config_refs import RefResolver
+
+
+Report = Callable[[tuple, str], None]  # a problem at a path inside the drill file
+Known = Callable[[tuple, str], bool]  # whether a cluster name at a path is one of the file's (reported if not)
 
 
 @dataclass(frozen=True)
@@ -43,9 +48,10 @@ class Problem:
 
 @dataclass(frozen=True)
 class CheckedScenario:
-    """A drill file that can run, and what in it will have no effect (printed, not fatal)."""
+    """A drill file that can run, its plan (what the run reads), and what in it will have no effect (printed, not fatal)."""
 
     scenario: Scenario
+    plan: DrillPlan
     warnings: tuple[Problem, ...] = ()
 
 
@@ -141,18 +147,11 @@ def check_text(text: str, file: str, replicator: str | None = None, profile: str
                 problems.append(Problem(file, source.line_of(path), where, message))
         raise ScenarioInvalid(problems) from None
     problems = cross_check(scenario, data, source, refs)
-    warnings: list[Problem] = []
-    if not problems:  # the replication checks assume the names and links are right
-        kind = replicator or scenario.replication.replicator
-        replication_problems(scenario, kind,
-                             lambda p, m: problems.append(Problem(file, source.line_of(p), _field(p, ()), m)),
-                             lambda p, m: warnings.append(Problem(file, source.line_of(p), _field(p, ()), m, True)),
-                             _drill_dir(file))
-    if not problems:  # the built-in invariants' bounds that the timeline's faults demand
-        bound_problems(scenario, replicator or scenario.replication.replicator,
-                       lambda p, m: problems.append(Problem(file, source.line_of(p), _field(p, ()), m)))
     if problems:
         raise ScenarioInvalid(problems)
+    # the replication checks assume the names and links are right, which the routes need too
+    routes = routes_of(scenario)
+    warnings = _replication_checks(scenario, routes, replicator or scenario.replication.replicator, source)
     if profile in (None, "full"):  # the short profile's own limits are checked too, not first in CI
         for name in scenario.profiles:
             try:
@@ -161,7 +160,25 @@ def check_text(text: str, file: str, replicator: str | None = None, profile: str
                 raise ScenarioInvalid([replace(p, message=f"at profile {name}: {p.message}") for p in e.problems]) from None
     # What every part reads: patterns on existing clusters as the prefix, then the rest (for the patterns
     # the checks accepted, the same names as written, so the checks above could read them as written).
-    return CheckedScenario(with_anchored_patterns(scenario), tuple(warnings))
+    anchored = with_anchored_patterns(scenario)
+    # the routes checked above are the run's unless anchoring changed the flows' patterns
+    return CheckedScenario(anchored, plan_of(anchored, routes if anchored is scenario else None), tuple(warnings))
+
+
+def _replication_checks(s: Scenario, routes: Routes, kind: str, source: SourceMap) -> list[Problem]:
+    """The replication's and the invariants' bounds' problems (raised), else the warnings for ``kind``."""
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    replication_problems(s, routes, kind,
+                         lambda p, m: problems.append(Problem(source.file, source.line_of(p), _field(p, ()), m)),
+                         lambda p, m: warnings.append(Problem(source.file, source.line_of(p), _field(p, ()), m, True)),
+                         _drill_dir(source.file))
+    if not problems:  # the built-in invariants' bounds that the timeline's faults demand
+        bound_problems(s, routes.check_pairs, kind,
+                       lambda p, m: problems.append(Problem(source.file, source.line_of(p), _field(p, ()), m)))
+    if problems:
+        raise ScenarioInvalid(problems)
+    return warnings
 
 
 def cross_check(s: Scenario, data: dict, src: SourceMap, refs: RefResolver | None = None) -> list[Problem]:
@@ -172,8 +189,7 @@ def cross_check(s: Scenario, data: dict, src: SourceMap, refs: RefResolver | Non
     def bad(path: tuple, message: str) -> None:
         out.append(Problem(src.file, src.line_of(path), _field(path, ()), message))
 
-    clusters = list(s.clusters)
-    for name in clusters:
+    for name in s.clusters:
         if not CLUSTER_NAME.match(name):
             bad(("clusters", name), f"cluster name {name!r} is invalid: a letter, then letters, digits, '_' or '-'")
 
@@ -182,22 +198,51 @@ def cross_check(s: Scenario, data: dict, src: SourceMap, refs: RefResolver | Non
             bad(problem.field, problem.message)
         return name in s.clusters
 
-    links = set()
-    if s.links is None:
-        links = {frozenset((a, b)) for a in clusters for b in clusters if a != b}
-    else:
-        for i, l in enumerate(s.links):
-            for j, end in enumerate(l.between):
-                known(("links", i, "between", j), end)
-            if l.between[0] == l.between[1]:
-                bad(("links", i, "between"), "a link joins two different clusters")
-            if frozenset(l.between) in links:
-                # Two entries would set two sets of conditions on one link: which one wins is unsaid.
-                bad(("links", i), f"the link between {l.between[0]} and {l.between[1]} is listed twice; keep one "
-                                  "entry with its latency, jitter and bandwidth")
-            links.add(frozenset(l.between))
+    links = _link_problems(s, bad, known)
+    topics = _topic_problems(s, bad, known)
+    flows = _flow_problems(s, links, bad, known)
+    groups = _load_problems(s, topics, bad, known)
+    if s.stable_address is not None:
+        known(("stable_address", "points_to"), s.stable_address.points_to)
+    existing_cluster_problems(s, bad)
+    broker_property_problems(s, bad)
+    topic_name_problems(s, bad)
+    cluster_partition_problems(s, bad)
+    record_size_problems(s, bad)
+    secret_problems(s, bad)
+    facts = TimelineFacts(scenario=s, links=frozenset(links), flows=frozenset(flows),
+                          topics={c: frozenset(names) for c, names in topics.items()},
+                          drill_dir=_drill_dir(src.file))
+    _timeline_problems(s, facts, bad)
+    step_target_problems(s, bad)
+    if refs is not None:
+        reference_problems(data, refs, bad)
+    _expectation_problems(s, flows, groups, bad)
+    return out
 
-    topics: dict[str, set[str]] = {c: set() for c in clusters}
+
+def _link_problems(s: Scenario, bad: Report, known: Known) -> set[frozenset[str]]:
+    """The links' problems; returns the pairs of clusters joined (all of them when links are not listed)."""
+    clusters = list(s.clusters)
+    if s.links is None:
+        return {frozenset((a, b)) for a in clusters for b in clusters if a != b}
+    links: set[frozenset[str]] = set()
+    for i, l in enumerate(s.links):
+        for j, end in enumerate(l.between):
+            known(("links", i, "between", j), end)
+        if l.between[0] == l.between[1]:
+            bad(("links", i, "between"), "a link joins two different clusters")
+        if frozenset(l.between) in links:
+            # Two entries would set two sets of conditions on one link: which one wins is unsaid.
+            bad(("links", i), f"the link between {l.between[0]} and {l.between[1]} is listed twice; keep one "
+                              "entry with its latency, jitter and bandwidth")
+        links.add(frozenset(l.between))
+    return links
+
+
+def _topic_problems(s: Scenario, bad: Report, known: Known) -> dict[str, set[str]]:
+    """The declared topics' problems; returns per cluster the topics declared there."""
+    topics: dict[str, set[str]] = {c: set() for c in s.clusters}
     for i, t in enumerate(s.topics):
         if known(("topics", i, "cluster"), t.cluster):
             if t.name in topics[t.cluster]:
@@ -208,7 +253,11 @@ def cross_check(s: Scenario, data: dict, src: SourceMap, refs: RefResolver | Non
             if rf > s.clusters[t.cluster].brokers and s.clusters[t.cluster].existing is None:
                 bad(("topics", i, "replication_factor"),
                     f"replication factor {rf} exceeds the {s.clusters[t.cluster].brokers} broker(s) of {t.cluster}")
+    return topics
 
+
+def _flow_problems(s: Scenario, links: set[frozenset[str]], bad: Report, known: Known) -> set[str]:
+    """The flows' ends and links; returns the flows as 'A->B'."""
     flows = set()
     for i, f in enumerate(s.replication.flows):
         ok = known(("replication", "flows", i, "source"), f.source) & known(("replication", "flows", i, "target"), f.target)
@@ -217,7 +266,11 @@ def cross_check(s: Scenario, data: dict, src: SourceMap, refs: RefResolver | Non
         elif ok and frozenset((f.source, f.target)) not in links:
             bad(("replication", "flows", i), f"no WAN link between {f.source} and {f.target}; add it under links")
         flows.add(f"{f.source}->{f.target}")
+    return flows
 
+
+def _load_problems(s: Scenario, topics: dict[str, set[str]], bad: Report, known: Known) -> set[str]:
+    """Producers, backlog and consumers on declared clusters and topics; returns the consumer groups."""
     for i, p in enumerate(s.load.producers):
         if known(("load", "producers", i, "cluster"), p.cluster):
             for t in (p.topics if isinstance(p.topics, list) else list(p.topics)):
@@ -237,19 +290,11 @@ def cross_check(s: Scenario, data: dict, src: SourceMap, refs: RefResolver | Non
             for t in c.topics:
                 if t not in topics[c.cluster]:
                     bad(("load", "consumers", i, "topics"), f"topic {t!r} is not declared on {c.cluster}")
+    return groups
 
-    if s.stable_address is not None:
-        known(("stable_address", "points_to"), s.stable_address.points_to)
-    existing_cluster_problems(s, bad)
-    broker_property_problems(s, bad)
-    topic_name_problems(s, bad)
-    cluster_partition_problems(s, bad)
-    record_size_problems(s, bad)
-    secret_problems(s, bad)
 
-    facts = TimelineFacts(scenario=s, links=frozenset(links), flows=frozenset(flows),
-                          topics={c: frozenset(names) for c, names in topics.items()},
-                          drill_dir=_drill_dir(src.file))
+def _timeline_problems(s: Scenario, facts: TimelineFacts, bad: Report) -> None:
+    """Steps in order within the load, ``when`` on a known flow, and each action's own checks."""
     last_at = 0.0
     for i, step in enumerate(s.timeline):
         at = ("timeline", i)
@@ -259,14 +304,14 @@ def cross_check(s: Scenario, data: dict, src: SourceMap, refs: RefResolver | Non
             if step.at > s.duration:
                 bad(at + ("at",), f"at {step.at:g}s is after the end of the load ({s.duration:g}s)")
             last_at = max(last_at, step.at)
-        if step.when is not None and step.when.flow and step.when.flow not in flows:
-            bad(at + ("when", "flow"), f"unknown flow {step.when.flow!r}; flows are {sorted(flows)}")
+        if step.when is not None and step.when.flow and step.when.flow not in facts.flows:
+            bad(at + ("when", "flow"), f"unknown flow {step.when.flow!r}; flows are {sorted(facts.flows)}")
         for problem in action_for(step).validate(step, replace(facts, earlier=tuple(s.timeline[:i]))):
             bad(at + problem.field, problem.message)
-    step_target_problems(s, bad)
-    if refs is not None:
-        reference_problems(data, refs, bad)
 
+
+def _expectation_problems(s: Scenario, flows: set[str], groups: set[str], bad: Report) -> None:
+    """Each expectation parses and has something in the timeline to measure."""
     has_failover = any(isinstance(step, Failover) for step in s.timeline)
     has_failback = any(isinstance(step, Failback) for step in s.timeline)
     restores_history = any(isinstance(step, Failback) and step.restore_history for step in s.timeline)
@@ -284,18 +329,23 @@ def cross_check(s: Scenario, data: dict, src: SourceMap, refs: RefResolver | Non
             bad(path, f"{e.metric} needs a failback step with restore_history: true (without it nothing is restored)")
         if e.metric in FAILOVER_METRICS and not has_failover:
             bad(path, f"{e.metric} needs a planned_failover or unplanned_failover step in the timeline")
-        if e.scope and e.metric in FAILOVER_METRICS and e.scope not in groups:
-            bad(path, f"unknown consumer group {e.scope!r}; groups are {sorted(groups)}")
-        elif e.scope and e.metric in FAILOVER_METRICS and has_failover:
-            cluster = next(c.cluster for c in s.load.consumers if c.group == e.scope)
-            if cluster not in {a for a, _ in failed_over}:
-                bad(path, f"consumer group {e.scope!r} runs on {cluster}, which no failover step leaves, so "
-                          "there is nothing to measure; scope it to a group on a failed-over cluster")
-        if e.scope and e.metric in FAILBACK_METRICS and e.scope not in {f"{a}->{b}" for b, a in failed_over}:
-            bad(path, f"unknown failback {e.scope!r}; write it as new primary->old primary")
-        if e.scope and e.metric not in FAILOVER_METRICS + FAILBACK_METRICS and e.scope not in _reachable(flows):
-            bad(path, f"unknown flow {e.scope!r}; flows (and chains of them) are {sorted(_reachable(flows))}")
-    return out
+        _scope_problems(s, e, path, (flows, groups, failed_over, has_failover), bad)
+
+
+def _scope_problems(s: Scenario, e, path: tuple, names: tuple, bad: Report) -> None:
+    """An expectation's scope names a flow (or chain), a failed-over group, or a failback."""
+    flows, groups, failed_over, has_failover = names
+    if e.scope and e.metric in FAILOVER_METRICS and e.scope not in groups:
+        bad(path, f"unknown consumer group {e.scope!r}; groups are {sorted(groups)}")
+    elif e.scope and e.metric in FAILOVER_METRICS and has_failover:
+        cluster = next(c.cluster for c in s.load.consumers if c.group == e.scope)
+        if cluster not in {a for a, _ in failed_over}:
+            bad(path, f"consumer group {e.scope!r} runs on {cluster}, which no failover step leaves, so "
+                      "there is nothing to measure; scope it to a group on a failed-over cluster")
+    if e.scope and e.metric in FAILBACK_METRICS and e.scope not in {f"{a}->{b}" for b, a in failed_over}:
+        bad(path, f"unknown failback {e.scope!r}; write it as new primary->old primary")
+    if e.scope and e.metric not in FAILOVER_METRICS + FAILBACK_METRICS and e.scope not in _reachable(flows):
+        bad(path, f"unknown flow {e.scope!r}; flows (and chains of them) are {sorted(_reachable(flows))}")
 
 
 def _drill_dir(file: str) -> Path | None:

@@ -153,7 +153,7 @@ class Sweep:
 
     def _run_point(self, run_dir: Path, combo: dict) -> SweepPoint | None:
         from harness.drill.engine import Drill
-        from harness.drill.validate import load_scenario
+        from harness.drill.validate import check_file
         run_dir.mkdir(parents=True, exist_ok=True)
         scenario_file = run_dir.parent / f"{run_dir.name}.yaml"
         scenario_file.write_text(yaml.safe_dump(apply_params(self.drill, combo), sort_keys=False))
@@ -161,8 +161,9 @@ class Sweep:
         project, extra = point_containers(self.backend, run_dir.name)
         # the replicator's processes, and Spark standalone's executors (the workers start them in their folders)
         with CpuMeter([run_dir / "replicator", run_dir / "env" / "spark"], extra=extra) as cpu:
-            drill = Drill(load_scenario(scenario_file), scenario_file, run_dir, log=self.log, backend=self.backend,
-                          backend_project=project)
+            checked = check_file(scenario_file)
+            drill = Drill(checked.scenario, scenario_file, run_dir, log=self.log, backend=self.backend,
+                          backend_project=project, plan=checked.plan)
             summary = drill.run().summary  # stops everything it started, whatever happens
         if summary.interrupted:
             return None
