@@ -1,4 +1,4 @@
-"""One flow of the replicator process (``process.Replicator``): its Spark query and its control plane.
+"""One flow of the replicator process (``process.FlowSupervisor``): its Spark query and its control plane.
 
 Data moves in Spark (``spark_stream``). Around it, per flow and on MM2's schedules: topic
 discovery and remote-topic creation (a query restarts when its topic set changes, and after
@@ -88,7 +88,7 @@ class FlowRuntime:
         self.clock = clock or StartupClock()
         self.quiet_stops = quiet_stops or QuietStops()  # the process's, shared by its flows
         # none chosen: the flow runs its warm-up's round trip itself; a process chooses one flow for
-        # all once their first syncs showed whose link is quickest (``Replicator.run``)
+        # all once their first syncs showed whose link is quickest (``FlowSupervisor.run``)
         self.shared_warm_up = SharedWarmUp()
         self.name = flow.name
         self.policy = flow.replication_policy()
@@ -224,7 +224,7 @@ class FlowRuntime:
     def prepare_start(self) -> None:
         """Before the Spark session exists, after the first topic sync: the first query's start offsets.
 
-        Called beside the JVM's start (``Replicator._prepare_flows``; again if its topics change), so
+        Called beside the JVM's start (``FlowSupervisor._prepare_flows``; again if its topics change), so
         Kafka metadata and the resume reads cost no time of their own. Nothing of this process has
         written yet, so the positions cannot move before the query starts; ``_start`` uses them
         only if the topics and partitions are still the same by then."""

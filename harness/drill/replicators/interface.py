@@ -1,6 +1,6 @@
 """The replicator interface the scenario engine drives, whatever the replicator is.
 
-A drill describes *what* to replicate once (``ReplicationSetup``); an adapter (``Replicator``)
+A drill describes *what* to replicate once (``ReplicationSetup``); an adapter (``ReplicatorAdapter``)
 decides *how* — our PySpark replicator, Apache MirrorMaker 2, or a user's own command — and
 exposes the same lifecycle (start, stop, kill, pause, restart), measurements and offset
 translation.
@@ -31,7 +31,7 @@ class CheckpointWait:
     detail: str
 
 
-class Replicator(ABC):
+class ReplicatorAdapter(ABC):
     """What the scenario engine drives: one replicator (of any kind) for one setup."""
 
     kind: ClassVar[str]
@@ -142,7 +142,7 @@ class Replicator(ABC):
         """Configuration as rendered (secrets redacted) and where things are, for reports."""
 
     # --- context manager: a drill's ``with`` block stops the replicator on every exit path
-    def __enter__(self) -> "Replicator":
+    def __enter__(self) -> "ReplicatorAdapter":
         try:
             self.start()
         except BaseException:
