@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -45,6 +46,20 @@ def child_environment(extra: Mapping[str, str] | None = None,
     kept = {k: v for k, v in parent.items()
             if (k in _NEEDED or k.startswith(_NEEDED_PREFIXES)) and not is_secret_key(k)}
     return {**kept, **(extra or {})}
+
+
+def program_path_problem(program: str, base_dir: Path | None, not_on_path_hint: str) -> str | None:
+    """Why ``program`` cannot start (None when it can): a bare name must be on PATH (else the
+    message ends with ``not_on_path_hint``), a path (relative ones read from ``base_dir``, the
+    drill file's folder) must be an executable file."""
+    if "/" not in program:
+        return None if shutil.which(program) else f"program {program!r} is not on PATH; {not_on_path_hint}"
+    path = Path(program) if Path(program).is_absolute() or base_dir is None else base_dir / program
+    if not path.is_file():
+        return f"program {program} does not exist ({path}); a relative path is read from the drill file's folder"
+    if not os.access(path, os.X_OK):
+        return f"program {program} is not executable; chmod +x {path}"
+    return None
 
 
 def _die_with_parent() -> None:

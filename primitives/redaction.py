@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from primitives.config_refs import is_pure_ref
 
@@ -47,23 +47,30 @@ def redact_properties(text: str) -> str:
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
-def redact_argv(argv: Sequence[str]) -> list[str]:
-    """A command line with values of secret-looking options (``--x-password v``, ``k=v``) replaced."""
-    out: list[str] = []
-    hide_next = False
-    for arg in argv:
-        if hide_next:
-            out.append(REDACTED)
-            hide_next = False
-            continue
+def _secret_options(argv: Sequence[str]) -> Iterator[tuple[str, int, bool]]:
+    """Each secret-looking option of a command line: its name, the index of the argument that holds
+    its value (past the end when none follows) and whether it is inline (``name=value``) rather
+    than the next argument (``--x-password value``)."""
+    for i, arg in enumerate(argv):
         name, eq, _ = arg.partition("=")
         if eq and is_secret_key(name):
-            out.append(f"{name}={REDACTED}")
+            yield name, i, True
         elif arg.startswith("-") and is_secret_key(arg):
-            out.append(arg)
-            hide_next = True
-        else:
-            out.append(arg)
+            yield arg, i + 1, False
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    """A command line with values of secret-looking options (``--x-password v``, ``k=v``) replaced."""
+    out = list(argv)
+    hidden = -1  # the argument last hidden as an option's value: it is not read as an option itself
+    for name, at, inline in _secret_options(argv):
+        if (at if inline else at - 1) == hidden:
+            continue
+        if inline:
+            out[at] = f"{name}={REDACTED}"
+        elif at < len(out):
+            out[at] = REDACTED
+            hidden = at
     return out
 
 
@@ -76,11 +83,12 @@ def _names_where(value: str) -> bool:
 def literal_secret_options(argv: Sequence[str]) -> list[str]:
     """The secret-looking options of a command line that carry their value (``--password x``, ``password=x``)."""
     found: list[str] = []
-    for i, arg in enumerate(argv):
-        name, eq, value = arg.partition("=")
-        if eq and is_secret_key(name) and value and not _names_where(value):
+    for name, at, inline in _secret_options(argv):
+        if inline:
+            value = argv[at].partition("=")[2]
+            if value and not _names_where(value):
+                found.append(name)
+        # ``--x=password`` names no secret of its own; ``--password`` followed by an option has no value
+        elif "=" not in name and at < len(argv) and not argv[at].startswith("-") and not _names_where(argv[at]):
             found.append(name)
-        elif (not eq and arg.startswith("-") and is_secret_key(arg) and i + 1 < len(argv)
-              and not argv[i + 1].startswith("-") and not _names_where(argv[i + 1])):
-            found.append(arg)
     return found

@@ -87,10 +87,10 @@ def main(argv: list[str] | None = None, default_jars: Callable[[], list[Path]] |
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     from replicator.checkpoint_folder import CheckpointFolderRefused
-    from replicator.process import Replicator
+    from replicator.process import FlowSupervisor
     from replicator.prometheus import MetricsPortTaken
     try:
-        Replicator(config, Path(args.workdir), jars).run(stop)
+        FlowSupervisor(config, Path(args.workdir), jars).run(stop)
     except (MetricsPortTaken, CheckpointFolderRefused) as e:
         print(f"replicator: {e}", file=sys.stderr)
         return 2

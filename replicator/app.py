@@ -1,4 +1,4 @@
-"""One flow of the replicator process (``process.Replicator``): its Spark query and its control plane.
+"""One flow of the replicator process (``process.FlowSupervisor``): its Spark query and its control plane.
 
 Data moves in Spark (``spark_stream``). Around it, per flow and on MM2's schedules: topic
 discovery and remote-topic creation (a query restarts when its topic set changes, and after
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, OffsetSpec
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient
 
 from primitives.kafka.security import java_to_librdkafka
 from replicator import checkpoint_folder
@@ -31,8 +31,8 @@ from replicator.heartbeats import HeartbeatEmitter
 from replicator.history import HistoryEnds
 from replicator.metrics import MetricsTracker
 from replicator.offset_index import OffsetIndex
-from replicator.resume import (EARLIEST, Copy, FlowOrigin, StartPositions, copied_up_to, holds_the_copied_record,
-                              newest_copy, records_waiting, settled, start_offsets, starting_offsets, target_consumer)
+from replicator.flow_reads import FlowLag, SourceReads, StartReads
+from replicator.resume import FlowOrigin, StartPositions
 from replicator.schedule import Every
 from replicator.shared_warm_up import SharedWarmUp
 from replicator.startup import StartupClock
@@ -88,7 +88,7 @@ class FlowRuntime:
         self.clock = clock or StartupClock()
         self.quiet_stops = quiet_stops or QuietStops()  # the process's, shared by its flows
         # none chosen: the flow runs its warm-up's round trip itself; a process chooses one flow for
-        # all once their first syncs showed whose link is quickest (``Replicator.run``)
+        # all once their first syncs showed whose link is quickest (``FlowSupervisor.run``)
         self.shared_warm_up = SharedWarmUp()
         self.name = flow.name
         self.policy = flow.replication_policy()
@@ -137,12 +137,13 @@ class FlowRuntime:
         self.config_sync = Every(flow.schedule_seconds("sync_topic_configs"))
         self.heartbeat_every = Every(flow.schedule_seconds("emit_heartbeats"))
         self.checkpoint_every = Every(flow.schedule_seconds("emit_checkpoints"))
-        # the lag probe's own clients (target, source): it runs on the process's lag thread, beside this
-        # flow's control plane, and a Kafka consumer must not be assigned and read from two threads at once
-        self._lag_clients: tuple[Consumer, Consumer] | None = None
-        self._source_consumer: Consumer | None = None  # the control plane's: resume checks, source ends
+        # the control plane's reads and the lag thread's, each with clients of its own (``flow_reads``)
+        self.source_reads = SourceReads(self.source_admin, self._source_conn)
+        self.start_reads = StartReads(self.name, self.selector, self.origin, self._target_conn, self.source_reads,
+                                      self.start_positions, self.history if flow.restore_history else None,
+                                      self.data_fault)
+        self.lag_reads = FlowLag(self.selector, self.origin, self.history, self._source_conn, self._target_conn)
         self._restart_after = 0.0
-        self._resume_consumer: Consumer | None = None
         self._warmed: threading.Event | None = None  # set when this flow's warm-up ended
         # start offsets read ahead, while the JVM starts: (topics, partitions, offsets JSON)
         self._prepared: tuple[tuple[str, ...], dict[str, int], str] | None = None
@@ -224,7 +225,7 @@ class FlowRuntime:
     def prepare_start(self) -> None:
         """Before the Spark session exists, after the first topic sync: the first query's start offsets.
 
-        Called beside the JVM's start (``Replicator._prepare_flows``; again if its topics change), so
+        Called beside the JVM's start (``FlowSupervisor._prepare_flows``; again if its topics change), so
         Kafka metadata and the resume reads cost no time of their own. Nothing of this process has
         written yet, so the positions cannot move before the query starts; ``_start`` uses them
         only if the topics and partitions are still the same by then."""
@@ -310,66 +311,9 @@ class FlowRuntime:
 
     def _start_offsets(self) -> str:
         """Spark's startingOffsets for the next query: right after this flow's newest copy in each partition."""
-        c = self._resume_consumer = self._resume_consumer or target_consumer(
-            dict(self._target_conn))
-        remote = {t: self.selector.remote_topic(t) for t in self.topics}
-        parts = {t: self.partitions.get(t, 1) for t in self.topics}
-
-        def read() -> dict[tuple[str, int], Copy | None]:
-            for t in parts:  # the consumer's metadata must know partitions added since it last looked
-                c.list_topics(remote[t], timeout=10)
-            return {(t, p): newest_copy(c, remote[t], p, self.origin) for t, n in parts.items() for p in range(n)}
-        copies = settled(read) if self._settle_before_start else read()
-        copied = {k: self._resumable(k, copy) for k, copy in copies.items()}
-        if self.flow.restore_history:
-            self.history.pin({t: n for t, n in parts.items() if self.selector.restored_topic(t) is not None},
-                             self._source_ends)
-        positions = self.start_positions.resolve(parts, self._source_ends)
-        # a restart (something of this flow is on the target) counts every record its query will
-        # read first, in partitions with nothing copied too: a kill mid-batch in micro-batch mode
-        # can leave one partition copied and the others not started
-        resumed = any(offset is not None for offset in copied.values())
-        starts = start_offsets(positions, copied)
-        self._waiting_at_start = self._records_waiting(starts) if resumed else 0
-        return starting_offsets(starts)
-
-    def _records_waiting(self, starts: dict[tuple[str, int], int]) -> int:
-        from_log_start = [k for k, start in starts.items() if start == EARLIEST]
-        return records_waiting(starts, self._source_offsets(from_log_start, OffsetSpec.earliest()),
-                               self._source_offsets(list(starts), OffsetSpec.latest()))
-
-    def _resumable(self, where: tuple[str, int], copy: Copy | None) -> int | None:
-        """The copy's source offset, when the source still holds that very record; else None (start over)."""
-        if copy is None:
-            return None
-        topic, partition = where
-        if holds_the_copied_record(self._source(), topic, partition, copy):
-            return self.data_fault.resume_from(copy.source_offset) if self.data_fault else copy.source_offset
-        log.warning("flow %s: %s[%d] on the source no longer holds the record copied from offset %d (its log was "
-                    "recreated, e.g. wiped and rebuilt): copying the partition from its start position",
-                    self.name, topic, partition, copy.source_offset)
-        return None
-
-    def _source_ends(self, topic: str, partitions: int) -> list[int]:
-        source = self._source()
-        return [source.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)]
-
-    def _source_offsets(self, partitions: list[tuple[str, int]], spec: OffsetSpec) -> dict[tuple[str, int], int]:
-        """The source's start or end offsets of many partitions in one request per broker, not a round trip each."""
-        if not partitions:
-            return {}
-        futures = self.source_admin.list_offsets(
-            {TopicPartition(t, p): spec for t, p in partitions}, request_timeout=10)
-        return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
-
-    def _source(self) -> Consumer:
-        if self._source_consumer is None:
-            self._source_consumer = self._new_source_consumer()
-        return self._source_consumer
-
-    def _new_source_consumer(self) -> Consumer:
-        return Consumer(dict(self._source_conn) | {
-            "group.id": "__mirrordrill-lag", "enable.auto.commit": False, "log_level": 0})
+        offsets, self._waiting_at_start = self.start_reads.next_start(self.topics, self.partitions,
+                                                                      self._settle_before_start)
+        return offsets
 
     def _check_live(self, spark: "SparkSession") -> None:
         """Live once the warm-up ended and, in real time, all the query's tasks run; a micro-batch query at once
@@ -420,26 +364,11 @@ class FlowRuntime:
         """Per remote partition: source end offset minus (source offset of the last record on the target + 1).
 
         Called from the process's lag thread only, with clients of its own."""
-        if self._lag_clients is None:
-            self._lag_clients = (target_consumer(dict(self._target_conn)), self._new_source_consumer())
-        target, source = self._lag_clients
-        out = {}
-        for topic, n in self.partitions.items():
-            remote = self.selector.remote_topic(topic)
-            restored = self.selector.restored_topic(topic) is not None
-            for p in range(n):
-                _, src_high = source.get_watermark_offsets(TopicPartition(topic, p), timeout=5)
-                if restored and (end := self.history.end(topic, p)) is not None:
-                    src_high = min(src_high, end)  # past the history nothing is copied: no lag either
-                # the newest record of *this* flow (under identity others write the partition too)
-                copied = copied_up_to(target, remote, p, self.origin, window=1024, timeout_s=5)
-                out[(remote, p)] = max(0, src_high - (copied + 1 if copied is not None else 0))
-        return out
+        return self.lag_reads.measure(self.partitions)
 
     def close(self, spark: "SparkSession | None" = None) -> None:
         self.stop_query(spark)
         self.target_producer.flush(5)
         self.index.close()
-        for c in (*(self._lag_clients or ()), self._source_consumer, self._resume_consumer):
-            if c is not None:
-                c.close()
+        for reads in (self.lag_reads, self.source_reads, self.start_reads):
+            reads.close()

@@ -11,6 +11,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from primitives.kafka.wire_reader import BigEndianReader
+
 VERSION = 0
 
 
@@ -19,27 +21,15 @@ def _string(s: str) -> bytes:
     return struct.pack(">h", len(b)) + b
 
 
-class _Reader:
+class _Reader(BigEndianReader):
     """Reads Kafka protocol fields, failing clearly on truncated or malformed input."""
 
     def __init__(self, data: bytes, what: str) -> None:
-        self.data, self.pos, self.what = data, 0, what
+        super().__init__(data)
+        self.what = what
 
-    def _take(self, n: int) -> bytes:
-        if self.pos + n > len(self.data):
-            raise ValueError(f"truncated {self.what}: needed {n} bytes at {self.pos}, have {len(self.data)}")
-        chunk = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return chunk
-
-    def int16(self) -> int:
-        return struct.unpack(">h", self._take(2))[0]
-
-    def int32(self) -> int:
-        return struct.unpack(">i", self._take(4))[0]
-
-    def int64(self) -> int:
-        return struct.unpack(">q", self._take(8))[0]
+    def _short(self, n: int) -> Exception:
+        return ValueError(f"truncated {self.what}: needed {n} bytes at {self.pos}, have {len(self.data)}")
 
     def string(self) -> str:
         length = self.int16()

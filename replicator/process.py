@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("replicator")
 
 
-class Replicator:
+class FlowSupervisor:
     """Runs every enabled flow of a configuration until ``stop`` is set."""
 
     def __init__(self, config: ReplicatorConfig, workdir: Path, jars: list[Path], status_file: Path | None = None):
@@ -53,7 +53,7 @@ class Replicator:
         upstream: synced only after the session, relay->core's first query started 2.5-3.3 s after
         it, against 2.0-2.1 s for edge->relay, which had its topics at its first sync (2026-11-28)."""
         prepared: set[str] = set()
-        synced = True  # Replicator.run synced every flow just before
+        synced = True  # FlowSupervisor.run synced every flow just before
         while True:
             for fr in self.flows:
                 try:

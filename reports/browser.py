@@ -7,9 +7,13 @@ is dumped or the screenshot taken.
 
 from __future__ import annotations
 
+import json
+import os
+import select
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,88 +77,106 @@ class Browser:
         Speaks the DevTools protocol over ``--remote-debugging-pipe`` (fds 3 and 4), so no
         port is opened and nothing beyond the standard library is needed.
         """
-        import json
-        import os
-        import select
-        import time
         with tempfile.TemporaryDirectory(prefix="mirrordrill-chromium-") as profile:
-            to_chrome_r, to_chrome_w = os.pipe()
-            from_chrome_r, from_chrome_w = os.pipe()
-            # Move the child's ends above 4 so putting one on 3 cannot overwrite the other.
-            to_chrome_r, from_chrome_w = (_high_fd(to_chrome_r), _high_fd(from_chrome_w))
-            errors = Path(profile) / "chromium.stderr"
-            cmd = [self.binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                   "--no-first-run", "--no-default-browser-check", f"--user-data-dir={profile}",
-                   f"--window-size={self.window[0]},{self.window[1]}", "--remote-debugging-pipe", "about:blank"]
-
-            # Chromium reads commands on fd 3 and answers on fd 4; a tiny Python trampoline puts the
-            # pipes there and execs it (sh cannot name descriptors above 9; preexec_fn is not thread-safe).
-            with open(errors, "wb") as err:
-                # its own process group: Chromium's helper processes (zygote, renderer) go with it
-                proc = subprocess.Popen([sys.executable, "-c", _TRAMPOLINE, str(to_chrome_r), str(from_chrome_w), *cmd],
-                                        stdout=subprocess.DEVNULL, stderr=err, pass_fds=(to_chrome_r, from_chrome_w),
-                                        start_new_session=True)
-            os.close(to_chrome_r)
-            os.close(from_chrome_w)
-            deadline = time.monotonic() + timeout_s
-            buffer, ids = b"", iter(range(1, 1_000_000))
-
-            def call(method: str, params: dict | None = None, session: str | None = None) -> dict:
-                nonlocal buffer
-                msg_id = next(ids)
-                msg = {"id": msg_id, "method": method, "params": params or {}}
-                if session:
-                    msg["sessionId"] = session
-                os.write(to_chrome_w, json.dumps(msg).encode() + b"\0")
-                while True:
-                    while b"\0" not in buffer:
-                        left = deadline - time.monotonic()
-                        if left <= 0 or not select.select([from_chrome_r], [], [], left)[0]:
-                            raise TimeoutError(f"chromium: no answer to {method} within {timeout_s:g}s")
-                        chunk = os.read(from_chrome_r, 1 << 20)
-                        if not chunk:
-                            raise RuntimeError(f"chromium exited while answering {method}: "
-                                               f"{errors.read_text(errors='replace')[-2000:]}")
-                        buffer += chunk
-                    raw, buffer = buffer.split(b"\0", 1)
-                    answer = json.loads(raw)
-                    if answer.get("id") == msg_id:
-                        if "error" in answer:
-                            raise RuntimeError(f"chromium {method}: {answer['error']}")
-                        return answer["result"]
-
+            pipe = _DevToolsPipe.start(self._pipe_command(profile), Path(profile) / "chromium.stderr", timeout_s)
             try:
-                # Open a blank page, attach, and only then navigate: the expression must run in the
-                # report's document, never in the initial about:blank one the navigation replaces.
-                target = call("Target.createTarget", {"url": "about:blank"})["targetId"]
-                session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-                call("Page.navigate", {"url": url}, session)
-                document = url.split("#", 1)[0]
-                while True:
-                    try:
-                        here = call("Runtime.evaluate", {"expression": "location.href", "returnByValue": True},
-                                    session)["result"].get("value") or ""
-                        if here.split("#", 1)[0] == document:
-                            result = call("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
-                                                               "returnByValue": True}, session)
-                            break
-                    except RuntimeError as e:
-                        if not _navigating(e):
-                            raise
-                    if time.monotonic() > deadline:
-                        raise TimeoutError(f"chromium: {url} was not open within {timeout_s:g}s")
-                    time.sleep(0.2)  # the navigation has not committed yet
-                if "exceptionDetails" in result:
-                    raise RuntimeError(f"script failed: {result['exceptionDetails']}")
-                return result["result"].get("value")
+                return _evaluate_in(pipe, url, expression)
             finally:
-                # A throwaway browser: nothing to save. The whole group, and only once every helper
-                # is gone may the profile be deleted (one still writing into it made rmtree fail).
-                _kill_group(proc.pid)
-                proc.wait(timeout=30)
-                os.close(to_chrome_w)
-                os.close(from_chrome_r)
+                pipe.close()
+
+    def _pipe_command(self, profile: str) -> list[str]:
+        return [self.binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--no-first-run", "--no-default-browser-check", f"--user-data-dir={profile}",
+                f"--window-size={self.window[0]},{self.window[1]}", "--remote-debugging-pipe", "about:blank"]
+
+
+class _DevToolsPipe:
+    """A headless Chromium spoken to over its DevTools pipe, every answer due by one deadline."""
+
+    def __init__(self, proc: subprocess.Popen, to_chrome: int, from_chrome: int, errors: Path, deadline: float,
+                 timeout_s: float) -> None:
+        self.proc, self.to_chrome, self.from_chrome, self.errors = proc, to_chrome, from_chrome, errors
+        self.deadline, self.timeout_s = deadline, timeout_s
+        self.buffer, self.ids = b"", iter(range(1, 1_000_000))
+
+    @classmethod
+    def start(cls, cmd: list[str], errors: Path, timeout_s: float) -> "_DevToolsPipe":
+        to_chrome_r, to_chrome_w = os.pipe()
+        from_chrome_r, from_chrome_w = os.pipe()
+        # Move the child's ends above 4 so putting one on 3 cannot overwrite the other.
+        to_chrome_r, from_chrome_w = (_high_fd(to_chrome_r), _high_fd(from_chrome_w))
+        # Chromium reads commands on fd 3 and answers on fd 4; a tiny Python trampoline puts the
+        # pipes there and execs it (sh cannot name descriptors above 9; preexec_fn is not thread-safe).
+        with open(errors, "wb") as err:
+            # its own process group: Chromium's helper processes (zygote, renderer) go with it
+            proc = subprocess.Popen([sys.executable, "-c", _TRAMPOLINE, str(to_chrome_r), str(from_chrome_w), *cmd],
+                                    stdout=subprocess.DEVNULL, stderr=err, pass_fds=(to_chrome_r, from_chrome_w),
+                                    start_new_session=True)
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        return cls(proc, to_chrome_w, from_chrome_r, errors, time.monotonic() + timeout_s, timeout_s)
+
+    def call(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
+        """Send one command; its answer's ``result`` (events and other answers are skipped)."""
+        msg_id = next(self.ids)
+        msg: dict[str, object] = {"id": msg_id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self.to_chrome, json.dumps(msg).encode() + b"\0")
+        while True:
+            answer = json.loads(self._next_message(method))
+            if answer.get("id") == msg_id:
+                if "error" in answer:
+                    raise RuntimeError(f"chromium {method}: {answer['error']}")
+                return answer["result"]
+
+    def _next_message(self, method: str) -> bytes:
+        while b"\0" not in self.buffer:
+            left = self.deadline - time.monotonic()
+            if left <= 0 or not select.select([self.from_chrome], [], [], left)[0]:
+                raise TimeoutError(f"chromium: no answer to {method} within {self.timeout_s:g}s")
+            chunk = os.read(self.from_chrome, 1 << 20)
+            if not chunk:
+                raise RuntimeError(f"chromium exited while answering {method}: "
+                                   f"{self.errors.read_text(errors='replace')[-2000:]}")
+            self.buffer += chunk
+        raw, self.buffer = self.buffer.split(b"\0", 1)
+        return raw
+
+    def close(self) -> None:
+        # A throwaway browser: nothing to save. The whole group, and only once every helper
+        # is gone may the profile be deleted (one still writing into it made rmtree fail).
+        _kill_group(self.proc.pid)
+        self.proc.wait(timeout=30)
+        os.close(self.to_chrome)
+        os.close(self.from_chrome)
+
+
+def _evaluate_in(pipe: _DevToolsPipe, url: str, expression: str) -> object:
+    # Open a blank page, attach, and only then navigate: the expression must run in the
+    # report's document, never in the initial about:blank one the navigation replaces.
+    target = pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    pipe.call("Page.navigate", {"url": url}, session)
+    document = url.split("#", 1)[0]
+    while True:
+        try:
+            here = pipe.call("Runtime.evaluate", {"expression": "location.href", "returnByValue": True},
+                             session)["result"].get("value") or ""
+            if here.split("#", 1)[0] == document:
+                result = pipe.call("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
+                                                        "returnByValue": True}, session)
+                break
+        except RuntimeError as e:
+            if not _navigating(e):
+                raise
+        if time.monotonic() > pipe.deadline:
+            raise TimeoutError(f"chromium: {url} was not open within {pipe.timeout_s:g}s")
+        time.sleep(0.2)  # the navigation has not committed yet
+    if "exceptionDetails" in result:
+        raise RuntimeError(f"script failed: {result['exceptionDetails']}")
+    return result["result"].get("value")
 
 
 def _navigating(error: RuntimeError) -> bool:

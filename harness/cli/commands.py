@@ -411,11 +411,8 @@ def _backend_arg(parser: argparse.ArgumentParser) -> None:
                              "project (docker; the replicator and the load stay local processes)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mirrordrill", description="The mirrordrill command line. Chaos and failover "
-                                "drills for Kafka cross-cluster replication.", epilog=EXIT_CODES_HELP)
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
+def _machine_parsers(sub: argparse._SubParsersAction) -> None:
+    """The subcommands setup, doctor and images: this machine's tools, checks and container images."""
     s = sub.add_parser("setup", help="install (once) Kafka, MirrorMaker 2, the Spark connector, Toxiproxy, Allure")
     s.add_argument("--no-allure", action="store_true", help="skip Allure (npm)")
     s.set_defaults(func=cmd_setup)
@@ -434,6 +431,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="base, python, broker, toxiproxy, spark or loadgen (with its parents); repeatable")
     s.set_defaults(func=cmd_images)
 
+def _drill_parsers(sub: argparse._SubParsersAction) -> None:
+    """The subcommands run, replicate and report: a drill, the replicator on its own, a run's report."""
     s = sub.add_parser("run", help="run a drill file: topology, replicator, load, faults, failover, checks",
                        epilog=EXIT_CODES_HELP)
     s.add_argument("file", help="a drill file (see scenarios/)")
@@ -475,6 +474,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--name", help="report title (default: the scenarios and replicators)")
     s.set_defaults(func=cmd_report)
 
+def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
+    """The subcommands sweep, calibrate and bench: many drills, measured."""
     s = sub.add_parser("sweep", help="run a drill per parameter combination; throughput, latency, CPU, the knee")
     s.add_argument("file", help="a drill file; each point runs it with the parameters applied")
     s.add_argument("--param", action="append", required=True, metavar="KEY=V1,V2,...",
@@ -509,6 +510,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="bench folder (default: runs/bench-<time>); the same folder again resumes")
     s.set_defaults(func=cmd_bench)
 
+def _file_parsers(sub: argparse._SubParsersAction) -> None:
+    """The subcommands validate and up: a drill file checked, or its clusters started to try things by hand."""
     s = sub.add_parser("validate", help="check drill files without running anything")
     s.add_argument("files", nargs="+")
     s.add_argument("--replicator", choices=["pyspark", "mirrormaker2", "command"],
@@ -528,6 +531,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--workdir", help="where data and logs go (default: a new folder under /tmp/mirrordrill)")
     _backend_arg(s)
     s.set_defaults(func=cmd_up)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mirrordrill", description="The mirrordrill command line. Chaos and failover "
+                                "drills for Kafka cross-cluster replication.", epilog=EXIT_CODES_HELP)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    _machine_parsers(sub)
+    _drill_parsers(sub)
+    _measuring_parsers(sub)
+    _file_parsers(sub)
 
     from harness.tools.existing.commands import add_parsers
     add_parsers(sub)

@@ -43,31 +43,28 @@ def _seconds(value: float) -> str:
     return text if text.endswith(" s") else f"{text} ({_number(value)} s)"
 
 
-def at_most(limit: float, what: str) -> AfterValidator:
-    """A field bound whose message states the limit: 'at most 1,000 partitions per topic ...'."""
+def _at_most(limit: float, limit_said: str, what: str, size: Callable[[Any], float], unit: str) -> AfterValidator:
+    """A bound on ``size(value)`` whose message states the limit as ``limit_said``."""
     def check(value: Any) -> Any:
-        if value > limit:
-            raise ValueError(f"at most {_number(limit)} {what}; got {_number(value)}")
+        if size(value) > limit:
+            raise ValueError(f"at most {limit_said} {what}; got {_number(size(value))}{unit}")
         return value
     return AfterValidator(check)
+
+
+def at_most(limit: float, what: str) -> AfterValidator:
+    """A field bound whose message states the limit: 'at most 1,000 partitions per topic ...'."""
+    return _at_most(limit, _number(limit), what, lambda value: value, "")
 
 
 def at_most_seconds(limit: float, what: str) -> AfterValidator:
     """A duration's bound, said in hours and seconds: 'at most 24h (86,400 s) of load ...'."""
-    def check(value: float) -> float:
-        if value > limit:
-            raise ValueError(f"at most {_seconds(limit)} {what}; got {_number(value)} s")
-        return value
-    return AfterValidator(check)
+    return _at_most(limit, _seconds(limit), what, lambda value: value, " s")
 
 
 def at_most_items(limit: int, what: str) -> AfterValidator:
     """A list's or mapping's length bound: 'at most 50 producers in one drill ...'."""
-    def check(value: Any) -> Any:
-        if len(value) > limit:
-            raise ValueError(f"at most {_number(limit)} {what}; got {_number(len(value))}")
-        return value
-    return AfterValidator(check)
+    return _at_most(limit, _number(limit), what, len, "")
 
 
 def cluster_partition_problems(s: Scenario, bad: Report) -> None:

@@ -113,7 +113,7 @@ def check_drill(histories: Path, pairs: list[CheckPair], failovers: list[Failove
     """Check every flow and every failed-over group once, with the series the plots draw, into
     ``out`` as it goes: when one check fails, what was checked before it is still reported."""
     h = Histories(histories)
-    out.timeline = [TimelineEntry.model_validate(e, from_attributes=True) for e in h.timeline]
+    out.timeline = list(h.timeline)
     out.acked_by_prefix = acked_by_prefix(h)
     for pair in pairs:
         result = check_pair(h, pair)

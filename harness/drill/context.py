@@ -11,7 +11,7 @@ from typing import Callable, Mapping
 from harness.lab.environment import Environment
 from harness.lab.network.stable_address import StableAddress
 from harness.drill.results import FailbackSummary
-from harness.drill.replicators.interface import Replicator
+from harness.drill.replicators.interface import ReplicatorAdapter
 from harness.drill.replicators.setup import FlowSpec
 from harness.drill.schema import ConsumerDef, ProducerDef, Scenario
 from loadgen.app_consumer import AppConsumer, CommitPolicy
@@ -91,7 +91,7 @@ class DrillContext:
     scenario: Scenario
     out_dir: Path
     env: Environment
-    replicator: Replicator
+    replicator: ReplicatorAdapter
     histories: Path
     log: Callable[[str], None]
     producers: list[ProducerSlot] = field(default_factory=list)
@@ -104,8 +104,8 @@ class DrillContext:
     failovers: list[FailoverRecord] = field(default_factory=list)
     failbacks: list[FailbackSummary] = field(default_factory=list)  # the failback step's figures, as saved
     # Builds another replicator of the drill's kind (failback's copy back, re-protect): flows, folder.
-    new_replicator: Callable[[list[FlowSpec], Path], Replicator] | None = None
-    retired_replicators: list[Replicator] = field(default_factory=list)  # replaced by failback; stopped at the end
+    new_replicator: Callable[[list[FlowSpec], Path], ReplicatorAdapter] | None = None
+    retired_replicators: list[ReplicatorAdapter] = field(default_factory=list)  # replaced by failback; stopped at the end
     stable_address: StableAddress | None = None
     wiped_at: dict[str, int] = field(default_factory=dict)  # cluster -> when a failback wiped it (ms)
     abandoned: set[str] = field(default_factory=set)  # clusters lost in an unplanned failover
@@ -144,7 +144,7 @@ class DrillContext:
         """librdkafka security settings of ``cluster`` (also through the stable address: TLS passes a TCP proxy)."""
         return self.env.cluster(cluster).security_config()
 
-    def all_replicators(self) -> list[Replicator]:
+    def all_replicators(self) -> list[ReplicatorAdapter]:
         return [self.replicator, *self.retired_replicators]
 
     def elapsed(self) -> float:

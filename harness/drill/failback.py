@@ -35,7 +35,7 @@ from harness.drill.checker.contract import WIPE_EVENT_KIND
 from harness.drill.results import FailbackSummary
 from harness.drill.run_folder import FAILBACK_DIR
 from primitives.kafka.reading import read_topic
-from harness.drill.replicators.interface import Replicator
+from harness.drill.replicators.interface import ReplicatorAdapter
 from harness.drill.replicators.setup import FlowSpec
 from harness.drill import failover
 from harness.lab.spark.deployment import SparkDeploymentError
@@ -144,7 +144,7 @@ def _switch_back(ctx: DrillContext, new: str, old: str, timeout: float, original
 
 
 def _reprotect(ctx: DrillContext, old: str, new: str, original_flows: list[FlowSpec], restore: bool,
-               fallback: bool = True) -> Replicator | None:
+               fallback: bool = True) -> ReplicatorAdapter | None:
     """Start replication old -> new again, live before the applications switch back to ``old``.
 
     None (with ``fallback``) when a Spark cluster has no task slots for it beside the copy back:
@@ -172,7 +172,7 @@ def _reprotect(ctx: DrillContext, old: str, new: str, original_flows: list[FlowS
     return reprotect
 
 
-def _stop_quietly(ctx: DrillContext, replicator: Replicator) -> None:
+def _stop_quietly(ctx: DrillContext, replicator: ReplicatorAdapter) -> None:
     """Stop a replicator while another error is on its way up: that error is the one to report."""
     try:
         replicator.stop()

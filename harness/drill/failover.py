@@ -236,12 +236,7 @@ def planned(ctx: DrillContext, step: Failover, restart_finished: bool = False) -
     t = now_ms()
     lag = wait_drained(ctx, flow, step.drain_timeout)
     ctx.record(f"drain {flow}", "failover", t, now_ms(), "ok" if lag == 0 else "timeout", f"lag {lag}")
-    run_failover_runbook(ctx, step)  # the team's DNS switch or config push: part of the RTO
-    repoint_stable_address(ctx, step.source, step.target)
-    t = now_ms()
-    notes = move_consumers(ctx, step.source, step.target, failure_ms, commit=True)
-    ctx.record(f"move consumers to {step.target}", "failover", t, now_ms(), "ok", "; ".join(notes))
-    _restart_producers(ctx, producers, step.target)
+    notes = _switch(ctx, step, failure_ms, producers, commit=True)
     return f"drained to lag {lag}; {len(notes)} group(s) and {len(producers)} producer(s) moved to {step.target}"
 
 
@@ -268,13 +263,22 @@ def unplanned(ctx: DrillContext, step: Failover) -> str:
             list(pool.map(lambda slot: slot.runner.abandon(10), producers))
     ctx.record(f"stop producers on {step.source}", "failover", t_stop, now_ms(), "ok",
                f"{len(producers)} abandoned")
+    notes = _switch(ctx, step, failure_ms, producers, commit=False)
+    return f"{step.source} {'killed' if step.how == 'kill' else 'cut off'}; {len(notes)} group(s) moved to {step.target}"
+
+
+def _switch(ctx: DrillContext, step: Failover, failure_ms: int, producers: list[ProducerSlot],
+            commit: bool) -> list[str]:
+    """Both failovers' switch once the source's producers are stopped: the runbook, the stable
+    address, the consumer groups (``commit``: each commits as it stops, the planned way; else it is
+    abandoned for a new instance), then the producers on the target. Returns the groups' notes."""
     run_failover_runbook(ctx, step)  # the team's DNS switch or config push: part of the RTO
     repoint_stable_address(ctx, step.source, step.target)
     t = now_ms()
-    notes = move_consumers(ctx, step.source, step.target, failure_ms, commit=False)
+    notes = move_consumers(ctx, step.source, step.target, failure_ms, commit=commit)
     ctx.record(f"move consumers to {step.target}", "failover", t, now_ms(), "ok", "; ".join(notes))
     _restart_producers(ctx, producers, step.target)
-    return f"{step.source} {'killed' if step.how == 'kill' else 'cut off'}; {len(notes)} group(s) moved to {step.target}"
+    return notes
 
 
 def _restart_producers(ctx: DrillContext, producers: list[ProducerSlot], dr: str) -> None:

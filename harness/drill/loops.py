@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from harness.drill.schema import FlowDef, Scenario
 from harness.drill.topology import origin_topics
-from replicator.filters import DEFAULT_TOPICS_EXCLUDE, TopicFilter
+from harness.drill.topic_names import flow_selects
 
 Report = Callable[[tuple, str], None]
 
@@ -65,7 +65,7 @@ def _loops(s: Scenario) -> list[tuple[int, FlowDef, str, tuple[str, ...]]]:
         while frontier:
             topic, path = frontier.pop()
             for i, f in enumerate(s.replication.flows):
-                if f.source != path[-1] or not _selects(f, topic):
+                if f.source != path[-1] or not flow_selects(f, topic):
                     continue
                 if f.target in path:
                     if i not in seen:  # one line per flow, naming one topic that loops
@@ -74,8 +74,3 @@ def _loops(s: Scenario) -> list[tuple[int, FlowDef, str, tuple[str, ...]]]:
                     continue
                 frontier.append((topic, path + (f.target,)))
     return out
-
-
-def _selects(flow: FlowDef, topic: str) -> bool:
-    exclude = flow.topics_exclude if flow.topics_exclude is not None else list(DEFAULT_TOPICS_EXCLUDE)
-    return TopicFilter(list(flow.topics), list(exclude)).should_replicate_topic(topic)

@@ -18,16 +18,18 @@ import gzip
 import io
 import json
 import re
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Annotated, Any, Literal, Mapping
 
-from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer,
-                      model_validator)
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError,
+                      WrapSerializer, model_serializer, model_validator)
 
 from harness.drill.checker.contract import FlowSeries, SecondSeries
 from harness.drill.run_folder import SERIES_DIR, SUMMARY_FILE
+from loadgen.histories.records import TimelineEvent
 
 SCHEMA = 1
 
@@ -217,31 +219,28 @@ class InvariantOutcome(_Model):
     rows: list[str] = []  # the expectation rows (per flow or producer) that judged it
 
 
-class TimelineEntry(_WithoutAbsentExtras):
-    """A timeline step or a part of one, as the histories recorded it.
+def _no_condition(value: Any) -> Any:
+    # the histories and older summaries write "" for "no condition"
+    if isinstance(value, Mapping) and value.get("condition") == "":
+        return {**value, "condition": None}
+    if isinstance(value, TimelineEvent) and value.condition == "":
+        return dataclasses.replace(value, condition=None)
+    return value
 
-    A step with a ``when`` carries it: ``condition`` in words, ``condition_held`` (False: the
-    step ran anyway when the wait timed out, so what follows is not the replicator's doing
-    alone) and ``condition_checked_ts_ms``; an event without one has none of the three keys.
-    """
 
-    name: str
-    kind: str
-    start_ts_ms: int
-    end_ts_ms: int | None
-    outcome: str
-    detail: str
-    condition: str | None = None
-    condition_held: bool | None = None
-    condition_checked_ts_ms: int | None = None
+def _without_absent_condition(event: TimelineEvent, handler: SerializerFunctionWrapHandler) -> Any:
+    out = handler(event)
+    for key in ("condition", "condition_held", "condition_checked_ts_ms"):  # only steps with a ``when``
+        if out.get(key) is None:
+            out.pop(key, None)
+    return out
 
-    @field_validator("condition", mode="before")
-    @classmethod
-    def _no_condition(cls, value):
-        return value or None  # the histories write "" for "no condition"
 
-    def _drop_when_none(self) -> tuple[str, ...]:
-        return ("condition", "condition_held", "condition_checked_ts_ms")  # only steps with a ``when``
+# A timeline step or a part of one, as the histories recorded it (loadgen's ``TimelineEvent``).
+# A step with a ``when`` carries it: ``condition`` in words, ``condition_held`` (False: the step
+# ran anyway when the wait timed out, so what follows is not the replicator's doing alone) and
+# ``condition_checked_ts_ms``; an event without one has none of the three keys in summary.json.
+TimelineEntry = Annotated[TimelineEvent, BeforeValidator(_no_condition), WrapSerializer(_without_absent_condition)]
 
 
 class Logs(_WithoutAbsentExtras):

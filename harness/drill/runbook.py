@@ -20,7 +20,7 @@ from typing import Callable
 from harness.drill.context import DrillContext, now_ms
 from harness.drill.schema import Failover, RunbookCommandDef, Scenario
 from primitives.config_refs import ConfigRefError, RefResolver, has_ref
-from primitives.process import ManagedProcess
+from primitives.process import ManagedProcess, program_path_problem
 
 RUNBOOK_DIR = "runbook"  # in the run folder: one log per command run
 ENV_PREFIX = "MIRRORDRILL_"
@@ -112,18 +112,9 @@ def command_problems(command: str | list[str], base_dir: Path | None) -> list[st
             return [f"a shell string runs through {SHELL[0]}, which is not on PATH; install it or give the "
                     "command as a list"]
         return []
-    program = command[0]
-    if "/" not in program:
-        if shutil.which(program) is None:
-            return [f"program {program!r} is not on PATH; give its full path, or a shell string to run it "
-                    f"through {SHELL[0]}"]
-        return []
-    path = Path(program) if Path(program).is_absolute() or base_dir is None else base_dir / program
-    if not path.is_file():
-        return [f"program {program} does not exist ({path}); paths are relative to the drill file's folder"]
-    if not os.access(path, os.X_OK):
-        return [f"program {program} is not executable; chmod +x {path}"]
-    return []
+    problem = program_path_problem(command[0], base_dir, "give its full path, or a shell string to run it "
+                                   f"through {SHELL[0]}")
+    return [problem] if problem else []
 
 
 def _command_env(ctx: DrillContext, command: RunbookCommandDef, name: str) -> dict[str, str]:

@@ -371,7 +371,7 @@ class Failback(_Step):
     switch_back: bool = False
     # Also copy the old primary's pre-incident records (kept on the new primary as
     # "<old>.<topic>") back under their original names, as Cluster Linking's reverse-and-truncate
-    # does; only replicators that can (see Replicator.cannot_restore_history), the rest say why not.
+    # does; only replicators that can (see ReplicatorAdapter.cannot_restore_history), the rest say why not.
     restore_history: bool = False
     timeout: Wait = 180.0  # for the copy back to converge
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from harness.drill.schema import CreateTopic, Scenario
+from harness.drill.schema import CreateTopic, FlowDef, Scenario
 from replicator.filters import DEFAULT_TOPICS_EXCLUDE, TopicFilter
 from replicator.policy import policy_from_name
 
@@ -76,14 +76,12 @@ def _remote(s: Scenario, local: list[TopicName]) -> list[TopicName]:
             if f.source != cluster or f.target in path or (key := (i, name)) in seen:
                 continue
             seen.add(key)
-            exclude = f.topics_exclude if f.topics_exclude is not None else list(DEFAULT_TOPICS_EXCLUDE)
             try:
-                if not TopicFilter(list(f.topics), list(exclude)).should_replicate_topic(name):
+                if not flow_selects(f, name):
                     continue
             except re.error:
                 continue  # a pattern that does not compile is reported with the flow's settings
-            remote = policy_from_name(s.replication.policy, s.replication.separator,
-                                      source_cluster_alias=cluster).format_remote_topic(cluster, name)
+            remote = remote_topic_name(s, cluster, name)
             out.append(TopicName(f.target, remote, ("replication", "flows", i),
                                  f"remote topic {remote!r} (flow {f.source}->{f.target}, from {name!r})",
                                  "shorten the topic or cluster names, or leave the topic out of this flow's topics"))
@@ -118,3 +116,16 @@ def topic_name_problems(s: Scenario, bad: Report) -> None:
         else:
             legal.append(t)
     _collisions(legal, bad)
+
+
+def flow_selects(flow: FlowDef, topic: str) -> bool:
+    """Whether ``flow`` copies ``topic``: its ``topics`` patterns, less its excludes (MM2's default
+    when it gives none). Raises ``re.error`` for a pattern that does not compile."""
+    exclude = flow.topics_exclude if flow.topics_exclude is not None else list(DEFAULT_TOPICS_EXCLUDE)
+    return TopicFilter(list(flow.topics), list(exclude)).should_replicate_topic(topic)
+
+
+def remote_topic_name(s: Scenario, source: str, topic: str) -> str:
+    """The name ``topic`` of cluster ``source`` has on a flow's target, by the drill's replication policy."""
+    return policy_from_name(s.replication.policy, s.replication.separator,
+                            source_cluster_alias=source).format_remote_topic(source, topic)

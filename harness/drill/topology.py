@@ -10,8 +10,8 @@ from harness.lab.network.wan import LinkConditions
 from harness.drill.replicators.setup import FlowSpec
 from harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
 from harness.drill.schema import Scenario
-from replicator.filters import DEFAULT_TOPICS_EXCLUDE, TopicFilter
-from replicator.policy import policy_from_name
+from harness.drill.topic_names import flow_selects, remote_topic_name
+from replicator.filters import DEFAULT_TOPICS_EXCLUDE
 
 
 def topology_of(s: Scenario) -> TopologySpec:
@@ -56,7 +56,6 @@ def check_pairs(s: Scenario, origin_topics: dict[str, set[str]]) -> list[CheckPa
 
     ``origin_topics``: per cluster, the topics load is produced into there.
     """
-    policy_of = lambda src: policy_from_name(s.replication.policy, s.replication.separator, source_cluster_alias=src)
     flows = {}
     for f in s.replication.flows:
         flows.setdefault(f.source, []).append(f)
@@ -69,10 +68,9 @@ def check_pairs(s: Scenario, origin_topics: dict[str, set[str]]) -> list[CheckPa
             for f in flows.get(cluster, []):
                 if f.target in path:
                     continue  # never sent back to a cluster the records came from
-                exclude = f.topics_exclude if f.topics_exclude is not None else list(DEFAULT_TOPICS_EXCLUDE)
-                if not TopicFilter(list(f.topics), list(exclude)).should_replicate_topic(name):
+                if not flow_selects(f, name):
                     continue
-                remote = policy_of(cluster).format_remote_topic(cluster, name)
+                remote = remote_topic_name(s, cluster, name)
                 entry = pairs.setdefault((origin, f.target), {"map": {}, "via": path[1:]})
                 entry["map"][remote] = origin_topic
                 frontier.append((f.target, remote, origin_topic, path + (f.target,)))

@@ -27,6 +27,7 @@ from harness.lab.network.wan import ProxyRoute, WanLink, proxy_name
 from harness.lab.network.stable_address import StableAddress
 from primitives.config_refs import RefResolver
 from primitives.kafka.tls import CertificateAuthority
+from primitives.lifecycle import StartedInWith
 from primitives.ports import LOOPBACK, PortAllocator
 from primitives.process import ManagedProcess, ProcessSupervisor
 from primitives.secret_dir import SecretDir
@@ -166,7 +167,7 @@ def proxy_routes(clusters: dict[str, KafkaCluster], a: str, b: str) -> Iterable[
             )
 
 
-class Environment:
+class Environment(StartedInWith):
     """Starts and owns the clusters, the Toxiproxy server and the WAN links of one topology."""
 
     def __init__(self, spec: TopologySpec, workdir: Path, artifacts: Artifacts | None = None,
@@ -251,17 +252,6 @@ class Environment:
         return self.spark
 
     # --- lifecycle --------------------------------------------------------------------
-    def __enter__(self) -> "Environment":
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
     def start(self, timeout_s: float = 180.0) -> StartupReport:
         """Start Toxiproxy, the proxies and every cluster; returns when all clusters are usable."""
         t0 = time.monotonic()

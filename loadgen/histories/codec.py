@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from loadgen.histories.records import (AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
-                                       UncertainSend)
+from dataclasses import fields
+from operator import attrgetter
+from typing import Any, Callable, TypeVar
+
+R = TypeVar("R")
 
 _NEEDS_QUOTES = frozenset(',"\r\n')
 
@@ -58,39 +61,6 @@ class Identifiers:
         return quoted
 
 
-def encode_acked(r: AckedSend, ident: Identifiers) -> str:
-    return (f"{ident(r.cluster)},{ident(r.topic)},{r.partition:d},{r.offset:d},"
-            f"{ident(r.producer_id)},{r.seq:d},{r.send_ts_ms:d},{r.ack_ts_ms:d},"
-            f"{r.size_bytes:d},{r.checksum:d}\n")
-
-
-def encode_uncertain(r: UncertainSend, ident: Identifiers) -> str:
-    return (f"{ident(r.cluster)},{ident(r.topic)},{ident(r.producer_id)},{r.seq:d},"
-            f"{r.send_ts_ms:d},{_free_text(r.error)}\n")
-
-
-def encode_target(r: TargetRecord, ident: Identifiers) -> str:
-    return (f"{ident(r.cluster)},{ident(r.topic)},{r.partition:d},{r.offset:d},"
-            f"{ident(r.producer_id)},{r.seq:d},{r.seen_ts_ms:d},{_bool(r.checksum_ok)},"
-            f"{r.checksum:d}\n")
-
-
-def encode_processed(r: ProcessedRecord, ident: Identifiers) -> str:
-    return (f"{ident(r.group)},{ident(r.cluster)},{ident(r.topic)},{r.partition:d},"
-            f"{r.offset:d},{ident(r.producer_id)},{r.seq:d},{r.processed_ts_ms:d}\n")
-
-
-def encode_lag(r: LagSample, ident: Identifiers) -> str:
-    return (f"{r.ts_ms:d},{ident(r.cluster)},{ident(r.topic)},{r.partition:d},"
-            f"{r.end_offset:d}\n")
-
-
-def encode_timeline(r: TimelineEvent, ident: Identifiers) -> str:
-    return (f"{_free_text(r.name)},{_free_text(r.kind)},{r.start_ts_ms:d},"
-            f"{_opt_int(r.end_ts_ms)},{_free_text(r.outcome)},{_free_text(r.detail)},"
-            f"{_free_text(r.condition or '')},{_opt_bool(r.condition_held)},{_opt_int(r.condition_checked_ts_ms)}\n")
-
-
 # --------------------------------------------------------------------------- decoding
 
 
@@ -110,29 +80,52 @@ def _parse_opt_int(text: str) -> int | None:
     return None if text == "" else int(text)
 
 
-def decode_acked(f: list[str]) -> AckedSend:
-    return AckedSend(f[0], f[1], int(f[2]), int(f[3]), f[4], int(f[5]), int(f[6]),
-                     int(f[7]), int(f[8]), int(f[9]))
+# ------------------------------------------------------------------------ rows, by field type
+# How a field is written and read back, by its annotation in ``records``: a name (``str``: a
+# cluster, topic or producer id) quoted when needed and memoised, free text (``Text``) folded
+# onto one line, numbers as digits, None as an empty field.
+_WRITERS: dict[str, Callable[[Any, Identifiers], str]] = {
+    "str": lambda value, ident: ident(value),
+    "Text": lambda value, ident: _free_text(value),
+    "Text | None": lambda value, ident: _free_text(value or ""),
+    "int": lambda value, ident: f"{value:d}",
+    "int | None": lambda value, ident: _opt_int(value),
+    "bool": lambda value, ident: _bool(value),
+    "bool | None": lambda value, ident: _opt_bool(value),
+}
+_READERS: dict[str, Callable[[str], Any]] = {
+    "str": str,
+    "Text": str,
+    "Text | None": lambda text: text or None,
+    "int": int,
+    "int | None": _parse_opt_int,
+    "bool": _parse_bool,
+    "bool | None": _parse_opt_bool,
+}
 
 
-def decode_uncertain(f: list[str]) -> UncertainSend:
-    return UncertainSend(f[0], f[1], f[2], int(f[3]), int(f[4]), f[5])
+def _field_types(row_type: type) -> list[str]:
+    types = [str(f.type) for f in fields(row_type)]
+    unknown = [t for t in types if t not in _WRITERS]
+    if unknown:
+        raise TypeError(f"{row_type.__name__}: no history column for field types {unknown}")
+    return types
 
 
-def decode_target(f: list[str]) -> TargetRecord:
-    return TargetRecord(f[0], f[1], int(f[2]), int(f[3]), f[4], int(f[5]), int(f[6]),
-                        _parse_bool(f[7]), int(f[8]))
+def row_encoder(row_type: type[R]) -> Callable[[R, Identifiers], str]:
+    """One row as one CSV line, its fields in declaration order."""
+    writers = tuple(_WRITERS[t] for t in _field_types(row_type))
+    values = attrgetter(*(f.name for f in fields(row_type)))
+
+    def encode(row: R, ident: Identifiers) -> str:
+        return ",".join([write(value, ident) for write, value in zip(writers, values(row))]) + "\n"
+    return encode
 
 
-def decode_processed(f: list[str]) -> ProcessedRecord:
-    return ProcessedRecord(f[0], f[1], f[2], int(f[3]), int(f[4]), f[5], int(f[6]),
-                           int(f[7]))
+def row_decoder(row_type: type[R]) -> Callable[[list[str]], R]:
+    """One row from the fields of one CSV line (their count checked by the reader)."""
+    readers = tuple(_READERS[t] for t in _field_types(row_type))
 
-
-def decode_lag(f: list[str]) -> LagSample:
-    return LagSample(int(f[0]), f[1], f[2], int(f[3]), int(f[4]))
-
-
-def decode_timeline(f: list[str]) -> TimelineEvent:
-    return TimelineEvent(f[0], f[1], int(f[2]), _parse_opt_int(f[3]), f[4], f[5], f[6] or None, _parse_opt_bool(f[7]),
-                         _parse_opt_int(f[8]))
+    def decode(texts: list[str]) -> R:
+        return row_type(*[read(text) for read, text in zip(readers, texts)])
+    return decode

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 from loadgen.histories import codec
-from loadgen.histories.records import (ACKED_SEND_FIELDS, LAG_SAMPLE_FIELDS, PROCESSED_RECORD_FIELDS,
-                                       TARGET_RECORD_FIELDS, TIMELINE_EVENT_FIELDS, UNCERTAIN_SEND_FIELDS,
-                                       AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
+from loadgen.histories.records import (AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
                                        UncertainSend)
 
 if TYPE_CHECKING:  # pyspark is heavy and only the Spark checker needs it
@@ -65,26 +63,26 @@ class HistoryKind(Generic[R]):
         return ", ".join(f"`{n}` {t.upper()}" for n, t in zip(self.fields, self.spark_types))
 
 
-ACKED_SENDS = HistoryKind(
-    "acked", AckedSend, ACKED_SEND_FIELDS, codec.encode_acked, codec.decode_acked,
-    ("string", "string", "int", "long", "string", "long", "long", "long", "long", "long"))
-UNCERTAIN_SENDS = HistoryKind(
-    "uncertain", UncertainSend, UNCERTAIN_SEND_FIELDS, codec.encode_uncertain, codec.decode_uncertain,
-    ("string", "string", "string", "long", "long", "string"))
-TARGET_RECORDS = HistoryKind(
-    "target", TargetRecord, TARGET_RECORD_FIELDS, codec.encode_target, codec.decode_target,
-    ("string", "string", "int", "long", "string", "long", "long", "boolean", "long"))
-PROCESSED_RECORDS = HistoryKind(
-    "processed", ProcessedRecord, PROCESSED_RECORD_FIELDS, codec.encode_processed,
-    codec.decode_processed,
-    ("string", "string", "string", "int", "long", "string", "long", "long"))
+def _kind(name: str, row_type: type[R], spark_types: tuple[str, ...]) -> HistoryKind[R]:
+    """A kind whose columns, codec and field names all come from its row's dataclass."""
+    columns = tuple(f.name for f in fields(row_type))
+    if len(spark_types) != len(columns):
+        raise TypeError(f"{name}: {len(spark_types)} Spark types for {len(columns)} fields")
+    return HistoryKind(name, row_type, columns, codec.row_encoder(row_type), codec.row_decoder(row_type),
+                       spark_types)
+
+
+ACKED_SENDS = _kind("acked", AckedSend,
+                    ("string", "string", "int", "long", "string", "long", "long", "long", "long", "long"))
+UNCERTAIN_SENDS = _kind("uncertain", UncertainSend, ("string", "string", "string", "long", "long", "string"))
+TARGET_RECORDS = _kind("target", TargetRecord,
+                       ("string", "string", "int", "long", "string", "long", "long", "boolean", "long"))
+PROCESSED_RECORDS = _kind("processed", ProcessedRecord,
+                          ("string", "string", "string", "int", "long", "string", "long", "long"))
 # End offsets sampled over time (lag is computed from them by the checker), hence the name.
-END_OFFSETS = HistoryKind(
-    "end_offsets", LagSample, LAG_SAMPLE_FIELDS, codec.encode_lag, codec.decode_lag,
-    ("long", "string", "string", "int", "long"))
-TIMELINE_EVENTS = HistoryKind(
-    "timeline", TimelineEvent, TIMELINE_EVENT_FIELDS, codec.encode_timeline, codec.decode_timeline,
-    ("string", "string", "long", "long", "string", "string", "string", "boolean", "long"))
+END_OFFSETS = _kind("end_offsets", LagSample, ("long", "string", "string", "int", "long"))
+TIMELINE_EVENTS = _kind("timeline", TimelineEvent,
+                        ("string", "string", "long", "long", "string", "string", "string", "boolean", "long"))
 
 KINDS: dict[str, HistoryKind] = {k.name: k for k in (
     ACKED_SENDS, UNCERTAIN_SENDS, TARGET_RECORDS, PROCESSED_RECORDS, END_OFFSETS,

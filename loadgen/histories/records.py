@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+# Free text (an error, a step's name or detail), written folded onto one line; a plain ``str``
+# field is a name (cluster, topic, producer id) and may hold no line break (``codec``).
+Text = str
+
 
 @dataclass(frozen=True, slots=True)
 class AckedSend:
@@ -30,7 +34,7 @@ class UncertainSend:
     producer_id: str
     seq: int
     send_ts_ms: int
-    error: str
+    error: Text
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +88,13 @@ class TimelineEvent:
     replicator loss.
     """
 
-    name: str
-    kind: str
+    name: Text
+    kind: Text
     start_ts_ms: int
     end_ts_ms: int | None
-    outcome: str
-    detail: str
-    condition: str | None = None  # None and "" are both written as an empty field
+    outcome: Text
+    detail: Text
+    condition: Text | None = None  # None and "" are both written as an empty field
     condition_held: bool | None = None
     condition_checked_ts_ms: int | None = None
 

@@ -11,9 +11,9 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from primitives.config_refs import check_ref_syntax, is_pure_ref
+from primitives.config_refs import check_ref_syntax
 from primitives.kafka.security import ClientSecurity
-from primitives.redaction import is_secret_key
+from primitives.redaction import literal_secret_keys
 
 _HOST_PORT = re.compile(r"^[A-Za-z0-9._-]+:\d{1,5}$|^\[[0-9A-Fa-f:]+\]:\d{1,5}$")
 # Set under ``security`` (one typed place), so a property cannot contradict it.
@@ -46,11 +46,12 @@ class ExistingClusterDef(BaseModel):
     @classmethod
     def _no_inline_secret(cls, v: dict) -> dict:
         problems = []
+        literal = set(literal_secret_keys(v))
         for key, value in v.items():
             if key in _SECURITY_KEYS:
                 problems.append(f"{key}: set it under security (protocol, sasl_mechanism, username, password, "
                                 "ca_pem, cert_pem, key_pem), not as a property")
-            elif is_secret_key(key) and not is_pure_ref(value):
+            elif key in literal:
                 problems.append(f"{key} looks secret, so it must be a reference, never the value: write "
                                 "${env:NAME}, ${file:PATH:KEY} or ${dir:PATH:FILE}")
             elif isinstance(value, str):

@@ -178,59 +178,13 @@ def _warn_placeholders(draft: Draft) -> None:
 
 def build(draft: Draft) -> ReplicatorConfig:
     _warn_placeholders(draft)
-    clusters: dict[str, ClusterConfig] = {}
-    for alias, cd in draft.clusters.items():
-        data: dict[str, Any] = {name: s.value for name, s in cd.fields.items()}
-        data.update({name: {k: s.value for k, s in entries.items()} for name, entries in cd.dicts.items()})
-
-        def locate_cluster(
-            name: str | None, sub: str | None, _cause: Any, cd: ClusterDraft = cd, alias: str = alias
-        ) -> Location:
-            return _cluster_loc(draft, cd, alias, name, sub)
-
-        try:
-            clusters[alias] = ClusterConfig(**data)
-        except ValidationError as exc:
-            raise _located(draft, exc, locate_cluster) from None
-
+    clusters = {alias: _build_cluster(draft, alias, cd) for alias, cd in draft.clusters.items()}
     flows: list[FlowConfig] = []
     merged: list[tuple[dict[str, Setting], dict[str, dict[str, Setting]]]] = []
     for fd in draft.flows:
-        settings = {**draft.defaults, **fd.fields}
-        dicts = {name: {**draft.default_dicts[name], **fd.dicts[name]} for name in (*FLOW_DICTS, "mm2_only")}
-        reset = dicts["consumer"].pop("auto.offset.reset", None)
-        if reset is not None:
-            # A flow-level consumer auto.offset.reset is the flow's start position.
-            if reset.value not in STARTING_OFFSETS:
-                raise draft.error(
-                    f"auto.offset.reset = {reset.value!r} has no Spark equivalent", reset.loc, valid="earliest, latest"
-                )
-            given = settings.get("starting_offsets")
-            if given is not None and given.value != reset.value:
-                raise draft.error(
-                    f"contradicts starting_offsets = {given.value!r} (line {given.loc.line})",
-                    reset.loc,
-                    valid=f"{given.value!r}, or drop one of the two",
-                )
-            settings["starting_offsets"] = reset
+        settings, dicts = _merged_flow_settings(draft, fd)
         merged.append((settings, dicts))
-        data = {name: s.value for name, s in settings.items()}
-        data.update({name: {k: s.value for k, s in entries.items()} for name, entries in dicts.items()})
-
-        def locate_flow(
-            name: str | None,
-            sub: str | None,
-            _cause: Any,
-            fd: FlowDraft = fd,
-            settings: dict[str, Setting] = settings,
-            dicts: dict[str, dict[str, Setting]] = dicts,
-        ) -> Location:
-            return _flow_loc(draft, fd, settings, dicts, name, sub)
-
-        try:
-            flows.append(FlowConfig(source=fd.source, target=fd.target, **data))
-        except ValidationError as exc:
-            raise _located(draft, exc, locate_flow) from None
+        flows.append(_build_flow(draft, fd, settings, dicts))
 
     top: dict[str, Any] = {name: s.value for name, s in draft.globals.items()}
 
@@ -259,6 +213,58 @@ def build(draft: Draft) -> ReplicatorConfig:
         )
     except ValidationError as exc:
         raise _located(draft, exc, locate_top) from None
+
+
+def _build_cluster(draft: Draft, alias: str, cd: ClusterDraft) -> ClusterConfig:
+    data: dict[str, Any] = {name: s.value for name, s in cd.fields.items()}
+    data.update({name: {k: s.value for k, s in entries.items()} for name, entries in cd.dicts.items()})
+
+    def locate_cluster(name: str | None, sub: str | None, _cause: Any) -> Location:
+        return _cluster_loc(draft, cd, alias, name, sub)
+
+    try:
+        return ClusterConfig(**data)
+    except ValidationError as exc:
+        raise _located(draft, exc, locate_cluster) from None
+
+
+def _merged_flow_settings(
+    draft: Draft, fd: FlowDraft
+) -> tuple[dict[str, Setting], dict[str, dict[str, Setting]]]:
+    """The flow's settings over the defaults; a consumer ``auto.offset.reset`` becomes its start position."""
+    settings = {**draft.defaults, **fd.fields}
+    dicts = {name: {**draft.default_dicts[name], **fd.dicts[name]} for name in (*FLOW_DICTS, "mm2_only")}
+    reset = dicts["consumer"].pop("auto.offset.reset", None)
+    if reset is not None:
+        # A flow-level consumer auto.offset.reset is the flow's start position.
+        if reset.value not in STARTING_OFFSETS:
+            raise draft.error(
+                f"auto.offset.reset = {reset.value!r} has no Spark equivalent", reset.loc, valid="earliest, latest"
+            )
+        given = settings.get("starting_offsets")
+        if given is not None and given.value != reset.value:
+            raise draft.error(
+                f"contradicts starting_offsets = {given.value!r} (line {given.loc.line})",
+                reset.loc,
+                valid=f"{given.value!r}, or drop one of the two",
+            )
+        settings["starting_offsets"] = reset
+    return settings, dicts
+
+
+def _build_flow(
+    draft: Draft, fd: FlowDraft, settings: dict[str, Setting], dicts: dict[str, dict[str, Setting]]
+) -> FlowConfig:
+    data: dict[str, Any] = {name: s.value for name, s in settings.items()}
+    data.update({name: {k: s.value for k, s in entries.items()} for name, entries in dicts.items()})
+
+    def locate_flow(name: str | None, sub: str | None, _cause: Any) -> Location:
+        return _flow_loc(draft, fd, settings, dicts, name, sub)
+
+    try:
+        return FlowConfig(source=fd.source, target=fd.target, **data)
+    except ValidationError as exc:
+        raise _located(draft, exc, locate_flow) from None
 
 
 def _cluster_loc(draft: Draft, cd: ClusterDraft, alias: str, name: str | None, sub: str | None) -> Location:

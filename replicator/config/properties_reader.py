@@ -55,6 +55,42 @@ def _from_text(annotation: Any, raw: str) -> Any:
 _SETTING_VALUE_HINT = re.compile(r"\s[#!]")
 
 
+def _warn_about_syntax(draft: Draft, prop: PropertyLine, loc: Location) -> None:
+    """Warnings for a line whose Java properties syntax reads otherwise than it looks."""
+    if _SETTING_VALUE_HINT.search(prop.value):
+        draft.warn(
+            loc, "properties files have no end-of-line comments; the '#' or '!' text is part of the value"
+        )
+    if prop.dropped_escapes:
+        dropped = ", ".join(sorted(set(prop.dropped_escapes)))
+        # A JAAS config or password is named, never echoed: warnings reach logs and terminals.
+        seen = "a value without them" if is_secret_key(prop.key) else f"the value {prop.value!r}"
+        draft.warn(
+            loc,
+            f"Java properties syntax drops the backslash of {dropped}; MirrorMaker 2 sees {seen}. "
+            "Write a double backslash to keep a regex escape",
+        )
+    if not prop.raw.isascii():
+        draft.warn(
+            loc, "MirrorMaker 2 reads properties files as ISO-8859-1; write non-ASCII characters as \\uXXXX"
+        )
+
+
+def _is_top_level_key(key: str) -> bool:
+    """A key read as a top-level setting, unless it is an alias's cluster setting (``_classify`` asks that first)."""
+    return (
+        key in FLOW_PROPERTY_KEYS
+        or key in GLOBAL_PROPERTY_KEYS
+        or key in DEFAULT_ONLY
+        or is_client_setting(key)
+        or rejected_reason(key) is not None
+        or key in ("bootstrap.servers",)
+        or key.startswith(("consumer.", "producer.", "admin.", MIRRORDRILL_PREFIX))
+        or matches_any(key, WORKER_KEYS)
+        or matches_any(key, CONNECTOR_MM2_ONLY)
+    )
+
+
 class _PropertiesReader:
     """Sorts the lines of an MM2 properties file into a draft."""
 
@@ -91,7 +127,7 @@ class _PropertiesReader:
             if prop.key == "clusters":
                 continue
             loc = Location(prop.key, prop.line)
-            self._hint(prop, loc)
+            _warn_about_syntax(self.draft, prop, loc)
             self._classify(prop, loc)
         for flow in draft.flows:
             # MM2 replicates a pair only when A->B.enabled = true.
@@ -117,25 +153,6 @@ class _PropertiesReader:
         # Longest first, so alias "us" never captures keys of alias "us.east".
         self.aliases = sorted(aliases, key=len, reverse=True)
 
-    def _hint(self, prop: PropertyLine, loc: Location) -> None:
-        if _SETTING_VALUE_HINT.search(prop.value):
-            self.draft.warn(
-                loc, "properties files have no end-of-line comments; the '#' or '!' text is part of the value"
-            )
-        if prop.dropped_escapes:
-            dropped = ", ".join(sorted(set(prop.dropped_escapes)))
-            # A JAAS config or password is named, never echoed: warnings reach logs and terminals.
-            seen = "a value without them" if is_secret_key(prop.key) else f"the value {prop.value!r}"
-            self.draft.warn(
-                loc,
-                f"Java properties syntax drops the backslash of {dropped}; MirrorMaker 2 sees {seen}. "
-                "Write a double backslash to keep a regex escape",
-            )
-        if not prop.raw.isascii():
-            self.draft.warn(
-                loc, "MirrorMaker 2 reads properties files as ISO-8859-1; write non-ASCII characters as \\uXXXX"
-            )
-
     # -- classification -------------------------------------------------------------
     def _classify(self, prop: PropertyLine, loc: Location) -> None:
         key = prop.key
@@ -146,25 +163,12 @@ class _PropertiesReader:
         rest = key[len(alias) + 1 :] if alias is not None else ""
         if alias is not None and is_cluster_setting(rest):
             self._cluster_key(alias, rest, prop, loc)
-        elif self._is_top_level_key(key):
+        elif _is_top_level_key(key):
             self._top_level_key(prop, loc)
         elif alias is not None:
             self._cluster_key(alias, rest, prop, loc)
         else:
             self._unknown_top_level(prop, loc)
-
-    def _is_top_level_key(self, key: str) -> bool:
-        return (
-            key in FLOW_PROPERTY_KEYS
-            or key in GLOBAL_PROPERTY_KEYS
-            or key in DEFAULT_ONLY
-            or is_client_setting(key)
-            or rejected_reason(key) is not None
-            or key in ("bootstrap.servers",)
-            or key.startswith(("consumer.", "producer.", "admin.", MIRRORDRILL_PREFIX))
-            or matches_any(key, WORKER_KEYS)
-            or matches_any(key, CONNECTOR_MM2_ONLY)
-        )
 
     def _convert(self, model: type[BaseModel], name: str, prop: PropertyLine, loc: Location) -> Any:
         if name == "replication_policy_class":

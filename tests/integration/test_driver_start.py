@@ -13,7 +13,7 @@ from primitives.bootstrap import REPO_ROOT
 
 pytestmark = pytest.mark.integration
 
-# what Replicator.run does: launch on "local[*]", then make the session on the slots it worked out
+# what FlowSupervisor.run does: launch on "local[*]", then make the session on the slots it worked out
 _SESSION = """
 import sys
 from pathlib import Path

@@ -1,7 +1,7 @@
 """The replicator empties a flow's query checkpoint at each query start, and deletes only a
 ``query`` folder it created and marked (issue 40): the checkpoint base is a setting that may
 point anywhere. What decides is ``replicator.checkpoint_folder``, which ``FlowRuntime._start``
-and ``Replicator.run`` call; the refusal comes before the driver JVM starts."""
+and ``FlowSupervisor.run`` call; the refusal comes before the driver JVM starts."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from replicator.__main__ import main
 from replicator.checkpoint_folder import MARKER, CheckpointFolderRefused, fresh
-from replicator.process import Replicator
+from replicator.process import FlowSupervisor
 
 
 def spark_files(folder: Path) -> None:
@@ -70,7 +70,7 @@ checkpoint_dir: {base}
 
     def no_driver(self):
         raise AssertionError("the driver JVM started although the checkpoint folder was refused")
-    monkeypatch.setattr(Replicator, "_begin_driver", no_driver)
+    monkeypatch.setattr(FlowSupervisor, "_begin_driver", no_driver)
     code = main(["--config", str(config), "--workdir", str(tmp_path / "work"), "--jars", "unused.jar"])
     err = capsys.readouterr().err
     assert code == 2, err

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from harness.drill.results import DrillSummary, TimelineEntry
+from harness.drill.results import DrillSummary
+from loadgen.histories.records import TimelineEvent
 from reports.attachments import redact_yaml
 from reports.render import allure_config, default_history
 from reports.summary_html import summary_html
@@ -10,7 +11,7 @@ from reports.timeline import fault_windows
 
 
 def _event(name, kind, start, end, outcome="ok"):
-    return TimelineEntry(name=name, kind=kind, start_ts_ms=start, end_ts_ms=end, outcome=outcome, detail="")
+    return TimelineEvent(name=name, kind=kind, start_ts_ms=start, end_ts_ms=end, outcome=outcome, detail="")
 
 
 def test_a_fault_lasts_until_the_step_that_ends_it():

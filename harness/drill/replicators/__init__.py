@@ -1,4 +1,4 @@
-"""Replicator adapters: one interface (``Replicator``), several kinds, one factory.
+"""Replicator adapters: one interface (``ReplicatorAdapter``), several kinds, one factory.
 
 Kinds are registered by dotted path and imported only when used, so a drill against MM2
 never imports Spark. Adding a kind is one line in ``REPLICATOR_KINDS``.
@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from harness.drill.replicators.errors import ReplicatorError, ReplicatorNotReady, SetupError, UnsupportedOperation
-from harness.drill.replicators.interface import Replicator
+from harness.drill.replicators.interface import ReplicatorAdapter
 from harness.drill.replicators.measurements import OffsetLagProbe, PartitionMetrics, ReplicatorMetrics
 from harness.drill.replicators.processes import ProcessReplicator
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
@@ -24,7 +24,7 @@ REPLICATOR_KINDS: Mapping[str, str] = MappingProxyType({
     "mirrormaker2": "harness.drill.replicators.mirrormaker2:MirrorMaker2Replicator",
     "pyspark": "harness.drill.replicators.pyspark:PySparkReplicator",
 })
-"""Every replicator kind, as ``module:Class`` (a subclass of ``Replicator``)."""
+"""Every replicator kind, as ``module:Class`` (a subclass of ``ReplicatorAdapter``)."""
 
 __all__ = [
     "FlowSpec",
@@ -33,7 +33,7 @@ __all__ = [
     "ProcessReplicator",
     "REPLICATOR_KINDS",
     "ReplicationSetup",
-    "Replicator",
+    "ReplicatorAdapter",
     "ReplicatorError",
     "ReplicatorMetrics",
     "ReplicatorNotReady",
@@ -49,7 +49,7 @@ class UnknownReplicatorKind(ValueError):
     """A replicator kind that is not registered; the message lists the valid ones."""
 
 
-def replicator_class(kind: str) -> type[Replicator]:
+def replicator_class(kind: str) -> type[ReplicatorAdapter]:
     """The adapter class of ``kind``; UnknownReplicatorKind (listing valid kinds) otherwise."""
     path = REPLICATOR_KINDS.get(kind)
     if path is None:
@@ -60,7 +60,7 @@ def replicator_class(kind: str) -> type[Replicator]:
     return getattr(importlib.import_module(module_name), class_name)
 
 
-def make_replicator(kind: str, setup: ReplicationSetup, **options: Any) -> Replicator:
+def make_replicator(kind: str, setup: ReplicationSetup, **options: Any) -> ReplicatorAdapter:
     """Build the ``kind`` adapter for ``setup``; option names are checked against the adapter's."""
     cls = replicator_class(kind)
     params = {name: p for name, p in inspect.signature(cls.__init__).parameters.items()

@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import signal
 import string
 import subprocess
@@ -26,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from primitives.process import ManagedProcess
+from primitives.process import ManagedProcess, program_path_problem
 from harness.drill.replicators.errors import ReplicatorError, ReplicatorNotReady, SetupError, UnsupportedOperation
 from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S
 from harness.drill.replicators.processes import ProcessReplicator, read_log_since
@@ -182,17 +181,8 @@ def program_problem(command: str, shell: bool, base_dir: Path | None) -> str | N
     program = template.program()
     if program is None or "{" in program:
         return None
-    if "/" not in program:
-        if shutil.which(program) is None:
-            return (f"program {program!r} is not on PATH; give its path (absolute, or relative to the drill "
-                    "file's folder), or install it")
-        return None
-    path = Path(program) if Path(program).is_absolute() or base_dir is None else base_dir / program
-    if not path.is_file():
-        return f"program {program} does not exist ({path}); a relative path is read from the drill file's folder"
-    if not os.access(path, os.X_OK):
-        return f"program {program} is not executable; chmod +x {path}"
-    return None
+    return program_path_problem(program, base_dir, "give its path (absolute, or relative to the drill "
+                                "file's folder), or install it")
 
 
 def _from_folder(template: CommandTemplate, base_dir: Path | None) -> CommandTemplate:

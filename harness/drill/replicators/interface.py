@@ -1,6 +1,6 @@
 """The replicator interface the scenario engine drives, whatever the replicator is.
 
-A drill describes *what* to replicate once (``ReplicationSetup``); an adapter (``Replicator``)
+A drill describes *what* to replicate once (``ReplicationSetup``); an adapter (``ReplicatorAdapter``)
 decides *how* — our PySpark replicator, Apache MirrorMaker 2, or a user's own command — and
 exposes the same lifecycle (start, stop, kill, pause, restart), measurements and offset
 translation.
@@ -18,6 +18,7 @@ from confluent_kafka import ConsumerGroupTopicPartitions
 from harness.drill.replicators.errors import UnsupportedOperation
 from harness.drill.replicators.measurements import ReplicatorMetrics
 from harness.drill.replicators.setup import ReplicationSetup
+from primitives.lifecycle import StartedInWith
 
 DEFAULT_STOP_GRACE_S = 30.0
 SOURCE_PROBE_TIMEOUT_S = 3.0  # is the source reachable at all, before asking it for a group's offsets
@@ -31,8 +32,9 @@ class CheckpointWait:
     detail: str
 
 
-class Replicator(ABC):
-    """What the scenario engine drives: one replicator (of any kind) for one setup."""
+class ReplicatorAdapter(StartedInWith, ABC):
+    """What the scenario engine drives: one replicator (of any kind) for one setup; a drill's ``with``
+    block stops it on every exit path."""
 
     kind: ClassVar[str]
     # Why a failback with ``restore_history`` cannot bring a wiped cluster's history back with this
@@ -141,14 +143,3 @@ class Replicator(ABC):
     def describe(self) -> dict[str, Any]:
         """Configuration as rendered (secrets redacted) and where things are, for reports."""
 
-    # --- context manager: a drill's ``with`` block stops the replicator on every exit path
-    def __enter__(self) -> "Replicator":
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

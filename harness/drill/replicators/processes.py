@@ -13,14 +13,14 @@ from typing import Any, ClassVar
 from confluent_kafka import KafkaException
 
 from harness.drill.replicators.errors import ReplicatorNotReady
-from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, Replicator
+from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, ReplicatorAdapter
 from harness.drill.replicators.measurements import OffsetLagProbe, ReplicatorMetrics
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from primitives.process import ManagedProcess
 from primitives.redaction import redact_properties
 
 
-class ProcessReplicator(Replicator):
+class ProcessReplicator(ReplicatorAdapter):
     """A replicator made of ``ManagedProcess``es registered with the environment's supervisor.
 
     Subclasses build their processes (``_processes``) and say when they are ready

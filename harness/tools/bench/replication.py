@@ -226,35 +226,15 @@ def wait_until(condition: Callable[[], bool], timeout_s: float, interval_s: floa
 # One replicator
 # ======================================================================================
 def bench_one(env, artifacts, name: str, args, out: Path, clock: Clock) -> BenchResult:
-    from confluent_kafka.admin import NewTopic
-
-    from harness.drill.checker.contract import FlowInput
-    from harness.drill.checker.reference import check_flow
     from harness.drill.replicators import make_replicator
     from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-    from loadgen.backlog import produce_backlog
-    from loadgen.histories.reader import read_acked_sends, read_target_records, read_uncertain_sends
-    from loadgen.observer import Observer
-    from loadgen.runner import LoadRunner
-    from loadgen.spec import LoadSpec
 
-    log = clock.log
     kind, options = REPLICATORS[name]
     topic = f"bench-{name}-{secrets.token_hex(3)}"
     res = BenchResult(replicator=name, topic=topic, backlog_records=args.records)
     src, dst = env.cluster("src"), env.cluster("dst")
-    src.create_topics([NewTopic(topic, args.partitions, 1)])
-
-    clock.mark(f"{name}: producing backlog", res.load)
-    # the drills' backlog writer: enveloped records and their ledger, under out/backlog/<name>
-    backlog = produce_backlog("src", src.bootstrap, topic, args.records, args.size, out / "backlog" / name)
-    res.backlog_produce_s = round(backlog.seconds, 2)
     source = Offsets(src, topic, args.partitions)
-    backlog_ends = source.ends() or {}
-    if sum(backlog_ends.values()) != args.records:
-        raise RuntimeError(f"backlog on {topic}: {sum(backlog_ends.values())} records on src, "
-                           f"expected {args.records}")
-    log(f"{name}: backlog of {args.records} records produced in {res.backlog_produce_s:.1f}s")
+    backlog_ends = _produce_backlog(src, source, name, args, out, clock, res)
 
     setup = ReplicationSetup(env=env, flows=[FlowSpec("src", "dst", topics=[topic],
                                                       settings={"tasks.max": args.tasks})],
@@ -262,97 +242,160 @@ def bench_one(env, artifacts, name: str, args, out: Path, clock: Clock) -> Bench
     res.remote_topic = remote = setup.remote_topic("src", topic)
     replicator = make_replicator(kind, setup, artifacts=artifacts, **options)
     target = Offsets(dst, remote, args.partitions)
-    log(f"{name}: starting (logs: {', '.join(str(p) for p in replicator.log_paths().values())})")
+    clock.log(f"{name}: starting (logs: {', '.join(str(p) for p in replicator.log_paths().values())})")
     clock.mark(f"{name}: starting", res.load)
     t_start = time.monotonic()
     with replicator:
-        t_ready = time.monotonic()
-        res.at_ready = target.total()
-        cpu0 = tree_cpu_seconds(p.pid for p in replicator.processes)
-        res.startup_s = round(t_ready - t_start, 1)
-        clock.mark(f"{name}: ready ({res.at_ready} on dst)", res.load)
+        if not _measure_backlog(replicator, target, t_start, name, args, clock, res):
+            return res  # no latency phase: a lagging replicator would skew it
+        latency = _measure_latency(env, source, target, backlog_ends, name, args, out, clock, res)
+    _check_latency(latency, res)
+    clock.mark(f"{name}: stopped and checked", res.load)
+    return res
 
-        done = wait_until(lambda: target.total() >= args.records, args.backlog_timeout)
-        t_done = time.monotonic()
-        cpu1 = tree_cpu_seconds(p.pid for p in replicator.processes)
-        res.backlog_target_records = target.total()
-        clock.mark(f"{name}: backlog replicated" if done else f"{name}: backlog TIMEOUT", res.load)
-        if not done:  # the rate so far, and no latency phase: a lagging replicator would skew it
-            rate, mb = backlog_rate(res.backlog_target_records - res.at_ready, args.size, t_done - t_ready)
-            res.records_s = round(rate, 1) if rate is not None else None
-            res.mb_s = round(mb, 2) if mb is not None else None
-            res.error = (f"backlog not replicated within {args.backlog_timeout:.0f}s: "
-                         f"{res.backlog_target_records}/{args.records} on dst (rate: partial); "
-                         "latency not measured")
-            return res
-        res.backlog_s = round(t_done - t_ready, 2)
-        rate, mb = backlog_rate(args.records - res.at_ready, args.size, t_done - t_ready)
-        res.records_s = round(rate, 1) if rate is not None else None
-        res.mb_s = round(mb, 2) if mb is not None else None
-        res.cpu_s = round(cpu1 - cpu0, 1)
-        if res.backlog_target_records > args.records:
-            res.notes.append(f"{res.backlog_target_records - args.records} backlog duplicates on dst")
-        if res.at_ready:
-            res.notes.append(f"{res.at_ready} backlog records were on dst before the replicator was ready "
-                             "(left out of the rate)")
-        log(f"{name}: backlog {args.records - res.at_ready} records in {res.backlog_s:.1f}s after ready "
-            f"= {res.records_s or 0:,.0f} records/s")
 
-        # --- latency ------------------------------------------------------------------
-        boundaries = target.ends() or {}
-        try:
-            target.delete_below(boundaries)  # the Observer reads from the log start
-        except Exception as err:  # filtering below still keeps the figures right, only slower
-            res.notes.append(f"could not delete the backlog on dst ({err}); the Observer read it")
-        histories = out / "histories" / name
-        observer = Observer("dst", dst.bootstrap, [remote], histories, writer_tag=f"observer-{name}")
-        observer.start()
-        try:
-            observer.drain(60)
-            spec = LoadSpec(cluster="src", bootstrap_servers=src.bootstrap, topics=[topic], rate=args.rate,
-                            duration_s=args.seconds, record_size={"fixed": args.size},
-                            producer_id_prefix=f"bench-{name}", output_dir=histories)
-            clock.mark(f"{name}: latency load starts", res.load)
-            with LoadRunner(spec, out / "load" / name, name=f"load-{name}", supervisor=env.supervisor) as runner:
-                runner.start()
-                code = runner.wait(args.seconds + 120)
-                stats = runner.stop(timeout_s=30)
-                if code not in (0, None) or stats is None:
-                    raise RuntimeError(f"load process ended with code {code}; log {runner.log_path}")
-                res.load_achieved_rate = round(stats.achieved_rate, 1)
-                ledgers = [p for p in runner.ledger_paths if p.exists()]
-                uncertain_paths = [p for p in runner.uncertain_paths if p.exists()]
-            clock.mark(f"{name}: latency load ended", res.load)
-            t_end = time.monotonic()
-            source_ends = source.ends() or {}
+def _produce_backlog(src, source: Offsets, name: str, args, out: Path, clock: Clock,
+                     res: BenchResult) -> dict[tuple[str, int], int]:
+    """Phase 1's backlog on a fresh topic of ``src``; returns its end offsets."""
+    from confluent_kafka.admin import NewTopic
 
-            def caught_up() -> bool:  # every latency record (counted by offsets) is on dst
-                ends = target.ends()
-                return ends is not None and all(
-                    ends.get((remote, p), 0) - boundaries.get((remote, p), 0)
-                    >= source_ends.get((topic, p), 0) - backlog_ends.get((topic, p), 0)
-                    for p in range(args.partitions))
+    from loadgen.backlog import produce_backlog
 
-            if wait_until(caught_up, args.drain_timeout, 0.2):
-                res.catch_up_s = round(time.monotonic() - t_end, 1)
-            else:
-                res.notes.append(f"not caught up {args.drain_timeout:.0f}s after the latency load: "
-                                 "the missing records count as lost")
-            observer.drain(60)
-        finally:
-            observer.stop(drain=False)
+    src.create_topics([NewTopic(source.topic, args.partitions, 1)])
+    clock.mark(f"{name}: producing backlog", res.load)
+    # the drills' backlog writer: enveloped records and their ledger, under out/backlog/<name>
+    backlog = produce_backlog("src", src.bootstrap, source.topic, args.records, args.size, out / "backlog" / name)
+    res.backlog_produce_s = round(backlog.seconds, 2)
+    backlog_ends = source.ends() or {}
+    if sum(backlog_ends.values()) != args.records:
+        raise RuntimeError(f"backlog on {source.topic}: {sum(backlog_ends.values())} records on src, "
+                           f"expected {args.records}")
+    clock.log(f"{name}: backlog of {args.records} records produced in {res.backlog_produce_s:.1f}s")
+    return backlog_ends
 
-    acked = read_acked_sends(ledgers)
-    observed = after_boundaries(read_target_records([observer.path]), boundaries)
-    figures = check_flow(FlowInput(source="src", target="dst", topic_map={remote: topic}, acked=acked,
-                                   observed=observed, uncertain=read_uncertain_sends(uncertain_paths)))
+
+def _measure_backlog(replicator, target: Offsets, t_start: float, name: str, args, clock: Clock,
+                     res: BenchResult) -> bool:
+    """Phase 1's clock, from the replicator ready to the backlog on ``dst``; False when it ran out."""
+    t_ready = time.monotonic()
+    res.at_ready = target.total()
+    cpu0 = tree_cpu_seconds(p.pid for p in replicator.processes)
+    res.startup_s = round(t_ready - t_start, 1)
+    clock.mark(f"{name}: ready ({res.at_ready} on dst)", res.load)
+
+    done = wait_until(lambda: target.total() >= args.records, args.backlog_timeout)
+    t_done = time.monotonic()
+    cpu1 = tree_cpu_seconds(p.pid for p in replicator.processes)
+    res.backlog_target_records = target.total()
+    clock.mark(f"{name}: backlog replicated" if done else f"{name}: backlog TIMEOUT", res.load)
+    copied = (args.records if done else res.backlog_target_records) - res.at_ready
+    rate, mb = backlog_rate(copied, args.size, t_done - t_ready)
+    res.records_s = round(rate, 1) if rate is not None else None
+    res.mb_s = round(mb, 2) if mb is not None else None
+    if not done:  # the rate so far
+        res.error = (f"backlog not replicated within {args.backlog_timeout:.0f}s: "
+                     f"{res.backlog_target_records}/{args.records} on dst (rate: partial); "
+                     "latency not measured")
+        return False
+    res.backlog_s = round(t_done - t_ready, 2)
+    res.cpu_s = round(cpu1 - cpu0, 1)
+    if res.backlog_target_records > args.records:
+        res.notes.append(f"{res.backlog_target_records - args.records} backlog duplicates on dst")
+    if res.at_ready:
+        res.notes.append(f"{res.at_ready} backlog records were on dst before the replicator was ready "
+                         "(left out of the rate)")
+    clock.log(f"{name}: backlog {args.records - res.at_ready} records in {res.backlog_s:.1f}s after ready "
+              f"= {res.records_s or 0:,.0f} records/s")
+    return True
+
+
+@dataclass(frozen=True)
+class _LatencyRun:
+    """What phase 2 left to check: the load's ledgers, the Observer's file, the backlog's end on ``dst``."""
+
+    ledgers: list[Path]
+    uncertain: list[Path]
+    observed: Path
+    boundaries: dict[tuple[str, int], int]
+
+
+def _measure_latency(env, source: Offsets, target: Offsets, backlog_ends: dict[tuple[str, int], int], name: str,
+                     args, out: Path, clock: Clock, res: BenchResult) -> _LatencyRun:
+    """Phase 2: the backlog deleted from ``dst``, the Observer reading it, ``--rate`` records/s for ``--seconds``."""
+    from loadgen.observer import Observer
+
+    boundaries = target.ends() or {}
+    try:
+        target.delete_below(boundaries)  # the Observer reads from the log start
+    except Exception as err:  # filtering below still keeps the figures right, only slower
+        res.notes.append(f"could not delete the backlog on dst ({err}); the Observer read it")
+    histories = out / "histories" / name
+    observer = Observer("dst", env.cluster("dst").bootstrap, [target.topic], histories,
+                        writer_tag=f"observer-{name}")
+    observer.start()
+    try:
+        observer.drain(60)
+        ledgers, uncertain = _latency_load(env, source.topic, histories, name, args, out, clock, res)
+        t_end = time.monotonic()
+        source_ends = source.ends() or {}
+
+        def caught_up() -> bool:  # every latency record (counted by offsets) is on dst
+            ends = target.ends()
+            return ends is not None and all(
+                ends.get((target.topic, p), 0) - boundaries.get((target.topic, p), 0)
+                >= source_ends.get((source.topic, p), 0) - backlog_ends.get((source.topic, p), 0)
+                for p in range(args.partitions))
+
+        if wait_until(caught_up, args.drain_timeout, 0.2):
+            res.catch_up_s = round(time.monotonic() - t_end, 1)
+        else:
+            res.notes.append(f"not caught up {args.drain_timeout:.0f}s after the latency load: "
+                             "the missing records count as lost")
+        observer.drain(60)
+    finally:
+        observer.stop(drain=False)
+    return _LatencyRun(ledgers, uncertain, observer.path, boundaries)
+
+
+def _latency_load(env, topic: str, histories: Path, name: str, args, out: Path, clock: Clock,
+                  res: BenchResult) -> tuple[list[Path], list[Path]]:
+    """The Locust load of phase 2, run to its end; its ledgers and uncertain-send files."""
+    from loadgen.runner import LoadRunner
+    from loadgen.spec import LoadSpec
+
+    spec = LoadSpec(cluster="src", bootstrap_servers=env.cluster("src").bootstrap, topics=[topic], rate=args.rate,
+                    duration_s=args.seconds, record_size={"fixed": args.size},
+                    producer_id_prefix=f"bench-{name}", output_dir=histories)
+    clock.mark(f"{name}: latency load starts", res.load)
+    with LoadRunner(spec, out / "load" / name, name=f"load-{name}", supervisor=env.supervisor) as runner:
+        runner.start()
+        code = runner.wait(args.seconds + 120)
+        stats = runner.stop(timeout_s=30)
+        if code not in (0, None) or stats is None:
+            raise RuntimeError(f"load process ended with code {code}; log {runner.log_path}")
+        res.load_achieved_rate = round(stats.achieved_rate, 1)
+        ledgers = [p for p in runner.ledger_paths if p.exists()]
+        uncertain = [p for p in runner.uncertain_paths if p.exists()]
+    clock.mark(f"{name}: latency load ended", res.load)
+    return ledgers, uncertain
+
+
+def _check_latency(run: _LatencyRun, res: BenchResult) -> None:
+    """The reference checker's figures of phase 2, into ``res``."""
+    from harness.drill.checker.contract import FlowInput
+    from harness.drill.checker.reference import check_flow
+    from loadgen.histories.reader import read_acked_sends, read_target_records, read_uncertain_sends
+
+    remote, topic = res.remote_topic, res.topic
+    observed = after_boundaries(read_target_records([run.observed]), run.boundaries)
+    figures = check_flow(FlowInput(source="src", target="dst", topic_map={remote: topic},
+                                   acked=read_acked_sends(run.ledgers), observed=observed,
+                                   uncertain=read_uncertain_sends(run.uncertain)))
     lat = figures.latency_ms
     res.latency_acked, res.latency_replicated, res.latency_count = figures.acked, figures.replicated, lat.count
     res.p50_ms, res.p90_ms, res.p99_ms, res.max_ms = lat.p50, lat.p90, lat.p99, lat.max
     res.lost, res.duplicates, res.reordered = figures.lost, figures.duplicates, figures.reordered
     res.corrupted, res.unexpected = figures.corrupted, figures.unexpected
-    clock.mark(f"{name}: stopped and checked", res.load)
-    return res
 
 
 # ======================================================================================

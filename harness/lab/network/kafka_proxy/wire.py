@@ -23,6 +23,8 @@ import struct
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from primitives.kafka.wire_reader import BigEndianReader
+
 METADATA, FIND_COORDINATOR, API_VERSIONS, DESCRIBE_CLUSTER = 3, 10, 18, 60
 PRODUCE, FETCH, SHARE_FETCH, SHARE_ACKNOWLEDGE = 0, 1, 78, 79
 # First flexible version of each response we decode (compact strings/arrays, tagged fields,
@@ -82,30 +84,14 @@ def response_correlation_id(frame: bytes) -> int:
 
 # ---------------------------------------------------------------- primitive reads and writes
 
-class Reader:
+class Reader(BigEndianReader):
     """A cursor over a frame; every read checks the frame is long enough."""
 
-    def __init__(self, data: bytes, pos: int = 0):
-        self.data, self.pos = data, pos
-
-    def _take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
-            raise WireError(f"frame ends at byte {len(self.data)}, a field needs {n} bytes at {self.pos}")
-        out = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return out
+    def _short(self, n: int) -> Exception:
+        return WireError(f"frame ends at byte {len(self.data)}, a field needs {n} bytes at {self.pos}")
 
     def skip(self, n: int) -> None:
         self._take(n)
-
-    def int8(self) -> int:
-        return struct.unpack(">b", self._take(1))[0]
-
-    def int16(self) -> int:
-        return struct.unpack(">h", self._take(2))[0]
-
-    def int32(self) -> int:
-        return struct.unpack(">i", self._take(4))[0]
 
     def uvarint(self) -> int:
         value, shift = 0, 0

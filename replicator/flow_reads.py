@@ -1,0 +1,148 @@
+"""What a flow's control plane reads outside Spark: where its next query starts, and its lag.
+
+Both read the target (the newest record this flow copied into each partition, ``resume``) and the
+source (whether that record is still there, start and end offsets), each with clients of its own:
+the resume reads run on the flow's control plane, the lag on the process's lag thread, and a Kafka
+consumer must not be assigned and read from two threads at once.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
+
+from replicator.filters import TopicSelector
+from replicator.history import HistoryEnds
+from replicator.planted_faults import DataPathFault
+from replicator.resume import (EARLIEST, Copy, FlowOrigin, StartPositions, copied_up_to, holds_the_copied_record,
+                              newest_copy, records_waiting, settled, start_offsets, starting_offsets, target_consumer)
+
+log = logging.getLogger("replicator")
+
+Partition = tuple[str, int]
+
+
+def source_consumer(source_conn: dict[str, str]) -> Consumer:
+    """A consumer of the source that only reads offsets and single records (it never joins its group)."""
+    return Consumer(dict(source_conn) | {"group.id": "__mirrordrill-lag", "enable.auto.commit": False, "log_level": 0})
+
+
+class SourceReads:
+    """The source's offsets, read by the control plane (a consumer made on first use)."""
+
+    def __init__(self, admin: AdminClient, source_conn: dict[str, str]) -> None:
+        self.admin = admin
+        self._conn = source_conn
+        self._consumer: Consumer | None = None
+
+    def consumer(self) -> Consumer:
+        if self._consumer is None:
+            self._consumer = source_consumer(self._conn)
+        return self._consumer
+
+    def ends(self, topic: str, partitions: int) -> list[int]:
+        source = self.consumer()
+        return [source.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)]
+
+    def offsets(self, partitions: list[Partition], spec: OffsetSpec) -> dict[Partition, int]:
+        """The source's start or end offsets of many partitions in one request per broker, not a round trip each."""
+        if not partitions:
+            return {}
+        futures = self.admin.list_offsets({TopicPartition(t, p): spec for t, p in partitions}, request_timeout=10)
+        return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
+
+    def records_waiting(self, starts: dict[Partition, int]) -> int:
+        from_log_start = [k for k, start in starts.items() if start == EARLIEST]
+        return records_waiting(starts, self.offsets(from_log_start, OffsetSpec.earliest()),
+                               self.offsets(list(starts), OffsetSpec.latest()))
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+
+
+class StartReads:
+    """Where a flow's next query starts: right after its newest copy in each target partition."""
+
+    def __init__(self, name: str, selector: TopicSelector, origin: FlowOrigin, target_conn: dict[str, str],
+                 source: SourceReads, positions: StartPositions, history: HistoryEnds | None,
+                 data_fault: DataPathFault | None) -> None:
+        self.name, self.selector, self.origin, self.source = name, selector, origin, source
+        self.positions, self.history, self.data_fault = positions, history, data_fault
+        self._target_conn = target_conn
+        self._consumer: Consumer | None = None
+
+    def next_start(self, topics: tuple[str, ...], partitions: dict[str, int], settle: bool) -> tuple[str, int]:
+        """Spark's startingOffsets for the next query, and how many records it reads first on a restart (0 on a
+        first start). ``settle``: a query ended in this process, so wait for its writes to settle first."""
+        c = self._consumer = self._consumer or target_consumer(dict(self._target_conn))
+        remote = {t: self.selector.remote_topic(t) for t in topics}
+        parts = {t: partitions.get(t, 1) for t in topics}
+
+        def read() -> dict[Partition, Copy | None]:
+            for t in parts:  # the consumer's metadata must know partitions added since it last looked
+                c.list_topics(remote[t], timeout=10)
+            return {(t, p): newest_copy(c, remote[t], p, self.origin) for t, n in parts.items() for p in range(n)}
+        copies = settled(read) if settle else read()
+        copied = {k: self._resumable(k, copy) for k, copy in copies.items()}
+        if self.history is not None:  # restore_history
+            self.history.pin({t: n for t, n in parts.items() if self.selector.restored_topic(t) is not None},
+                             self.source.ends)
+        positions = self.positions.resolve(parts, self.source.ends)
+        # a restart (something of this flow is on the target) counts every record its query will
+        # read first, in partitions with nothing copied too: a kill mid-batch in micro-batch mode
+        # can leave one partition copied and the others not started
+        resumed = any(offset is not None for offset in copied.values())
+        starts = start_offsets(positions, copied)
+        return starting_offsets(starts), self.source.records_waiting(starts) if resumed else 0
+
+    def _resumable(self, where: Partition, copy: Copy | None) -> int | None:
+        """The copy's source offset, when the source still holds that very record; else None (start over)."""
+        if copy is None:
+            return None
+        topic, partition = where
+        if holds_the_copied_record(self.source.consumer(), topic, partition, copy):
+            return self.data_fault.resume_from(copy.source_offset) if self.data_fault else copy.source_offset
+        log.warning("flow %s: %s[%d] on the source no longer holds the record copied from offset %d (its log was "
+                    "recreated, e.g. wiped and rebuilt): copying the partition from its start position",
+                    self.name, topic, partition, copy.source_offset)
+        return None
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            self._consumer.close()
+
+
+class FlowLag:
+    """Per remote partition: source end offset minus (source offset of the last record on the target + 1).
+
+    Read from the process's lag thread only, with clients of its own (made on first use)."""
+
+    def __init__(self, selector: TopicSelector, origin: FlowOrigin, history: HistoryEnds,
+                 source_conn: dict[str, str], target_conn: dict[str, str]) -> None:
+        self.selector, self.origin, self.history = selector, origin, history
+        self._conns = (target_conn, source_conn)
+        self._clients: tuple[Consumer, Consumer] | None = None
+
+    def measure(self, partitions: dict[str, int]) -> dict[Partition, int]:
+        if self._clients is None:
+            self._clients = (target_consumer(dict(self._conns[0])), source_consumer(self._conns[1]))
+        target, source = self._clients
+        out = {}
+        for topic, n in partitions.items():
+            remote = self.selector.remote_topic(topic)
+            restored = self.selector.restored_topic(topic) is not None
+            for p in range(n):
+                _, src_high = source.get_watermark_offsets(TopicPartition(topic, p), timeout=5)
+                if restored and (end := self.history.end(topic, p)) is not None:
+                    src_high = min(src_high, end)  # past the history nothing is copied: no lag either
+                # the newest record of *this* flow (under identity others write the partition too)
+                copied = copied_up_to(target, remote, p, self.origin, window=1024, timeout_s=5)
+                out[(remote, p)] = max(0, src_high - (copied + 1 if copied is not None else 0))
+        return out
+
+    def close(self) -> None:
+        for c in self._clients or ():
+            c.close()
