@@ -22,7 +22,7 @@ from harness.drill import steps
 from harness.drill.context import DrillContext, now_ms
 from harness.drill.load_phase import live_lag, stop_producers
 from harness.drill.plan import DrillPlan
-from harness.drill.replicators.interface import Replicator
+from harness.drill.replicators.interface import ReplicatorAdapter
 from harness.drill.replicators.setup import FlowSpec
 from harness.drill.phase_state import Outcome, RunStatus, stop_parts
 from harness.drill.stopping import replicator_parts
@@ -30,7 +30,7 @@ from harness.lab.environment import Environment
 from loadgen.backlog import produce_backlog
 
 Log = Callable[[str], None]  # the drill's log
-ReplicatorFactory = Callable[[list[FlowSpec], Path], Replicator]
+ReplicatorFactory = Callable[[list[FlowSpec], Path], ReplicatorAdapter]
 
 
 class LabPhase:
