@@ -11,6 +11,7 @@ import re
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic.fields import FieldInfo
 
 from harness.lab.brokers.secure import LocalClusterSecurity
 from harness.drill import bounds as B
@@ -383,19 +384,24 @@ class WaitDrain(_Step):
     timeout: Wait = 120.0
 
 
-# Every step model; each ``do:`` value of these has one action in harness/drill/actions/.
+# The built-in step models; each ``do:`` value of these has one action in harness/drill/actions/.
+# More join through harness.drill.actions.registry.register_action (see register_step_type).
 STEP_TYPES = (SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep, ClusterStep, ReplicatorStep,
               SparkWorkerStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain,
               RunbookStep)
-Step = Annotated[Union[STEP_TYPES], Field(discriminator="do")]
 
 
-def do_values(step_type: type[_Step]) -> tuple[str, ...]:
+def step_union(step_types: tuple[type[BaseModel], ...]) -> Any:
+    """The timeline's step type: one of ``step_types``, chosen by its ``do:`` name."""
+    return Annotated[Union[step_types], Field(discriminator="do")]
+
+
+Step = step_union(STEP_TYPES)
+
+
+def do_values(step_type: type[BaseModel]) -> tuple[str, ...]:
     """The ``do:`` names one step model accepts."""
     return step_type.model_fields["do"].annotation.__args__
-
-
-STEP_NAMES = sorted({do for step_type in STEP_TYPES for do in do_values(step_type)})
 
 
 # --- expectations -----------------------------------------------------------------------
@@ -530,6 +536,9 @@ class ProfileDef(_M):
     invariants: dict[str, Any] = Field(default_factory=dict)  # replace the file's bounds of the same name
 
 
+_TIMELINE_LIMIT = at_most_items(B.MAX_STEPS, "steps in one timeline")
+
+
 class Scenario(_M):
     """One drill file."""
 
@@ -541,7 +550,7 @@ class Scenario(_M):
     topics: Annotated[list[TopicDef], at_most_items(B.MAX_TOPICS, "topics in one drill")] = Field(default_factory=list)
     replication: ReplicationDef
     load: LoadDef = LoadDef()
-    timeline: Annotated[list[Step], at_most_items(B.MAX_STEPS, "steps in one timeline")] = Field(default_factory=list)
+    timeline: Annotated[list[Step], _TIMELINE_LIMIT] = Field(default_factory=list)
     stable_address: StableAddressDef | None = None
     # With existing clusters: every name the drill puts on them starts with this (see existing_checks.py).
     owned_prefix: str | None = Field(None, pattern=OWNED_PREFIX)
@@ -560,3 +569,12 @@ class Scenario(_M):
         """The expectations that apply to ``replicator`` (default: the file's own)."""
         lines = split_expectations(self.expectations, replicator or self.replication.replicator)
         return [parse_expectation(k, v) for k, v in lines.items()]
+
+
+def set_step_types(step_types: tuple[type[BaseModel], ...]) -> None:
+    """Make the drill file's timeline accept exactly ``step_types`` (the built-in ones and those
+    registered with an action): the discriminated union is rebuilt, so an unknown ``do:`` keeps
+    pydantic's error listing the valid names. Called by the action registry only."""
+    Scenario.model_fields["timeline"] = FieldInfo.from_annotated_attribute(
+        Annotated[list[step_union(step_types)], _TIMELINE_LIMIT], Field(default_factory=list))
+    Scenario.model_rebuild(force=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.drill.actions.base import Action, StepProblem, TimelineFacts
+from harness.drill.actions.base import Action, StepFacts, StepProblem, TimelineFacts
 from harness.drill.context import DrillContext
 from harness.drill.schema import SparkWorkerStep
 from harness.lab.spark.deployment import STANDALONE
@@ -13,6 +13,8 @@ NEEDS = "kill_spark_worker needs the Spark standalone cluster: set replication.s
 
 class SparkWorkerAction(Action):
     step_type = SparkWorkerStep
+    # its executors die mid-write and Spark runs their tasks again elsewhere
+    facts = {"kill_spark_worker": StepFacts(duplicates=True)}
 
     def describe(self, step: SparkWorkerStep) -> str:
         return f"kill_spark_worker {step.worker}"
