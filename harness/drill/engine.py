@@ -26,7 +26,7 @@ from harness.lab.compose.backend import make_backend
 from harness.lab.environment import Environment
 from harness.lab.brokers.existing import refused_writes
 from harness.drill.existing_run import refuse_leftovers, remove_drill_names
-from harness.drill.replicators import make_replicator
+from harness.drill.replicators import RunInputs, make_replicator, replicator_class
 from harness.drill.replicators.setup import ReplicationSetup
 from harness.drill.results import DrillResults, DrillSummary, ExpectationRow, Logs, save_results
 from harness.drill import failover, run_facts, run_folder, steps
@@ -237,17 +237,9 @@ class Drill:
                                driver_jit=sp.driver_jit)
 
     def _replicator_options(self) -> dict:
-        r = self.scenario.replication
-        opts = {"artifacts": self.artifacts} if self.artifacts is not None else {}
-        if self.kind == "pyspark" and r.mode:
-            opts["mode"] = r.mode
-        if self.kind == "pyspark":
-            opts["spark"] = self.spark_deployment()
-        if self.kind == "mirrormaker2" and r.mirrormaker2.exactly_once:
-            opts["exactly_once"] = True
-        if self.kind == "command":
-            opts = {"command": r.command, "shell": r.shell, "base_dir": self.scenario_path.resolve().parent}
-        return opts
+        run = RunInputs(artifacts=self.artifacts, spark=self.spark_deployment,
+                        base_dir=self.scenario_path.resolve().parent)
+        return replicator_class(self.kind).options_for(self.scenario.replication, run)
 
     # --- clients ----------------------------------------------------------------------
     def _launch_producers(self, ctx: DrillContext) -> Path:
@@ -453,7 +445,7 @@ class Drill:
                    # runs before and after the default became c1 differ by up to a core (README, "The brokers' JIT")
                    "broker_jit": {name: c.spec.broker_jit for name, c in env.clusters.items() if c.spec.existing is None},
                    "clusters": {name: {"security": c.spec.security_facts()} for name, c in env.clusters.items()}}
-        if self.kind != "pyspark":
+        if not replicator_class(self.kind).uses_spark:
             return backend
         d = self.spark_deployment()
         url = env.spark.url if env is not None and env.spark is not None else None

@@ -17,12 +17,13 @@ from harness.lab.brokers.secure import LocalClusterSecurity
 from harness.drill import bounds as B
 from harness.drill.bounds import at_most, at_most_items, at_most_seconds
 from harness.drill.durations import parse_duration
+from harness.drill.plain_errors import did_you_mean
+from harness.drill.replicators import replicator_kinds
 from primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
 from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
 from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
 
 STRATEGIES = ("translated", "checkpoint", "timestamp", "earliest", "latest")
-REPLICATORS = ("pyspark", "mirrormaker2", "command")
 
 
 class _M(BaseModel):
@@ -131,7 +132,7 @@ class MirrorMaker2Def(_M):
 
 
 class ReplicationDef(_M):
-    replicator: Literal["pyspark", "mirrormaker2", "command"] = "pyspark"
+    replicator: str = "pyspark"  # a kind in the replicator registry (harness.drill.replicators)
     policy: Literal["default", "identity"] = "default"
     separator: str = "."
     mode: Literal["microbatch", "realtime"] | None = None  # pyspark only
@@ -140,6 +141,14 @@ class ReplicationDef(_M):
     spark: SparkDef = SparkDef()  # pyspark only
     mirrormaker2: MirrorMaker2Def = MirrorMaker2Def()  # mirrormaker2 only
     flows: list[FlowDef] = Field(min_length=1)
+
+    @field_validator("replicator")
+    @classmethod
+    def _registered(cls, v: str) -> str:
+        kinds = list(replicator_kinds())  # read now: a kind registered after import counts
+        if v not in kinds:
+            raise ValueError(f"{v!r} is not valid here{did_you_mean(v, kinds)}; valid values: {', '.join(kinds)}")
+        return v
 
 
 class ProducerDef(_M):
@@ -517,7 +526,7 @@ def split_expectations(expectations: dict[str, Any], replicator: str) -> dict[st
     """The ``metric: limit`` lines that apply to ``replicator``: the common ones, with a
     replicator's own section (``expectations: {pyspark: {duplicates: 0}}``) replacing any
     common line on the same metric and scope, and adding the rest."""
-    common = {k: v for k, v in expectations.items() if k not in REPLICATORS}
+    common = {k: v for k, v in expectations.items() if k not in replicator_kinds()}
     own = expectations.get(replicator) or {}
     if not isinstance(own, dict):
         return common

@@ -15,7 +15,8 @@ from harness.drill.bounds import cluster_partition_problems, record_size_problem
 from harness.drill.broker_settings import broker_property_problems
 from harness.drill.existing_checks import existing_cluster_problems, with_anchored_patterns
 from harness.drill.invariants import bound_problems
-from harness.drill.schema import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICATORS, Failback, Failover, Scenario,
+from harness.drill.replicators import replicator_kinds
+from harness.drill.schema import (FAILBACK_METRICS, FAILOVER_METRICS, Failback, Failover, Scenario,
                                     parse_expectation)
 from harness.drill.plain_errors import did_you_mean, either, plain_message
 from harness.drill.preflight import replication_problems
@@ -308,16 +309,17 @@ def _expectation_lines(s: Scenario, bad) -> list[tuple[str, Any, tuple]]:
     """Every ``metric: limit`` line with its path: the common ones and each replicator's own section."""
     out = []
     for key, value in s.expectations.items():
-        if key in REPLICATORS:
+        if key in replicator_kinds():
             if not isinstance(value, dict) or not value:
                 bad(("expectations", key), f"'{key}' holds the limits that apply to the {key} replicator only: a "
                                            f"mapping of metric: limit, like '{key}: {{duplicates: 0}}'")
                 continue
             out += [(k, v, ("expectations", key, k)) for k, v in value.items()]
         elif isinstance(value, dict):
-            bad(("expectations", key), f"{key!r} is not a replicator{did_you_mean(key, list(REPLICATORS))}; a nested "
+            kinds = replicator_kinds()
+            bad(("expectations", key), f"{key!r} is not a replicator{did_you_mean(key, list(kinds))}; a nested "
                                        f"mapping under expectations holds one replicator's own limits, and the "
-                                       f"replicators are {', '.join(REPLICATORS)}")
+                                       f"replicators are {', '.join(kinds)}")
         else:
             out.append((key, value, ("expectations", key)))
     return out

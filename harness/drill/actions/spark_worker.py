@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from harness.drill.actions.base import Action, StepFacts, StepProblem, TimelineFacts
 from harness.drill.context import DrillContext
+from harness.drill.replicators import replicator_class
 from harness.drill.schema import SparkWorkerStep
 from harness.lab.spark.deployment import STANDALONE
 from harness.lab.spark.standalone import StandaloneSpec
@@ -22,7 +23,7 @@ class SparkWorkerAction(Action):
     def validate(self, step: SparkWorkerStep, facts: TimelineFacts) -> list[StepProblem]:
         r = facts.scenario.replication
         problems = []
-        if r.replicator != "pyspark" or r.spark.master != STANDALONE:
+        if not replicator_class(r.replicator).uses_spark or r.spark.master != STANDALONE:
             problems.append(StepProblem((), f"{NEEDS} (with replicator: pyspark)"))
         workers = StandaloneSpec().workers
         if step.worker >= workers:
