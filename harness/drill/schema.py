@@ -17,6 +17,7 @@ from harness.lab.brokers.secure import LocalClusterSecurity
 from harness.drill import bounds as B
 from harness.drill.bounds import at_most, at_most_items, at_most_seconds
 from harness.drill.durations import parse_duration
+from harness.drill.metrics import METRICS, metric_names
 from harness.drill.plain_errors import did_you_mean
 from harness.drill.replicators import replicator_kinds
 from primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
@@ -414,17 +415,7 @@ def do_values(step_type: type[BaseModel]) -> tuple[str, ...]:
 
 
 # --- expectations -----------------------------------------------------------------------
-FLOW_METRICS = ("acked", "replicated", "lost", "duplicates", "reordered", "corrupted", "unexpected",
-                "latency_ms.p50", "latency_ms.p90", "latency_ms.p99", "latency_ms.max",
-                "throughput_records_s", "throughput_mb_s")
-FAILOVER_METRICS = ("failover.skipped", "failover.reprocessed", "failover.rto_s", "failover.rpo_records")
-FAILBACK_METRICS = ("failback.missing", "failback.extra", "failback.converge_s", "failback.history_records")
-# Metrics where more is better: a bare number there could mean a floor or a ceiling, so it is refused.
-HIGHER_IS_BETTER = ("acked", "replicated", "throughput_records_s", "throughput_mb_s", "failback.history_records")
-# Metrics that count records: their limits are whole numbers.
-COUNT_METRICS = ("acked", "replicated", "lost", "duplicates", "reordered", "corrupted", "unexpected",
-                 "failover.skipped", "failover.reprocessed", "failover.rpo_records",
-                 "failback.missing", "failback.extra", "failback.history_records")
+# The metrics, their units and directions: harness/drill/metrics.py (the catalogue).
 _LIMIT = re.compile(r"^\s*(<=|>=|==|<|>)?\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
@@ -435,6 +426,11 @@ class Expectation(_M):
     scope: str | None
     op: str
     limit: float
+
+    @property
+    def family(self) -> str:
+        """Which summary entries it is judged on: flow, failover or failback (metrics.py)."""
+        return METRICS[self.metric].family
 
     @property
     def name(self) -> str:
@@ -456,7 +452,7 @@ def parse_expectation(key: str, value: Any) -> Expectation:
     if not m:
         raise ValueError(f"expectation {key!r}: write a metric name, optionally scoped as metric[flow or group]")
     metric, scope = m.group(1), m.group(2)
-    known = FLOW_METRICS + FAILOVER_METRICS + FAILBACK_METRICS
+    known = metric_names()
     if metric not in known:
         close = difflib.get_close_matches(metric, known, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -466,14 +462,14 @@ def parse_expectation(key: str, value: Any) -> Expectation:
         raise ValueError(f"expectation {key}: limit {value!r} is not a number or a comparison like '<= 100'")
     op, limit = lm.group(1), float(lm.group(2))
     if op is None:
-        if metric in HIGHER_IS_BETTER:
+        if METRICS[metric].higher_is_better:  # a bare number could mean a floor or a ceiling
             raise ValueError(f"expectation {key}: a bare number is ambiguous for {metric}, where more is better; "
                              f"write '>= {value}' (at least) or '<= {value}' (at most)")
         op = "==" if limit == 0 else "<="
     if limit < 0:
         raise ValueError(f"expectation {key}: limit {limit:g} is negative, but {metric} never is, so this "
                          f"{'always' if op in ('>=', '>') else 'never'} holds; write a limit of 0 or more")
-    if metric in COUNT_METRICS and limit != int(limit):
+    if METRICS[metric].count and limit != int(limit):
         raise ValueError(f"expectation {key}: {metric} counts records, so its limit is a whole number, "
                          f"not {limit:g}")
     return Expectation(metric=metric, scope=scope, op=op, limit=limit)
