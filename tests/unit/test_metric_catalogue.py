@@ -13,21 +13,15 @@ from harness.drill.summary import evaluate
 from harness.drill.validate import parse_scenario
 from harness.tools.bench.drills import figure_columns, figures
 from harness.tools.calibrate.limits import Calibration, calibrated, observe
+from tests.unit.test_action_facts import DRILL as FAULT_DRILL
 from tests.unit.test_calibrate import _summary
 
 DELIVERED = Metric("delivered_share", "fraction", higher_is_better=True, calibrate=CalibrateRule(),
                    baseline="throughput", bench=BenchColumn("delivered_share", "delivered", 2, "worst"),
                    reader=lambda f: round(f.replicated / f.acked, 3) if f.acked else None)
 
-DRILL = """\
-name: t
-clusters: {primary: {}, dr: {}}
-topics: [{name: orders, cluster: primary}]
-replication: {flows: [{source: primary, target: dr}]}
-load: {producers: [{cluster: primary, topics: [orders], rate: 10}]}
-duration: 20s
-expectations:
-"""
+# a small drill with no timeline, its expectations to follow
+DRILL = FAULT_DRILL.replace("timeline:\n", "expectations:\n")
 
 
 @pytest.fixture
