@@ -133,7 +133,8 @@ class MirrorMaker2Def(_M):
 
 
 class ReplicationDef(_M):
-    replicator: str = "pyspark"  # a kind in the replicator registry (harness.drill.replicators)
+    # a kind in the replicator registry (harness.drill.replicators); the JSON Schema lists them when made
+    replicator: str = Field("pyspark", json_schema_extra=lambda schema: schema.update(enum=list(replicator_kinds())))
     policy: Literal["default", "identity"] = "default"
     separator: str = "."
     mode: Literal["microbatch", "realtime"] | None = None  # pyspark only

@@ -16,6 +16,7 @@ from harness.drill.replicators import (REPLICATOR_KINDS, FlowSpec, ReplicationSe
                                        register_replicator_kind, replicator_class, replicator_kinds,
                                        sweepable_kinds, unregister_replicator_kind)
 from harness.drill.replicators.command import CommandReplicator
+from harness.drill.schema import Scenario
 from harness.drill.validate import ScenarioInvalid, check_text, parse_scenario
 from tests.unit.test_replicator_adapters import environment
 
@@ -59,6 +60,8 @@ def test_a_registered_kind_is_accepted_by_the_drill_file_and_refused_once_unregi
     s = parse_scenario(DRILL.replace("KIND", "echo"), "d.yaml")
     assert s.replication.replicator == "echo"
     assert replicator_kinds() == ("pyspark", "mirrormaker2", "command", "echo")
+    field = Scenario.model_json_schema()["$defs"]["ReplicationDef"]["properties"]["replicator"]
+    assert field["enum"] == ["pyspark", "mirrormaker2", "command", "echo"]  # editors offer it too
     unregister_replicator_kind("echo")
     with pytest.raises(ScenarioInvalid) as err:
         parse_scenario(DRILL.replace("KIND", "echo"), "d.yaml")
