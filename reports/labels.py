@@ -6,11 +6,19 @@ topologies" and "which faults", the way Allure users browse features and stories
 
 from __future__ import annotations
 
+from harness.drill.actions.registry import step_facts
 from harness.drill.results import DrillResults
 
 EPIC = "cross-cluster replication drills"
-# Timeline kinds that end or wait out a fault rather than inject one.
-_NOT_A_FAULT = {"drain", "heal", "wait_drain"}
+# The engine's own end-of-load drain: a timeline entry that is no step, and no fault. A step's
+# kind is a fault unless its action declares otherwise (``StepFacts.fault``).
+_DRAIN_KIND = "drain"
+
+
+def is_fault(kind: str) -> bool:
+    """Whether a timeline entry's kind injects a fault (or moves the applications), as reports show it."""
+    facts = step_facts(kind)
+    return facts.fault if facts is not None else kind != _DRAIN_KIND
 
 
 def topology_shape(flow_names: list[str]) -> str:
@@ -36,7 +44,7 @@ def faults(run: DrillResults) -> list[str]:
     """The kinds of fault (and failover) the drill's timeline injected, in order of first use."""
     kinds = []
     for entry in run.summary.timeline:
-        if entry.kind not in _NOT_A_FAULT and entry.kind not in kinds:
+        if is_fault(entry.kind) and entry.kind not in kinds:
             kinds.append(entry.kind)
     return kinds or ["no fault"]
 

@@ -22,6 +22,7 @@ from primitives.bootstrap import Bootstrap, BootstrapError
 
 from harness.cli.exit_codes import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED,  # noqa: F401
                                 EXIT_OK, EXIT_USAGE)
+from harness.drill.replicators import replicator_kinds, sweepable_kinds
 from harness.drill.run_folder import OutFolderRefused, take
 
 
@@ -436,7 +437,7 @@ def _drill_parsers(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("run", help="run a drill file: topology, replicator, load, faults, failover, checks",
                        epilog=EXIT_CODES_HELP)
     s.add_argument("file", help="a drill file (see scenarios/)")
-    s.add_argument("--replicator", choices=["pyspark", "mirrormaker2", "command"],
+    s.add_argument("--replicator", choices=replicator_kinds(),
                    help="the replicator under test (default: the file's replication.replicator)")
     s.add_argument("--out", help="output folder (default: runs/<scenario>-<replicator>-<time>)")
     s.add_argument("--spark-master", type=_spark_master, metavar="MASTER",
@@ -493,7 +494,7 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("calibrate", help="run a drill N times; print each figure's range and suggested expectations")
     s.add_argument("file", help="a drill file (see scenarios/)")
     s.add_argument("--runs", type=int, default=3, metavar="N", help="how many runs (default 3)")
-    s.add_argument("--replicator", choices=["pyspark", "mirrormaker2"],
+    s.add_argument("--replicator", choices=sweepable_kinds(),
                    help="the replicator under test (default: the file's replication.replicator)")
     s.add_argument("--margin", default="50%", help="limits this far beyond the worst run (default 50%%; 0.5 works too)")
     s.add_argument("--out", help="calibration folder (default: runs/calibrate-<drill>-<replicator>-<time>); "
@@ -514,7 +515,7 @@ def _file_parsers(sub: argparse._SubParsersAction) -> None:
     """The subcommands validate and up: a drill file checked, or its clusters started to try things by hand."""
     s = sub.add_parser("validate", help="check drill files without running anything")
     s.add_argument("files", nargs="+")
-    s.add_argument("--replicator", choices=["pyspark", "mirrormaker2", "command"],
+    s.add_argument("--replicator", choices=replicator_kinds(),
                    help="check for this replicator, as 'run --replicator' would (default: each file's own)")
     s.add_argument("--no-secrets", action="store_true",
                    help="do not resolve ${env:}/${file:}/${dir:} references (a CI lint job holding no secrets); "

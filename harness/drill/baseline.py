@@ -20,6 +20,7 @@ from pathlib import Path
 
 import yaml
 
+from harness.drill.metrics import METRICS, Family, Metric, metrics_of
 from harness.drill.results import (DrillSummary, ExpectationRow, FailoverSummary, FlowSummary,
                              ResultsUnavailable, load_results)
 from harness.drill.run_folder import BASELINE_FILE, SCENARIO_COPY, SUMMARY_FILE
@@ -59,7 +60,6 @@ DEFAULT_TOLERANCES: dict[str, Tolerance] = {
     "reprocessed": Tolerance(0.2, 10.0),   # records
     "throughput": Tolerance(0.2, 0.0),     # records/s, a floor
 }
-_UNITS = {"latency": "ms", "rto": "s", "reprocessed": "records", "throughput": "records/s"}
 _SPEC = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)%)?\s*(?:\+\s*(\d+(?:\.\d+)?))?\s*$")
 
 
@@ -121,7 +121,7 @@ class BaselineComparison:
     def table(self) -> str:
         head = (f"compared with the baseline {self.source} ({self.baseline_scenario} with "
                 f"{self.baseline_replicator}, {self.baseline_started_at}); tolerances: "
-                + ", ".join(f"{k} {Tolerance(**v).describe(_UNITS[k])}" for k, v in self.tolerances.items()))
+                + ", ".join(f"{k} {Tolerance(**v).describe(_unit_of(k))}" for k, v in self.tolerances.items()))
         lines = [head, f"  {'metric':<38}{'baseline':>10}{'now':>10}{'change':>9}{'allowed':>12}  verdict"]
         for r in self.rows:
             change = (f"{(r.actual - r.baseline) / r.baseline:+.0%}" if r.baseline and r.actual is not None else "-")
@@ -201,7 +201,14 @@ def check_same_drill(baseline: DrillSummary, scenario_name: str, replicator: str
 
 # --------------------------------------------------------------------------- comparing
 
-_FLOW_LATENCIES = ("p50", "p90", "p99")
+def _compared(family: Family) -> list[Metric]:
+    """The family's metrics the catalogue gives a tolerance, in the order of the tolerances."""
+    order = list(DEFAULT_TOLERANCES)
+    return sorted((m for m in metrics_of(family) if m.baseline in order), key=lambda m: order.index(m.baseline))
+
+
+def _unit_of(tolerance: str) -> str:
+    return next((m.unit for m in METRICS.values() if m.baseline == tolerance), "")
 
 
 def compare(baseline: DrillSummary, flows: list[FlowSummary], failovers: list[FailoverSummary],
@@ -211,20 +218,13 @@ def compare(baseline: DrillSummary, flows: list[FlowSummary], failovers: list[Fa
     now_flows = {f.name: f for f in flows}
     for base in baseline.flows:
         new = now_flows.get(base.name)
-        for p in _FLOW_LATENCIES:
-            rows.append(_judge(f"latency_ms.{p}", base.name, getattr(base.latency_ms, p),
-                               getattr(new.latency_ms, p) if new else None, tolerances["latency"], new is None))
-        rows.append(_judge("throughput_records_s", base.name, base.throughput_records_s,
-                           new.throughput_records_s if new else None, tolerances["throughput"], new is None,
-                           higher_is_worse=False))
+        rows += [_judge(m.name, base.name, m.read(base), m.read(new) if new else None, tolerances[m.baseline],
+                        new is None, higher_is_worse=not m.higher_is_better) for m in _compared("flow")]
     now_groups = _by_group(failovers)
     for key, base in _by_group(baseline.failovers).items():
         new = now_groups.get(key)
-        scope = _group_scope(key)
-        rows.append(_judge("failover.rto_s", scope, base.rto_s, new.rto_s if new else None, tolerances["rto"],
-                           new is None))
-        rows.append(_judge("failover.reprocessed", scope, base.reprocessed, new.reprocessed if new else None,
-                           tolerances["reprocessed"], new is None))
+        rows += [_judge(m.name, _group_scope(key), m.read(base), m.read(new) if new else None, tolerances[m.baseline],
+                        new is None, higher_is_worse=not m.higher_is_better) for m in _compared("failover")]
     return rows
 
 

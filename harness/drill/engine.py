@@ -24,7 +24,7 @@ from harness.lab.compose.backend import make_backend
 from harness.lab.environment import Environment
 from harness.lab.brokers.existing import refused_writes
 from harness.drill.existing_run import refuse_leftovers, remove_drill_names
-from harness.drill.replicators import make_replicator
+from harness.drill.replicators import RunInputs, make_replicator, replicator_class
 from harness.drill.replicators.setup import ReplicationSetup
 from harness.drill.results import DrillResults, save_results
 from harness.drill import run_folder
@@ -107,7 +107,7 @@ class Drill:
             outcome.error = refused if outcome.error is None else f"{refused}; then: {outcome.error}"
             self.log(f"drill failed: {refused}")
         self.status.phase = "checking"
-        facts = RunFacts(self.kind, self.out_dir, started, self.spark_deployment() if self.kind == "pyspark" else None,
+        facts = RunFacts(self.kind, self.out_dir, started, self.spark_deployment() if replicator_class(self.kind).uses_spark else None,
                          self.spark_master, self.backend, lab.wan_bytes)
         judging = Judging(self.plan, facts, self.baseline)
         results = judging.results(replication.ctx, env, outcome)
@@ -173,14 +173,6 @@ class Drill:
                                driver_jit=sp.driver_jit)
 
     def _replicator_options(self) -> dict:
-        r = self.scenario.replication
-        opts = {"artifacts": self.artifacts} if self.artifacts is not None else {}
-        if self.kind == "pyspark" and r.mode:
-            opts["mode"] = r.mode
-        if self.kind == "pyspark":
-            opts["spark"] = self.spark_deployment()
-        if self.kind == "mirrormaker2" and r.mirrormaker2.exactly_once:
-            opts["exactly_once"] = True
-        if self.kind == "command":
-            opts = {"command": r.command, "shell": r.shell, "base_dir": self.scenario_path.resolve().parent}
-        return opts
+        run = RunInputs(artifacts=self.artifacts, spark=self.spark_deployment,
+                        base_dir=self.scenario_path.resolve().parent)
+        return replicator_class(self.kind).options_for(self.scenario.replication, run)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Callable
 
 from primitives.kafka.owned_names import PatternRefused, anchored_pattern
-from harness.drill.schema import (AddPartitions, BrokerStep, ClusterStep, CreateTopic, Failback, Failover, FlowDef,
-                                    Scenario, SetTopicConfig)
+from harness.drill.actions.registry import action_for
+from harness.drill.schema import Failback, Failover, FlowDef, Scenario
 
 Report = Callable[[tuple, str], None]  # (path in the drill file, message)
 
@@ -63,20 +63,10 @@ def existing_cluster_problems(s: Scenario, bad: Report) -> None:
 
 
 def _timeline(s: Scenario, existing: dict, p: str, bad: Report) -> None:
+    """What each step may do to a team's cluster is its action's own rule (``existing_cluster_problems``)."""
     for i, step in enumerate(s.timeline):
-        at = ("timeline", i)
-        if isinstance(step, (BrokerStep, ClusterStep)) and step.cluster in existing:
-            bad(at + ("do",), f"{step.do} on {step.cluster} is refused: it is an existing cluster, whose brokers the "
-                              "harness does not own; cut the harness's own paths instead (blackhole, partition, "
-                              "reset_connections on its links) or kill the replicator")
-        elif isinstance(step, Failover) and step.do == "unplanned_failover" and step.how == "kill" \
-                and step.source in existing:
-            bad(at + ("how",), f"how: kill would SIGKILL the brokers of {step.source}, an existing cluster; use "
-                               "how: partition, which cuts the harness's proxies to it")
-        elif isinstance(step, (CreateTopic, AddPartitions, SetTopicConfig)) and step.cluster in existing \
-                and not step.topic.startswith(p):
-            bad(at + ("topic",), f"{step.do} on topic {step.topic!r} of the existing cluster {step.cluster}: the drill "
-                                 f"changes only its own topics, named {p}…")
+        for problem in action_for(step).existing_cluster_problems(step, existing, p):
+            bad(("timeline", i) + problem.field, problem.message)
 
 
 def _owned_reason(s: Scenario, f: FlowDef) -> str | None:

@@ -18,22 +18,15 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from harness.drill.actions.registry import action_for
 from harness.drill.results import ExpectationRow, FlowSummary, TimelineEntry
-from harness.drill.schema import (BrokerStep, ClusterStep, Failback, Failover, InvariantBounds, ReplicatorStep,
-                                    Scenario, SetLink)
+from harness.drill.schema import InvariantBounds, Scenario
 from harness.drill.topology import CheckPair
 
 DEFAULT_LOAD_FRACTION = 0.5
 
-# Faults after which at-least-once delivery may copy a record twice: the replicator or a broker
-# dies or restarts mid-write (a Spark worker's death kills the executors writing there, and Spark
-# runs their tasks again elsewhere), or the link drops or resets connections mid-request.
-_REPEAT_KINDS = ("kill_replicator", "stop_replicator", "restart_replicator", "kill_spark_worker",
-                 "kill_broker", "stop_broker",
-                 "restart_broker", "kill_cluster", "stop_cluster", "restart_cluster", "partition", "blackhole",
-                 "reset_connections", "unplanned_failover", "failback")
-# Steps that kill or cut off a cluster for good or long enough that what it acknowledged may never leave it.
-_LOSS_KINDS = ("unplanned_failover", "kill_cluster", "stop_cluster")
+# Which steps may repeat or lose records is each action's own declaration (its ``facts``, and
+# ``may_duplicate``/``lost_cluster`` where the step's fields decide): see harness/drill/actions/.
 
 
 @dataclass(frozen=True)
@@ -45,23 +38,14 @@ class Fault:
 
 def repeat_faults(s: Scenario) -> list[Fault]:
     """Timeline steps after which a replicator may deliver a record twice."""
-    out = []
-    for i, step in enumerate(s.timeline):
-        if step.do in _REPEAT_KINDS or (isinstance(step, SetLink) and step.reset_after_ms is not None):
-            out.append(Fault(i, step.do))
-    return out
+    return [Fault(i, step.do) for i, step in enumerate(s.timeline) if action_for(step).may_duplicate(step)]
 
 
 def loss_faults(s: Scenario) -> list[Fault]:
     """Timeline steps that kill or cut off a cluster some flow copies from (a primary)."""
     sources = {f.source for f in s.replication.flows}
-    out = []
-    for i, step in enumerate(s.timeline):
-        if isinstance(step, Failover) and step.do == "unplanned_failover" and step.source in sources:
-            out.append(Fault(i, step.do, step.source))
-        elif isinstance(step, ClusterStep) and step.do in _LOSS_KINDS and step.cluster in sources:
-            out.append(Fault(i, step.do, step.cluster))
-    return out
+    lost = ((i, step, action_for(step).lost_cluster(step)) for i, step in enumerate(s.timeline))
+    return [Fault(i, step.do, cluster) for i, step, cluster in lost if cluster is not None and cluster in sources]
 
 
 def _needs_rpo(s: Scenario, pairs: tuple[CheckPair, ...]) -> list[Fault]:

@@ -18,6 +18,7 @@ from typing import Callable
 
 from harness.lab.environment import TopologySpec
 from harness.lab.brokers.cluster import ClusterSpec
+from harness.drill.replicators import replicator_class
 from harness.drill.replicators.command import check_command, program_problem
 from harness.drill.replicators.errors import SetupError
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
@@ -73,10 +74,11 @@ def replication_problems(s: Scenario, routes: Routes, replicator: str, error: Re
                                placement=flow.placement, settings=flow.settings)
             setup = ReplicationSetup(env=plan, flows=[spec_of], policy=r.policy, separator=r.separator,
                                      workdir=plan.workdir)
-            if replicator == "pyspark" and r.mode:
+            adapter = replicator_class(replicator)
+            if "mode" in adapter.reads_fields and r.mode:
                 setup.flow_config(spec_of, {"mirrordrill.mode": r.mode})
             # accepted, but ignored by the bundled replicator (MM2 itself uses them)
-            for w in (setup.config_warnings() if replicator == "pyspark" else ()):
+            for w in (setup.config_warnings() if adapter.warns_ignored_settings else ()):
                 key = w.key.split(".", 1)[1] if w.key.startswith(f"{spec_of.name}.") else w.key
                 warn(flows + (i,) + (("settings", key) if key in flow.settings else ()), f"setting {key!r}: {w.message}")
         except (SetupError, ValueError) as err:
@@ -128,14 +130,14 @@ def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Repo
                       "cannot run; choose timestamp, earliest or latest")
     # Judged against the file's own replicator: a pyspark drill run with --replicator mirrormaker2
     # to compare the two keeps its mode for pyspark, which is not a mistake in the file.
-    own = r.replicator
-    if r.mode is not None and own != "pyspark":
+    own, reads = r.replicator, replicator_class(r.replicator).reads_fields
+    if r.mode is not None and "mode" not in reads:
         warn(("replication", "mode"), f"mode applies to the pyspark replicator only; {own} ignores it")
-    elif r.command is not None and own != "command":
+    elif r.command is not None and "command" not in reads:
         warn(("replication", "command"), f"command applies to the command replicator only; {own} ignores it")
-    if r.shell and own != "command":
+    if r.shell and "shell" not in reads:
         warn(("replication", "shell"), f"shell applies to the command replicator only; {own} ignores it")
-    if r.mirrormaker2.exactly_once and own != "mirrormaker2":
+    if r.mirrormaker2.exactly_once and "mirrormaker2" not in reads:
         warn(("replication", "mirrormaker2", "exactly_once"),
              f"exactly_once applies to MirrorMaker 2 only (run --replicator mirrormaker2); {own} ignores it")
     if r.mirrormaker2.exactly_once:

@@ -9,6 +9,7 @@ from importlib import metadata
 from pathlib import Path
 
 from harness.drill.run_folder import SCENARIO_COPY
+from harness.drill.replicators import replicator_class
 from primitives.versions import kafka_version, spark_version
 
 
@@ -23,20 +24,14 @@ def project_version() -> str:
 def versions(kind: str) -> dict[str, str]:
     """mirrordrill's, Kafka's (brokers and MirrorMaker 2), Spark's (the bundled replicator) and
     the replicator's under test (the command replicator's is not known to mirrordrill)."""
-    replicator = {"pyspark": f"mirrordrill {project_version()} (Spark {spark_version()})",
-                  "mirrormaker2": f"MirrorMaker 2 (Kafka {kafka_version()})"}.get(kind, "unknown (external command)")
     return {"mirrordrill": project_version(), "kafka": kafka_version(), "spark": spark_version(),
-            "replicator": replicator}
+            "replicator": replicator_class(kind).version()}
 
 
 def replicator_mode(kind: str, mode: str | None, mm2_exactly_once: bool = False) -> str:
     """The bundled replicator's mode (microbatch unless the file says realtime); MirrorMaker 2's
     delivery (at-least-once unless the file asks for its exactly-once mode); n/a for a command."""
-    if kind == "pyspark":
-        return mode or "microbatch"
-    if kind == "mirrormaker2":
-        return "exactly-once" if mm2_exactly_once else "at-least-once"
-    return "n/a"
+    return replicator_class(kind).delivery_mode(mode, mm2_exactly_once)
 
 
 def sha256_of(path: Path) -> str:

@@ -11,17 +11,20 @@ import re
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+from pydantic.fields import FieldInfo
 
 from harness.lab.brokers.secure import LocalClusterSecurity
 from harness.drill import bounds as B
 from harness.drill.bounds import at_most, at_most_items, at_most_seconds
 from harness.drill.durations import DURATION_JSON_SCHEMA, parse_duration
+from harness.drill.metrics import METRICS, metric_names
+from harness.drill.plain_errors import did_you_mean
+from harness.drill.replicators import replicator_kinds
 from primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
 from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
 from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
 
 STRATEGIES = ("translated", "checkpoint", "timestamp", "earliest", "latest")
-REPLICATORS = ("pyspark", "mirrormaker2", "command")
 
 
 class _M(BaseModel):
@@ -130,7 +133,8 @@ class MirrorMaker2Def(_M):
 
 
 class ReplicationDef(_M):
-    replicator: Literal["pyspark", "mirrormaker2", "command"] = "pyspark"
+    # a kind in the replicator registry (harness.drill.replicators); the JSON Schema lists them when made
+    replicator: str = Field("pyspark", json_schema_extra=lambda schema: schema.update(enum=list(replicator_kinds())))
     policy: Literal["default", "identity"] = "default"
     separator: str = "."
     mode: Literal["microbatch", "realtime"] | None = None  # pyspark only
@@ -139,6 +143,14 @@ class ReplicationDef(_M):
     spark: SparkDef = SparkDef()  # pyspark only
     mirrormaker2: MirrorMaker2Def = MirrorMaker2Def()  # mirrormaker2 only
     flows: list[FlowDef] = Field(min_length=1)
+
+    @field_validator("replicator")
+    @classmethod
+    def _registered(cls, v: str) -> str:
+        kinds = list(replicator_kinds())  # read now: a kind registered after import counts
+        if v not in kinds:
+            raise ValueError(f"{v!r} is not valid here{did_you_mean(v, kinds)}; valid values: {', '.join(kinds)}")
+        return v
 
 
 class ProducerDef(_M):
@@ -383,33 +395,28 @@ class WaitDrain(_Step):
     timeout: Wait = 120.0
 
 
-# Every step model; each ``do:`` value of these has one action in harness/drill/actions/.
+# The built-in step models; each ``do:`` value of these has one action in harness/drill/actions/.
+# More join through harness.drill.actions.registry.register_action (see register_step_type).
 STEP_TYPES = (SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep, ClusterStep, ReplicatorStep,
               SparkWorkerStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain,
               RunbookStep)
-Step = Annotated[Union[STEP_TYPES], Field(discriminator="do")]
 
 
-def do_values(step_type: type[_Step]) -> tuple[str, ...]:
+def step_union(step_types: tuple[type[BaseModel], ...]) -> Any:
+    """The timeline's step type: one of ``step_types``, chosen by its ``do:`` name."""
+    return Annotated[Union[step_types], Field(discriminator="do")]
+
+
+Step = step_union(STEP_TYPES)
+
+
+def do_values(step_type: type[BaseModel]) -> tuple[str, ...]:
     """The ``do:`` names one step model accepts."""
     return step_type.model_fields["do"].annotation.__args__
 
 
-STEP_NAMES = sorted({do for step_type in STEP_TYPES for do in do_values(step_type)})
-
-
 # --- expectations -----------------------------------------------------------------------
-FLOW_METRICS = ("acked", "replicated", "lost", "duplicates", "reordered", "corrupted", "unexpected",
-                "latency_ms.p50", "latency_ms.p90", "latency_ms.p99", "latency_ms.max",
-                "throughput_records_s", "throughput_mb_s")
-FAILOVER_METRICS = ("failover.skipped", "failover.reprocessed", "failover.rto_s", "failover.rpo_records")
-FAILBACK_METRICS = ("failback.missing", "failback.extra", "failback.converge_s", "failback.history_records")
-# Metrics where more is better: a bare number there could mean a floor or a ceiling, so it is refused.
-HIGHER_IS_BETTER = ("acked", "replicated", "throughput_records_s", "throughput_mb_s", "failback.history_records")
-# Metrics that count records: their limits are whole numbers.
-COUNT_METRICS = ("acked", "replicated", "lost", "duplicates", "reordered", "corrupted", "unexpected",
-                 "failover.skipped", "failover.reprocessed", "failover.rpo_records",
-                 "failback.missing", "failback.extra", "failback.history_records")
+# The metrics, their units and directions: harness/drill/metrics.py (the catalogue).
 _LIMIT = re.compile(r"^\s*(<=|>=|==|<|>)?\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
@@ -420,6 +427,11 @@ class Expectation(_M):
     scope: str | None
     op: str
     limit: float
+
+    @property
+    def family(self) -> str:
+        """Which summary entries it is judged on: flow, failover or failback (metrics.py)."""
+        return METRICS[self.metric].family
 
     @property
     def name(self) -> str:
@@ -441,7 +453,7 @@ def parse_expectation(key: str, value: Any) -> Expectation:
     if not m:
         raise ValueError(f"expectation {key!r}: write a metric name, optionally scoped as metric[flow or group]")
     metric, scope = m.group(1), m.group(2)
-    known = FLOW_METRICS + FAILOVER_METRICS + FAILBACK_METRICS
+    known = metric_names()
     if metric not in known:
         close = difflib.get_close_matches(metric, known, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -451,14 +463,14 @@ def parse_expectation(key: str, value: Any) -> Expectation:
         raise ValueError(f"expectation {key}: limit {value!r} is not a number or a comparison like '<= 100'")
     op, limit = lm.group(1), float(lm.group(2))
     if op is None:
-        if metric in HIGHER_IS_BETTER:
+        if METRICS[metric].higher_is_better:  # a bare number could mean a floor or a ceiling
             raise ValueError(f"expectation {key}: a bare number is ambiguous for {metric}, where more is better; "
                              f"write '>= {value}' (at least) or '<= {value}' (at most)")
         op = "==" if limit == 0 else "<="
     if limit < 0:
         raise ValueError(f"expectation {key}: limit {limit:g} is negative, but {metric} never is, so this "
                          f"{'always' if op in ('>=', '>') else 'never'} holds; write a limit of 0 or more")
-    if metric in COUNT_METRICS and limit != int(limit):
+    if METRICS[metric].count and limit != int(limit):
         raise ValueError(f"expectation {key}: {metric} counts records, so its limit is a whole number, "
                          f"not {limit:g}")
     return Expectation(metric=metric, scope=scope, op=op, limit=limit)
@@ -511,7 +523,7 @@ def split_expectations(expectations: dict[str, Any], replicator: str) -> dict[st
     """The ``metric: limit`` lines that apply to ``replicator``: the common ones, with a
     replicator's own section (``expectations: {pyspark: {duplicates: 0}}``) replacing any
     common line on the same metric and scope, and adding the rest."""
-    common = {k: v for k, v in expectations.items() if k not in REPLICATORS}
+    common = {k: v for k, v in expectations.items() if k not in replicator_kinds()}
     own = expectations.get(replicator) or {}
     if not isinstance(own, dict):
         return common
@@ -530,6 +542,9 @@ class ProfileDef(_M):
     invariants: dict[str, Any] = Field(default_factory=dict)  # replace the file's bounds of the same name
 
 
+_TIMELINE_LIMIT = at_most_items(B.MAX_STEPS, "steps in one timeline")
+
+
 class Scenario(_M):
     """One drill file."""
 
@@ -541,7 +556,7 @@ class Scenario(_M):
     topics: Annotated[list[TopicDef], at_most_items(B.MAX_TOPICS, "topics in one drill")] = Field(default_factory=list)
     replication: ReplicationDef
     load: LoadDef = LoadDef()
-    timeline: Annotated[list[Step], at_most_items(B.MAX_STEPS, "steps in one timeline")] = Field(default_factory=list)
+    timeline: Annotated[list[Step], _TIMELINE_LIMIT] = Field(default_factory=list)
     stable_address: StableAddressDef | None = None
     # With existing clusters: every name the drill puts on them starts with this (see existing_checks.py).
     owned_prefix: str | None = Field(None, pattern=OWNED_PREFIX)
@@ -560,3 +575,12 @@ class Scenario(_M):
         """The expectations that apply to ``replicator`` (default: the file's own)."""
         lines = split_expectations(self.expectations, replicator or self.replication.replicator)
         return [parse_expectation(k, v) for k, v in lines.items()]
+
+
+def set_step_types(step_types: tuple[type[BaseModel], ...]) -> None:
+    """Make the drill file's timeline accept exactly ``step_types`` (the built-in ones and those
+    registered with an action): the discriminated union is rebuilt, so an unknown ``do:`` keeps
+    pydantic's error listing the valid names. Called by the action registry only."""
+    Scenario.model_fields["timeline"] = FieldInfo.from_annotated_attribute(
+        Annotated[list[step_union(step_types)], _TIMELINE_LIMIT], Field(default_factory=list))
+    Scenario.model_rebuild(force=True)

@@ -6,15 +6,8 @@ from typing import Any
 
 from harness.drill.results import (DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary, FlowSummary)
 from harness.drill.invariants import LoadFacts, evaluate_invariants
-from harness.drill.schema import FAILBACK_METRICS, FAILOVER_METRICS, Scenario
-
-
-def _get(d: dict, dotted: str) -> Any:
-    for part in dotted.split("."):
-        if not isinstance(d, dict):
-            return None
-        d = d.get(part)
-    return d
+from harness.drill.metrics import METRICS
+from harness.drill.schema import Scenario
 
 
 def evaluate(scenario: Scenario, flows: list[FlowSummary], failovers: list[FailoverSummary],
@@ -25,21 +18,18 @@ def evaluate(scenario: Scenario, flows: list[FlowSummary], failovers: list[Failo
     kind = replicator or scenario.replication.replicator
     rows = evaluate_invariants(scenario, kind, flows, load, interrupted) if load is not None else []
     for e in scenario.parsed_expectations(kind):
-        if e.metric in FAILBACK_METRICS:
-            field = e.metric.removeprefix("failback.")
+        metric = METRICS[e.metric]
+        if metric.family == "failback":
             targets = [(f.name, f) for f in failbacks if e.scope in (None, f.name)]
-        elif e.metric in FAILOVER_METRICS:
-            field = e.metric.removeprefix("failover.")
+        elif metric.family == "failover":
             targets = [(f.group, f) for f in failovers if e.scope in (None, f.group)]
         else:
-            field = e.metric
             targets = [(f.name, f) for f in flows if e.scope in (None, f.name, f"{f.source}->{f.target}")]
         if not targets:
             rows.append(ExpectationRow(name=e.name, passed=False, actual=None, limit=e.limit, op=e.op,
                                        note="nothing measured to check this against"))
         for who, entry in targets:
-            # metrics are summary.json's names, dotted into nested objects (latency_ms.p99)
-            actual = _get(entry.model_dump(by_alias=True), field)
+            actual = metric.read(entry)
             rows.append(ExpectationRow(name=f"{e.metric}[{who}] {e.op} {e.limit:g}", passed=e.holds(actual),
                                        actual=actual, limit=e.limit, op=e.op))
     return rows

@@ -15,7 +15,8 @@ from harness.drill.bounds import cluster_partition_problems, record_size_problem
 from harness.drill.broker_settings import broker_property_problems
 from harness.drill.existing_checks import existing_cluster_problems, with_anchored_patterns
 from harness.drill.invariants import bound_problems
-from harness.drill.schema import (FAILBACK_METRICS, FAILOVER_METRICS, REPLICATORS, Failback, Failover, Scenario,
+from harness.drill.replicators import replicator_kinds
+from harness.drill.schema import (Failback, Failover, Scenario,
                                     parse_expectation)
 from harness.drill.plain_errors import did_you_mean, either, plain_message
 from harness.drill.plan import DrillPlan, Routes, plan_of, routes_of
@@ -323,11 +324,11 @@ def _expectation_problems(s: Scenario, flows: set[str], groups: set[str], bad: R
         except ValueError as err:
             bad(path, str(err))
             continue
-        if e.metric in FAILBACK_METRICS and not has_failback:
+        if e.family == "failback" and not has_failback:
             bad(path, f"{e.metric} needs a failback step in the timeline")
         elif e.metric == "failback.history_records" and not restores_history:
             bad(path, f"{e.metric} needs a failback step with restore_history: true (without it nothing is restored)")
-        if e.metric in FAILOVER_METRICS and not has_failover:
+        if e.family == "failover" and not has_failover:
             bad(path, f"{e.metric} needs a planned_failover or unplanned_failover step in the timeline")
         _scope_problems(s, e, path, (flows, groups, failed_over, has_failover), bad)
 
@@ -335,16 +336,16 @@ def _expectation_problems(s: Scenario, flows: set[str], groups: set[str], bad: R
 def _scope_problems(s: Scenario, e, path: tuple, names: tuple, bad: Report) -> None:
     """An expectation's scope names a flow (or chain), a failed-over group, or a failback."""
     flows, groups, failed_over, has_failover = names
-    if e.scope and e.metric in FAILOVER_METRICS and e.scope not in groups:
+    if e.scope and e.family == "failover" and e.scope not in groups:
         bad(path, f"unknown consumer group {e.scope!r}; groups are {sorted(groups)}")
-    elif e.scope and e.metric in FAILOVER_METRICS and has_failover:
+    elif e.scope and e.family == "failover" and has_failover:
         cluster = next(c.cluster for c in s.load.consumers if c.group == e.scope)
         if cluster not in {a for a, _ in failed_over}:
             bad(path, f"consumer group {e.scope!r} runs on {cluster}, which no failover step leaves, so "
                       "there is nothing to measure; scope it to a group on a failed-over cluster")
-    if e.scope and e.metric in FAILBACK_METRICS and e.scope not in {f"{a}->{b}" for b, a in failed_over}:
+    if e.scope and e.family == "failback" and e.scope not in {f"{a}->{b}" for b, a in failed_over}:
         bad(path, f"unknown failback {e.scope!r}; write it as new primary->old primary")
-    if e.scope and e.metric not in FAILOVER_METRICS + FAILBACK_METRICS and e.scope not in _reachable(flows):
+    if e.scope and e.family == "flow" and e.scope not in _reachable(flows):
         bad(path, f"unknown flow {e.scope!r}; flows (and chains of them) are {sorted(_reachable(flows))}")
 
 
@@ -358,16 +359,17 @@ def _expectation_lines(s: Scenario, bad) -> list[tuple[str, Any, tuple]]:
     """Every ``metric: limit`` line with its path: the common ones and each replicator's own section."""
     out = []
     for key, value in s.expectations.items():
-        if key in REPLICATORS:
+        if key in replicator_kinds():
             if not isinstance(value, dict) or not value:
                 bad(("expectations", key), f"'{key}' holds the limits that apply to the {key} replicator only: a "
                                            f"mapping of metric: limit, like '{key}: {{duplicates: 0}}'")
                 continue
             out += [(k, v, ("expectations", key, k)) for k, v in value.items()]
         elif isinstance(value, dict):
-            bad(("expectations", key), f"{key!r} is not a replicator{did_you_mean(key, list(REPLICATORS))}; a nested "
+            kinds = replicator_kinds()
+            bad(("expectations", key), f"{key!r} is not a replicator{did_you_mean(key, list(kinds))}; a nested "
                                        f"mapping under expectations holds one replicator's own limits, and the "
-                                       f"replicators are {', '.join(REPLICATORS)}")
+                                       f"replicators are {', '.join(kinds)}")
         else:
             out.append((key, value, ("expectations", key)))
     return out

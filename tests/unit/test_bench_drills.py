@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.tools.bench.drills import FIGURES, BenchCell, BenchError, BenchResult, bench, figures
+from harness.tools.bench.drills import BenchCell, BenchError, BenchResult, bench, figure_columns, figures
 from tests.unit.test_calibrate import _summary
 
 
@@ -73,9 +73,9 @@ def test_a_drill_without_failover_has_no_rto_or_reprocessed():
 
 def test_medians_skip_missing_figures_and_the_table_pairs_the_replicators(tmp_path):
     ours = BenchCell("crash", "pyspark", runs=[
-        {"passed": True, **{k: None for k in FIGURES}, "duplicates": d, "latency_p99_ms": p}
+        {"passed": True, **{k: None for k in figure_columns()}, "duplicates": d, "latency_p99_ms": p}
         for d, p in ((0, 300), (0, 500), (2, 400))])
-    theirs = BenchCell("crash", "mirrormaker2", runs=[{"passed": False, **{k: None for k in FIGURES}, "duplicates": 248}])
+    theirs = BenchCell("crash", "mirrormaker2", runs=[{"passed": False, **{k: None for k in figure_columns()}, "duplicates": 248}])
     assert ours.medians["duplicates"] == 0 and ours.medians["latency_p99_ms"] == 400
     assert ours.medians["rto_s"] is None and ours.passed == "3/3" and theirs.passed == "0/1"
     result = BenchResult(tmp_path, 3, [ours, theirs], "2026-11-23 19:00 UTC", "12.0 9.0 8.0", "2 cores")
@@ -129,7 +129,7 @@ def test_the_incident_and_everything_after_it_move_later_and_nothing_before_it()
 
 
 def test_reprocessing_over_the_checkpoint_cycle_is_the_mean_of_its_phases(tmp_path):
-    runs = [{"passed": True, **{k: None for k in FIGURES}, "reprocessed": r, "latency_p99_ms": p,
+    runs = [{"passed": True, **{k: None for k in figure_columns()}, "reprocessed": r, "latency_p99_ms": p,
              "failover_shift_s": shift} for r, p, shift in ((80, 200, 0.0), (467, 300, 1.667), (339, 250, 3.333))]
     spread = BenchCell("secure-failover", "pyspark", runs=runs, phase_spread=True)
     fixed = BenchCell("secure-failover", "pyspark", runs=runs)

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.tools.calibrate.limits import (FAILOVER_KINDS, FLOW_KINDS, Calibration, CalibrationError, Limit, observe,
-                                      parse_margin, suggest)
+from harness.drill.metrics import METRICS
+from harness.tools.calibrate.limits import Calibration, CalibrationError, Limit, observe, parse_margin, suggest
 from harness.drill.results import SCHEMA, DrillSummary, FailoverSummary
 from harness.drill.schema import parse_expectation
 
 BEFORE = Path(__file__).parent / "fixtures" / "summary-before-schema.json"
 REPO = Path(__file__).resolve().parents[2]
-KIND = {k.metric: k for k in FLOW_KINDS + FAILOVER_KINDS}
+KIND = METRICS
 
 
 def _summary(p99=5019, lost=0, duplicates=0, throughput=99.5, acked=1792, flows=("primary->dr",), failovers=()):
@@ -88,14 +88,14 @@ def test_a_bad_margin_says_what_is_valid(text):
 
 
 def test_observe_gathers_each_metric_over_the_runs():
-    observed = {(o.kind.metric, o.scope): o.values for o in observe([_summary(p99=100), _summary(p99=300, lost=2)])}
+    observed = {(o.kind.name, o.scope): o.values for o in observe([_summary(p99=100), _summary(p99=300, lost=2)])}
     assert observed[("latency_ms.p99", "primary->dr")] == [100, 300]
     assert observed[("lost", "primary->dr")] == [0, 2]
 
 
 def test_a_group_moved_twice_is_judged_by_its_worse_move():
     s = _summary(failovers=[("billing", 5, 2.0), ("billing", 40, 9.0)])
-    observed = {(o.kind.metric, o.scope): o.values for o in observe([s])}
+    observed = {(o.kind.name, o.scope): o.values for o in observe([s])}
     assert observed[("failover.reprocessed", "billing")] == [40]
     assert observed[("failover.rto_s", "billing")] == [9.0]
 

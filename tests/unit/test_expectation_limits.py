@@ -3,7 +3,8 @@ operator that was applied."""
 
 import pytest
 
-from harness.drill.schema import HIGHER_IS_BETTER, parse_expectation
+from harness.drill.metrics import METRICS
+from harness.drill.schema import parse_expectation
 from harness.drill.summary import evaluate
 from harness.drill.validate import parse_scenario
 from tests.unit.test_scenario_validation import BASE
@@ -24,7 +25,7 @@ def test_a_bare_number_is_a_ceiling(key, value, op, limit):
     assert e.name == f"{key} {op} {limit:g}"
 
 
-@pytest.mark.parametrize("metric", HIGHER_IS_BETTER)
+@pytest.mark.parametrize("metric", [m.name for m in METRICS.values() if m.higher_is_better])
 def test_a_bare_number_where_more_is_better_is_refused(metric):
     with pytest.raises(ValueError, match=rf"write '>= 10' \(at least\) or '<= 10' \(at most\)"):
         parse_expectation(metric, 10)

@@ -7,7 +7,7 @@ the step's ``do:`` name in ``registry.py`` and never asks what type a step is.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -16,6 +16,22 @@ from pydantic import BaseModel
 
 from harness.drill.context import DrillContext
 from harness.drill.schema import Scenario, do_values
+
+
+@dataclass(frozen=True)
+class StepFacts:
+    """What one kind of step (one ``do:`` name) may do to a drill, read by those who judge or draw it:
+    the invariants (``loses``, ``duplicates``), the sweep's catch-up (``stops_flow``,
+    ``restores_flow``) and the reports' fault labels (``fault``)."""
+
+    loses: bool = False  # may cut off a cluster long enough that what it acknowledged never leaves it
+    duplicates: bool = False  # at-least-once delivery may copy a record twice after it
+    stops_flow: bool = False  # replication stops until a later step brings it back: an outage
+    restores_flow: bool = False  # ends such an outage
+    fault: bool = True  # shown as a fault (an Allure story) on reports; False for steps that end or wait one out
+
+
+NO_FACTS = StepFacts()
 
 
 class NotUndoable(Exception):
@@ -55,11 +71,29 @@ def unknown_cluster(scenario: Scenario, field: tuple[str | int, ...], name: str)
 class Action(ABC):
     """How one kind of step is checked, carried out and undone. Stateless: one instance serves every step."""
 
-    step_type: ClassVar[type[BaseModel]]  # the step model (in model.py) whose ``do:`` names this action handles
+    step_type: ClassVar[type[BaseModel]]  # the step model (in schema.py) whose ``do:`` names this action handles
+    # The facts of each ``do:`` name it handles; a name left out may do none of those things.
+    facts: ClassVar[Mapping[str, StepFacts]] = {}
 
     @classmethod
     def handles(cls) -> tuple[str, ...]:
         return do_values(cls.step_type)
+
+    @classmethod
+    def facts_of(cls, do: str) -> StepFacts:
+        return cls.facts.get(do, NO_FACTS)
+
+    def may_duplicate(self, step) -> bool:
+        """Whether at-least-once delivery may copy records twice after this step (its fields may decide)."""
+        return self.facts_of(step.do).duplicates
+
+    def lost_cluster(self, step) -> str | None:
+        """The cluster this step may cut off so that what it acknowledged never leaves it, or None."""
+        return None
+
+    def existing_cluster_problems(self, step, existing: Collection[str], owned_prefix: str) -> list[StepProblem]:
+        """Why this step may not run in a drill against the team's ``existing`` clusters (none: it may)."""
+        return []
 
     def describe(self, step) -> str:
         """A short human name for the step when the drill file gives none."""

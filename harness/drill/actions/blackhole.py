@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.drill.actions.base import StepFacts
 from harness.drill.actions.link_action import LinkAction
 from harness.drill.context import DrillContext
 from harness.drill.schema import Blackhole
@@ -9,6 +10,8 @@ from harness.drill.schema import Blackhole
 
 class BlackholeAction(LinkAction):
     step_type = Blackhole
+    # requests held mid-flight may time out and be sent again once the link is healed
+    facts = {"blackhole": StepFacts(duplicates=True, stops_flow=True)}
 
     def apply(self, ctx: DrillContext, step: Blackhole) -> str:
         ctx.env.link(*step.link).blackhole(step.direction)

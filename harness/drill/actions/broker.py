@@ -6,7 +6,7 @@ step runs: "kill the leader" is the fault a replicated cluster exists to survive
 
 from __future__ import annotations
 
-from harness.drill.actions.base import NotUndoable, StepProblem, TimelineFacts
+from harness.drill.actions.base import NotUndoable, StepFacts, StepProblem, TimelineFacts
 from harness.drill.actions.cluster_action import ClusterAction
 from harness.drill.actions.lifecycle_action import LifecycleAction
 from harness.drill.context import DrillContext
@@ -17,6 +17,9 @@ from primitives.kafka.topics import partition_leader
 class BrokerAction(ClusterAction, LifecycleAction):
     step_type = BrokerStep
     noun = "broker"
+    refused_on_existing = True
+    # a broker that dies mid-write leaves requests unanswered that the replicator sends again
+    facts = {do: StepFacts(duplicates=True) for do in ("kill_broker", "stop_broker", "restart_broker")}
 
     def describe(self, step: BrokerStep) -> str:
         if step.leader_of is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.drill.actions.base import StepFacts
 from harness.drill.actions.cluster_action import ClusterAction
 from harness.drill.actions.lifecycle_action import LifecycleAction
 from harness.drill.context import DrillContext
@@ -14,6 +15,13 @@ CLUSTER_READY_TIMEOUT_S = 180
 class ClusterStepAction(ClusterAction, LifecycleAction):
     step_type = ClusterStep
     noun = "cluster"
+    refused_on_existing = True
+    # a data center that dies or stops keeps what it acknowledged and had not yet replicated
+    facts = {
+        "kill_cluster": StepFacts(loses=True, duplicates=True),
+        "stop_cluster": StepFacts(loses=True, duplicates=True),
+        "restart_cluster": StepFacts(duplicates=True),
+    }
 
     def run(self, ctx: DrillContext, step: ClusterStep, verb: str) -> None:
         cluster = ctx.env.cluster(step.cluster)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from typing import ClassVar
+
 from harness.drill.actions.base import Action, StepProblem, TimelineFacts
 from harness.drill.schema import CreateTopic
 
@@ -9,8 +12,21 @@ from harness.drill.schema import CreateTopic
 class ClusterAction(Action):
     """A step on one cluster of the drill."""
 
+    # True: it acts on the cluster's brokers, which the harness does not own on a team's existing cluster
+    refused_on_existing: ClassVar[bool] = False
+
     def describe(self, step) -> str:
         return f"{step.do} {step.cluster}"
+
+    def lost_cluster(self, step) -> str | None:
+        return step.cluster if self.facts_of(step.do).loses else None
+
+    def existing_cluster_problems(self, step, existing: Collection[str], owned_prefix: str) -> list[StepProblem]:
+        if not self.refused_on_existing or step.cluster not in existing:
+            return []
+        return [StepProblem(("do",), f"{step.do} on {step.cluster} is refused: it is an existing cluster, whose "
+                                     "brokers the harness does not own; cut the harness's own paths instead "
+                                     "(blackhole, partition, reset_connections on its links) or kill the replicator")]
 
     def validate(self, step, facts: TimelineFacts) -> list[StepProblem]:
         return facts.unknown_cluster(("cluster",), step.cluster) or self.validate_on_cluster(step, facts)
@@ -25,6 +41,12 @@ class TopicAction(ClusterAction):
 
     def describe(self, step) -> str:
         return f"{step.do} {step.cluster} {step.topic}"
+
+    def existing_cluster_problems(self, step, existing: Collection[str], owned_prefix: str) -> list[StepProblem]:
+        if step.cluster not in existing or step.topic.startswith(owned_prefix):
+            return []
+        return [StepProblem(("topic",), f"{step.do} on topic {step.topic!r} of the existing cluster {step.cluster}: "
+                                        f"the drill changes only its own topics, named {owned_prefix}…")]
 
     def validate_on_cluster(self, step, facts: TimelineFacts) -> list[StepProblem]:
         if step.topic in facts.topics[step.cluster]:

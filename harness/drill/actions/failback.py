@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.drill import failback
-from harness.drill.actions.base import NotUndoable, StepProblem, TimelineFacts
+from harness.drill.actions.base import NotUndoable, StepFacts, StepProblem, TimelineFacts
 from harness.drill.actions.move_action import MoveAction
 from harness.drill.context import DrillContext
 from harness.drill.schema import Failback, Failover
@@ -11,6 +11,8 @@ from harness.drill.schema import Failback, Failover
 
 class FailbackAction(MoveAction):
     step_type = Failback
+    # the copy back is stopped and another replicator started: at-least-once at each hand-over
+    facts = {"failback": StepFacts(duplicates=True)}
 
     def validate_pair(self, step: Failback, facts: TimelineFacts) -> list[StepProblem]:
         failed_over = {(f.source, f.target) for f in facts.earlier if isinstance(f, Failover)}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from harness.drill import failover, runbook
-from harness.drill.actions.base import NotUndoable, StepProblem, TimelineFacts
+from harness.drill.actions.base import NotUndoable, StepFacts, StepProblem, TimelineFacts
 from harness.drill.actions.move_action import MoveAction
 from harness.drill.context import DrillContext
 from harness.drill.schema import Failback, Failover
@@ -11,6 +13,18 @@ from harness.drill.schema import Failback, Failover
 
 class FailoverAction(MoveAction):
     step_type = Failover
+    # the primary dies (or is cut off) with records it acknowledged and had not yet replicated
+    facts = {"unplanned_failover": StepFacts(loses=True, duplicates=True)}
+
+    def lost_cluster(self, step: Failover) -> str | None:
+        return step.source if self.facts_of(step.do).loses else None
+
+    def existing_cluster_problems(self, step: Failover, existing: Collection[str],
+                                  owned_prefix: str) -> list[StepProblem]:
+        if step.do == "unplanned_failover" and step.how == "kill" and step.source in existing:
+            return [StepProblem(("how",), f"how: kill would SIGKILL the brokers of {step.source}, an existing "
+                                          "cluster; use how: partition, which cuts the harness's proxies to it")]
+        return []
 
     def validate(self, step: Failover, facts: TimelineFacts) -> list[StepProblem]:
         return super().validate(step, facts) + [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.drill.actions.base import NotUndoable, StepProblem, TimelineFacts
+from harness.drill.actions.base import NotUndoable, StepFacts, StepProblem, TimelineFacts
 from harness.drill.actions.link_action import LinkAction
 from harness.drill.context import DrillContext
 from harness.drill.schema import Heal
@@ -10,6 +10,7 @@ from harness.drill.schema import Heal
 
 class HealAction(LinkAction):
     step_type = Heal
+    facts = {"heal": StepFacts(restores_flow=True, fault=False)}
 
     def validate(self, step: Heal, facts: TimelineFacts) -> list[StepProblem]:
         problems = super().validate(step, facts)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.drill.actions.base import StepProblem, TimelineFacts
+from harness.drill.actions.base import StepFacts, StepProblem, TimelineFacts
 from harness.drill.actions.link_action import LinkAction
 from harness.drill.context import DrillContext
 from harness.drill.schema import Partition
@@ -10,6 +10,8 @@ from harness.drill.schema import Partition
 
 class PartitionAction(LinkAction):
     step_type = Partition
+    # connections close mid-request: a write may have landed before its answer was lost
+    facts = {"partition": StepFacts(duplicates=True, stops_flow=True)}
 
     def validate(self, step: Partition, facts: TimelineFacts) -> list[StepProblem]:
         problems = super().validate(step, facts)

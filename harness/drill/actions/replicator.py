@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.drill.actions.base import StepFacts
 from harness.drill.actions.lifecycle_action import LifecycleAction
 from harness.drill.context import DrillContext
 from harness.drill.schema import ReplicatorStep
@@ -12,6 +13,15 @@ class ReplicatorAction(LifecycleAction):
 
     step_type = ReplicatorStep
     noun = "replicator"
+    # A replicator that dies or restarts mid-write copies again what it had not yet committed as done.
+    facts = {
+        "kill_replicator": StepFacts(duplicates=True, stops_flow=True),
+        "stop_replicator": StepFacts(duplicates=True, stops_flow=True),
+        "pause_replicator": StepFacts(stops_flow=True),
+        "restart_replicator": StepFacts(duplicates=True, restores_flow=True),
+        "start_replicator": StepFacts(restores_flow=True),
+        "resume_replicator": StepFacts(restores_flow=True),
+    }
 
     def run(self, ctx: DrillContext, step: ReplicatorStep, verb: str) -> None:
         replicator = ctx.replicator

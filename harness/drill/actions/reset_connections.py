@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.drill.actions.base import NotUndoable, StepProblem, TimelineFacts
+from harness.drill.actions.base import NotUndoable, StepFacts, StepProblem, TimelineFacts
 from harness.drill.actions.link_action import LinkAction
 from harness.drill.context import DrillContext
 from harness.drill.schema import ResetConnections
@@ -10,6 +10,7 @@ from harness.drill.schema import ResetConnections
 
 class ResetConnectionsAction(LinkAction):
     step_type = ResetConnections
+    facts = {"reset_connections": StepFacts(duplicates=True)}  # closed mid-request, then retried
 
     def validate(self, step: ResetConnections, facts: TimelineFacts) -> list[StepProblem]:
         problems = super().validate(step, facts)

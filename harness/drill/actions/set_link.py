@@ -11,6 +11,10 @@ from harness.drill.schema import SetLink
 class SetLinkAction(LinkAction):
     step_type = SetLink
 
+    def may_duplicate(self, step: SetLink) -> bool:
+        # resets after N ms close connections mid-request, as reset_connections does
+        return step.reset_after_ms is not None
+
     def apply(self, ctx: DrillContext, step: SetLink) -> str:
         ctx.env.link(*step.link).set(LinkConditions(
             latency_ms=step.latency_ms, jitter_ms=step.jitter_ms, bandwidth_kb_s=step.bandwidth_kb_s,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from harness.drill.actions.base import Action, StepProblem, TimelineFacts
+from harness.drill.actions.base import Action, StepFacts, StepProblem, TimelineFacts
 from harness.drill.context import DrillContext
+from harness.drill.replicators import replicator_class
 from harness.drill.schema import SparkWorkerStep
 from harness.lab.spark.deployment import STANDALONE
 from harness.lab.spark.standalone import StandaloneSpec
@@ -13,6 +14,8 @@ NEEDS = "kill_spark_worker needs the Spark standalone cluster: set replication.s
 
 class SparkWorkerAction(Action):
     step_type = SparkWorkerStep
+    # its executors die mid-write and Spark runs their tasks again elsewhere
+    facts = {"kill_spark_worker": StepFacts(duplicates=True)}
 
     def describe(self, step: SparkWorkerStep) -> str:
         return f"kill_spark_worker {step.worker}"
@@ -20,7 +23,7 @@ class SparkWorkerAction(Action):
     def validate(self, step: SparkWorkerStep, facts: TimelineFacts) -> list[StepProblem]:
         r = facts.scenario.replication
         problems = []
-        if r.replicator != "pyspark" or r.spark.master != STANDALONE:
+        if not replicator_class(r.replicator).uses_spark or r.spark.master != STANDALONE:
             problems.append(StepProblem((), f"{NEEDS} (with replicator: pyspark)"))
         workers = StandaloneSpec().workers
         if step.worker >= workers:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from harness.drill import failover
-from harness.drill.actions.base import Action, NotUndoable
+from harness.drill.actions.base import Action, NotUndoable, StepFacts
 from harness.drill.context import DrillContext
 from harness.drill.schema import WaitDrain
 
 
 class WaitDrainAction(Action):
     step_type = WaitDrain
+    facts = {"wait_drain": StepFacts(fault=False)}
 
     def apply(self, ctx: DrillContext, step: WaitDrain) -> str:
         lag = failover.wait_drained(ctx, step.flow, step.timeout)

@@ -1,7 +1,12 @@
 """Replicator adapters: one interface (``ReplicatorAdapter``), several kinds, one factory.
 
 Kinds are registered by dotted path and imported only when used, so a drill against MM2
-never imports Spark. Adding a kind is one line in ``REPLICATOR_KINDS``.
+never imports Spark. The built-in kinds are lines in ``BUILT_IN_KINDS``; an installed package
+adds one through the entry point group ``mirrordrill.replicators`` (name: the kind, value:
+``module:Class``), and code (a test, a plugin) with ``register_replicator_kind``. Everything
+else about a kind (its options, version, mode, the drill-file fields it reads) is declared on
+its adapter class (see ``ReplicatorAdapter``), so the drill file, the CLI and the engine read the
+kinds from here and their facts from the class, and name none.
 """
 
 from __future__ import annotations
@@ -9,22 +14,31 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import warnings
 from collections.abc import Mapping
+from importlib.metadata import entry_points
 from types import MappingProxyType
 from typing import Any
 
 from harness.drill.replicators.errors import ReplicatorError, ReplicatorNotReady, SetupError, UnsupportedOperation
-from harness.drill.replicators.interface import ReplicatorAdapter
+from harness.drill.replicators.interface import ReplicatorAdapter, RunInputs
 from harness.drill.replicators.measurements import OffsetLagProbe, PartitionMetrics, ReplicatorMetrics
 from harness.drill.replicators.processes import ProcessReplicator
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 
-REPLICATOR_KINDS: Mapping[str, str] = MappingProxyType({
-    "command": "harness.drill.replicators.command:CommandReplicator",
-    "mirrormaker2": "harness.drill.replicators.mirrormaker2:MirrorMaker2Replicator",
+ENTRY_POINT_GROUP = "mirrordrill.replicators"
+
+# In the order the CLI offers them; the first is the drill file's default.
+BUILT_IN_KINDS: Mapping[str, str] = MappingProxyType({
     "pyspark": "harness.drill.replicators.pyspark:PySparkReplicator",
+    "mirrormaker2": "harness.drill.replicators.mirrormaker2:MirrorMaker2Replicator",
+    "command": "harness.drill.replicators.command:CommandReplicator",
 })
-"""Every replicator kind, as ``module:Class`` (a subclass of ``ReplicatorAdapter``)."""
+
+_kinds: dict[str, str | type[ReplicatorAdapter]] = dict(BUILT_IN_KINDS)
+REPLICATOR_KINDS: Mapping[str, str | type[ReplicatorAdapter]] = MappingProxyType(_kinds)
+"""Every replicator kind, as ``module:Class`` or the class itself (a subclass of ``ReplicatorAdapter``);
+a read-only view that follows registration."""
 
 __all__ = [
     "FlowSpec",
@@ -37,11 +51,16 @@ __all__ = [
     "ReplicatorError",
     "ReplicatorMetrics",
     "ReplicatorNotReady",
+    "RunInputs",
     "SetupError",
     "UnknownReplicatorKind",
     "UnsupportedOperation",
     "make_replicator",
+    "register_replicator_kind",
     "replicator_class",
+    "replicator_kinds",
+    "sweepable_kinds",
+    "unregister_replicator_kind",
 ]
 
 
@@ -49,14 +68,55 @@ class UnknownReplicatorKind(ValueError):
     """A replicator kind that is not registered; the message lists the valid ones."""
 
 
+def register_replicator_kind(kind: str, adapter: str | type[ReplicatorAdapter]) -> None:
+    """Add a replicator kind: ``adapter`` is its class or its ``module:Class`` path (imported when
+    used). The drill file, ``--replicator`` and the engine accept it from then on. TypeError when
+    the name is taken."""
+    if kind in _kinds:
+        raise TypeError(f"replicator kind {kind!r} is registered already")
+    _kinds[kind] = adapter
+
+
+def unregister_replicator_kind(kind: str) -> None:
+    """Take a registered kind away again (the built-in ones stay)."""
+    if kind not in BUILT_IN_KINDS:
+        _kinds.pop(kind, None)
+
+
+def replicator_kinds() -> tuple[str, ...]:
+    """Every kind's name: the built-in ones first, then the installed and registered ones."""
+    return tuple(_kinds)
+
+
+def sweepable_kinds() -> tuple[str, ...]:
+    """The kinds sweep, calibrate and bench can run (their adapters declare ``sweepable``)."""
+    return tuple(kind for kind in _kinds if replicator_class(kind).sweepable)
+
+
+def _register_entry_points() -> None:
+    """The kinds installed packages declare. One that reuses a taken name is left out, with a
+    warning: a plugin cannot replace a built-in replicator under the drill files that name it."""
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in _kinds:
+            warnings.warn(f"{ENTRY_POINT_GROUP} entry point {ep.name!r} ({ep.value}) is left out: "
+                          "that replicator kind exists already", stacklevel=2)
+        else:
+            _kinds[ep.name] = ep.value
+
+
+_register_entry_points()
+
+
 def replicator_class(kind: str) -> type[ReplicatorAdapter]:
     """The adapter class of ``kind``; UnknownReplicatorKind (listing valid kinds) otherwise."""
-    path = REPLICATOR_KINDS.get(kind)
-    if path is None:
+    adapter = REPLICATOR_KINDS.get(kind)
+    if adapter is None:
         close = difflib.get_close_matches(str(kind), list(REPLICATOR_KINDS), n=1, cutoff=0.5)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise UnknownReplicatorKind(f"unknown replicator kind {kind!r}{hint}; valid kinds: {', '.join(sorted(REPLICATOR_KINDS))}")
-    module_name, _, class_name = path.partition(":")
+    if not isinstance(adapter, str):
+        return adapter
+    module_name, _, class_name = adapter.partition(":")
     return getattr(importlib.import_module(module_name), class_name)
 
 

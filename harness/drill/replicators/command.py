@@ -27,7 +27,7 @@ from typing import Any
 
 from primitives.process import ManagedProcess, program_path_problem
 from harness.drill.replicators.errors import ReplicatorError, ReplicatorNotReady, SetupError, UnsupportedOperation
-from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S
+from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
 from harness.drill.replicators.processes import ProcessReplicator, read_log_since
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from primitives.redaction import redact_argv
@@ -202,6 +202,15 @@ class CommandReplicator(ProcessReplicator):
     """One user-supplied process per flow, started from a command template."""
 
     kind = "command"
+    reads_fields = frozenset({"command", "shell"})
+
+    @classmethod
+    def options_for(cls, replication, run: RunInputs) -> dict:
+        return {"command": replication.command, "shell": replication.shell, "base_dir": run.base_dir}
+
+    @classmethod
+    def version(cls) -> str:
+        return "unknown (external command)"
 
     def __init__(self, setup: ReplicationSetup, command: str | Sequence[str], *,
                  translate_command: str | Sequence[str] | None = None, ready_pattern: str | None = None,

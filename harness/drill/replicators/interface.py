@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from confluent_kafka import ConsumerGroupTopicPartitions
 
@@ -19,6 +19,11 @@ from harness.drill.replicators.errors import UnsupportedOperation
 from harness.drill.replicators.measurements import ReplicatorMetrics
 from harness.drill.replicators.setup import ReplicationSetup
 from primitives.lifecycle import StartedInWith
+from primitives.bootstrap import Artifacts
+
+if TYPE_CHECKING:  # the drill file's model imports this package (for the kinds it accepts)
+    from harness.drill.schema import ReplicationDef
+    from harness.lab.spark.deployment import SparkDeployment
 
 DEFAULT_STOP_GRACE_S = 30.0
 SOURCE_PROBE_TIMEOUT_S = 3.0  # is the source reachable at all, before asking it for a group's offsets
@@ -32,11 +37,30 @@ class CheckpointWait:
     detail: str
 
 
+@dataclass(frozen=True)
+class RunInputs:
+    """What an adapter's options may be built from besides the drill file's ``replication``."""
+
+    artifacts: Artifacts | None  # the JVM artifacts in the cache (None: the adapter finds its own)
+    spark: Callable[[], SparkDeployment]  # where Spark runs, with ``run --spark-master`` applied
+    base_dir: Path  # the drill file's folder: relative paths in it are read from there
+
+
 class ReplicatorAdapter(StartedInWith, ABC):
     """What the scenario engine drives: one replicator (of any kind) for one setup; a drill's ``with``
-    block stops it on every exit path."""
+    block stops it on every exit path.
 
-    kind: ClassVar[str]
+    Each adapter class also declares its facts (class attributes and class methods), which the
+    drill file's checks, the engine, the run folder and the CLI read instead of naming kinds."""
+
+    kind: ClassVar[str]  # its name in the registry, the drill file and ``--replicator``
+    # The fields of the drill file's ``replication`` section it reads beyond flows and policy;
+    # one it does not read is warned about ("mode applies to the pyspark replicator only").
+    reads_fields: ClassVar[frozenset[str]] = frozenset()
+    uses_spark: ClassVar[bool] = False  # runs on Spark: the run records where, and Spark faults apply
+    sweepable: ClassVar[bool] = False  # sweep, calibrate and bench can run it (they set its parameters)
+    # Its configuration's warnings (settings it accepts and ignores) are shown when the file is checked.
+    warns_ignored_settings: ClassVar[bool] = False
     # Why a failback with ``restore_history`` cannot bring a wiped cluster's history back with this
     # replicator (None: it can, through the flow setting ``mirrordrill.restore.history``).
     cannot_restore_history: ClassVar[str | None] = (
@@ -44,6 +68,22 @@ class ReplicatorAdapter(StartedInWith, ABC):
 
     def __init__(self, setup: ReplicationSetup) -> None:
         self.setup = setup
+
+    @classmethod
+    def options_for(cls, replication: ReplicationDef, run: RunInputs) -> dict[str, Any]:
+        """Its constructor's options for a drill (``make_replicator`` checks their names)."""
+        return {}
+
+    @classmethod
+    def version(cls) -> str:
+        """The replicator under test, as the run folder records it."""
+        return "unknown"
+
+    @classmethod
+    def delivery_mode(cls, mode: str | None, exactly_once: bool) -> str:
+        """How it delivers in this drill, from the file's ``replication.mode`` and
+        ``replication.mirrormaker2.exactly_once`` (each read only by the kind it belongs to)."""
+        return "n/a"
 
     # --- lifecycle --------------------------------------------------------------------
     @abstractmethod

@@ -47,11 +47,12 @@ from harness.lab.brokers.broker import LOG4J_CONFIG
 from primitives.kafka.reading import ends_after_last_record, read_topic
 from primitives.process import ManagedProcess
 from harness.drill.replicators.errors import ReplicatorError
-from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, CheckpointWait
+from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, CheckpointWait, RunInputs
 from harness.drill.replicators.measurements import ReplicatorMetrics
 from harness.drill.replicators.processes import NodeReplicator, ProcessNode
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from primitives.redaction import redact_settings
+from primitives.versions import kafka_version
 from replicator.config.settings import ReplicatorConfig
 from replicator.config.render import to_mm2_properties
 from replicator.mm2_format import Checkpoint, Heartbeat
@@ -120,6 +121,21 @@ class MirrorMaker2Replicator(NodeReplicator):
     cannot_restore_history = (
         "MirrorMaker 2 cannot: its cycle check (MirrorSourceConnector.isCycle) never copies '<cluster>.<topic>' into "
         "<cluster>, and no ReplicationPolicy names a remote topic back to its original name")
+    reads_fields = frozenset({"mirrormaker2"})
+    sweepable = True
+
+    @classmethod
+    def options_for(cls, replication, run: RunInputs) -> dict:
+        opts: dict = {"artifacts": run.artifacts} if run.artifacts is not None else {}
+        return opts | ({"exactly_once": True} if replication.mirrormaker2.exactly_once else {})
+
+    @classmethod
+    def version(cls) -> str:
+        return f"MirrorMaker 2 (Kafka {kafka_version()})"
+
+    @classmethod
+    def delivery_mode(cls, mode: str | None, exactly_once: bool) -> str:
+        return "exactly-once" if exactly_once else "at-least-once"
 
     def __init__(self, setup: ReplicationSetup, *, heap_mb: int = 512, drill_intervals: bool = True,
                  worker_settings: Mapping[str, str] | None = None, exactly_once: bool = False,

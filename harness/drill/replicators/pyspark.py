@@ -30,7 +30,7 @@ from harness.lab.spark.standalone import spark_env
 from harness.lab.spark.submit import SubmittedDriver, driver_env, package_replicator, submit_argv
 from harness.drill.replicators.class_archive import make_class_archive
 from harness.drill.replicators.errors import ReplicatorError
-from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S
+from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
 from harness.drill.replicators.measurements import PartitionMetrics, ReplicatorMetrics
 from harness.drill.replicators.processes import NodeReplicator, ProcessNode
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
@@ -41,6 +41,7 @@ from replicator.config.render import to_mm2_properties
 from replicator.driver_jvm import CDS_ENV, archive_fingerprint
 from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex
+from primitives.versions import spark_version
 
 SUBMITTED_READY_TIMEOUT_S = 480.0
 EXACT_LAG_MAX_AGE_S = 10.0  # the replicator probes its lag every 2 s; older figures are not trusted
@@ -78,6 +79,24 @@ class PySparkReplicator(NodeReplicator):
 
     kind = "pyspark"
     label = "PySpark replicator"
+    reads_fields = frozenset({"mode", "spark"})
+    uses_spark = True
+    sweepable = True
+    warns_ignored_settings = True  # it accepts MM2's settings and ignores some of them
+
+    @classmethod
+    def options_for(cls, replication, run: RunInputs) -> dict:
+        opts: dict = {"artifacts": run.artifacts} if run.artifacts is not None else {}
+        return opts | ({"mode": replication.mode} if replication.mode else {}) | {"spark": run.spark()}
+
+    @classmethod
+    def version(cls) -> str:
+        from harness.drill.run_facts import project_version  # run_facts asks this class, so not at import
+        return f"mirrordrill {project_version()} (Spark {spark_version()})"
+
+    @classmethod
+    def delivery_mode(cls, mode: str | None, exactly_once: bool) -> str:
+        return mode or "microbatch"
     # a readiness check reads one status file, which the process rewrites at least every 0.25 s until
     # its first record moves; a check of MM2 reads the target's heartbeats topic, so it keeps 1 s
     ready_poll_s = 0.25

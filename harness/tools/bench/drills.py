@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness.tools.calibrate.run import machine
+from harness.drill.metrics import METRICS, Metric
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS
 from harness.drill.results import DrillSummary, ResultsUnavailable, load_results
 from harness.drill import run_folder
@@ -33,17 +34,34 @@ from harness.tools.sweep.run import Sweep, SweepReports
 
 REPLICATORS = ("pyspark", "mirrormaker2")
 
-# figure -> (column heading, digits shown)
-FIGURES = {
-    "duplicates": ("duplicates", 0),
-    "latency_p50_ms": ("p50 ms", 0),
-    "latency_p99_ms": ("p99 ms", 0),
-    "rto_s": ("RTO s", 1),
-    "reprocessed": ("reprocessed", 0),
-    "first_start_s": ("start s", 1),
-    "restart_s": ("restart s", 1),
-    "throughput_records_s": ("records/s", 0),
-}
+# The table's columns in order: the catalogue's metrics with a bench column (harness/drill/metrics.py)
+# and the bench's own start-up figures; a registered metric's column comes after these.
+_ORDER = ("duplicates", "latency_p50_ms", "latency_p99_ms", "rto_s", "reprocessed", "first_start_s", "restart_s",
+          "throughput_records_s")
+_START_UP = {"first_start_s": ("start s", 1), "restart_s": ("restart s", 1)}
+
+
+def figure_columns() -> dict[str, tuple[str, int]]:
+    """figure -> (column heading, digits shown), in the table's order."""
+    columns = {**_START_UP, **{m.bench.figure: (m.bench.heading, m.bench.digits) for m in _bench_metrics()}}
+    return {k: columns[k] for k in sorted(columns, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))}
+
+
+def _bench_metrics() -> list[Metric]:
+    return [m for m in METRICS.values() if m.bench is not None]
+
+
+def _metric_figure(m: Metric, summary: DrillSummary) -> float | None:
+    """One metric over the run's flows or groups, as its bench column combines it."""
+    entries = {"flow": [(f.name, f) for f in summary.flows], "failover": [(g.group, g) for g in summary.failovers],
+               "failback": [(b.name, b) for b in summary.failbacks]}[m.family]
+    per_scope: dict[str, float] = {}
+    for scope, entry in entries:
+        if (value := m.read(entry)) is not None:
+            per_scope[scope] = max(per_scope.get(scope, value), value)
+    if not per_scope:
+        return None
+    return sum(per_scope.values()) if m.bench.combine == "sum" else max(per_scope.values())
 
 
 SHIFT_KEY = "failover_shift_s"
@@ -79,7 +97,6 @@ def figures(summary: DrillSummary) -> dict[str, float | None]:
 
     Start-up is the replicator's own report (the bundled one only): its first process start, and
     the slowest later start (a restart after a kill), each to the first record moved."""
-    flows, groups = summary.flows, summary.failovers
     starts = sorted(summary.replicator_starts, key=lambda t: t.get("started_at_ms") or 0)
     # the replicator says which starts were restarts of one of its processes (after a kill). Not
     # by time: a replicator killed 15 s in now starts again within a minute of its first start.
@@ -93,30 +110,9 @@ def figures(summary: DrillSummary) -> dict[str, float | None]:
     def worst(values):
         values = [v for v in values if v is not None]
         return max(values) if values else None
-    return {
-        "duplicates": sum(f.duplicates for f in flows),
-        "latency_p50_ms": worst(f.latency_ms.p50 for f in flows),
-        "latency_p99_ms": worst(f.latency_ms.p99 for f in flows),
-        "rto_s": worst(g.rto_s for g in groups),
-        "reprocessed": _reprocessed(groups),
-        "first_start_s": worst(t.get("first_record_s") for t in firsts),
-        "restart_s": worst(t.get("first_record_s") for t in later),
-        "throughput_records_s": sum(f.throughput_records_s or 0 for f in flows) or None,
-    }
-
-
-def _reprocessed(groups) -> int | None:
-    """Records processed twice, summed over groups, each group once.
-
-    The checker counts a group's whole history in each of its moves, so a group that fails over
-    and back (the failback drill) reports the same total twice; summing moves doubled it
-    (the failback drill's 440 showed as 880)."""
-    if not groups:
-        return None
-    per_group: dict[str, int] = {}
-    for g in groups:
-        per_group[g.group] = max(per_group.get(g.group, 0), g.reprocessed)
-    return sum(per_group.values())
+    return {**{m.bench.figure: _metric_figure(m, summary) for m in _bench_metrics()},
+            "first_start_s": worst(t.get("first_record_s") for t in firsts),
+            "restart_s": worst(t.get("first_record_s") for t in later)}
 
 
 @dataclass
@@ -137,7 +133,7 @@ class BenchCell:
         reprocessing's mean (the median of three evenly spread phases still moves with where the
         cycle began, by a third of an interval's records)."""
         out = {}
-        for key in FIGURES:
+        for key in figure_columns():
             values = [r[key] for r in self.runs if r.get(key) is not None]
             average = statistics.mean if self.phase_spread and key == "reprocessed" else statistics.median
             out[key] = average(values) if values else None
@@ -159,7 +155,8 @@ class BenchResult:
 
     def markdown(self) -> str:
         """The medians as a markdown table, pyspark and MM2 in adjacent rows per drill."""
-        head = ["drill", "replicator", "passed"] + [h for h, _ in FIGURES.values()]
+        columns = figure_columns()
+        head = ["drill", "replicator", "passed"] + [h for h, _ in columns.values()]
         lines = [f"Medians of {self.runs} interleaved run(s) per replicator, {self.started}, on {self.machine} "
                  f"(load average after the runs: {self.load_after}). Start/restart: seconds from the "
                  f"replicator process's start to its first record moved (the bundled replicator reports it; "
@@ -167,9 +164,9 @@ class BenchResult:
                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for c in self.cells:
             m = c.medians
-            row = [c.drill, c.replicator, c.passed] + [_fmt(m[k], digits) for k, (_, digits) in FIGURES.items()]
+            row = [c.drill, c.replicator, c.passed] + [_fmt(m[k], digits) for k, (_, digits) in columns.items()]
             if c.phase_spread and m["reprocessed"] is not None:
-                row[3 + list(FIGURES).index("reprocessed")] += "*"
+                row[3 + list(columns).index("reprocessed")] += "*"
             lines.append("| " + " | ".join(row) + " |")
         if any(c.phase_spread for c in self.cells):
             lines += ["", "\\* The mean over runs whose unplanned failover came evenly later through one checkpoint "

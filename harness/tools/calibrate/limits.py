@@ -13,6 +13,7 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
+from harness.drill.metrics import Family, Metric, metrics_of
 from harness.drill.results import DrillSummary
 
 
@@ -20,46 +21,10 @@ class CalibrationError(ValueError):
     """A calibration that cannot run (bad --margin, --runs, no run measured); the message says what is valid."""
 
 
-@dataclass(frozen=True)
-class MetricKind:
-    """How one expectation metric is read and limited."""
-
-    metric: str  # the expectation's name (harness.drill.schema: FLOW/FAILOVER/FAILBACK_METRICS)
-    unit: str
-    higher_is_better: bool = False
-    count: bool = False  # records: whole-number limits
-    slack: float = 0.0  # added to a ceiling, in the metric's unit: timer noise on a shared machine
-    suggested: bool = True  # False: shown in the range table only (too noisy to limit)
-
-
-LATENCY_SLACK_MS = 100.0
-DURATION_SLACK_S = 1.0
-
-FLOW_KINDS = (
-    MetricKind("lost", "records", count=True),
-    MetricKind("duplicates", "records", count=True),
-    MetricKind("reordered", "records", count=True),
-    MetricKind("corrupted", "records", count=True),
-    MetricKind("unexpected", "records", count=True),
-    MetricKind("latency_ms.p50", "ms", slack=LATENCY_SLACK_MS),
-    MetricKind("latency_ms.p90", "ms", slack=LATENCY_SLACK_MS, suggested=False),
-    MetricKind("latency_ms.p99", "ms", slack=LATENCY_SLACK_MS),
-    MetricKind("latency_ms.max", "ms", slack=LATENCY_SLACK_MS, suggested=False),
-    MetricKind("acked", "records", higher_is_better=True, count=True),
-    MetricKind("throughput_records_s", "records/s", higher_is_better=True),
-)
-FAILOVER_KINDS = (
-    MetricKind("failover.skipped", "records", count=True),
-    MetricKind("failover.reprocessed", "records", count=True),
-    MetricKind("failover.rto_s", "s", slack=DURATION_SLACK_S),
-    MetricKind("failover.rpo_records", "records", count=True),
-)
-FAILBACK_KINDS = (
-    MetricKind("failback.missing", "records", count=True),
-    MetricKind("failback.extra", "records", count=True),
-    MetricKind("failback.converge_s", "s", slack=DURATION_SLACK_S),
-    MetricKind("failback.history_records", "records", higher_is_better=True, count=True),
-)
+def calibrated(family: Family) -> tuple[Metric, ...]:
+    """The family's metrics calibrate shows (those with a rule in the catalogue), where less is
+    better first: counts and timings, then the floors (acked, throughput)."""
+    return tuple(sorted((m for m in metrics_of(family) if m.calibrate is not None), key=lambda m: m.higher_is_better))
 
 
 def parse_margin(text: str) -> float:
@@ -98,7 +63,7 @@ def _two_figures(v: float, up: bool) -> float:
     return round(n * step, 10)
 
 
-def suggest(kind: MetricKind, values: list[float], margin: float) -> Limit | None:
+def suggest(kind: Metric, values: list[float], margin: float) -> Limit | None:
     """The limit for ``kind`` given what the runs measured (``None``: nothing was measured)."""
     seen = [v for v in values if v is not None]
     if not seen:
@@ -109,7 +74,7 @@ def suggest(kind: MetricKind, values: list[float], margin: float) -> Limit | Non
     worst = max(seen)
     if kind.count and worst == 0:
         return Limit("==", 0)
-    limit = _two_figures(worst * (1 + margin) + kind.slack, up=True)
+    limit = _two_figures(worst * (1 + margin) + (kind.calibrate.slack if kind.calibrate else 0.0), up=True)
     return Limit("<=", math.ceil(limit) if kind.count else limit)
 
 
@@ -117,23 +82,16 @@ def suggest(kind: MetricKind, values: list[float], margin: float) -> Limit | Non
 class Observed:
     """One metric of one flow, group or failback, over the runs (``None`` where a run measured nothing)."""
 
-    kind: MetricKind
+    kind: Metric
     scope: str
     values: list[float | None] = field(default_factory=list)
 
     def key(self, scoped: bool) -> str:
-        return f"{self.kind.metric}[{self.scope}]" if scoped else self.kind.metric
+        return f"{self.kind.name}[{self.scope}]" if scoped else self.kind.name
 
     def spread(self) -> tuple[float | None, float | None, float | None]:
         seen = [v for v in self.values if v is not None]
         return (min(seen), statistics.median(seen), max(seen)) if seen else (None, None, None)
-
-
-def _field(entry, dotted: str):
-    value = entry.model_dump(by_alias=True)
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
 
 
 def observe(summaries: list[DrillSummary]) -> list[Observed]:
@@ -143,22 +101,19 @@ def observe(summaries: list[DrillSummary]) -> list[Observed]:
     expectation applies to each, so the limit must hold for the worse."""
     table: dict[tuple[str, str], Observed] = {}
 
-    def add(kind: MetricKind, scope: str, run: int, value) -> None:
-        o = table.setdefault((kind.metric, scope), Observed(kind, scope, [None] * len(summaries)))
+    def add(kind: Metric, scope: str, run: int, value) -> None:
+        o = table.setdefault((kind.name, scope), Observed(kind, scope, [None] * len(summaries)))
         if value is not None:
             o.values[run] = value if o.values[run] is None else (
                 min(o.values[run], value) if kind.higher_is_better else max(o.values[run], value))
 
     for run, s in enumerate(summaries):
-        for f in s.flows:
-            for kind in FLOW_KINDS:
-                add(kind, f.name, run, _field(f, kind.metric))
-        for g in s.failovers:
-            for kind in FAILOVER_KINDS:
-                add(kind, g.group, run, _field(g, kind.metric.removeprefix("failover.")))
-        for b in s.failbacks:
-            for kind in FAILBACK_KINDS:
-                add(kind, b.name, run, _field(b, kind.metric.removeprefix("failback.")))
+        for family, entries in (("flow", [(f.name, f) for f in s.flows]),
+                                ("failover", [(g.group, g) for g in s.failovers]),
+                                ("failback", [(b.name, b) for b in s.failbacks])):
+            for scope, entry in entries:
+                for kind in calibrated(family):
+                    add(kind, scope, run, kind.read(entry))
     return list(table.values())
 
 
@@ -172,14 +127,13 @@ class Calibration:
 
     def _is_scoped(self, o: Observed) -> bool:
         """Keys name their flow, group or failback only when the drill has several of that kind."""
-        family = _family(o.kind.metric)
-        return len({x.scope for x in self.observed if _family(x.kind.metric) == family}) > 1
+        return len({x.scope for x in self.observed if x.kind.family == o.kind.family}) > 1
 
     def expectations_yaml(self) -> str:
         lines = [self.header, "expectations:"]
         for o in self.observed:
             limit = suggest(o.kind, o.values, self.margin)
-            if limit is None or not o.kind.suggested:
+            if limit is None or not o.kind.calibrate.suggested:
                 continue
             lines.append(f"  {o.key(self._is_scoped(o))}: {limit.yaml_value()}")
         return "\n".join(lines) + "\n"
@@ -190,16 +144,12 @@ class Calibration:
         lines = [head + f"{'min':>10}{'median':>10}{'max':>10}  suggested"]
         for o in self.observed:
             limit = suggest(o.kind, o.values, self.margin)
-            shown = ("-" if limit is None else f"{limit.op} {_fmt(limit.value)}") if o.kind.suggested else \
+            shown = ("-" if limit is None else f"{limit.op} {_fmt(limit.value)}") if o.kind.calibrate.suggested else \
                 "(shown only: too noisy to limit)"
             cells = "".join(f"{_cell(v):>10}" for v in o.values)
             lo, mid, hi = o.spread()
             lines.append(f"  {o.key(True):<44}{cells}{_cell(lo):>10}{_cell(mid):>10}{_cell(hi):>10}  {shown}")
         return "\n".join(lines)
-
-
-def _family(metric: str) -> str:
-    return metric.split(".")[0] if metric.startswith(("failover.", "failback.")) else "flow"
 
 
 def _cell(v) -> str:

@@ -14,13 +14,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from harness.drill.replicators import sweepable_kinds
 from harness.tools.calibrate.limits import Calibration, CalibrationError, observe
 from harness.drill.results import DrillSummary, ResultsUnavailable, load_results
 from harness.tools.sweep.measure import fmt_load, load_avg
 from harness.tools.sweep.points import SweepParam
 from harness.tools.sweep.run import Sweep, SweepReports
 
-SWEEPABLE_REPLICATORS = ("pyspark", "mirrormaker2")
 CALIBRATION_FILE = "calibration.yaml"
 
 
@@ -65,9 +65,9 @@ def calibrate(drill_file: Path, runs: int, margin: float, replicator: str | None
     name = drill_file.stem
     from harness.drill.validate import load_scenario
     kind = replicator or load_scenario(drill_file).replication.replicator
-    if kind not in SWEEPABLE_REPLICATORS:
+    if kind not in (sweepable := sweepable_kinds()):
         raise CalibrationError(f"{drill_file}: its replicator is {kind!r}; calibrate runs "
-                               f"{' or '.join(SWEEPABLE_REPLICATORS)} (--replicator); for a command replicator, "
+                               f"{' or '.join(sweepable)} (--replicator); for a command replicator, "
                                f"run 'mirrordrill run' N times and read each summary.json")
     params = [SweepParam("replicator", (kind,))] + ([SweepParam("profile", (profile,))] if profile != "full" else [])
     out_dir = out_dir or Path("runs") / f"calibrate-{name}-{kind}-{datetime.now():%Y%m%d-%H%M%S}"

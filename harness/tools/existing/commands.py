@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from harness.drill.replicators import replicator_kinds
 from harness.lab.brokers import owned_names as cleaning
 from harness.lab.brokers.existing_connect import admin_for
 from harness.tools.existing.plan import plan, render
@@ -143,7 +144,7 @@ def add_parsers(sub) -> None:
     s = sub.add_parser("plan", help="print what a drill would create or change on existing clusters, and check it "
                                     "read-only against them")
     s.add_argument("file", help="a drill file with existing clusters")
-    s.add_argument("--replicator", choices=["pyspark", "mirrormaker2", "command"],
+    s.add_argument("--replicator", choices=replicator_kinds(),
                    help="plan for this replicator instead of the file's own")
     s.add_argument("--offline", action="store_true", help="print the plan without contacting the clusters")
     s.set_defaults(func=cmd_plan)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from harness.drill.actions.base import NO_FACTS
+from harness.drill.actions.registry import step_facts
 from harness.drill.results import load_results
 from harness.tools.sweep.points import MIN_SATURATED_S, SweepPoint
 from primitives.cpu import CpuMeter
@@ -95,9 +97,6 @@ def wan_bytes_per_record(wan_bytes: dict[str, dict[str, int]], flow: str, replic
     return round(sum(carried) / replicated, 1)
 
 
-# timeline kinds that stop replication, and those that let it go on
-OUTAGE_KINDS = ("blackhole", "partition", "kill_replicator", "stop_replicator", "pause_replicator")
-RECOVERY_KINDS = ("heal", "start_replicator", "resume_replicator", "restart_replicator")
 CATCH_UP_FLOOR = 100  # records: a lag this small is caught up whatever it was before
 
 
@@ -106,10 +105,12 @@ def catch_up_of(series, timeline) -> float | None:
     the flow's lag was back to what it was before it (twice its median over the 5 s before, at
     least ``CATCH_UP_FLOOR``): how long the queue an outage built takes to drain at this setting.
     None without an outage, or when the lag never came back."""
-    down = next((e for e in timeline if e.kind in OUTAGE_KINDS), None)
+    # which kinds stop replication, and which let it go on, is each step's action's declaration
+    down = next((e for e in timeline if (step_facts(e.kind) or NO_FACTS).stops_flow), None)
     if down is None:
         return None
-    up = next((e for e in timeline if e.kind in RECOVERY_KINDS and e.start_ts_ms >= down.start_ts_ms), None)
+    up = next((e for e in timeline
+               if (step_facts(e.kind) or NO_FACTS).restores_flow and e.start_ts_ms >= down.start_ts_ms), None)
     if up is None or up.end_ts_ms is None:
         return None
     before = sorted(v for sec, v in series.lag.points()

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from harness.drill.durations import parse_duration
+from harness.drill.replicators import replicator_class, replicator_kinds, sweepable_kinds
 from harness.drill.profile import DEFAULT_DURATION_S
 from harness.tools.sweep.points import SweepParam
 from primitives.jvm_jit import JIT_MODES
@@ -88,7 +89,8 @@ def combinations(params: list[SweepParam]) -> list[dict]:
     out: list[dict] = []
     for vals in itertools.product(*(p.values for p in params)):
         combo = dict(zip([p.key for p in params], vals))
-        if combo.get("replicator") == "mirrormaker2":
+        kind = combo.get("replicator")
+        if kind in replicator_kinds() and not replicator_class(kind).uses_spark:  # mode, JIT: Spark's only
             combo.update({k: NOT_APPLICABLE for k in BUNDLED_ONLY_KEYS if k in combo})
         if combo not in out:
             out.append(combo)
@@ -108,8 +110,8 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
         if key == "profile" or (key in BUNDLED_ONLY_KEYS and value == NOT_APPLICABLE):
             continue
         if key == "replicator":
-            if value not in ("pyspark", "mirrormaker2"):
-                raise SweepError(f"replicator={value!r}: valid values are pyspark, mirrormaker2")
+            if value not in (sweepable := sweepable_kinds()):
+                raise SweepError(f"replicator={value!r}: valid values are {', '.join(sweepable)}")
             d["replication"]["replicator"] = value
         elif key == "mode":
             if value not in ("microbatch", "realtime"):
