@@ -13,9 +13,9 @@ import os
 import resource
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 # fields of /proc/<pid>/stat after the command name, counted from 0 (stat(5) numbers them from 1,
 # with pid and comm as 1 and 2)
@@ -116,7 +116,7 @@ class CpuMeter:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="cpu-meter", daemon=True)
 
-    def __enter__(self) -> "CpuMeter":
+    def __enter__(self) -> CpuMeter:
         self._thread.start()
         return self
 

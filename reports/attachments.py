@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from primitives.redaction import REDACTED, is_secret_key, redact_properties
 from harness.drill.results import BASELINE_FILE, DrillResults, FlowResults
+from primitives.redaction import REDACTED, is_secret_key, redact_properties
 from reports import plots
 from reports.summary_html import summary_html
 from reports.timeline import fault_windows

@@ -39,7 +39,7 @@ class Browser:
     window: tuple[int, int] = (1400, 1800)
 
     @classmethod
-    def find(cls, **kwargs) -> "Browser":
+    def find(cls, **kwargs) -> Browser:
         return cls(find_chromium(), **kwargs)
 
     def _run(self, url: str, extra: list[str], timeout_s: float) -> subprocess.CompletedProcess:

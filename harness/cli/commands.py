@@ -18,11 +18,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from primitives.bootstrap import Bootstrap, BootstrapError
-
-from harness.cli.exit_codes import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED,  # noqa: F401
-                                EXIT_OK, EXIT_USAGE)
+from harness.cli.exit_codes import EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401
 from harness.drill.run_folder import OutFolderRefused, take
+from primitives.bootstrap import Bootstrap, BootstrapError
 
 
 def drill_exit_code(summary) -> int:
@@ -211,8 +209,8 @@ def cmd_run(args) -> int:
     for warning in checked.warnings:
         print(str(warning), file=sys.stderr)
     scenario = checked.scenario
-    from harness.tools.existing.commands import refuse_existing
     from harness.drill.existing_run import RunRefused
+    from harness.tools.existing.commands import refuse_existing
     refusal = refuse_existing(scenario, args.allow_cluster)
     if refusal:
         print(f"mirrordrill run: {refusal}", file=sys.stderr)
@@ -232,7 +230,8 @@ def cmd_run(args) -> int:
         print("mirrordrill run: --tolerance applies to a comparison with --baseline DIR; give the baseline run",
               file=sys.stderr)
         return EXIT_USAGE
-    out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
+    replicator = args.replicator or scenario.replication.replicator
+    out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{replicator}-{datetime.now():%Y%m%d-%H%M%S}"
     try:
         result = run_drill(scenario, Path(args.file), out, replicator=args.replicator, baseline=baseline,
                            spark_master=args.spark_master, backend=args.backend, keep_broker_data=args.keep_broker_data)
@@ -328,9 +327,9 @@ def cmd_sweep(args) -> int:
 
 def cmd_calibrate(args) -> int:
     """Run a drill N times; print each figure's range and the expectations to paste, with their margin."""
+    from harness.drill.validate import ScenarioInvalid, check_file
     from harness.tools.calibrate.limits import CalibrationError, parse_margin
     from harness.tools.calibrate.run import calibrate
-    from harness.drill.validate import ScenarioInvalid, check_file
     from harness.tools.sweep.params import SweepError
     from reports.sweep_hooks import CalibrationReports
     try:
@@ -368,8 +367,8 @@ def cmd_bench(args) -> int:
     if args.what == "startup":
         from harness.cli.bench import cmd_bench_startup
         return cmd_bench_startup(args)
-    from harness.tools.bench.drills import REPLICATORS, BenchError, bench
     from harness.drill.validate import ScenarioInvalid
+    from harness.tools.bench.drills import REPLICATORS, BenchError, bench
     from harness.tools.sweep.params import SweepError
     files = [Path(f) for f in args.drills] if args.drills else sorted(Path("scenarios").glob("*.yaml"))
     try:

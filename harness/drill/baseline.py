@@ -20,8 +20,16 @@ from pathlib import Path
 
 import yaml
 
-from harness.drill.results import (BASELINE_FILE, SUMMARY_FILE, DrillSummary, ExpectationRow, FailoverSummary, FlowSummary,
-                             ResultsUnavailable, load_results)
+from harness.drill.results import (
+    BASELINE_FILE,
+    SUMMARY_FILE,
+    DrillSummary,
+    ExpectationRow,
+    FailoverSummary,
+    FlowSummary,
+    ResultsUnavailable,
+    load_results,
+)
 from harness.drill.run_facts import SCENARIO_COPY
 
 
@@ -281,7 +289,7 @@ class BaselineCheck:
 
     @classmethod
     def prepare(cls, source: Path, specs: list[str] | None, scenario_name: str, replicator: str,
-                drill_file: Path) -> "BaselineCheck":
+                drill_file: Path) -> BaselineCheck:
         """Read and vet the baseline (BaselineError before anything starts)."""
         tolerances = parse_tolerances(specs)
         summary = load_baseline(source)

@@ -14,38 +14,38 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable
 
-from primitives.bootstrap import Artifacts
-from primitives.config_refs import RefResolver
+from confluent_kafka.admin import NewTopic
+
+from harness.drill import failover, run_facts, run_folder, steps
 from harness.drill.baseline import BASELINE_FILE, BaselineCheck, BaselineComparison
-from harness.lab.compose.backend import make_backend
-from harness.lab.environment import Environment
-from harness.lab.brokers.existing import refused_writes
+from harness.drill.checking import Checked, check_drill
+from harness.drill.conditions import unmet_conditions
+from harness.drill.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
+from harness.drill.drill_log import DRILL_LOG_FILE, DrillLog
 from harness.drill.existing_run import refuse_leftovers, remove_drill_names
+from harness.drill.load_clock import ProducingSince, load_clock
 from harness.drill.replicators import make_replicator
 from harness.drill.replicators.setup import ReplicationSetup
 from harness.drill.results import DrillResults, DrillSummary, ExpectationRow, Logs, save_results
-from harness.drill import failover, run_facts, run_folder, steps
-from harness.drill.drill_log import DRILL_LOG_FILE, DrillLog
-from harness.drill.stopping import replicator_parts, stop_in_turn
-from harness.drill.checking import Checked, check_drill
-from harness.drill.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
-from harness.drill.load_clock import ProducingSince, load_clock
 from harness.drill.schema import Scenario
-from harness.lab.spark.deployment import SparkDeployment
-from harness.drill.conditions import unmet_conditions
+from harness.drill.stopping import replicator_parts, stop_in_turn
 from harness.drill.summary import evaluate, render_table
 from harness.drill.topology import check_pairs, flow_specs, link_conditions_of, origin_topics, topology_of
+from harness.lab.brokers.existing import refused_writes
+from harness.lab.compose.backend import make_backend
+from harness.lab.environment import Environment
+from harness.lab.spark.deployment import SparkDeployment
 from loadgen.app_consumer import StartPosition
 from loadgen.backlog import produce_backlog
 from loadgen.lag_sampler import LagSampler
 from loadgen.observer import Observer
-
-from confluent_kafka.admin import NewTopic
+from primitives.bootstrap import Artifacts
+from primitives.config_refs import RefResolver
 
 
 class Drill:
@@ -310,7 +310,7 @@ class Drill:
         clock = load_clock(producing, s.duration, ProducingSince(time.monotonic(), now_ms()))
         ctx.load_started_at, ctx.load_started_ms, ctx.load_until = clock.zero, clock.zero_ms, clock.until_s
         started = ", ".join(f"{slot.definition.name or 'producer'} +{clock.offset_s(p.monotonic):.1f}s"
-                            for slot, p in zip(ctx.producers, producing))
+                            for slot, p in zip(ctx.producers, producing, strict=True))
         self.log(f"load running for {s.duration:g}s; the timeline counts from now, {clock.zero - released:.1f}s "
                  f"after the load was released{f' (producing: {started})' if started else ''}; "
                  f"histories in {ctx.histories}")
@@ -377,8 +377,8 @@ class Drill:
                 self.log(f"stopping consumer {slot.definition.group}: {e}")
         for o in ctx.observers:
             o.stop(drain=drain, timeout_s=60)
-        for l in ctx.lag_samplers:
-            l.stop()
+        for sampler in ctx.lag_samplers:
+            sampler.stop()
 
     def _progress(self, ctx: DrillContext, stop: threading.Event, started: float) -> None:
         """One status line every few seconds; a failing probe must never end the drill's progress."""
@@ -429,7 +429,7 @@ class Drill:
                   and all(e.passed for e in expectations))
         summary = DrillSummary(
             scenario=s.name, replicator=self.kind, passed=passed,
-            started_at=datetime.fromtimestamp(started, timezone.utc).isoformat(),
+            started_at=datetime.fromtimestamp(started, UTC).isoformat(),
             started_ms=int(started * 1000), load_started_ms=(ctx.load_started_ms or None) if ctx else None,
             replicator_mode=run_facts.replicator_mode(self.kind, s.replication.mode,
                                                       s.replication.mirrormaker2.exactly_once),

@@ -9,11 +9,20 @@ with the reason; faults on the paths the harness owns (its proxies, its replicat
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
+from harness.drill.schema import (
+    AddPartitions,
+    BrokerStep,
+    ClusterStep,
+    CreateTopic,
+    Failback,
+    Failover,
+    FlowDef,
+    Scenario,
+    SetTopicConfig,
+)
 from primitives.kafka.owned_names import PatternRefused, anchored_pattern
-from harness.drill.schema import (AddPartitions, BrokerStep, ClusterStep, CreateTopic, Failback, Failover, FlowDef,
-                                    Scenario, SetTopicConfig)
 
 Report = Callable[[tuple, str], None]  # (path in the drill file, message)
 

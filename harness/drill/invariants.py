@@ -15,12 +15,11 @@ A file relaxes one only under ``invariants.relax`` with a reason, which the repo
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from harness.drill.results import ExpectationRow, FlowSummary, TimelineEntry
-from harness.drill.schema import (BrokerStep, ClusterStep, Failback, Failover, InvariantBounds, ReplicatorStep,
-                                    Scenario, SetLink)
+from harness.drill.schema import ClusterStep, Failover, InvariantBounds, Scenario, SetLink
 from harness.drill.topology import check_pairs, origin_topics
 
 DEFAULT_LOAD_FRACTION = 0.5

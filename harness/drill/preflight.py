@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from harness.lab.environment import TopologySpec
-from harness.lab.brokers.cluster import ClusterSpec
+from harness.drill.loops import loop_problems
+from harness.drill.plain_errors import did_you_mean
 from harness.drill.replicators.command import check_command, program_problem
 from harness.drill.replicators.errors import SetupError
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from harness.drill.loops import loop_problems
 from harness.drill.schema import Failover, Scenario
-from harness.drill.plain_errors import did_you_mean
 from harness.drill.topology import check_pairs, origin_topics, topology_of
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.environment import TopologySpec
 from primitives.config_errors import InvalidSetting
 from replicator.config.validation import check_separator
 
@@ -80,7 +80,8 @@ def replication_problems(s: Scenario, replicator: str, error: Report, warn: Repo
                 warn(flows + (i,) + (("settings", key) if key in flow.settings else ()), f"setting {key!r}: {w.message}")
         except (SetupError, ValueError) as err:
             key = next((k for k in flow.settings if repr(k) in str(err)), None)
-            error(flows + (i,) + (("settings", key) if key else ()), str(err).removeprefix(f"flow {flow.source}->{flow.target}: "))
+            error(flows + (i,) + (("settings", key) if key else ()),
+                  str(err).removeprefix(f"flow {flow.source}->{flow.target}: "))
     _topic_problems(s, error)
     _replicator_problems(s, replicator, error, warn, drill_dir)
     loop_problems(s, replicator, error, warn)

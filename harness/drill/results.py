@@ -18,13 +18,13 @@ import gzip
 import io
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer,
-                      model_validator)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
 from harness.drill.checker.contract import FlowSeries, SecondSeries
 
@@ -138,7 +138,7 @@ class FlowSummary(Figures, _FlowHead):
     via: list[str]
 
     @classmethod
-    def of(cls, checked: Mapping[str, Any], name: str, via: tuple[str, ...] | list[str]) -> "FlowSummary":
+    def of(cls, checked: Mapping[str, Any], name: str, via: tuple[str, ...] | list[str]) -> FlowSummary:
         """From ``FlowResult.summary()``, the checker's own naming of its figures."""
         return cls.model_validate({**checked, "name": name, "via": list(via)})
 
@@ -367,7 +367,7 @@ class _SeriesFile(_Model):
     offset_lag_by_partition: list[tuple[str, str, int, SecondSeries]]
 
     @classmethod
-    def of(cls, flow: str, s: FlowSeries) -> "_SeriesFile":
+    def of(cls, flow: str, s: FlowSeries) -> _SeriesFile:
         return cls(flow=flow, produced=s.produced, replicated=s.replicated, lag=s.lag,
                    lag_by_partition=[(t, p, v) for (t, p), v in sorted(s.lag_by_partition.items())],
                    offset_lag=s.offset_lag,
@@ -488,8 +488,9 @@ def load_results(run_dir: Path) -> DrillResults:
         raise ResultsUnavailable(f"{path}: not readable JSON ({e}). Re-run the drill: "
                                  f"{_rerun_hint(run_dir, None)}") from None
     if not isinstance(raw, dict) or "schema" not in raw:
+        hint = _rerun_hint(run_dir, raw if isinstance(raw, dict) else None)
         raise ResultsUnavailable(f"{path} has no 'schema': it was written by an older mirrordrill whose results "
-                                 f"this version cannot read. Re-run the drill: {_rerun_hint(run_dir, raw if isinstance(raw, dict) else None)}")
+                                 f"this version cannot read. Re-run the drill: {hint}")
     if raw["schema"] != SCHEMA:
         raise ResultsUnavailable(f"{path} has schema {raw['schema']!r}; this mirrordrill reads schema {SCHEMA}. "
                                  f"Re-run the drill with this version: {_rerun_hint(run_dir, raw)}")

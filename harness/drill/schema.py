@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
-from harness.lab.brokers.secure import LocalClusterSecurity
 from harness.drill import bounds as B
 from harness.drill.bounds import at_most, at_most_items, at_most_seconds
 from harness.drill.durations import parse_duration
-from primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
+from harness.lab.brokers.secure import LocalClusterSecurity
 from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
 from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
+from primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
 
 STRATEGIES = ("translated", "checkpoint", "timestamp", "earliest", "latest")
 REPLICATORS = ("pyspark", "mirrormaker2", "command")
@@ -384,10 +384,12 @@ class WaitDrain(_Step):
 
 
 # Every step model; each ``do:`` value of these has one action in harness/drill/actions/.
-STEP_TYPES = (SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep, ClusterStep, ReplicatorStep,
-              SparkWorkerStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain,
-              RunbookStep)
-Step = Annotated[Union[STEP_TYPES], Field(discriminator="do")]
+# (A union spelled out, not built from a tuple: so a type checker knows what a Step can be.)
+_AnyStep = (SetLink | Blackhole | Partition | Heal | ResetConnections | BrokerStep | ClusterStep | ReplicatorStep
+            | SparkWorkerStep | CreateTopic | AddPartitions | SetTopicConfig | Failover | Failback | WaitDrain
+            | RunbookStep)
+STEP_TYPES: tuple[type[_Step], ...] = get_args(_AnyStep)
+Step = Annotated[_AnyStep, Field(discriminator="do")]
 
 
 def do_values(step_type: type[_Step]) -> tuple[str, ...]:
@@ -502,7 +504,9 @@ class InvariantsDef(InvariantBounds):
         if own is None:
             return InvariantBounds(rpo_records=self.rpo_records, duplicates=self.duplicates,
                                    load_fraction=self.load_fraction, relax=dict(self.relax))
-        pick = lambda name: getattr(own, name) if name in own.model_fields_set else getattr(self, name)
+        def pick(name: str) -> Any:
+            return getattr(own, name) if name in own.model_fields_set else getattr(self, name)
+
         return InvariantBounds(rpo_records=pick("rpo_records"), duplicates=pick("duplicates"),
                                load_fraction=pick("load_fraction"), relax={**self.relax, **own.relax})
 
@@ -515,7 +519,9 @@ def split_expectations(expectations: dict[str, Any], replicator: str) -> dict[st
     own = expectations.get(replicator) or {}
     if not isinstance(own, dict):
         return common
-    key = lambda k: re.sub(r"\s+", "", k)
+    def key(k: str) -> str:
+        return re.sub(r"\s+", "", k)
+
     out = {k: v for k, v in common.items() if key(k) not in {key(o) for o in own}}
     out.update(own)
     return out

@@ -11,8 +11,8 @@ A drill makes topics three ways: it declares them (``topics:``), a step creates 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from harness.drill.schema import CreateTopic, Scenario
 from replicator.filters import DEFAULT_TOPICS_EXCLUDE, TopicFilter

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.lab.environment import TopologySpec
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.network.wan import LinkConditions
-from harness.drill.replicators.setup import FlowSpec
 from harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
+from harness.drill.replicators.setup import FlowSpec
 from harness.drill.schema import Scenario
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.environment import TopologySpec
+from harness.lab.network.wan import LinkConditions
 from replicator.filters import DEFAULT_TOPICS_EXCLUDE, TopicFilter
-from replicator.policy import policy_from_name
+from replicator.policy import DefaultReplicationPolicy, policy_from_name
 
 
 def topology_of(s: Scenario) -> TopologySpec:
@@ -20,13 +20,13 @@ def topology_of(s: Scenario) -> TopologySpec:
                                                     for k, v in c.broker_properties.items()},
                                  security=c.security, existing=c.existing)
                      for name, c in s.clusters.items())
-    links = None if s.links is None else tuple(tuple(l.between) for l in s.links)
+    links = None if s.links is None else tuple(tuple(link.between) for link in s.links)
     return TopologySpec(clusters=clusters, links=links)
 
 
 def link_conditions_of(s: Scenario) -> dict[tuple[str, str], LinkConditions]:
-    return {tuple(l.between): LinkConditions(latency_ms=l.latency_ms, jitter_ms=l.jitter_ms,
-                                             bandwidth_kb_s=l.bandwidth_kb_s) for l in s.links or ()}
+    return {tuple(link.between): LinkConditions(latency_ms=link.latency_ms, jitter_ms=link.jitter_ms,
+                                                bandwidth_kb_s=link.bandwidth_kb_s) for link in s.links or ()}
 
 
 def flow_specs(s: Scenario) -> list[FlowSpec]:
@@ -56,7 +56,9 @@ def check_pairs(s: Scenario, origin_topics: dict[str, set[str]]) -> list[CheckPa
 
     ``origin_topics``: per cluster, the topics load is produced into there.
     """
-    policy_of = lambda src: policy_from_name(s.replication.policy, s.replication.separator, source_cluster_alias=src)
+    def policy_of(src: str) -> DefaultReplicationPolicy:
+        return policy_from_name(s.replication.policy, s.replication.separator, source_cluster_alias=src)
+
     flows = {}
     for f in s.replication.flows:
         flows.setdefault(f.source, []).append(f)

@@ -17,14 +17,14 @@ import sys
 import uuid
 from pathlib import Path
 
+from harness.drill.replicators.pyspark import pyspark_flow_defaults
+from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from harness.drill.topology import topology_of
+from harness.lab.brokers.cluster import KafkaCluster
 from harness.lab.compose.lab import BrokerImage, broker_service_name, lab_broker_service, toxiproxy_config, toxiproxy_service
 from harness.lab.compose.spec import ComposeProject, Mount, Service, compose_yaml
 from harness.lab.docker import images as img
 from harness.lab.environment import TopologySpec, plan_ports, proxy_routes
-from harness.lab.brokers.cluster import KafkaCluster
-from harness.drill.replicators.pyspark import pyspark_flow_defaults
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from harness.drill.topology import topology_of
 from harness.lab.spark.standalone import MASTER_CLASS, WORKER_CLASS
 from harness.lab.spark.submit import LAUNCHER
 from primitives.bootstrap import REPO_ROOT

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from loadgen.histories.records import (AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
-                                       UncertainSend)
+from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
 
 _NEEDS_QUOTES = frozenset(',"\r\n')
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Mapping
+from collections.abc import Mapping
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
@@ -39,7 +39,8 @@ def read_topic(bootstrap: str, topic: str, since_ms: int | None = None, timeout_
     consumer at ``isolation`` reads it (``read_uncommitted`` also returns aborted records)."""
     # Partition EOF ends a partition too: in a transactional topic (MM2's exactly-once mode writes
     # its checkpoints and heartbeats so) the last offsets can be commit markers, never returned.
-    consumer = Consumer({"bootstrap.servers": bootstrap, **(security or {}), "group.id": f"__mirrordrill-read-{uuid.uuid4().hex[:8]}",
+    consumer = Consumer({"bootstrap.servers": bootstrap, **(security or {}),
+                         "group.id": f"__mirrordrill-read-{uuid.uuid4().hex[:8]}",
                          "enable.auto.commit": False, "enable.partition.eof": True, "isolation.level": isolation,
                          "log_level": 0})
     try:

@@ -21,11 +21,11 @@ os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
 from confluent_kafka import KafkaException  # noqa: E402
 from testcontainers.core.container import DockerContainer  # noqa: E402
 
+from harness.lab.brokers.broker import KafkaBroker  # noqa: E402
+from harness.lab.brokers.cluster import ClusterNotReady, KafkaCluster, round_trip  # noqa: E402
 from harness.lab.docker.engine import Engine  # noqa: E402
 from harness.lab.docker.images import broker_java_argv  # noqa: E402
 from harness.lab.environment import Environment, TopologySpec, plan_ports, proxy_routes  # noqa: E402
-from harness.lab.brokers.broker import KafkaBroker  # noqa: E402
-from harness.lab.brokers.cluster import ClusterNotReady, KafkaCluster, round_trip  # noqa: E402
 from harness.lab.network.toxiproxy import ToxiproxyClient, ToxiproxyError  # noqa: E402
 from harness.lab.network.wan import WanLink  # noqa: E402
 from primitives.ports import LOOPBACK, PortAllocator  # noqa: E402

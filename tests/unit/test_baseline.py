@@ -8,8 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from harness.drill.baseline import (BASELINE_FILE, DEFAULT_TOLERANCES, BaselineCheck, BaselineError, Tolerance,
-                              check_same_drill, compare, load_baseline, parse_tolerances)
+from harness.drill.baseline import (
+    BASELINE_FILE,
+    DEFAULT_TOLERANCES,
+    BaselineCheck,
+    BaselineError,
+    Tolerance,
+    check_same_drill,
+    compare,
+    load_baseline,
+    parse_tolerances,
+)
 from harness.drill.results import SCHEMA, DrillResults, DrillSummary, FailoverSummary, FlowSummary, save_results
 
 BEFORE = Path(__file__).parent / "fixtures" / "summary-before-schema.json"

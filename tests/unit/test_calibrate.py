@@ -8,10 +8,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.tools.calibrate.limits import (FAILOVER_KINDS, FLOW_KINDS, Calibration, CalibrationError, Limit, observe,
-                                      parse_margin, suggest)
 from harness.drill.results import SCHEMA, DrillSummary, FailoverSummary
 from harness.drill.schema import parse_expectation
+from harness.tools.calibrate.limits import (
+    FAILOVER_KINDS,
+    FLOW_KINDS,
+    Calibration,
+    CalibrationError,
+    Limit,
+    observe,
+    parse_margin,
+    suggest,
+)
 
 BEFORE = Path(__file__).parent / "fixtures" / "summary-before-schema.json"
 REPO = Path(__file__).resolve().parents[2]

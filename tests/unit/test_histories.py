@@ -6,15 +6,43 @@ import threading
 
 import pytest
 
-from loadgen.histories.kinds import (ACKED_SENDS, KINDS, END_OFFSETS, PROCESSED_RECORDS, TARGET_RECORDS,
-                                     TIMELINE_EVENTS, UNCERTAIN_SENDS, history_files, history_path)
-from loadgen.histories.reader import (HistoryFormatError, TornLine, load_history, read_acked_sends,
-                                      read_lag_samples, read_processed_records, read_target_records,
-                                      read_timeline_events, read_uncertain_sends, valid_prefix_length)
-from loadgen.histories.records import (ACKED_SEND_FIELDS, LAG_SAMPLE_FIELDS, PROCESSED_RECORD_FIELDS,
-                                       TARGET_RECORD_FIELDS, TIMELINE_EVENT_FIELDS, UNCERTAIN_SEND_FIELDS,
-                                       AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
-                                       UncertainSend)
+from loadgen.histories.kinds import (
+    ACKED_SENDS,
+    END_OFFSETS,
+    KINDS,
+    PROCESSED_RECORDS,
+    TARGET_RECORDS,
+    TIMELINE_EVENTS,
+    UNCERTAIN_SENDS,
+    history_files,
+    history_path,
+)
+from loadgen.histories.reader import (
+    HistoryFormatError,
+    TornLine,
+    load_history,
+    read_acked_sends,
+    read_lag_samples,
+    read_processed_records,
+    read_target_records,
+    read_timeline_events,
+    read_uncertain_sends,
+    valid_prefix_length,
+)
+from loadgen.histories.records import (
+    ACKED_SEND_FIELDS,
+    LAG_SAMPLE_FIELDS,
+    PROCESSED_RECORD_FIELDS,
+    TARGET_RECORD_FIELDS,
+    TIMELINE_EVENT_FIELDS,
+    UNCERTAIN_SEND_FIELDS,
+    AckedSend,
+    LagSample,
+    ProcessedRecord,
+    TargetRecord,
+    TimelineEvent,
+    UncertainSend,
+)
 from loadgen.histories.writer import HistoryWriter, TornHistoryError
 
 ACKED = [AckedSend("A", "orders", 0, 41, "p-1", 7, 1000, 1003, 120, 4294967295),

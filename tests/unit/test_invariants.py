@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.drill.results import DrillSummary, Logs
 from harness.drill.checking import Checked, check_drill
+from harness.drill.results import DrillSummary, Logs
 from harness.drill.summary import evaluate, render_table
 from harness.drill.topology import check_pairs, origin_topics
 from harness.drill.validate import ScenarioInvalid, parse_scenario

@@ -92,7 +92,7 @@ class Replicator(ABC):
         """Lag counts only what targets receive from now on (see OffsetLagProbe.count_target_from_now)."""
         raise UnsupportedOperation(f"{type(self).__name__} cannot rebase its lag measurement")
 
-    def forget_source_positions(self, source: str) -> None:
+    def forget_source_positions(self, source: str) -> None:  # noqa: B027  (a no-op by default, not abstract)
         """``source`` was wiped: positions kept from before would point into a log that restarted
         at offset 0. Called before start; a replicator keeping positions only in its own (fresh)
         working folder has nothing to forget."""
@@ -142,7 +142,7 @@ class Replicator(ABC):
         """Configuration as rendered (secrets redacted) and where things are, for reports."""
 
     # --- context manager: a drill's ``with`` block stops the replicator on every exit path
-    def __enter__(self) -> "Replicator":
+    def __enter__(self) -> Replicator:
         try:
             self.start()
         except BaseException:

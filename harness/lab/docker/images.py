@@ -15,15 +15,15 @@ import subprocess
 import tempfile
 import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from primitives import versions
-from primitives.bootstrap import REPO_ROOT, Bootstrap
+from harness.lab.brokers.broker import broker_jvm_options
 from harness.lab.docker import contexts
 from harness.lab.docker.engine import Engine, EngineError
-from harness.lab.brokers.broker import broker_jvm_options
+from primitives import versions
+from primitives.bootstrap import REPO_ROOT, Bootstrap
 
 LABEL = "mirrordrill"
 INPUTS_LABEL = "mirrordrill.inputs"
@@ -68,7 +68,7 @@ class ImageSpec:
     # Strings that identify the inputs cheaply (pins, file names and sizes, source hashes).
     inputs: Callable[[Bootstrap], list[str]]
     # Fills the context folder (Dockerfile and files); not called for the debootstrap base.
-    context: Callable[[Bootstrap, Path, "ImageSet"], str] | None = None
+    context: Callable[[Bootstrap, Path, ImageSet], str] | None = None
 
     @property
     def ref(self) -> str:
@@ -79,7 +79,7 @@ def _files_id(files) -> list[str]:
     return [f"{p.name}:{p.stat().st_size}" for p in files]
 
 
-def _python_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
+def _python_ctx(boot: Bootstrap, ctx: Path, images: ImageSet) -> str:
     wheels = contexts.dependency_wheels(boot)
     contexts.copy_files([p for p in wheels.iterdir() if p.is_file()], ctx / "wheels")
     contexts.project_wheel(boot, ctx / "project")
@@ -94,7 +94,7 @@ def _python_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
             "SPARK_LOCAL_IP=127.0.0.1\n")
 
 
-def _broker_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
+def _broker_ctx(boot: Bootstrap, ctx: Path, images: ImageSet) -> str:
     contexts.copy_files(boot.jvm_classpath("broker"), ctx / "libs")
     contexts.copy_files([LOG4J_SOURCE], ctx / "config")
     return (f"FROM {images.spec('base').ref}\n"
@@ -103,7 +103,7 @@ def _broker_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
             f"WORKDIR {OPT}/kafka\n")
 
 
-def _toxiproxy_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
+def _toxiproxy_ctx(boot: Bootstrap, ctx: Path, images: ImageSet) -> str:
     contexts.copy_files([boot.toxiproxy_server()], ctx)
     return (f"FROM scratch\nCOPY toxiproxy-server {TOXIPROXY_BIN}\n"
             f'ENTRYPOINT ["{TOXIPROXY_BIN}"]\nCMD ["-host", "127.0.0.1", "-port", "8474"]\n')
@@ -113,7 +113,7 @@ def _spark_jars(boot: Bootstrap) -> list[Path]:
     return [*boot.jvm_classpath("spark-kafka"), boot.replicator_jar()]
 
 
-def _spark_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
+def _spark_ctx(boot: Bootstrap, ctx: Path, images: ImageSet) -> str:
     jars = _spark_jars(boot)
     contexts.copy_files(jars, ctx / "jars")
     contexts.copy_files(boot.jvm_classpath("mirrormaker"), ctx / "mirrormaker")
@@ -126,7 +126,7 @@ def _spark_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
             "WORKDIR /tmp\n")
 
 
-def _loadgen_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
+def _loadgen_ctx(boot: Bootstrap, ctx: Path, images: ImageSet) -> str:
     return f"FROM {images.spec('python').ref}\nWORKDIR /tmp\nCMD [\"python\", \"-m\", \"loadgen.load_process\", \"--help\"]\n"
 
 

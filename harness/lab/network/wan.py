@@ -9,8 +9,8 @@ those two (proxy, stream) pairs.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
-from typing import Iterable
 
 from harness.lab.network.toxiproxy import Toxic, ToxiproxyClient
 

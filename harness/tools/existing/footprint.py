@@ -16,7 +16,6 @@ from harness.drill.schema import AddPartitions, CreateTopic, Failover, Scenario,
 from replicator.policy import HEARTBEATS_TOPIC, policy_from_name
 
 
-
 @dataclass(frozen=True)
 class TopicChange:
     name: str

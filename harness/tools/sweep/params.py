@@ -87,7 +87,7 @@ def combinations(params: list[SweepParam]) -> list[dict]:
     """
     out: list[dict] = []
     for vals in itertools.product(*(p.values for p in params)):
-        combo = dict(zip([p.key for p in params], vals))
+        combo = dict(zip([p.key for p in params], vals, strict=True))
         if combo.get("replicator") == "mirrormaker2":
             combo.update({k: NOT_APPLICABLE for k in BUNDLED_ONLY_KEYS if k in combo})
         if combo not in out:

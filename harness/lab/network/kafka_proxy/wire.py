@@ -20,8 +20,8 @@ controller APIs (they name controllers, which clients reach through bootstrap.co
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 METADATA, FIND_COORDINATOR, API_VERSIONS, DESCRIBE_CLUSTER = 3, 10, 18, 60
 PRODUCE, FETCH, SHARE_FETCH, SHARE_ACKNOWLEDGE = 0, 1, 78, 79
