@@ -153,6 +153,8 @@ class CpuMeter:
         """CPU seconds used between two epoch times (from the samples nearest them)."""
         if not self.samples or end_s <= start_s:
             return None
-        at = lambda t: min(self.samples, key=lambda s: abs(s[0] - t))  # noqa: E731
+        def at(t: float) -> tuple[float, float]:
+            return min(self.samples, key=lambda s: abs(s[0] - t))
+
         (t0, c0), (t1, c1) = at(start_s), at(end_s)
         return c1 - c0 if t1 > t0 else None

@@ -13,6 +13,7 @@ import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from allure_commons.logger import AllureFileLogger
 from allure_commons.model2 import (
@@ -135,8 +136,12 @@ def _status(s: DrillSummary, expectations: list[ExpectationRow]) -> tuple[str, S
 
 def _description(run: DrillResults, flow: FlowResults | None) -> str:
     f = flow.summary if flow is not None else None
-    fig = lambda k: getattr(f, k) if f is not None else None  # noqa: E731
-    lat = lambda k: getattr(f.latency_ms, k) if f is not None else None  # noqa: E731
+    def fig(k: str) -> Any:
+        return getattr(f, k) if f is not None else None
+
+    def lat(k: str) -> Any:
+        return getattr(f.latency_ms, k) if f is not None else None
+
     return (f"{run.name} replicated by {run.replicator}. "
             f"acked {fig('acked')}, replicated {fig('replicated')}, lost {fig('lost')}, "
             f"duplicates {fig('duplicates')}, reordered {fig('reordered')}, corrupted {fig('corrupted')}, "

@@ -55,7 +55,9 @@ def flow_plots(run: DrillResults, flow: FlowResults) -> list[DrillAttachment]:
     """Lag (faults shaded), latency over time and distribution, throughput: PNGs."""
     t0 = load_start_ms(run)
     windows = fault_windows(run.summary.timeline, _end_ms(run))
-    png = lambda name, body: DrillAttachment(f"{flow.name}: {name}", body, "image/png", "png")  # noqa: E731
+    def png(name: str, body: bytes) -> DrillAttachment:
+        return DrillAttachment(f"{flow.name}: {name}", body, "image/png", "png")
+
     return [
         png("lag over time", plots.lag_plot(flow, windows, t0)),
         png("replication latency over time", plots.latency_over_time_plot(flow, windows, t0)),

@@ -90,7 +90,9 @@ def _timeline_rows(summary: DrillSummary) -> list[str]:
     zero = summary.load_started_ms
     if zero is None or not summary.timeline:
         return []
-    t = lambda ms: f"{(ms - zero) / 1000:.1f}" if ms is not None else "-"  # noqa: E731
+    def t(ms: int | None) -> str:
+        return f"{(ms - zero) / 1000:.1f}" if ms is not None else "-"
+
     rows = ["<table>" + _row(["<th class='l'>timeline step (t = 0: load start)</th>", "start s", "end s",
                               "outcome"], header=True)]
     for e in summary.timeline:
@@ -104,8 +106,12 @@ def overview_html(run: DrillResults, flow: FlowResults | None, plots) -> str:
     """A flow's figures and its plots (inlined as data URIs) for the top of its Allure page."""
     import base64
     f = flow.summary if flow is not None else None  # a drill that failed before checking has no figures
-    fig = lambda k: _num(getattr(f, k) if f is not None else None)  # noqa: E731
-    lat = lambda k: _num(getattr(f.latency_ms, k) if f is not None else None)  # noqa: E731
+    def fig(k: str) -> str:
+        return _num(getattr(f, k) if f is not None else None)
+
+    def lat(k: str) -> str:
+        return _num(getattr(f.latency_ms, k) if f is not None else None)
+
     parts = [f"<p><b>{escape(run.name)}</b> replicated by <b>{escape(run.replicator)}</b>"
              f"{' — flow ' + escape(flow.name) if flow is not None else ''}</p>",
              f"<p class='figures'>{' · '.join(f'{k}={fig(k)}' for k in _FLOW_COLUMNS)}</p>",

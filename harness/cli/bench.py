@@ -18,7 +18,9 @@ def cmd_bench_startup(args) -> int:
         print("mirrordrill bench: no drill files (run from the repository root or pass --drills)", file=sys.stderr)
         return EXIT_USAGE
     out = Path(args.out) if args.out else Path("runs") / f"bench-startup-{datetime.now():%Y%m%d-%H%M%S}"
-    log = lambda m: print(f"mirrordrill bench: {m}", file=sys.stderr, flush=True)  # noqa: E731
+    def log(m: str) -> None:
+        print(f"mirrordrill bench: {m}", file=sys.stderr, flush=True)
+
     try:
         result = bench_startup(files, args.runs, out, log=log)
     except (ValueError, ScenarioInvalid) as e:

@@ -18,7 +18,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from harness.cli.exit_codes import EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401
+from harness.cli.exit_codes import EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401  (re-exported)
 from harness.drill.run_folder import OutFolderRefused, take
 from primitives.bootstrap import Bootstrap, BootstrapError
 
@@ -125,7 +125,9 @@ def cmd_up(args) -> int:
         return EXIT_USAGE
     workdir = Path(args.workdir) if args.workdir else _default_workdir("up")
     from harness.lab.compose.backend import make_backend
-    log = lambda m: print(f"mirrordrill: {m}", file=sys.stderr)  # noqa: E731
+    def log(m: str) -> None:
+        print(f"mirrordrill: {m}", file=sys.stderr)
+
     with Environment(spec, workdir, log=log, refs=refs, backend=make_backend(args.backend, "up", log),
                      keep_broker_data=True) as env:  # the user's own lab: its data stays in --workdir
         manifest = env.manifest()

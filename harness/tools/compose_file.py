@@ -139,7 +139,7 @@ def _spark_services(brokers: tuple[str, ...]) -> list[Service]:
 
 def _replicator_properties(spec: TopologySpec, clusters: dict[str, KafkaCluster]) -> str:
     """primary -> dr, every topic, default naming, placed near DR (reads the primary through the WAN proxy)."""
-    setup = ReplicationSetup(env=_PlannedLab(spec, clusters), flows=[FlowSpec("primary", "dr")])  # type: ignore[arg-type]
+    setup = ReplicationSetup(env=_PlannedLab(spec, clusters), flows=[FlowSpec("primary", "dr")])
     flow = setup.flows[0]
     # the replicator builds its own Spark session: it must be told the master spark-submit was given
     config = setup.replicator_config([flow], flow.location, flow_defaults={

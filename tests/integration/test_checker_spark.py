@@ -27,9 +27,9 @@ from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, Tar
 from loadgen.histories.writer import HistoryWriter
 
 try:  # the fixture module sits beside this file; tests/ may or may not be a package
-    from tests.integration.spark_fixtures import spark  # noqa: F401
+    from tests.integration.spark_fixtures import spark  # noqa: F401  (a pytest fixture)
 except ImportError:  # pragma: no cover
-    from spark_fixtures import spark  # noqa: F401
+    from spark_fixtures import spark  # noqa: F401  (a pytest fixture)
 
 pytestmark = pytest.mark.integration
 

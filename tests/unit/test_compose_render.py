@@ -123,7 +123,7 @@ def test_cpu_meter_adds_what_its_extra_reports(tmp_path):
 
 def test_a_spark_daemon_container_runs_the_image_spark_class_with_the_same_arguments(tmp_path):
     from harness.lab.compose.spark import SparkDaemonLauncher
-    launcher = SparkDaemonLauncher(run=None, image="mirrordrill/spark:t", spark_home="/opt/spark",  # type: ignore[arg-type]
+    launcher = SparkDaemonLauncher(run=None, image="mirrordrill/spark:t", spark_home="/opt/spark",  # type: ignore[arg-type]  # no runner: never started
                                    java_home="/jvm", image_python="/opt/venv/bin/python", mount_root=tmp_path,
                                    host_python="/host/venv/bin/python")
     argv = ["/host/pyspark/bin/spark-class", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",

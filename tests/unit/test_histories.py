@@ -85,7 +85,7 @@ def test_fields_are_the_documented_contract():
 
 def test_rows_are_frozen_and_slotted():
     with pytest.raises(AttributeError):
-        ACKED[0].offset = 1  # type: ignore[misc]
+        ACKED[0].offset = 1  # type: ignore[misc]  # the assignment the test expects refused
     assert not hasattr(ACKED[0], "__dict__")
 
 
@@ -139,9 +139,9 @@ def test_identifier_with_line_break_is_refused(tmp_path):
 def test_wrong_types_are_refused(tmp_path):
     with HistoryWriter(TARGET_RECORDS, tmp_path / "t.csv") as w:
         with pytest.raises(TypeError):
-            w.write(TargetRecord("B", "t", 0, 0, "p", 1, 1, 1, 4))  # type: ignore[arg-type]
+            w.write(TargetRecord("B", "t", 0, 0, "p", 1, 1, 1, 4))  # type: ignore[arg-type]  # the wrong kind under test
         with pytest.raises(ValueError):
-            w.write(TargetRecord("B", "t", 0, 0.5, "p", 1, 1, True, 4))  # type: ignore
+            w.write(TargetRecord("B", "t", 0, 0.5, "p", 1, 1, True, 4))  # type: ignore[arg-type]  # a float offset under test
 
 
 def test_buffered_until_flush_and_flush_writes_whole_lines(tmp_path):

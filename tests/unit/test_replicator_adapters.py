@@ -247,7 +247,7 @@ def test_setup_rejects_impossible_topologies(tmp_path):
     with pytest.raises(SetupError, match="listed twice"):
         ReplicationSetup(env, [FlowSpec("east", "west"), FlowSpec("east", "west", topics=["x"])])
     with pytest.raises(SetupError, match="placement 'middle' is invalid; valid: target, source"):
-        FlowSpec("east", "west", placement="middle")  # type: ignore[arg-type]
+        FlowSpec("east", "west", placement="middle")  # type: ignore[arg-type]  # the wrong value under test
     with pytest.raises(SetupError, match="onto itself"):
         FlowSpec("east", "east")
     with pytest.raises(SetupError, match="unknown replication policy 'mirror'"):

@@ -132,7 +132,9 @@ def _loadgen_ctx(boot: Bootstrap, ctx: Path, images: ImageSet) -> str:
 
 def default_specs() -> list[ImageSpec]:
     """Every image, parents before children."""
-    py_inputs = lambda b: [contexts.source_digest(), *contexts.project_dependencies()]  # noqa: E731
+    def py_inputs(b: object) -> list:
+        return [contexts.source_digest(), *contexts.project_dependencies()]
+
     return [
         ImageSpec("base", contexts.DEBIAN_SUITE, None,
                   lambda b: [contexts.DEBIAN_SUITE, contexts.DEBIAN_MIRROR, *contexts.BASE_PACKAGES]),

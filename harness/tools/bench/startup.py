@@ -63,7 +63,9 @@ class StartupBench:
         lines = [f"Lab start-up and tear-down, median of {self.runs} round(s) per backend, backends alternating; "
                  f"{self.started}, {self.machine}, load {fmt_load(load_avg())} at the end.",
                  "", f"| drill | {head} | failed starts |", "|---" * (1 + 2 * len(self.backends)) + "|---|"]
-        fmt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
+        def fmt(v: float | None) -> str:
+            return "-" if v is None else f"{v:.1f}"
+
         for d in drills:
             cells = " | ".join(f"{fmt(self.median(d, b, 'start_s'))} | {fmt(self.median(d, b, 'stop_s'))}"
                                for b in self.backends)
