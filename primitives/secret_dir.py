@@ -58,5 +58,5 @@ class SecretDir:
     def __enter__(self) -> SecretDir:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.remove()

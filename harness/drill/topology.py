@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
 from harness.drill.replicators.setup import FlowSpec
-from harness.drill.schema import Scenario
+from harness.drill.schema import CreateTopic, Failover, Scenario
 from harness.lab.brokers.cluster import ClusterSpec
 from harness.lab.environment import TopologySpec
 from harness.lab.network.wan import LinkConditions
@@ -87,10 +87,10 @@ def origin_topics(s: Scenario) -> dict[str, set[str]]:
     for t in s.topics:
         out[t.cluster].add(t.name)
     for st in s.timeline:
-        if st.do == "create_topic":
+        if isinstance(st, CreateTopic):
             out[st.cluster].add(st.topic)
         # producers that fail over write the same topic names on the DR cluster
-        if st.do.endswith("_failover"):
+        if isinstance(st, Failover):
             out[st.target] |= {t for p in s.load.producers if p.cluster == st.source
                                for t in (p.topics if isinstance(p.topics, list) else list(p.topics))}
     return out
