@@ -75,12 +75,12 @@ def summary_html(summary: DrillSummary) -> str:
                                f"<td class='l'>{escape(inv.reason or '')}</td>"]))
         parts.append("</table>")
     parts.append("<table>" + _row(["<th class='l'>expectation</th>", "actual", "limit", "result"], header=True))
-    for e in summary.expectations:
-        if e.relaxed or (e.note and e.passed):
-            mark = f"<td class='l'>{'relaxed' if e.relaxed else 'not judged'}: {escape(e.relaxed or e.note)}</td>"
+    for exp in summary.expectations:
+        if exp.relaxed or (exp.note and exp.passed):
+            mark = f"<td class='l'>{'relaxed' if exp.relaxed else 'not judged'}: {escape(exp.relaxed or exp.note)}</td>"
         else:
-            mark = "<td class='ok'>held</td>" if e.passed else "<td class='bad'>VIOLATED</td>"
-        parts.append(_row([f"<td class='l'>{escape(e.name)}</td>", _num(e.actual), _num(e.limit), mark]))
+            mark = "<td class='ok'>held</td>" if exp.passed else "<td class='bad'>VIOLATED</td>"
+        parts.append(_row([f"<td class='l'>{escape(exp.name)}</td>", _num(exp.actual), _num(exp.limit), mark]))
     parts.append("</table></body></html>")
     return "\n".join(parts)
 
