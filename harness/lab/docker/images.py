@@ -169,7 +169,8 @@ class ImageSet:
     log: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
-        self.log = self.log or self.boot.log
+        # the log in use: the one given, else the bootstrap's (``log`` itself may stay None)
+        self._say: Callable[[str], None] = self.log or self.boot.log
         self._digests: dict[str, str] = {}
 
     @property
@@ -232,9 +233,9 @@ class ImageSet:
         spec, t = self.spec(name), time.monotonic()
         self._digests.pop(name, None)  # the parent may just have been rebuilt
         if self.status(name) == "fresh":
-            self.log(f"{spec.ref}: up to date")
+            self._say(f"{spec.ref}: up to date")
             return BuildResult(name, spec.ref, False, round(time.monotonic() - t, 1), self._size_mb(spec.ref))
-        self.log(f"{spec.ref}: building")
+        self._say(f"{spec.ref}: building")
         digest = self.digest(name)
         work = Path(tempfile.mkdtemp(prefix=f".image-{name}-", dir=self.boot._ensure(self.boot.home / "tmp")))
         try:
@@ -247,15 +248,15 @@ class ImageSet:
         finally:
             shutil.rmtree(work, ignore_errors=True)
         took = round(time.monotonic() - t, 1)
-        self.log(f"{spec.ref}: built in {took:.0f}s")
+        self._say(f"{spec.ref}: built in {took:.0f}s")
         return BuildResult(name, spec.ref, True, took, self._size_mb(spec.ref))
 
     def _build_base(self, spec: ImageSpec, digest: str, work: Path) -> None:
         rootfs = work / "rootfs"
-        self.log(f"{spec.ref}: debootstrap {contexts.DEBIAN_SUITE} with {', '.join(contexts.BASE_PACKAGES)} "
+        self._say(f"{spec.ref}: debootstrap {contexts.DEBIAN_SUITE} with {', '.join(contexts.BASE_PACKAGES)} "
                  "(about 70 s)")
         contexts.debootstrap_rootfs(self.boot, rootfs)
-        self.log(f"{spec.ref}: docker import")
+        self._say(f"{spec.ref}: docker import")
         contexts.docker_import(self.engine.cli, rootfs, spec.ref,
                                [f"LABEL {LABEL}=image", f"LABEL {INPUTS_LABEL}={digest}",
                                 "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -273,7 +274,7 @@ class ImageSet:
             for line in proc.stdout:
                 log.write(line)
                 if line.startswith("Step "):  # progress: one line per Dockerfile step
-                    self.log(f"{spec.ref}: {line.strip()[:140]}")
+                    self._say(f"{spec.ref}: {line.strip()[:140]}")
             rc = proc.wait()
         if rc != 0:
             tail = "".join(log_path.read_text(errors="replace").splitlines(keepends=True)[-15:])
