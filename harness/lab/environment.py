@@ -56,7 +56,7 @@ class TopologySpec:
             if not CLUSTER_NAME.match(n):
                 raise ValueError(f"cluster name {n!r} is invalid: use a letter then letters, digits, '_' or '-' "
                                  "(no '.', which replication policies use as a separator)")
-        seen = {}
+        seen: dict[str, str] = {}
         for n in names:
             key = listener_name_for(n)
             if key in seen:

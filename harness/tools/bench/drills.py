@@ -84,7 +84,9 @@ def figures(summary: DrillSummary) -> dict[str, float | None]:
     # the replicator says which starts were restarts of one of its processes (after a kill). Not
     # by time: a replicator killed 15 s in now starts again within a minute of its first start.
     # Summaries from before it said so: a process name (one per location) seen before.
-    firsts, later, seen = [], [], set()
+    firsts: list[dict] = []
+    later: list[dict] = []
+    seen: set[str | None] = set()
     for t in starts:
         restart = t["restart"] if "restart" in t else t.get("process") in seen
         (later if restart else firsts).append(t)

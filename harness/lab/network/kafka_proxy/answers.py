@@ -219,7 +219,7 @@ def _join_group(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guard.O
     return True
 
 
-def _top_level_error(after: Callable[[_Body, int], None], throttle_from: int = 1):
+def _top_level_error(after: Callable[[_Body, int], object], throttle_from: int = 1):
     def answer(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guard.Owner) -> bool:
         if v >= throttle_from:
             b.i32(0)

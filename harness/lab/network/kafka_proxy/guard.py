@@ -96,7 +96,7 @@ def body_reader(frame: bytes, flexible: bool) -> Reader:
     return r
 
 
-def _array(r: Reader, flexible: bool, item: Callable[[Reader], None]) -> None:
+def _array(r: Reader, flexible: bool, item: Callable[[Reader], object]) -> None:
     for _ in range(max(r.array_len(flexible), 0)):
         item(r)
         if flexible:

@@ -155,7 +155,7 @@ def array_len(n: int, flexible: bool) -> bytes:
 
 # ---------------------------------------------------------------- broker entries
 
-Skip = Callable[[Reader], None]
+Skip = Callable[[Reader], object]  # what a reader returns is dropped
 
 
 def _nothing(_: Reader) -> None:
