@@ -62,7 +62,7 @@ def summary_html(summary: DrillSummary) -> str:
                      + _row(["<th class='l'>step</th>", "<th class='l'>condition</th>", "checked (epoch ms)"],
                             header=True))
         for e in unmet:
-            parts.append(_row([f"<td class='l'>{escape(e.name)}</td>", f"<td class='l bad'>{escape(e.condition)}</td>",
+            parts.append(_row([f"<td class='l'>{escape(e.name)}</td>", f"<td class='l bad'>{escape(e.condition or '')}</td>",
                                _num(e.condition_checked_ts_ms)]))
         parts.append("</table>")
     parts += _timeline_rows(summary)
@@ -77,7 +77,7 @@ def summary_html(summary: DrillSummary) -> str:
     parts.append("<table>" + _row(["<th class='l'>expectation</th>", "actual", "limit", "result"], header=True))
     for exp in summary.expectations:
         if exp.relaxed or (exp.note and exp.passed):
-            mark = f"<td class='l'>{'relaxed' if exp.relaxed else 'not judged'}: {escape(exp.relaxed or exp.note)}</td>"
+            mark = f"<td class='l'>{'relaxed' if exp.relaxed else 'not judged'}: {escape(exp.relaxed or exp.note or '')}</td>"
         else:
             mark = "<td class='ok'>held</td>" if exp.passed else "<td class='bad'>VIOLATED</td>"
         parts.append(_row([f"<td class='l'>{escape(exp.name)}</td>", _num(exp.actual), _num(exp.limit), mark]))
