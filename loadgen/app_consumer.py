@@ -17,21 +17,21 @@ import logging
 import secrets
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Mapping, Sequence
+from typing import Literal
 
-from confluent_kafka import (OFFSET_BEGINNING, OFFSET_END, Consumer, ConsumerGroupTopicPartitions,
-                             KafkaException, TopicPartition)
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from primitives.kafka.reading import watermarks
 from loadgen.envelope import decode
 from loadgen.histories.kinds import PROCESSED_RECORDS, history_path
 from loadgen.histories.records import ProcessedRecord
 from loadgen.histories.writer import HistoryWriter
 from loadgen.spec import TopicSelection
+from primitives.kafka.reading import watermarks
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class CommitPolicy(BaseModel):
     every_records: int | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
-    def _records_only_manual(self) -> "CommitPolicy":
+    def _records_only_manual(self) -> CommitPolicy:
         if self.mode == "auto" and self.every_records is not None:
             raise ValueError("every_records needs mode: manual (auto-commit is time-based)")
         return self
@@ -76,7 +76,7 @@ class StartPosition(BaseModel):
     fallback: Literal["earliest", "latest"] = "earliest"
 
     @model_validator(mode="after")
-    def _complete(self) -> "StartPosition":
+    def _complete(self) -> StartPosition:
         if self.strategy == "offsets" and not self.offsets:
             raise ValueError("strategy offsets needs offsets: {topic: {partition: offset}}")
         if self.strategy == "timestamp" and self.timestamp_ms is None:
@@ -84,20 +84,20 @@ class StartPosition(BaseModel):
         return self
 
     @classmethod
-    def committed(cls, fallback: Literal["earliest", "latest"] = "earliest") -> "StartPosition":
+    def committed(cls, fallback: Literal["earliest", "latest"] = "earliest") -> StartPosition:
         return cls(strategy="committed", fallback=fallback)
 
     @classmethod
-    def earliest(cls) -> "StartPosition":
+    def earliest(cls) -> StartPosition:
         return cls(strategy="earliest")
 
     @classmethod
-    def latest(cls) -> "StartPosition":
+    def latest(cls) -> StartPosition:
         return cls(strategy="latest")
 
     @classmethod
     def at_offsets(cls, offsets: Mapping[Partition, int],
-                   fallback: Literal["earliest", "latest"] = "earliest") -> "StartPosition":
+                   fallback: Literal["earliest", "latest"] = "earliest") -> StartPosition:
         nested: dict[str, dict[int, int]] = {}
         for (topic, partition), offset in offsets.items():
             nested.setdefault(topic, {})[partition] = offset
@@ -105,7 +105,7 @@ class StartPosition(BaseModel):
 
     @classmethod
     def at_timestamp(cls, timestamp_ms: int,
-                     fallback: Literal["earliest", "latest"] = "latest") -> "StartPosition":
+                     fallback: Literal["earliest", "latest"] = "latest") -> StartPosition:
         return cls(strategy="timestamp", timestamp_ms=timestamp_ms, fallback=fallback)
 
     def fallback_offset(self) -> int:
@@ -254,7 +254,7 @@ class AppConsumer:
             self._writer.close()
             self._writer = None
 
-    def __enter__(self) -> "AppConsumer":
+    def __enter__(self) -> AppConsumer:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -10,9 +10,9 @@ flat out from its first batch, and its rate while the backlog lasts is its ceili
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from confluent_kafka import KafkaException, Producer
 

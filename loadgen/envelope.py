@@ -29,7 +29,7 @@ import random
 import re
 import struct
 import zlib
-from typing import NamedTuple, Protocol, Union
+from typing import NamedTuple, Protocol
 
 MAGIC = 0xD7
 VERSION = 1
@@ -49,7 +49,7 @@ class _HasValue(Protocol):
     def value(self) -> bytes | None: ...
 
 
-Record = Union[bytes, bytearray, memoryview, _HasValue, None]
+Record = bytes | bytearray | memoryview | _HasValue | None
 
 
 class Envelope(NamedTuple):

@@ -12,8 +12,8 @@ import logging
 import secrets
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -92,7 +92,7 @@ class LagSampler:
                             len(errors), errors[0])
         return rows
 
-    def start(self) -> "LagSampler":
+    def start(self) -> LagSampler:
         """Sample in a background thread until ``stop()``."""
         if self.running:
             raise RuntimeError(f"lag sampler on {self.cluster} is already running")
@@ -110,7 +110,7 @@ class LagSampler:
         if self._writer is not None:
             self._writer.close()
 
-    def __enter__(self) -> "LagSampler":
+    def __enter__(self) -> LagSampler:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -8,7 +8,10 @@ cluster is lost: ``LoadRunner.abandon``) they get no time: every pending send is
 once. Exit code 0 for a clean stop, 1 when the load could not run.
 """
 
-import locust  # noqa: F401  (first: gevent must patch the process before anything else runs)
+# Locust first (its own isort section in pyproject.toml): importing it makes gevent patch the
+# process before anything else imports socket, ssl or threading.
+from locust.env import Environment
+from locust.log import setup_logging
 
 import argparse
 import logging
@@ -20,11 +23,8 @@ from pathlib import Path
 
 import gevent
 from gevent.event import Event
-from locust.env import Environment
-from locust.log import setup_logging
 
-from loadgen.producer_user import (KafkaProducerUser, LoadSession, check_producer_settings,
-                                   ensure_topics)
+from loadgen.producer_user import KafkaProducerUser, LoadSession, check_producer_settings, ensure_topics
 from loadgen.spec import LoadSpec
 
 log = logging.getLogger("loadgen.load_process")

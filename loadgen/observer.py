@@ -23,11 +23,10 @@ import logging
 import secrets
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
-from confluent_kafka import (OFFSET_BEGINNING, Consumer, IsolationLevel, KafkaException,
-                             TopicPartition)
+from confluent_kafka import OFFSET_BEGINNING, Consumer, IsolationLevel, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from loadgen.envelope import decode_verified
@@ -107,7 +106,7 @@ class Observer:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def start(self) -> "Observer":
+    def start(self) -> Observer:
         """Start reading in a background thread."""
         if self.running:
             raise RuntimeError(f"observer on {self.cluster} is already running")
@@ -131,7 +130,7 @@ class Observer:
             self._writer.close()
         return drained
 
-    def __enter__(self) -> "Observer":
+    def __enter__(self) -> Observer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

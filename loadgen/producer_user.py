@@ -17,6 +17,10 @@ import it from the harness; the harness starts it in its own process (``loadgen.
 
 from __future__ import annotations
 
+from locust import User, events, task
+from locust.env import Environment
+from locust.exception import StopUser
+
 import bisect
 import json
 import logging
@@ -25,28 +29,26 @@ import random
 import secrets
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import gevent
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
-from locust import User, events, task
-from locust.exception import StopUser
-from locust.env import Environment
 
 try:
     from loadgen.envelope import EnvelopeEncoder
 except ModuleNotFoundError:  # `locust -f loadgen/producer_user.py` from a checkout not installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from loadgen.envelope import EnvelopeEncoder
-from primitives.kafka.topics import create_topics
 from loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS, history_path
 from loadgen.histories.records import AckedSend, UncertainSend
 from loadgen.histories.writer import HistoryWriter
 from loadgen.spec import KeySpec, LatencySummary, LoadSpec, LoadStats, SizeSpec, TopicStats
+from primitives.kafka.topics import create_topics
 
 log = logging.getLogger("loadgen.producer")
 
@@ -79,7 +81,7 @@ class ProducerClient:
     greenlet can drive it; waiting is the caller's (``gevent.sleep``).
     """
 
-    def __init__(self, session: "LoadSession", producer_id: str,
+    def __init__(self, session: LoadSession, producer_id: str,
                  fire: Callable[..., None]) -> None:
         self.session = session
         self.producer_id = producer_id
@@ -173,7 +175,7 @@ class ProducerClient:
         # Client-level errors (all brokers down, ...): librdkafka keeps retrying by itself.
         log.warning("producer %s: %s", self.producer_id, err)
 
-    def _topic(self, topic: str) -> "_TopicCounts":
+    def _topic(self, topic: str) -> _TopicCounts:
         t = self.per_topic.get(topic)
         if t is None:
             t = self.per_topic[topic] = _TopicCounts()
@@ -198,7 +200,7 @@ class ProducerClient:
                 self.serve()
                 if self._pending:
                     sleep(0.01)
-        for seq, (topic, ts, size, _crc) in sorted(self._pending.items()):
+        for seq, (topic, ts, _size, _crc) in sorted(self._pending.items()):
             self.pending_at_shutdown += 1
             self._topic(topic).failed += 1
             self.session.uncertain.write(UncertainSend(self._cluster, topic, self.producer_id, seq,
@@ -240,7 +242,7 @@ class LoadSession:
         self.closed = False
 
     # --- attachment to a Locust environment ---------------------------------------------
-    def attach(self, environment: Environment) -> "LoadSession":
+    def attach(self, environment: Environment) -> LoadSession:
         setattr(environment, self.ATTR, self)
         return self
 

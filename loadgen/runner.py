@@ -16,9 +16,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from primitives.process import ManagedProcess, ProcessError, ProcessSupervisor, child_environment
 from loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS, history_path
 from loadgen.spec import LoadSpec, LoadStats
+from primitives.process import ManagedProcess, ProcessError, ProcessSupervisor, child_environment
 
 _REPO = Path(__file__).resolve().parents[1]
 
@@ -174,7 +174,7 @@ class LoadRunner:
         except (ValueError, ValidationError) as e:  # replaced atomically, so never torn
             raise ProcessError(f"{self.name}: unreadable stats {path}: {e}") from None
 
-    def __enter__(self) -> "LoadRunner":
+    def __enter__(self) -> LoadRunner:
         return self
 
     def __exit__(self, *exc: object) -> None:

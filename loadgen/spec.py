@@ -74,7 +74,7 @@ class SizeSpec(_Strict):
         return data
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> "SizeSpec":
+    def _exactly_one(self) -> SizeSpec:
         given = [n for n in ("fixed", "uniform", "normal") if getattr(self, n) is not None]
         if len(given) != 1:
             raise ValueError("record_size needs exactly one of {fixed: N}, {uniform: [min, max]}, "
@@ -122,7 +122,7 @@ class HotKeys(_Strict):
     fraction: float = Field(default=0.8, ge=0.0, le=1.0)
 
     @model_validator(mode="after")
-    def _fewer_hot(self) -> "HotKeys":
+    def _fewer_hot(self) -> HotKeys:
         if self.hot_keys >= self.keys:
             raise ValueError(f"hot_keys ({self.hot_keys}) must be fewer than keys ({self.keys})")
         return self
@@ -150,7 +150,7 @@ class KeySpec(_Strict):
         return data
 
     @model_validator(mode="after")
-    def _at_most_one(self) -> "KeySpec":
+    def _at_most_one(self) -> KeySpec:
         if self.uniform is not None and self.hot is not None:
             raise ValueError("keys: give either uniform or hot, not both")
         return self
@@ -202,7 +202,7 @@ class TopicSelection(_Strict):
         return data
 
     @model_validator(mode="after")
-    def _one_way(self) -> "TopicSelection":
+    def _one_way(self) -> TopicSelection:
         if bool(self.names) == (self.pattern is not None):
             raise ValueError("select topics by names or by pattern, exactly one of them")
         for n in self.names:
@@ -215,7 +215,7 @@ class TopicSelection(_Strict):
         return self
 
     @classmethod
-    def of(cls, topics: "TopicSelection | str | list[str] | tuple[str, ...]") -> "TopicSelection":
+    def of(cls, topics: TopicSelection | str | list[str] | tuple[str, ...]) -> TopicSelection:
         """From a selection, a list of names, one name, or ``^regex``."""
         return topics if isinstance(topics, TopicSelection) else cls.model_validate(topics)
 
@@ -333,7 +333,7 @@ class LoadSpec(_Strict):
         return f"{self.producer_id_prefix}-{instance}"
 
     @classmethod
-    def load(cls, path: str | Path) -> "LoadSpec":
+    def load(cls, path: str | Path) -> LoadSpec:
         """Read a spec from a JSON file."""
         return cls.model_validate(json.loads(Path(path).read_text()))
 

@@ -15,10 +15,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any
 
 from primitives import versions
 
@@ -210,7 +211,7 @@ class Bootstrap:
         with self._lock("chromium"):
             if not any(shutil.which(n) for n in self.CHROMIUM_NAMES):
                 self.apt_install("chromium", why="Chromium")
-        return next(shutil.which(n) for n in self.CHROMIUM_NAMES if shutil.which(n))
+        return next(path for path in map(shutil.which, self.CHROMIUM_NAMES) if path)
 
     # --- Debian packages (as root) ------------------------------------------------------
     def can_apt_install(self, otherwise: str) -> str:
@@ -251,7 +252,7 @@ class Bootstrap:
     def _log_path(self, what: str) -> Path:
         return self.home / "logs" / (re.sub(r"[^\w.-]+", "_", what).strip("_") + ".log")
 
-    def _run(self, cmd: list[str], what: str, hint: str, **kwargs) -> None:
+    def _run(self, cmd: list[str], what: str, hint: str, **kwargs: Any) -> None:
         log_path = self._log_path(what)
         self._ensure(log_path.parent)
         with open(log_path, "w") as log:

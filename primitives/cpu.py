@@ -13,9 +13,9 @@ import os
 import resource
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 # fields of /proc/<pid>/stat after the command name, counted from 0 (stat(5) numbers them from 1,
 # with pid and comm as 1 and 2)
@@ -116,11 +116,11 @@ class CpuMeter:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="cpu-meter", daemon=True)
 
-    def __enter__(self) -> "CpuMeter":
+    def __enter__(self) -> CpuMeter:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
 
@@ -153,6 +153,8 @@ class CpuMeter:
         """CPU seconds used between two epoch times (from the samples nearest them)."""
         if not self.samples or end_s <= start_s:
             return None
-        at = lambda t: min(self.samples, key=lambda s: abs(s[0] - t))  # noqa: E731
+        def at(t: float) -> tuple[float, float]:
+            return min(self.samples, key=lambda s: abs(s[0] - t))
+
         (t0, c0), (t1, c1) = at(start_s), at(end_s)
         return c1 - c0 if t1 > t0 else None

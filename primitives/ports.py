@@ -18,7 +18,7 @@ class PortAllocator:
         for _ in range(100):
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
                 s.bind((self.host, 0))
-                port = s.getsockname()[1]
+                port: int = s.getsockname()[1]
             if port not in self._given:
                 self._given.add(port)
                 return port

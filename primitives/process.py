@@ -9,9 +9,10 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import IO
 
 from primitives.redaction import is_secret_key
 
@@ -94,8 +95,8 @@ class ManagedProcess:
     # Infrastructure (brokers, proxies) stops after everything else, so clients such as a
     # replicator shut down cleanly instead of hanging on brokers that vanished under them.
     infrastructure: bool = False
-    _popen: subprocess.Popen | None = field(default=None, init=False, repr=False)
-    _log_fh: object = field(default=None, init=False, repr=False)
+    _popen: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+    _log_fh: IO[bytes] | None = field(default=None, init=False, repr=False)
     paused: bool = field(default=False, init=False)
 
     def start(self) -> None:
@@ -118,6 +119,13 @@ class ManagedProcess:
         return self._popen.pid if self._popen else None
 
     @property
+    def _started(self) -> subprocess.Popen[bytes]:
+        """The process, once started (callers check ``running`` first)."""
+        if self._popen is None:
+            raise RuntimeError(f"{self.name} was never started")
+        return self._popen
+
+    @property
     def running(self) -> bool:
         return self._popen is not None and self._popen.poll() is None
 
@@ -138,13 +146,13 @@ class ManagedProcess:
         the replicator stops its Spark queries before Spark's JVM goes)."""
         if self.running:
             try:
-                os.kill(self._popen.pid, sig)
+                os.kill(self._started.pid, sig)
             except ProcessLookupError:
                 pass
 
     def _group_alive(self) -> bool:
         try:
-            os.killpg(self._popen.pid, 0)
+            os.killpg(self._started.pid, 0)
             return True
         except (ProcessLookupError, PermissionError):
             return False
@@ -170,7 +178,7 @@ class ManagedProcess:
             self.paused = False
         self.terminate(sig)
         try:
-            self._popen.wait(timeout=self.stop_timeout_s if timeout_s is None else timeout_s)
+            self._started.wait(timeout=self.stop_timeout_s if timeout_s is None else timeout_s)
         except subprocess.TimeoutExpired:
             self.kill()
         self.reap_group()

@@ -55,8 +55,8 @@ class SecretDir:
         """Delete the folder and everything in it (idempotent)."""
         shutil.rmtree(self.path, ignore_errors=True)
 
-    def __enter__(self) -> "SecretDir":
+    def __enter__(self) -> SecretDir:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.remove()

@@ -14,9 +14,10 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
@@ -24,20 +25,19 @@ from confluent_kafka.admin import AdminClient
 from primitives.kafka.security import java_to_librdkafka
 from replicator import checkpoint_folder
 from replicator.checkpoints import CheckpointEmitter
-from replicator.planted_faults import CheckpointFault, DataPathFault
 from replicator.config.flow import FlowConfig
 from replicator.config.settings import ReplicatorConfig
+from replicator.flow_reads import FlowLag, SourceReads, StartReads
 from replicator.heartbeats import HeartbeatEmitter
 from replicator.history import HistoryEnds
 from replicator.metrics import MetricsTracker
 from replicator.offset_index import OffsetIndex
-from replicator.flow_reads import FlowLag, SourceReads, StartReads
+from replicator.planted_faults import CheckpointFault, DataPathFault
 from replicator.resume import FlowOrigin, StartPositions
 from replicator.schedule import Every
 from replicator.shared_warm_up import SharedWarmUp
+from replicator.spark_stream import WARM_HEARTBEATS, QuietStops, StreamPlan, start_query, stop_query, tasks_running, warm_up
 from replicator.startup import StartupClock
-from replicator.spark_stream import (WARM_HEARTBEATS, QuietStops, StreamPlan, start_query, stop_query, tasks_running,
-                                     warm_up)
 from replicator.topic_sync import TopicSync
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ class FlowRuntime:
         # the warm-up's heartbeats go through the flow's sink too: not replication, not counted
         # (as the heartbeats the emitter writes with its own producer are not)
         self.metrics = MetricsTracker(self.metrics_dir, frozenset({self.policy.heartbeats_topic()}))
-        self.query: "StreamingQuery | None" = None
+        self.query: StreamingQuery | None = None
         self.topics: tuple[str, ...] = ()
         self.partitions: dict[str, int] = {}
         self.status = FlowStatus()
@@ -183,7 +183,7 @@ class FlowRuntime:
     def schedules(self) -> list[Every]:
         return [self.refresh, self.config_sync, self.heartbeat_every, self.checkpoint_every]
 
-    def tick(self, spark: "SparkSession", now: float) -> None:
+    def tick(self, spark: SparkSession, now: float) -> None:
         """Advance everything that is due; failures are logged and retried, never fatal."""
         if self.query is not None and not self.query.isActive:
             err = self.query.exception()
@@ -208,7 +208,7 @@ class FlowRuntime:
         if self.checkpoint_every.due(now) and self.topics:
             self._guard("checkpoints", self._checkpoint)
 
-    def _refresh_and_start(self, spark: "SparkSession", now: float) -> None:
+    def _refresh_and_start(self, spark: SparkSession, now: float) -> None:
         changed = self._sync_topics()
         if self.query is not None and changed:
             log.info("flow %s: topics now %s; restarting the query (its running batch is cancelled; "
@@ -233,7 +233,7 @@ class FlowRuntime:
             self._prepared = (self.topics, dict(self.partitions), self._start_offsets())
             self.clock.mark("positions")
 
-    def _start(self, spark: "SparkSession") -> None:
+    def _start(self, spark: SparkSession) -> None:
         """Start the query right after the newest record this flow copied into each target partition.
 
         The target, not Spark's checkpoint, says where the copy stopped (see ``resume``): a
@@ -260,7 +260,7 @@ class FlowRuntime:
                 return
             threading.Thread(target=self._warm_up, args=(spark,), name=f"warm-up {self.name}", daemon=True).start()
 
-    def _warm_up(self, spark: "SparkSession") -> None:
+    def _warm_up(self, spark: SparkSession) -> None:
         """Once per flow, beside its first query: Spark's first-batch cost, paid before the flow counts as live.
 
         The heartbeat round trip (the records that warm the JVM's per-record paths) runs once per
@@ -315,7 +315,7 @@ class FlowRuntime:
                                                                       self._settle_before_start)
         return offsets
 
-    def _check_live(self, spark: "SparkSession") -> None:
+    def _check_live(self, spark: SparkSession) -> None:
         """Live once the warm-up ended and, in real time, all the query's tasks run; a micro-batch query at once
         (its warm-up ran before it, and its batches are short)."""
         if self._warmed is not None and not self.warmed:
@@ -347,7 +347,7 @@ class FlowRuntime:
             log.warning("flow %s: %s failed: %s", self.name, what, e)
             self.status.last_error = f"{what}: {e}"[:2000]
 
-    def stop_query(self, spark: "SparkSession | None" = None) -> None:
+    def stop_query(self, spark: SparkSession | None = None) -> None:
         """Stop the query on purpose: quietly when the session is at hand (``spark_stream.stop_query``)."""
         if self.query is not None:
             try:
@@ -366,7 +366,7 @@ class FlowRuntime:
         Called from the process's lag thread only, with clients of its own."""
         return self.lag_reads.measure(self.partitions)
 
-    def close(self, spark: "SparkSession | None" = None) -> None:
+    def close(self, spark: SparkSession | None = None) -> None:
         self.stop_query(spark)
         self.target_producer.flush(5)
         self.index.close()

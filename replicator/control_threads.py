@@ -17,7 +17,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Callable, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from replicator.schedule import Every, wait_until_due
 
@@ -34,7 +35,7 @@ class ControlledFlow(Protocol):
 
     name: str
 
-    def tick(self, spark: "SparkSession", now: float) -> None: ...
+    def tick(self, spark: SparkSession, now: float) -> None: ...
 
     def schedules(self) -> list[Every]: ...
 
@@ -44,7 +45,7 @@ class ControlledFlow(Protocol):
 class ControlThreads:
     """Runs every flow's control loop and the lag probe until ``stop``; the first unexpected error ends them all."""
 
-    def __init__(self, flows: list[ControlledFlow], spark: "SparkSession", longest_wait_s: Callable[[], float]):
+    def __init__(self, flows: list[ControlledFlow], spark: SparkSession, longest_wait_s: Callable[[], float]):
         self.flows = flows
         self.spark = spark
         self.longest_wait_s = longest_wait_s  # how long a loop may sleep when nothing is due
@@ -53,7 +54,7 @@ class ControlThreads:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
-    def start(self) -> "ControlThreads":
+    def start(self) -> ControlThreads:
         for fr in self.flows:
             self._spawn(f"control {fr.name}", lambda fr=fr: self._flow_loop(fr))
         self._spawn("lag probe", self._lag_loop)

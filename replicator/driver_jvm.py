@@ -191,7 +191,7 @@ class DriverStart:
         self._launched = False
         self._thread = threading.Thread(target=self._launch, name="driver JVM start", daemon=True)
 
-    def begin(self) -> "DriverStart":
+    def begin(self) -> DriverStart:
         self._thread.start()
         return self
 
@@ -208,7 +208,7 @@ class DriverStart:
         except BaseException as e:  # raised where the session is asked for
             self._error = e
 
-    def session(self, master: str) -> "SparkSession":
+    def session(self, master: str) -> SparkSession:
         """The Spark session on ``master``, once the JVM is up; the launch's error if it failed."""
         self._thread.join()
         if self._error is not None:

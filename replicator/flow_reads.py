@@ -16,8 +16,20 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from replicator.filters import TopicSelector
 from replicator.history import HistoryEnds
 from replicator.planted_faults import DataPathFault
-from replicator.resume import (EARLIEST, Copy, FlowOrigin, StartPositions, copied_up_to, holds_the_copied_record,
-                              newest_copy, records_waiting, settled, start_offsets, starting_offsets, target_consumer)
+from replicator.resume import (
+    EARLIEST,
+    Copy,
+    FlowOrigin,
+    StartPositions,
+    copied_up_to,
+    holds_the_copied_record,
+    newest_copy,
+    records_waiting,
+    settled,
+    start_offsets,
+    starting_offsets,
+    target_consumer,
+)
 
 log = logging.getLogger("replicator")
 

@@ -69,7 +69,7 @@ def read_interceptor_files(metrics_dir: Path, ignored_topics: frozenset[str] = f
             m.errors += p["errors"]
             m.latency_sum_ms += p["latency_sum_ms"]
             m.latency_max_ms = max(m.latency_max_ms or 0, p["latency_max_ms"])
-            m.histogram = [a + b for a, b in zip(m.histogram, p["latency_histogram"])]
+            m.histogram = [a + b for a, b in zip(m.histogram, p["latency_histogram"], strict=True)]
     return out
 
 

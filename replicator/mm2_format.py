@@ -62,7 +62,7 @@ class Checkpoint:
         return struct.pack(">hqq", VERSION, self.upstream_offset, self.downstream_offset) + _string(self.metadata)
 
     @classmethod
-    def decode(cls, key: bytes, value: bytes, record_offset: int = -1) -> "Checkpoint":
+    def decode(cls, key: bytes, value: bytes, record_offset: int = -1) -> Checkpoint:
         k = _Reader(key, "checkpoint key")
         group, topic, partition = k.string(), k.string(), k.int32()
         v = _Reader(value, "checkpoint value")
@@ -85,7 +85,7 @@ class Heartbeat:
         return struct.pack(">hq", VERSION, self.timestamp_ms)
 
     @classmethod
-    def decode(cls, key: bytes, value: bytes) -> "Heartbeat":
+    def decode(cls, key: bytes, value: bytes) -> Heartbeat:
         k = _Reader(key, "heartbeat key")
         source, target = k.string(), k.string()
         v = _Reader(value, "heartbeat value")

@@ -48,7 +48,7 @@ class CheckpointFault:
         return max(0, translated + self.shift)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> "CheckpointFault | None":
+    def from_env(cls, environ: Mapping[str, str]) -> CheckpointFault | None:
         """The checkpoint fault ``environ`` plants (None: none of this kind); raises ``PlantedFaultRefused``
         when it may not plant one."""
         name = planted_name(environ)
@@ -83,7 +83,7 @@ class DataPathFault:
         return max(-1, copied + self.resume_shift)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> "DataPathFault | None":
+    def from_env(cls, environ: Mapping[str, str]) -> DataPathFault | None:
         """The data-path fault ``environ`` plants (None: none of this kind)."""
         name = planted_name(environ)
         if name == "drop-1-in-1000":

@@ -42,12 +42,13 @@ class FlowSupervisor:
         self.jars = jars
         self.status_file = status_file or self.workdir / "metrics.json"
         self.flows: list[FlowRuntime] = []
-        self.spark: "SparkSession | None" = None
+        self.spark: SparkSession | None = None
         self.clock = StartupClock()
         self.prometheus: MetricsServer | None = None
 
     def _prepare_flows(self, session_ready: threading.Event) -> None:
-        """Each flow's first start offsets (``FlowRuntime.prepare_start``), its topics synced every 0.5 s until the session is ready.
+        """Each flow's first start offsets (``FlowRuntime.prepare_start``), its topics synced every 0.5 s
+        until the session is ready.
 
         In a chain the next hop's topics appear a second into the start, made by the process
         upstream: synced only after the session, relay->core's first query started 2.5-3.3 s after
@@ -83,7 +84,7 @@ class FlowSupervisor:
         return DriverStart(session_settings(self.jars, tmp, flags, master), launch_master,
                            lambda: self.clock.mark("jvm")).begin()
 
-    def _start_spark(self, driver: DriverStart) -> "SparkSession":
+    def _start_spark(self, driver: DriverStart) -> SparkSession:
         # headroom so topics created later still find task slots, and two slots no real-time task
         # can hold for the warm-up's batch jobs (a chain's relay->core flow started with no
         # partition, then got 4: its real-time tasks held all of local[4] and the warm-up, so the

@@ -66,7 +66,8 @@ def render(flows: dict[str, list[PartitionMetrics]], status: dict[str, dict], st
     for flow, m in copied:
         where = {"flow": flow, "topic": m.topic, "partition": m.partition}
         seen = 0
-        for bound, n in zip(LATENCY_BOUNDS_S, m.histogram):
+        # one bound fewer than buckets: the last bucket is the +Inf sample below
+        for bound, n in zip(LATENCY_BOUNDS_S, m.histogram, strict=False):
             seen += n
             latency.sample(seen, "_bucket", **where, le=_number(bound))
         latency.sample(sum(m.histogram), "_bucket", **where, le="+Inf")
@@ -89,7 +90,8 @@ def render(flows: dict[str, list[PartitionMetrics]], status: dict[str, dict], st
             lag.sample(m.lag, flow=flow, topic=m.topic, partition=m.partition)
 
     for name, key, help_text in (("query_starts_total", "query_starts", "Spark query starts of the flow."),
-                                 ("query_failures_total", "query_failures", "Spark queries of the flow that stopped on failure.")):
+                                 ("query_failures_total", "query_failures",
+                                  "Spark queries of the flow that stopped on failure.")):
         family = _Family(lines, name, "counter", help_text)
         for flow, st in sorted(status.items()):
             family.sample(st.get(key, 0), flow=flow)
@@ -108,7 +110,7 @@ class MetricsPortTaken(OSError):
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "MetricsServer"
+    server: MetricsServer
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         if self.path.split("?", 1)[0] != "/metrics":
@@ -147,7 +149,7 @@ class MetricsServer(ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/metrics"
 
-    def start(self) -> "MetricsServer":
+    def start(self) -> MetricsServer:
         self._thread.start()
         log.info("metrics: %s", self.url)
         return self

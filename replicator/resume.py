@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 

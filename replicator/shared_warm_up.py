@@ -32,7 +32,7 @@ class SharedWarmUp:
         self._deadline = time.monotonic() + patience_s
 
     @classmethod
-    def quickest(cls, sync_seconds: dict[str, float], patience_s: float = 60.0) -> "SharedWarmUp":
+    def quickest(cls, sync_seconds: dict[str, float], patience_s: float = 60.0) -> SharedWarmUp:
         """Owned by the flow whose first topic sync took least (flows that cannot run it left out)."""
         owner = min(sync_seconds, key=lambda flow: (sync_seconds[flow], flow), default=None)
         return cls(owner, patience_s)

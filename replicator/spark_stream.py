@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from replicator.config.flow import MICROBATCH_TRIGGER_DEFAULT, REALTIME_TRIGGER_DEFAULT
 from replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, TIMESTAMP_HEADER
@@ -100,7 +101,7 @@ def _bytes8(col_sql: str) -> str:
     return f"unhex(lpad(hex({col_sql}), 16, '0'))"
 
 
-def transform(df: "DataFrame", plan: StreamPlan) -> "DataFrame":
+def transform(df: DataFrame, plan: StreamPlan) -> DataFrame:
     """Source rows -> sink rows: remote topic name, same partition, headers carrying provenance."""
     from pyspark.sql import functions as F
 
@@ -169,7 +170,7 @@ def kafka_sink(writer, plan: StreamPlan):
 WARM_HEARTBEATS = 300
 
 
-def warm_up(spark: "SparkSession", plan: StreamPlan, heartbeats: Callable[[], "Heartbeat"] | None = None,
+def warm_up(spark: SparkSession, plan: StreamPlan, heartbeats: Callable[[], Heartbeat] | None = None,
             heartbeats_topic: str = "") -> dict[str, float]:
     """Run the flow's read-transform-write once as batch jobs, before any record of the flow moves.
 
@@ -219,8 +220,9 @@ def warm_up(spark: "SparkSession", plan: StreamPlan, heartbeats: Callable[[], "H
     return {"empty range": time.monotonic() - started}
 
 
-def _empty_range(spark: "SparkSession", plan: StreamPlan) -> None:
-    """The flow's read-transform-write over its own topics, from the current end of every partition to the same end, and filtered to no row."""
+def _empty_range(spark: SparkSession, plan: StreamPlan) -> None:
+    """The flow's read-transform-write over its own topics, from the current end of every partition to the
+    same end, and filtered to no row."""
     future_ms = int((time.time() + 86_400) * 1000)
     source = (_read_kafka(spark.read, plan)
               # "latest" is refused as a batch start; a timestamp past every record, falling
@@ -244,7 +246,7 @@ def _empty_range(spark: "SparkSession", plan: StreamPlan) -> None:
     kafka_sink(transform(rows, plan).write, plan).save()
 
 
-def _write_heartbeats(spark: "SparkSession", plan: StreamPlan, heartbeats: Callable[[], "Heartbeat"],
+def _write_heartbeats(spark: SparkSession, plan: StreamPlan, heartbeats: Callable[[], Heartbeat],
                       topic: str) -> None:
     """``WARM_HEARTBEATS`` heartbeats into the target's heartbeats topic, through the flow's sink."""
     from pyspark.sql import functions as F
@@ -259,7 +261,7 @@ def _write_heartbeats(spark: "SparkSession", plan: StreamPlan, heartbeats: Calla
     kafka_sink(written.write, plan).save()
 
 
-def _read_heartbeats_back(spark: "SparkSession", plan: StreamPlan, topic: str, since_ms: int) -> None:
+def _read_heartbeats_back(spark: SparkSession, plan: StreamPlan, topic: str, since_ms: int) -> None:
     """The heartbeats written from ``since_ms`` on, read from the target through ``transform`` into Spark's no-op sink."""
     # from the target (the flow's source settings are for the source cluster), and only what was
     # written from ``since_ms`` on, so a long-lived heartbeats topic is not read whole
@@ -276,7 +278,7 @@ def _read_heartbeats_back(spark: "SparkSession", plan: StreamPlan, topic: str, s
     transform(back.load(), plan).write.format("noop").mode("overwrite").save()
 
 
-def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
+def start_query(spark: SparkSession, plan: StreamPlan) -> StreamingQuery:
     """Start the flow's streaming query (resuming from its checkpoint if one exists)."""
     reader = _read_kafka(spark.readStream, plan).option("startingOffsets", plan.starting_offsets)
     if plan.max_offsets_per_trigger and plan.mode == "microbatch":
@@ -292,7 +294,7 @@ def start_query(spark: "SparkSession", plan: StreamPlan) -> "StreamingQuery":
     return writer.start()
 
 
-def _planted(source: "DataFrame", fault: DataPathFault) -> "DataFrame":
+def _planted(source: DataFrame, fault: DataPathFault) -> DataFrame:
     """The mutation suite's wrong copy: the record at offset 10 of every N in a partition left out or written twice."""
     from pyspark.sql import functions as F
     if fault.drop_every:
@@ -304,7 +306,7 @@ def _planted(source: "DataFrame", fault: DataPathFault) -> "DataFrame":
     return source
 
 
-def tasks_running(spark: "SparkSession", run_id: str) -> bool:
+def tasks_running(spark: SparkSession, run_id: str) -> bool:
     """Whether every task of a running stage of the query's jobs has started (its job group is its run id).
 
     A real-time batch lasts the whole trigger interval, so its first progress report comes late;
@@ -346,7 +348,7 @@ class QuietStops:
         self._stopping = 0
         self._levels: dict[str, object] = {}
 
-    def enter(self, spark: "SparkSession") -> None:
+    def enter(self, spark: SparkSession) -> None:
         jvm = spark.sparkContext._jvm
         with self._lock:
             if self._stopping == 0:
@@ -357,7 +359,7 @@ class QuietStops:
                         name, jvm.org.apache.logging.log4j.Level.OFF)
             self._stopping += 1
 
-    def leave(self, spark: "SparkSession") -> None:
+    def leave(self, spark: SparkSession) -> None:
         jvm = spark.sparkContext._jvm
         with self._lock:
             self._stopping -= 1
@@ -366,7 +368,7 @@ class QuietStops:
                     jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, level)
 
 
-def stop_query(spark: "SparkSession", query: "StreamingQuery", quiet: QuietStops, settle_s: float = 5.0) -> None:
+def stop_query(spark: SparkSession, query: StreamingQuery, quiet: QuietStops, settle_s: float = 5.0) -> None:
     """Stop a query on purpose without logging its cancelled tasks as failures (see above).
 
     Waits (up to ``settle_s``) for the query's cancelled tasks to finish before the loggers are

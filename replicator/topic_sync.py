@@ -6,8 +6,16 @@ import logging
 from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource,
-                                   NewPartitions, NewTopic, ResourceType)
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    NewPartitions,
+    NewTopic,
+    ResourceType,
+)
 
 from replicator.filters import ConfigPropertyFilter, TopicSelector
 
@@ -62,7 +70,7 @@ class TopicSync:
         topics = [SourceTopic(name, len(t.partitions)) for name, t in md.topics.items()
                   if t.error is None and self.selector.should_replicate_topic(name)]
         if self.config_filter is not None and topics:
-            for t, cfg in zip(topics, self._configs(self.source_admin, [t.name for t in topics])):
+            for t, cfg in zip(topics, self._configs(self.source_admin, [t.name for t in topics]), strict=True):
                 t.configs = {k: v for k, v in cfg.items() if self.config_filter.should_replicate_config_property(k)}
         return sorted(topics, key=lambda t: t.name)
 
@@ -115,7 +123,7 @@ class TopicSync:
         if not existing:
             return
         remotes = [self.selector.remote_topic(t.name) for t in existing]
-        for t, remote, current in zip(existing, remotes, self._configs(self.target_admin, remotes)):
+        for t, remote, current in zip(existing, remotes, self._configs(self.target_admin, remotes), strict=True):
             changed = {k: v for k, v in t.configs.items() if current.get(k) != v}
             if not changed:
                 continue

@@ -11,15 +11,31 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 from allure_commons.logger import AllureFileLogger
-from allure_commons.model2 import (ATTACHMENT_PATTERN, Attachment, Label, Parameter, Status, StatusDetails,
-                                   TestResult, TestStepResult)
+from allure_commons.model2 import (
+    ATTACHMENT_PATTERN,
+    Attachment,
+    Label,
+    Parameter,
+    Status,
+    StatusDetails,
+    TestResult,
+    TestStepResult,
+)
 
-from harness.drill.results import (DrillResults, DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary,
-                             FlowResults, load_results)
+from harness.drill.results import (
+    DrillResults,
+    DrillSummary,
+    ExpectationRow,
+    FailbackSummary,
+    FailoverSummary,
+    FlowResults,
+    load_results,
+)
 from reports.attachments import DrillAttachment, drill_log, flow_plots, log_files, run_attachments
 from reports.labels import behaviour_labels
 from reports.summary_html import overview_html
@@ -120,8 +136,12 @@ def _status(s: DrillSummary, expectations: list[ExpectationRow]) -> tuple[str, S
 
 def _description(run: DrillResults, flow: FlowResults | None) -> str:
     f = flow.summary if flow is not None else None
-    fig = lambda k: getattr(f, k) if f is not None else None  # noqa: E731
-    lat = lambda k: getattr(f.latency_ms, k) if f is not None else None  # noqa: E731
+    def fig(k: str) -> Any:
+        return getattr(f, k) if f is not None else None
+
+    def lat(k: str) -> Any:
+        return getattr(f.latency_ms, k) if f is not None else None
+
     return (f"{run.name} replicated by {run.replicator}. "
             f"acked {fig('acked')}, replicated {fig('replicated')}, lost {fig('lost')}, "
             f"duplicates {fig('duplicates')}, reordered {fig('reordered')}, corrupted {fig('corrupted')}, "
@@ -156,7 +176,8 @@ def _expectation_step(e: ExpectationRow, at_ms: int) -> TestStepResult:
     return TestStepResult(
         name=f"expect {e.name}", status=Status.PASSED if e.passed else Status.FAILED, start=at_ms, stop=at_ms,
         parameters=[Parameter("actual", str(e.actual)), Parameter("limit", f"{e.op} {e.limit}".strip())]
-        + ([Parameter("relaxed" if e.relaxed else "not judged", e.relaxed or e.note)] if e.relaxed or (e.note and e.passed) else []),
+        + ([Parameter("relaxed" if e.relaxed else "not judged", e.relaxed or e.note)]
+           if e.relaxed or (e.note and e.passed) else []),
         statusDetails=None if e.passed else StatusDetails(message=f"actual {e.actual}, expected {e.op} {e.limit}"))
 
 

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from primitives.redaction import REDACTED, is_secret_key, redact_properties
 from harness.drill.results import DrillResults, FlowResults
 from harness.drill.run_folder import BASELINE_FILE, SCENARIO_COPY, SUMMARY_FILE
+from primitives.redaction import REDACTED, is_secret_key, redact_properties
 from reports import plots
 from reports.summary_html import summary_html
 from reports.timeline import fault_windows
@@ -56,7 +56,9 @@ def flow_plots(run: DrillResults, flow: FlowResults) -> list[DrillAttachment]:
     """Lag (faults shaded), latency over time and distribution, throughput: PNGs."""
     t0 = load_start_ms(run)
     windows = fault_windows(run.summary.timeline, _end_ms(run))
-    png = lambda name, body: DrillAttachment(f"{flow.name}: {name}", body, "image/png", "png")  # noqa: E731
+    def png(name: str, body: bytes) -> DrillAttachment:
+        return DrillAttachment(f"{flow.name}: {name}", body, "image/png", "png")
+
     return [
         png("lag over time", plots.lag_plot(flow, windows, t0)),
         png("replication latency over time", plots.latency_over_time_plot(flow, windows, t0)),

@@ -43,7 +43,7 @@ class Browser:
     window: tuple[int, int] = (1400, 1800)
 
     @classmethod
-    def find(cls, **kwargs) -> "Browser":
+    def find(cls, **kwargs) -> Browser:
         return cls(find_chromium(), **kwargs)
 
     def _run(self, url: str, extra: list[str], timeout_s: float) -> subprocess.CompletedProcess:
@@ -101,7 +101,7 @@ class _DevToolsPipe:
         self.buffer, self.ids = b"", iter(range(1, 1_000_000))
 
     @classmethod
-    def start(cls, cmd: list[str], errors: Path, timeout_s: float) -> "_DevToolsPipe":
+    def start(cls, cmd: list[str], errors: Path, timeout_s: float) -> _DevToolsPipe:
         to_chrome_r, to_chrome_w = os.pipe()
         from_chrome_r, from_chrome_w = os.pipe()
         # Move the child's ends above 4 so putting one on 3 cannot overwrite the other.

@@ -11,11 +11,11 @@ import io
 import matplotlib
 
 matplotlib.use("Agg")  # before pyplot: reports are made on headless machines
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
-from harness.drill.results import FlowResults  # noqa: E402
-from reports.timeline import Window  # noqa: E402
+from harness.drill.results import FlowResults
+from reports.timeline import Window
 
 _FAULT_COLOURS = ("tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink")
 _SIZE = (10, 4)

@@ -62,7 +62,7 @@ def summary_html(summary: DrillSummary) -> str:
                      + _row(["<th class='l'>step</th>", "<th class='l'>condition</th>", "checked (epoch ms)"],
                             header=True))
         for e in unmet:
-            parts.append(_row([f"<td class='l'>{escape(e.name)}</td>", f"<td class='l bad'>{escape(e.condition)}</td>",
+            parts.append(_row([f"<td class='l'>{escape(e.name)}</td>", f"<td class='l bad'>{escape(e.condition or '')}</td>",
                                _num(e.condition_checked_ts_ms)]))
         parts.append("</table>")
     parts += _timeline_rows(summary)
@@ -75,12 +75,12 @@ def summary_html(summary: DrillSummary) -> str:
                                f"<td class='l'>{escape(inv.reason or '')}</td>"]))
         parts.append("</table>")
     parts.append("<table>" + _row(["<th class='l'>expectation</th>", "actual", "limit", "result"], header=True))
-    for e in summary.expectations:
-        if e.relaxed or (e.note and e.passed):
-            mark = f"<td class='l'>{'relaxed' if e.relaxed else 'not judged'}: {escape(e.relaxed or e.note)}</td>"
+    for exp in summary.expectations:
+        if exp.relaxed or (exp.note and exp.passed):
+            mark = f"<td class='l'>{'relaxed' if exp.relaxed else 'not judged'}: {escape(exp.relaxed or exp.note or '')}</td>"
         else:
-            mark = "<td class='ok'>held</td>" if e.passed else "<td class='bad'>VIOLATED</td>"
-        parts.append(_row([f"<td class='l'>{escape(e.name)}</td>", _num(e.actual), _num(e.limit), mark]))
+            mark = "<td class='ok'>held</td>" if exp.passed else "<td class='bad'>VIOLATED</td>"
+        parts.append(_row([f"<td class='l'>{escape(exp.name)}</td>", _num(exp.actual), _num(exp.limit), mark]))
     parts.append("</table></body></html>")
     return "\n".join(parts)
 
@@ -90,7 +90,9 @@ def _timeline_rows(summary: DrillSummary) -> list[str]:
     zero = summary.load_started_ms
     if zero is None or not summary.timeline:
         return []
-    t = lambda ms: f"{(ms - zero) / 1000:.1f}" if ms is not None else "-"  # noqa: E731
+    def t(ms: int | None) -> str:
+        return f"{(ms - zero) / 1000:.1f}" if ms is not None else "-"
+
     rows = ["<table>" + _row(["<th class='l'>timeline step (t = 0: load start)</th>", "start s", "end s",
                               "outcome"], header=True)]
     for e in summary.timeline:
@@ -104,8 +106,12 @@ def overview_html(run: DrillResults, flow: FlowResults | None, plots) -> str:
     """A flow's figures and its plots (inlined as data URIs) for the top of its Allure page."""
     import base64
     f = flow.summary if flow is not None else None  # a drill that failed before checking has no figures
-    fig = lambda k: _num(getattr(f, k) if f is not None else None)  # noqa: E731
-    lat = lambda k: _num(getattr(f.latency_ms, k) if f is not None else None)  # noqa: E731
+    def fig(k: str) -> str:
+        return _num(getattr(f, k) if f is not None else None)
+
+    def lat(k: str) -> str:
+        return _num(getattr(f.latency_ms, k) if f is not None else None)
+
     parts = [f"<p><b>{escape(run.name)}</b> replicated by <b>{escape(run.replicator)}</b>"
              f"{' — flow ' + escape(flow.name) if flow is not None else ''}</p>",
              f"<p class='figures'>{' · '.join(f'{k}={fig(k)}' for k in _FLOW_COLUMNS)}</p>",

@@ -11,14 +11,16 @@ from harness.cli.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 def cmd_bench_startup(args) -> int:
     """Every drill's lab (or --drills) started and stopped on both backends alternately; medians side by side."""
-    from harness.tools.bench.startup import bench_startup
     from harness.drill.validate import ScenarioInvalid
+    from harness.tools.bench.startup import bench_startup
     files = [Path(f) for f in args.drills] if args.drills else sorted(Path("scenarios").glob("*.yaml"))
     if not files:
         print("mirrordrill bench: no drill files (run from the repository root or pass --drills)", file=sys.stderr)
         return EXIT_USAGE
     out = Path(args.out) if args.out else Path("runs") / f"bench-startup-{datetime.now():%Y%m%d-%H%M%S}"
-    log = lambda m: print(f"mirrordrill bench: {m}", file=sys.stderr, flush=True)  # noqa: E731
+    def log(m: str) -> None:
+        print(f"mirrordrill bench: {m}", file=sys.stderr, flush=True)
+
     try:
         result = bench_startup(files, args.runs, out, log=log)
     except (ValueError, ScenarioInvalid) as e:

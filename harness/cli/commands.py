@@ -18,12 +18,10 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from primitives.bootstrap import Bootstrap, BootstrapError
-
-from harness.cli.exit_codes import (EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED,  # noqa: F401
-                                EXIT_OK, EXIT_USAGE)
+from harness.cli.exit_codes import EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401
 from harness.drill.replicators import replicator_kinds, sweepable_kinds
 from harness.drill.run_folder import OutFolderRefused, take
+from primitives.bootstrap import Bootstrap, BootstrapError
 
 
 def drill_exit_code(summary) -> int:
@@ -128,7 +126,9 @@ def cmd_up(args) -> int:
         return EXIT_USAGE
     workdir = Path(args.workdir) if args.workdir else _default_workdir("up")
     from harness.lab.compose.backend import make_backend
-    log = lambda m: print(f"mirrordrill: {m}", file=sys.stderr)  # noqa: E731
+    def log(m: str) -> None:
+        print(f"mirrordrill: {m}", file=sys.stderr)
+
     with Environment(spec, workdir, log=log, refs=refs, backend=make_backend(args.backend, "up", log),
                      keep_broker_data=True) as env:  # the user's own lab: its data stays in --workdir
         manifest = env.manifest()
@@ -213,8 +213,8 @@ def cmd_run(args) -> int:
     for warning in checked.warnings:
         print(str(warning), file=sys.stderr)
     scenario = checked.scenario
-    from harness.tools.existing.commands import refuse_existing
     from harness.drill.existing_run import RunRefused
+    from harness.tools.existing.commands import refuse_existing
     refusal = refuse_existing(scenario, args.allow_cluster)
     if refusal:
         print(f"mirrordrill run: {refusal}", file=sys.stderr)
@@ -234,7 +234,8 @@ def cmd_run(args) -> int:
         print("mirrordrill run: --tolerance applies to a comparison with --baseline DIR; give the baseline run",
               file=sys.stderr)
         return EXIT_USAGE
-    out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{args.replicator or scenario.replication.replicator}-{datetime.now():%Y%m%d-%H%M%S}"
+    replicator = args.replicator or scenario.replication.replicator
+    out = Path(args.out) if args.out else Path("runs") / f"{scenario.name}-{replicator}-{datetime.now():%Y%m%d-%H%M%S}"
     try:
         result = run_drill(scenario, Path(args.file), out, replicator=args.replicator, baseline=baseline,
                            spark_master=args.spark_master, backend=args.backend, keep_broker_data=args.keep_broker_data,
@@ -331,9 +332,9 @@ def cmd_sweep(args) -> int:
 
 def cmd_calibrate(args) -> int:
     """Run a drill N times; print each figure's range and the expectations to paste, with their margin."""
+    from harness.drill.validate import ScenarioInvalid, check_file
     from harness.tools.calibrate.limits import CalibrationError, parse_margin
     from harness.tools.calibrate.run import calibrate
-    from harness.drill.validate import ScenarioInvalid, check_file
     from harness.tools.sweep.params import SweepError
     from reports.sweep_hooks import CalibrationReports
     try:
@@ -371,8 +372,8 @@ def cmd_bench(args) -> int:
     if args.what == "startup":
         from harness.cli.bench import cmd_bench_startup
         return cmd_bench_startup(args)
-    from harness.tools.bench.drills import REPLICATORS, BenchError, bench
     from harness.drill.validate import ScenarioInvalid
+    from harness.tools.bench.drills import REPLICATORS, BenchError, bench
     from harness.tools.sweep.params import SweepError
     files = [Path(f) for f in args.drills] if args.drills else sorted(Path("scenarios").glob("*.yaml"))
     try:

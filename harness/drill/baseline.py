@@ -21,8 +21,7 @@ from pathlib import Path
 import yaml
 
 from harness.drill.metrics import METRICS, Family, Metric, metrics_of
-from harness.drill.results import (DrillSummary, ExpectationRow, FailoverSummary, FlowSummary,
-                             ResultsUnavailable, load_results)
+from harness.drill.results import DrillSummary, ExpectationRow, FailoverSummary, FlowSummary, ResultsUnavailable, load_results
 from harness.drill.run_folder import BASELINE_FILE, SCENARIO_COPY, SUMMARY_FILE
 
 
@@ -281,7 +280,7 @@ class BaselineCheck:
 
     @classmethod
     def prepare(cls, source: Path, specs: list[str] | None, scenario_name: str, replicator: str,
-                drill_file: Path) -> "BaselineCheck":
+                drill_file: Path) -> BaselineCheck:
         """Read and vet the baseline (BaselineError before anything starts)."""
         tolerances = parse_tolerances(specs)
         summary = load_baseline(source)

@@ -8,7 +8,8 @@ its rate. The shipped drills and tests use a small fraction of each.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pydantic import AfterValidator
 

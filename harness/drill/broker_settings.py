@@ -9,7 +9,7 @@ broker beyond 127.0.0.1, bypass the WAN proxies, or write outside the run folder
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from harness.drill.schema import Scenario
 

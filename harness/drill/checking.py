@@ -7,13 +7,19 @@ from pathlib import Path
 
 from harness.drill.checker.contract import FailoverInput, FlowInput, FlowResult
 from harness.drill.checker.reference import check_failover, check_flow
-from harness.drill.results import (FailoverSummary, FlowPlotData, FlowSummary, LatencySample, TimelineEntry)
 from harness.drill.context import FailoverRecord
 from harness.drill.invariants import LoadFacts, producer_prefix
+from harness.drill.results import FailoverSummary, FlowPlotData, FlowSummary, LatencySample, TimelineEntry
 from harness.drill.topology import CheckPair
 from loadgen.histories.kinds import END_OFFSETS, history_files
-from loadgen.histories.reader import (read_acked_sends, read_lag_samples, read_processed_records,
-                                      read_target_records, read_timeline_events, read_uncertain_sends)
+from loadgen.histories.reader import (
+    read_acked_sends,
+    read_lag_samples,
+    read_processed_records,
+    read_target_records,
+    read_timeline_events,
+    read_uncertain_sends,
+)
 
 
 class Histories:

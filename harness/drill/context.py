@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
 
-from harness.lab.environment import Environment
-from harness.lab.network.stable_address import StableAddress
-from harness.drill.results import FailbackSummary
 from harness.drill.replicators.interface import ReplicatorAdapter
 from harness.drill.replicators.setup import FlowSpec
+from harness.drill.results import FailbackSummary
 from harness.drill.schema import ConsumerDef, ProducerDef, Scenario
+from harness.lab.environment import Environment
+from harness.lab.network.stable_address import StableAddress
 from loadgen.app_consumer import AppConsumer, CommitPolicy
 from loadgen.histories.kinds import TIMELINE_EVENTS, history_path
 from loadgen.histories.records import TimelineEvent

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
-
 
 
 class DrillLog:

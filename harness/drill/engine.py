@@ -12,32 +12,32 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Callable
 
-from primitives.bootstrap import Artifacts
-from primitives.config_refs import RefResolver
-from harness.drill.run_folder import DRILL_LOG_FILE, ENV_DIR, ERROR_FILE, HISTORIES_DIR, SCENARIO_COPY
-from harness.drill.baseline import BaselineCheck, BaselineComparison
-from harness.lab.compose.backend import make_backend
-from harness.lab.environment import Environment
-from harness.lab.brokers.existing import refused_writes
-from harness.drill.existing_run import refuse_leftovers, remove_drill_names
-from harness.drill.replicators import RunInputs, make_replicator, replicator_class
-from harness.drill.replicators.setup import ReplicationSetup
-from harness.drill.results import DrillResults, save_results
 from harness.drill import run_folder
+from harness.drill.baseline import BaselineCheck, BaselineComparison
+from harness.drill.conditions import unmet_conditions
 from harness.drill.drill_log import DrillLog
+from harness.drill.existing_run import refuse_leftovers, remove_drill_names
 from harness.drill.judging import Judging, RunFacts
 from harness.drill.load_phase import LoadPhase, Progress
 from harness.drill.phase_state import Outcome, Phase, RunStatus
 from harness.drill.phases import LabPhase, ReplicationPhase, ReplicationSite, TimelinePhase
 from harness.drill.plan import DrillPlan, plan_of
+from harness.drill.replicators import RunInputs, make_replicator, replicator_class
+from harness.drill.replicators.setup import ReplicationSetup
+from harness.drill.results import DrillResults, save_results
+from harness.drill.run_folder import DRILL_LOG_FILE, ENV_DIR, ERROR_FILE, HISTORIES_DIR, SCENARIO_COPY
 from harness.drill.schema import Scenario
-from harness.lab.spark.deployment import SparkDeployment
-from harness.drill.conditions import unmet_conditions
 from harness.drill.summary import render_table
+from harness.lab.brokers.existing import refused_writes
+from harness.lab.compose.backend import make_backend
+from harness.lab.environment import Environment
+from harness.lab.spark.deployment import SparkDeployment
+from primitives.bootstrap import Artifacts
+from primitives.config_refs import RefResolver
 
 
 class Drill:
@@ -107,7 +107,8 @@ class Drill:
             outcome.error = refused if outcome.error is None else f"{refused}; then: {outcome.error}"
             self.log(f"drill failed: {refused}")
         self.status.phase = "checking"
-        facts = RunFacts(self.kind, self.out_dir, started, self.spark_deployment() if replicator_class(self.kind).uses_spark else None,
+        spark = self.spark_deployment() if replicator_class(self.kind).uses_spark else None
+        facts = RunFacts(self.kind, self.out_dir, started, spark,
                          self.spark_master, self.backend, lab.wan_bytes)
         judging = Judging(self.plan, facts, self.baseline)
         results = judging.results(replication.ctx, env, outcome)

@@ -9,11 +9,16 @@ with the reason; faults on the paths the harness owns (its proxies, its replicat
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
-from primitives.kafka.owned_names import PatternRefused, anchored_pattern
 from harness.drill.actions.registry import action_for
-from harness.drill.schema import Failback, Failover, FlowDef, Scenario
+from harness.drill.schema import (
+    Failback,
+    Failover,
+    FlowDef,
+    Scenario,
+)
+from primitives.kafka.owned_names import PatternRefused, anchored_pattern
 
 Report = Callable[[tuple, str], None]  # (path in the drill file, message)
 

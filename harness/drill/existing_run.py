@@ -10,12 +10,12 @@ to the clusters directly with the team's own settings, not through the drill's p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
+from harness.drill.schema import Scenario
 from harness.lab.brokers import owned_names
 from harness.lab.brokers.existing_connect import admin_for
-from harness.drill.schema import Scenario
 
 
 class RunRefused(RuntimeError):

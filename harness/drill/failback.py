@@ -31,17 +31,17 @@ import re
 import time
 from collections import Counter
 
+from harness.drill import failover
 from harness.drill.checker.contract import WIPE_EVENT_KIND
-from harness.drill.results import FailbackSummary
-from harness.drill.run_folder import FAILBACK_DIR
-from primitives.kafka.reading import read_topic
+from harness.drill.context import DrillContext, now_ms
 from harness.drill.replicators.interface import ReplicatorAdapter
 from harness.drill.replicators.setup import FlowSpec
-from harness.drill import failover
-from harness.lab.spark.deployment import SparkDeploymentError
-from harness.drill.context import DrillContext, now_ms
+from harness.drill.results import FailbackSummary
+from harness.drill.run_folder import FAILBACK_DIR
 from harness.drill.schema import Failback, Failover
+from harness.lab.spark.deployment import SparkDeploymentError
 from loadgen.observer import Observer
+from primitives.kafka.reading import read_topic
 from replicator.filters import TopicFilter, TopicSelector
 
 CLUSTER_START_TIMEOUT_S = 180.0
@@ -204,7 +204,6 @@ def _observe_copy(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec]) 
 # --- convergence -------------------------------------------------------------------------
 def compared_topics(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec]) -> dict[str, str]:
     """Topics the copy back covers: name on the new primary -> name on the old primary."""
-    setup = ctx.replicator.setup
     existing = ctx.env.cluster(new).admin().list_topics(timeout=15).topics
     out: dict[str, str] = {}
     for selector in _selectors(ctx, new, old, flows):

@@ -14,11 +14,10 @@ from pathlib import Path
 
 from confluent_kafka.admin import NewTopic
 
-from harness.drill.context import (ConsumerSlot, DrillContext, FailoverRecord, ProducerSlot, new_app_consumer,
-                                      now_ms)
+from harness.drill.context import ConsumerSlot, DrillContext, FailoverRecord, ProducerSlot, new_app_consumer, now_ms
 from harness.drill.run_folder import LOAD_DIR
-from harness.drill.schema import Failover
 from harness.drill.runbook import run_failover_runbook
+from harness.drill.schema import Failover
 from loadgen.app_consumer import StartPosition
 from loadgen.runner import LoadRunner
 from loadgen.spec import LoadSpec
@@ -146,7 +145,7 @@ def move_consumers(ctx: DrillContext, primary: str, dr: str, failure_ms: int, co
     with ThreadPoolExecutor(max_workers=len(slots), thread_name_prefix="failover") as pool:
         futures = [pool.submit(_move_one, ctx, slot, primary, dr, failure_ms, commit) for slot in slots]
     notes, errors = [], []
-    for slot, fut in zip(slots, futures):
+    for slot, fut in zip(slots, futures, strict=True):
         try:
             notes.append(fut.result())
         except Exception as e:

@@ -15,8 +15,8 @@ A file relaxes one only under ``invariants.relax`` with a reason, which the repo
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from harness.drill.actions.registry import action_for
 from harness.drill.results import ExpectationRow, FlowSummary, TimelineEntry

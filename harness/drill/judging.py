@@ -11,10 +11,9 @@ import shlex
 import time
 import traceback
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.drill.run_folder import CHECK_ERROR_FILE, DRILL_LOG_FILE, HISTORIES_DIR, REPLICATOR_DIR, SCENARIO_COPY
 from harness.drill import run_facts
 from harness.drill.baseline import BaselineCheck, BaselineComparison
 from harness.drill.checking import Checked, check_drill
@@ -22,6 +21,7 @@ from harness.drill.context import DrillContext
 from harness.drill.phase_state import Outcome
 from harness.drill.plan import DrillPlan
 from harness.drill.results import DrillResults, DrillSummary, ExpectationRow, Logs
+from harness.drill.run_folder import CHECK_ERROR_FILE, DRILL_LOG_FILE, HISTORIES_DIR, REPLICATOR_DIR, SCENARIO_COPY
 from harness.drill.summary import evaluate
 from harness.lab.environment import Environment
 from harness.lab.spark.deployment import SparkDeployment
@@ -96,7 +96,7 @@ class Judging:
         s, f = self.plan.scenario, self.facts
         return DrillSummary(
             scenario=s.name, replicator=f.kind, passed=v.passed,
-            started_at=datetime.fromtimestamp(f.started, timezone.utc).isoformat(),
+            started_at=datetime.fromtimestamp(f.started, UTC).isoformat(),
             started_ms=int(f.started * 1000), load_started_ms=(ctx.load_started_ms or None) if ctx else None,
             replicator_mode=run_facts.replicator_mode(f.kind, s.replication.mode,
                                                       s.replication.mirrormaker2.exactly_once),

@@ -9,20 +9,21 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
-from harness.drill.run_folder import LOAD_DIR
 from harness.drill import failover
 from harness.drill.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
 from harness.drill.load_clock import ProducingSince, load_clock
+from harness.drill.phase_state import Outcome, RunStatus, stop_parts
+from harness.drill.phases import Log
 from harness.drill.plan import DrillPlan
+from harness.drill.run_folder import LOAD_DIR
 from loadgen.app_consumer import StartPosition
 from loadgen.lag_sampler import LagSampler
 from loadgen.observer import Observer
-
-from harness.drill.phase_state import Outcome, RunStatus, stop_parts
 
 if TYPE_CHECKING:  # the phases module imports this one's helpers
     from harness.drill.phases import ReplicationPhase
@@ -110,7 +111,7 @@ class LoadPhase:
         clock = load_clock(producing, duration, ProducingSince(time.monotonic(), now_ms()))
         ctx.start_load_clock(clock.zero, clock.zero_ms, clock.until_s)
         started = ", ".join(f"{slot.definition.name or 'producer'} +{clock.offset_s(p.monotonic):.1f}s"
-                            for slot, p in zip(ctx.producers, producing))
+                            for slot, p in zip(ctx.producers, producing, strict=True))
         self.log(f"load running for {duration:g}s; the timeline counts from now, {clock.zero - released:.1f}s "
                  f"after the load was released{f' (producing: {started})' if started else ''}; "
                  f"histories in {ctx.histories}")

@@ -13,10 +13,11 @@ may or may not have such a mark: the drill warns.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import pairwise
 
 from harness.drill.schema import FlowDef, Scenario
-from harness.drill.topology import origin_topics
 from harness.drill.topic_names import flow_selects
+from harness.drill.topology import origin_topics
 
 Report = Callable[[tuple, str], None]
 
@@ -48,7 +49,7 @@ def loop_problems(s: Scenario, replicator: str, error: Report, warn: Report) -> 
 
 def _unmarked_hops(s: Scenario, cycle: tuple[str, ...], topic: str, error: Report) -> None:
     """The bundled replicator breaks the loop only if every hop of it stamps the provenance header."""
-    hops = set(zip(cycle, cycle[1:]))
+    hops = set(pairwise(cycle))
     for i, f in enumerate(s.replication.flows):
         if (f.source, f.target) in hops and str(f.settings.get(PROVENANCE_SETTING, True)).lower() == "false":
             error(("replication", "flows", i, "settings", PROVENANCE_SETTING),

@@ -11,20 +11,20 @@ before it when a backlog waits, and the load is released only after the replicat
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from confluent_kafka.admin import NewTopic
 
-from harness.drill.run_folder import REPLICATOR_DIR
 from harness.drill import steps
 from harness.drill.context import DrillContext, now_ms
 from harness.drill.load_phase import live_lag, stop_producers
+from harness.drill.phase_state import Outcome, RunStatus, stop_parts
 from harness.drill.plan import DrillPlan
 from harness.drill.replicators.interface import ReplicatorAdapter
 from harness.drill.replicators.setup import FlowSpec
-from harness.drill.phase_state import Outcome, RunStatus, stop_parts
+from harness.drill.run_folder import REPLICATOR_DIR
 from harness.drill.stopping import replicator_parts
 from harness.lab.environment import Environment
 from loadgen.backlog import produce_backlog

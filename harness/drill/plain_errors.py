@@ -101,7 +101,7 @@ def plain_message(err: dict, root: type[BaseModel]) -> str:
         what = "step" if ctx.get("discriminator") == "'do'" else "kind"
         return f"unknown {what} {ctx.get('tag')!r}{did_you_mean(ctx.get('tag'), tags)}; valid {what}s: {', '.join(tags)}"
     if kind == "union_tag_not_found":
-        return f"this step has no 'do:'; write what it does, e.g. 'do: blackhole'"
+        return "this step has no 'do:'; write what it does, e.g. 'do: blackhole'"
     if kind == "missing":
         if isinstance(loc[-1], int):
             return f"item {loc[-1] + 1} is missing" + (": a link is between two clusters, e.g. [primary, dr]"

@@ -3,7 +3,8 @@
 Validation builds it (``validate.check_text``) and hands it on: preflight and the invariants'
 bounds read its routes, the engine the whole plan, instead of deriving the topology, the flows
 and the check pairs again (the check pairs were derived five times per run before). The faults'
-facts stay with the actions that declare them (``actions/``), which the invariants read. It is frozen: nothing in a run changes the plan,
+facts stay with the actions that declare them (``actions/``), which the invariants read. It is frozen:
+nothing in a run changes the plan,
 only the running drill's state (``context.DrillContext``) changes.
 """
 

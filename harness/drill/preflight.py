@@ -12,21 +12,21 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from harness.lab.environment import TopologySpec
-from harness.lab.brokers.cluster import ClusterSpec
+from harness.drill.loops import loop_problems
+from harness.drill.plain_errors import did_you_mean
+from harness.drill.plan import Routes
 from harness.drill.replicators import replicator_class
 from harness.drill.replicators.command import check_command, program_problem
 from harness.drill.replicators.errors import SetupError
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from harness.drill.loops import loop_problems
 from harness.drill.schema import Failover, Scenario
-from harness.drill.plain_errors import did_you_mean
-from harness.drill.plan import Routes
 from harness.drill.topology import topology_of
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.environment import TopologySpec
 from primitives.config_errors import InvalidSetting
 from replicator.config.validation import check_separator
 
@@ -83,7 +83,8 @@ def replication_problems(s: Scenario, routes: Routes, replicator: str, error: Re
                 warn(flows + (i,) + (("settings", key) if key in flow.settings else ()), f"setting {key!r}: {w.message}")
         except (SetupError, ValueError) as err:
             key = next((k for k in flow.settings if repr(k) in str(err)), None)
-            error(flows + (i,) + (("settings", key) if key else ()), str(err).removeprefix(f"flow {flow.source}->{flow.target}: "))
+            field = flows + (i,) + (("settings", key) if key else ())
+            error(field, str(err).removeprefix(f"flow {flow.source}->{flow.target}: "))
     _topic_problems(s, routes, error)
     _replicator_problems(s, replicator, error, warn, drill_dir)
     loop_problems(s, replicator, error, warn)

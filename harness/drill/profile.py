@@ -74,7 +74,9 @@ def overlay(base: dict, over: dict) -> dict:
     section) merges key by key. Keys compare without spaces: ``failover.skipped[g-a]`` is one metric."""
     if not isinstance(base, dict):
         return over
-    norm = lambda k: "".join(str(k).split())
+    def norm(k: object) -> str:
+        return "".join(str(k).split())
+
     out = {k: v for k, v in base.items() if norm(k) not in {norm(o) for o in over}}
     for key, value in over.items():
         same = next((k for k in base if norm(k) == norm(key)), None)

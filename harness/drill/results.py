@@ -14,18 +14,28 @@ Nothing here computes a figure: the checker does (``harness.drill.checker``), th
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gzip
 import io
 import json
 import re
-import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, Mapping
+from typing import Annotated, Any, Literal
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError,
-                      WrapSerializer, model_serializer, model_validator)
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    WrapSerializer,
+    model_serializer,
+    model_validator,
+)
 
 from harness.drill.checker.contract import FlowSeries, SecondSeries
 from harness.drill.run_folder import SERIES_DIR, SUMMARY_FILE
@@ -138,7 +148,7 @@ class FlowSummary(Figures, _FlowHead):
     via: list[str]
 
     @classmethod
-    def of(cls, checked: Mapping[str, Any], name: str, via: tuple[str, ...] | list[str]) -> "FlowSummary":
+    def of(cls, checked: Mapping[str, Any], name: str, via: tuple[str, ...] | list[str]) -> FlowSummary:
         """From ``FlowResult.summary()``, the checker's own naming of its figures."""
         return cls.model_validate({**checked, "name": name, "via": list(via)})
 
@@ -149,6 +159,7 @@ class FlowSummary(Figures, _FlowHead):
 class FailoverSummary(_Model):
     """A consumer group's failover cost (``harness.drill.checker.contract.FailoverResult``)."""
 
+    # pylint: disable=duplicate-code  # summary.json's own copy of FailoverResult's fields: a file format, kept apart
     group: str
     strategy: str
     primary: str
@@ -364,7 +375,7 @@ class _SeriesFile(_Model):
     offset_lag_by_partition: list[tuple[str, str, int, SecondSeries]]
 
     @classmethod
-    def of(cls, flow: str, s: FlowSeries) -> "_SeriesFile":
+    def of(cls, flow: str, s: FlowSeries) -> _SeriesFile:
         return cls(flow=flow, produced=s.produced, replicated=s.replicated, lag=s.lag,
                    lag_by_partition=[(t, p, v) for (t, p), v in sorted(s.lag_by_partition.items())],
                    offset_lag=s.offset_lag,
@@ -485,8 +496,9 @@ def load_results(run_dir: Path) -> DrillResults:
         raise ResultsUnavailable(f"{path}: not readable JSON ({e}). Re-run the drill: "
                                  f"{_rerun_hint(run_dir, None)}") from None
     if not isinstance(raw, dict) or "schema" not in raw:
+        hint = _rerun_hint(run_dir, raw if isinstance(raw, dict) else None)
         raise ResultsUnavailable(f"{path} has no 'schema': it was written by an older mirrordrill whose results "
-                                 f"this version cannot read. Re-run the drill: {_rerun_hint(run_dir, raw if isinstance(raw, dict) else None)}")
+                                 f"this version cannot read. Re-run the drill: {hint}")
     if raw["schema"] != SCHEMA:
         raise ResultsUnavailable(f"{path} has schema {raw['schema']!r}; this mirrordrill reads schema {SCHEMA}. "
                                  f"Re-run the drill with this version: {_rerun_hint(run_dir, raw)}")

@@ -8,10 +8,9 @@ import shlex
 from importlib import metadata
 from pathlib import Path
 
-from harness.drill.run_folder import SCENARIO_COPY
 from harness.drill.replicators import replicator_class
+from harness.drill.run_folder import SCENARIO_COPY
 from primitives.versions import kafka_version, spark_version
-
 
 
 def project_version() -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 MARKER = ".mirrordrill-run"
@@ -65,7 +65,7 @@ def take(folder: Path, made_by: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / MARKER
     if not marker.is_file():
-        created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        created = datetime.now(UTC).isoformat(timespec="seconds")
         marker.write_text(json.dumps({"made_by": made_by, "created": created}) + "\n")
     return folder
 

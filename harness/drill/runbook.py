@@ -13,9 +13,9 @@ import re
 import shlex
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from harness.drill.context import DrillContext, now_ms
 from harness.drill.schema import Failover, RunbookCommandDef, Scenario

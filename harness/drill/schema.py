@@ -8,21 +8,21 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
-from harness.lab.brokers.secure import LocalClusterSecurity
 from harness.drill import bounds as B
 from harness.drill.bounds import at_most, at_most_items, at_most_seconds
 from harness.drill.durations import DURATION_JSON_SCHEMA, parse_duration
 from harness.drill.metrics import METRICS, metric_names
 from harness.drill.plain_errors import did_you_mean
 from harness.drill.replicators import replicator_kinds
-from primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
+from harness.lab.brokers.secure import LocalClusterSecurity
 from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
 from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
+from primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
 
 STRATEGIES = ("translated", "checkpoint", "timestamp", "earliest", "latest")
 
@@ -404,7 +404,7 @@ STEP_TYPES = (SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep,
 
 def step_union(step_types: tuple[type[BaseModel], ...]) -> Any:
     """The timeline's step type: one of ``step_types``, chosen by its ``do:`` name."""
-    return Annotated[Union[step_types], Field(discriminator="do")]
+    return Annotated[step_types, Field(discriminator="do")]
 
 
 Step = step_union(STEP_TYPES)
@@ -514,7 +514,9 @@ class InvariantsDef(InvariantBounds):
         if own is None:
             return InvariantBounds(rpo_records=self.rpo_records, duplicates=self.duplicates,
                                    load_fraction=self.load_fraction, relax=dict(self.relax))
-        pick = lambda name: getattr(own, name) if name in own.model_fields_set else getattr(self, name)
+        def pick(name: str) -> Any:
+            return getattr(own, name) if name in own.model_fields_set else getattr(self, name)
+
         return InvariantBounds(rpo_records=pick("rpo_records"), duplicates=pick("duplicates"),
                                load_fraction=pick("load_fraction"), relax={**self.relax, **own.relax})
 
@@ -527,7 +529,9 @@ def split_expectations(expectations: dict[str, Any], replicator: str) -> dict[st
     own = expectations.get(replicator) or {}
     if not isinstance(own, dict):
         return common
-    key = lambda k: re.sub(r"\s+", "", k)
+    def key(k: str) -> str:
+        return re.sub(r"\s+", "", k)
+
     out = {k: v for k, v in common.items() if key(k) not in {key(o) for o in own}}
     out.update(own)
     return out

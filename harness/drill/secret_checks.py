@@ -18,7 +18,7 @@ secret is kept out of the file instead, and where it goes depends on the place:
 from __future__ import annotations
 
 import shlex
-from typing import Callable
+from collections.abc import Callable
 
 from harness.drill.schema import Failover, RunbookCommandDef, RunbookStep, Scenario
 from primitives.config_refs import check_ref_syntax

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from harness.drill.schema import (AddPartitions, BrokerStep, ClusterStep, CreateTopic, Failback, Failover,
-                                    Scenario, SetTopicConfig)
+from harness.drill.schema import AddPartitions, BrokerStep, ClusterStep, CreateTopic, Failback, Failover, Scenario, SetTopicConfig
 from harness.drill.steps import describe
 
 Report = Callable[[tuple, str], None]

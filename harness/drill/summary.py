@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.drill.results import (DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary, FlowSummary)
 from harness.drill.invariants import LoadFacts, evaluate_invariants
 from harness.drill.metrics import METRICS
+from harness.drill.results import DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary, FlowSummary
 from harness.drill.schema import Scenario
 
 
@@ -45,7 +45,8 @@ def render_table(summary: DrillSummary) -> str:
                      + (f"; {in_flight} record(s) still in flight, not counted lost" if in_flight else ""))
     if summary.error:
         lines.append(f"  error: {summary.error}")
-    head = f"  {'flow':<28}{'acked':>9}{'replicated':>11}{'lost':>7}{'dups':>7}{'reord':>7}{'corrupt':>8}{'unexp':>7}{'p50 ms':>8}{'p99 ms':>8}{'rec/s':>9}"
+    head = (f"  {'flow':<28}{'acked':>9}{'replicated':>11}{'lost':>7}{'dups':>7}{'reord':>7}{'corrupt':>8}{'unexp':>7}"
+            f"{'p50 ms':>8}{'p99 ms':>8}{'rec/s':>9}")
     lines.append(head)
     for f in summary.flows:
         lines.append(f"  {f.name:<28}{f.acked:>9}{f.replicated:>11}{f.lost:>7}{f.duplicates:>7}"
@@ -67,7 +68,8 @@ def render_table(summary: DrillSummary) -> str:
                 lines.append(f"    history not restored: {b.history_note}")
     if summary.replicator_starts:
         lines.append("  replicator starts, seconds to the first record moved: " + ", ".join(
-            f"{t.get('process', '?')}{' (restart)' if t.get('restart') else ''} {_n(t.get('first_record_s'))} (JVM {_n(t.get('jvm_s'))}, Spark session "
+            f"{t.get('process', '?')}{' (restart)' if t.get('restart') else ''} {_n(t.get('first_record_s'))} "
+            f"(JVM {_n(t.get('jvm_s'))}, Spark session "
             f"{_n(t.get('spark_session_s'))}, query live {_n(t.get('query_live_s'))})" for t in summary.replicator_starts))
     for e in summary.expectations:
         if e.relaxed:

@@ -11,10 +11,10 @@ A drill makes topics three ways: it declares them (``topics:``), a step creates 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from harness.drill.schema import CreateTopic, FlowDef, Scenario
+from harness.drill.schema import CreateTopic, Failover, FlowDef, Scenario
 from replicator.filters import DEFAULT_TOPICS_EXCLUDE, TopicFilter
 from replicator.policy import policy_from_name
 
@@ -66,7 +66,7 @@ def _remote(s: Scenario, local: list[TopicName]) -> list[TopicName]:
     out: list[TopicName] = []
     frontier = [(t.cluster, t.name, (t.cluster,)) for t in local if topic_name_rule(t.name) is None]
     # producers that fail over write the same names on the new primary, which flows from there copy
-    frontier += [(st.target, name, (st.target,)) for st in s.timeline if st.do.endswith("_failover")
+    frontier += [(st.target, name, (st.target,)) for st in s.timeline if isinstance(st, Failover)
                  for p in s.load.producers if p.cluster == st.source for name in p.topics
                  if topic_name_rule(name) is None]
     seen = set()

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.lab.environment import TopologySpec
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.network.wan import LinkConditions
-from harness.drill.replicators.setup import FlowSpec
 from harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
-from harness.drill.schema import Scenario
+from harness.drill.replicators.setup import FlowSpec
+from harness.drill.schema import CreateTopic, Failover, Scenario
 from harness.drill.topic_names import flow_selects, remote_topic_name
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.environment import TopologySpec
+from harness.lab.network.wan import LinkConditions
 from replicator.filters import DEFAULT_TOPICS_EXCLUDE
 
 
@@ -20,13 +20,13 @@ def topology_of(s: Scenario) -> TopologySpec:
                                                     for k, v in c.broker_properties.items()},
                                  security=c.security, existing=c.existing)
                      for name, c in s.clusters.items())
-    links = None if s.links is None else tuple(tuple(l.between) for l in s.links)
+    links = None if s.links is None else tuple(tuple(link.between) for link in s.links)
     return TopologySpec(clusters=clusters, links=links)
 
 
 def link_conditions_of(s: Scenario) -> dict[tuple[str, str], LinkConditions]:
-    return {tuple(l.between): LinkConditions(latency_ms=l.latency_ms, jitter_ms=l.jitter_ms,
-                                             bandwidth_kb_s=l.bandwidth_kb_s) for l in s.links or ()}
+    return {tuple(link.between): LinkConditions(latency_ms=link.latency_ms, jitter_ms=link.jitter_ms,
+                                                bandwidth_kb_s=link.bandwidth_kb_s) for link in s.links or ()}
 
 
 def flow_specs(s: Scenario) -> list[FlowSpec]:
@@ -83,10 +83,10 @@ def origin_topics(s: Scenario) -> dict[str, set[str]]:
     for t in s.topics:
         out[t.cluster].add(t.name)
     for st in s.timeline:
-        if st.do == "create_topic":
+        if isinstance(st, CreateTopic):
             out[st.cluster].add(st.topic)
         # producers that fail over write the same topic names on the DR cluster
-        if st.do.endswith("_failover"):
+        if isinstance(st, Failover):
             out[st.target] |= {t for p in s.load.producers if p.cluster == st.source
                                for t in (p.topics if isinstance(p.topics, list) else list(p.topics))}
     return out

@@ -2,33 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import ValidationError
 
-from harness.lab.environment import CLUSTER_NAME
 from harness.drill.actions.base import TimelineFacts, unknown_cluster
 from harness.drill.actions.registry import action_for
 from harness.drill.bounds import cluster_partition_problems, record_size_problems
 from harness.drill.broker_settings import broker_property_problems
 from harness.drill.existing_checks import existing_cluster_problems, with_anchored_patterns
 from harness.drill.invariants import bound_problems
-from harness.drill.replicators import replicator_kinds
-from harness.drill.schema import (Failback, Failover, Scenario,
-                                    parse_expectation)
 from harness.drill.plain_errors import did_you_mean, either, plain_message
 from harness.drill.plan import DrillPlan, Routes, plan_of, routes_of
 from harness.drill.preflight import replication_problems
 from harness.drill.profile import apply_profile
 from harness.drill.references import reference_problems
+from harness.drill.replicators import replicator_kinds
+from harness.drill.schema import Failback, Failover, Scenario, parse_expectation
 from harness.drill.secret_checks import secret_problems
 from harness.drill.step_targets import step_target_problems
 from harness.drill.topic_names import topic_name_problems
 from harness.drill.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
+from harness.lab.environment import CLUSTER_NAME
 from primitives.config_refs import RefResolver
-
 
 Report = Callable[[tuple, str], None]  # a problem at a path inside the drill file
 Known = Callable[[tuple, str], bool]  # whether a cluster name at a path is one of the file's (reported if not)
@@ -228,16 +227,16 @@ def _link_problems(s: Scenario, bad: Report, known: Known) -> set[frozenset[str]
     if s.links is None:
         return {frozenset((a, b)) for a in clusters for b in clusters if a != b}
     links: set[frozenset[str]] = set()
-    for i, l in enumerate(s.links):
-        for j, end in enumerate(l.between):
+    for i, link in enumerate(s.links):
+        for j, end in enumerate(link.between):
             known(("links", i, "between", j), end)
-        if l.between[0] == l.between[1]:
+        if link.between[0] == link.between[1]:
             bad(("links", i, "between"), "a link joins two different clusters")
-        if frozenset(l.between) in links:
+        if frozenset(link.between) in links:
             # Two entries would set two sets of conditions on one link: which one wins is unsaid.
-            bad(("links", i), f"the link between {l.between[0]} and {l.between[1]} is listed twice; keep one "
+            bad(("links", i), f"the link between {link.between[0]} and {link.between[1]} is listed twice; keep one "
                               "entry with its latency, jitter and bandwidth")
-        links.add(frozenset(l.between))
+        links.add(frozenset(link.between))
     return links
 
 

@@ -95,7 +95,7 @@ def _scalar(node: yaml.ScalarNode) -> Any:
     # the node and loading it again fails for an empty value such as "timeline:".)
     try:
         return yaml.SafeLoader("").construct_object(node, deep=True)
-    except yaml.constructor.ConstructorError as e:  # a tag such as !custom or !!python/name:…
+    except yaml.constructor.ConstructorError:  # a tag such as !custom or !!python/name:…
         raise YamlSyntaxError("", node.start_mark.line + 1,
                               f"tag {node.tag!r} is not plain YAML data; a drill file uses no tags") from None
 

@@ -10,21 +10,21 @@ import itertools
 import re
 import shutil
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Protocol
+from typing import Protocol
 
-from primitives.bootstrap import Artifacts, Bootstrap
 from harness.lab.brokers.broker import BrokerPorts, BrokerRunner, LocalBrokerRunner, listener_name_for
 from harness.lab.brokers.cluster import ClusterSpec, KafkaCluster
-from harness.lab.brokers.existing import (ExistingKafkaCluster, ExistingSecurity, UpstreamNode, discover_nodes,
-                                    resolve_upstream)
+from harness.lab.brokers.existing import ExistingKafkaCluster, ExistingSecurity, UpstreamNode, discover_nodes, resolve_upstream
 from harness.lab.brokers.secure import BrokerSecurity
-from harness.lab.network.toxiproxy import ToxiproxyServer
-from harness.lab.spark.standalone import SparkStandaloneCluster, StandaloneSpec
-from harness.lab.network.wan import ProxyRoute, WanLink, proxy_name
 from harness.lab.network.stable_address import StableAddress
+from harness.lab.network.toxiproxy import ToxiproxyServer
+from harness.lab.network.wan import ProxyRoute, WanLink, proxy_name
+from harness.lab.spark.standalone import SparkStandaloneCluster, StandaloneSpec
+from primitives.bootstrap import Artifacts, Bootstrap
 from primitives.config_refs import RefResolver
 from primitives.kafka.tls import CertificateAuthority
 from primitives.lifecycle import StartedInWith
@@ -57,7 +57,7 @@ class TopologySpec:
             if not CLUSTER_NAME.match(n):
                 raise ValueError(f"cluster name {n!r} is invalid: use a letter then letters, digits, '_' or '-' "
                                  "(no '.', which replication policies use as a separator)")
-        seen = {}
+        seen: dict[str, str] = {}
         for n in names:
             key = listener_name_for(n)
             if key in seen:
@@ -149,7 +149,9 @@ def plan_ports(spec: TopologySpec, take: Callable[[str], int]) -> dict[str, list
     plan: dict[str, list[BrokerPorts]] = {}
     for c in spec.clusters:
         remotes = spec.remotes_of(c.name)
-        t = lambda: take(c.name)  # noqa: E731
+        def t(cluster: str = c.name) -> int:
+            return take(cluster)
+
         plan[c.name] = [BrokerPorts(local=t(), controller=t(), wan={r: t() for r in remotes},
                                     wan_advertised={r: t() for r in remotes},
                                     internal=t() if c.security else None) for _ in range(c.brokers)]
@@ -215,7 +217,7 @@ class Environment(StartedInWith):
             return self.links[frozenset((a, b))]
         except KeyError:
             raise UnknownCluster(f"no WAN link between {a!r} and {b!r}; links are "
-                                 f"{sorted(l.name for l in self.links.values())}") from None
+                                 f"{sorted(link.name for link in self.links.values())}") from None
 
     def add_stable_address(self, points_to: str, name: str = "clients") -> StableAddress:
         """A stable bootstrap address for applications, resolving to ``points_to`` for now."""
@@ -395,7 +397,7 @@ class Environment(StartedInWith):
                 }
                 for name, c in self.clusters.items()
             },
-            "links": [l.describe() for l in self.links.values()],
+            "links": [link.describe() for link in self.links.values()],
             "spark": self.spark.describe() if self.spark else None,
             "stable_addresses": {n: {"bootstrap": a.bootstrap, "points_to": a.points_to}
                                  for n, a in self.stable_addresses.items()},

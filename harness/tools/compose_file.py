@@ -17,14 +17,14 @@ import sys
 import uuid
 from pathlib import Path
 
+from harness.drill.replicators.pyspark import pyspark_flow_defaults
+from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from harness.drill.topology import topology_of
+from harness.lab.brokers.cluster import KafkaCluster
 from harness.lab.compose.lab import BrokerImage, broker_service_name, lab_broker_service, toxiproxy_config, toxiproxy_service
 from harness.lab.compose.spec import ComposeProject, Mount, Service, compose_yaml
 from harness.lab.docker import images as img
 from harness.lab.environment import TopologySpec, plan_ports, proxy_routes
-from harness.lab.brokers.cluster import KafkaCluster
-from harness.drill.replicators.pyspark import pyspark_flow_defaults
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from harness.drill.topology import topology_of
 from harness.lab.spark.standalone import MASTER_CLASS, WORKER_CLASS
 from harness.lab.spark.submit import LAUNCHER
 from primitives.bootstrap import REPO_ROOT
@@ -139,7 +139,7 @@ def _spark_services(brokers: tuple[str, ...]) -> list[Service]:
 
 def _replicator_properties(spec: TopologySpec, clusters: dict[str, KafkaCluster]) -> str:
     """primary -> dr, every topic, default naming, placed near DR (reads the primary through the WAN proxy)."""
-    setup = ReplicationSetup(env=_PlannedLab(spec, clusters), flows=[FlowSpec("primary", "dr")])  # type: ignore[arg-type]
+    setup = ReplicationSetup(env=_PlannedLab(spec, clusters), flows=[FlowSpec("primary", "dr")])
     flow = setup.flows[0]
     # the replicator builds its own Spark session: it must be told the master spark-submit was given
     config = setup.replicator_config([flow], flow.location, flow_defaults={

@@ -6,18 +6,18 @@ import importlib.metadata as md
 import platform
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from confluent_kafka import KafkaException, Producer, libversion
 
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.environment import Environment, TopologySpec
+from harness.lab.network.probe import measure_round_trip
 from primitives import versions
 from primitives.bootstrap import Bootstrap, BootstrapError
-from harness.lab.environment import Environment, TopologySpec
-from harness.lab.brokers.cluster import ClusterSpec
 from primitives.kafka.reading import watermarks
-from harness.lab.network.probe import measure_round_trip
 from primitives.process import ProcessError
 
 INJECTED_LATENCY_MS = 50

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.lab.environment import TopologySpec
-from harness.lab.brokers.cluster import ClusterSpec
 from harness.drill.topology import topology_of
 from harness.drill.validate import ScenarioInvalid, load_scenario
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.environment import TopologySpec
 from primitives.config_refs import RefResolver
 
 

@@ -3,9 +3,10 @@
 Format, shared by every kind: UTF-8 CSV whose first line is a header row (the kind's field
 names, written when the file is created), then one record per physical line,
 ``\\n`` line ends, RFC 4180 quoting (a field holding ``,`` or ``"`` is quoted, quotes are
-doubled). Every timestamp is epoch milliseconds (fields named ``*_ts_ms``/``ts_ms``). Integers are decimal, booleans ``true``/``false``, a missing optional integer is
-an empty field. Line breaks inside free text (``error``, ``detail``, ...) are written as
-the two characters ``\\n`` so that a record never spans lines: that is what lets a reader
+doubled). Every timestamp is epoch milliseconds (fields named ``*_ts_ms``/``ts_ms``).
+Integers are decimal, booleans ``true``/``false``, a missing optional integer is an empty field.
+Line breaks inside free text (``error``, ``detail``, ...) are written as the two characters
+``\\n`` so that a record never spans lines: that is what lets a reader
 tell a record torn by a crash (the bytes after the last ``\\n``) from a complete one.
 
 One file per history kind per writer process (see :func:`loadgen.histories.kinds.history_path`). A reader skips a

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields
 from operator import attrgetter
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 R = TypeVar("R")
 
@@ -118,7 +119,7 @@ def row_encoder(row_type: type[R]) -> Callable[[R, Identifiers], str]:
     values = attrgetter(*(f.name for f in fields(row_type)))
 
     def encode(row: R, ident: Identifiers) -> str:
-        return ",".join([write(value, ident) for write, value in zip(writers, values(row))]) + "\n"
+        return ",".join([write(value, ident) for write, value in zip(writers, values(row), strict=True)]) + "\n"
     return encode
 
 
@@ -127,5 +128,5 @@ def row_decoder(row_type: type[R]) -> Callable[[list[str]], R]:
     readers = tuple(_READERS[t] for t in _field_types(row_type))
 
     def decode(texts: list[str]) -> R:
-        return row_type(*[read(text) for read, text in zip(readers, texts)])
+        return row_type(*[read(text) for read, text in zip(readers, texts, strict=True)])
     return decode

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from loadgen.histories import codec
-from loadgen.histories.records import (AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
-                                       UncertainSend)
+from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
 
 if TYPE_CHECKING:  # pyspark is heavy and only the Spark checker needs it
     from pyspark.sql.types import StructType
@@ -50,17 +50,17 @@ class HistoryKind(Generic[R]):
         """The first line of every file of this kind: its field names (no field name needs quoting)."""
         return ",".join(self.fields) + "\n"
 
-    def spark_schema(self) -> "StructType":
+    def spark_schema(self) -> StructType:
         from pyspark.sql import types as T
 
         make = {"string": T.StringType, "int": T.IntegerType, "long": T.LongType,
                 "boolean": T.BooleanType}
         return T.StructType([T.StructField(n, make[t](), True)
-                             for n, t in zip(self.fields, self.spark_types)])
+                             for n, t in zip(self.fields, self.spark_types, strict=True)])
 
     def spark_ddl(self) -> str:
         """The schema as a DDL string (what ``from_csv`` takes)."""
-        return ", ".join(f"`{n}` {t.upper()}" for n, t in zip(self.fields, self.spark_types))
+        return ", ".join(f"`{n}` {t.upper()}" for n, t in zip(self.fields, self.spark_types, strict=True))
 
 
 def _kind(name: str, row_type: type[R], spark_types: tuple[str, ...]) -> HistoryKind[R]:

@@ -8,14 +8,21 @@ import gc
 import io
 import logging
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, Iterable, TypeVar
+from typing import Generic, TypeVar
 
-from loadgen.histories.kinds import (ACKED_SENDS, END_OFFSETS, PROCESSED_RECORDS, TARGET_RECORDS,
-                                     TIMELINE_EVENTS, UNCERTAIN_SENDS, HistoryKind)
-from loadgen.histories.records import (AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
-                                       UncertainSend)
+from loadgen.histories.kinds import (
+    ACKED_SENDS,
+    END_OFFSETS,
+    PROCESSED_RECORDS,
+    TARGET_RECORDS,
+    TIMELINE_EVENTS,
+    UNCERTAIN_SENDS,
+    HistoryKind,
+)
+from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
 
 log = logging.getLogger(__name__)
 

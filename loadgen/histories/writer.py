@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Generic, Iterable, TypeVar
+from typing import Generic, TypeVar
 
 from loadgen.histories.codec import Identifiers
 from loadgen.histories.kinds import HistoryKind
@@ -116,7 +117,7 @@ class HistoryWriter(Generic[R]):
         while view:  # os.write may write less than asked
             view = view[os.write(self._fd, view):]
 
-    def __enter__(self) -> "HistoryWriter[R]":
+    def __enter__(self) -> HistoryWriter[R]:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -8,6 +8,7 @@ any other client property whose name looks secret must be a reference too.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -44,7 +45,7 @@ class ExistingClusterDef(BaseModel):
 
     @field_validator("properties")
     @classmethod
-    def _no_inline_secret(cls, v: dict) -> dict:
+    def _no_inline_secret(cls, v: dict[str, Any]) -> dict[str, Any]:
         problems = []
         literal = set(literal_secret_keys(v))
         for key, value in v.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Mapping
+from collections.abc import Iterable, Mapping
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
@@ -15,7 +15,7 @@ _TRANSIENT = {KafkaError.OFFSET_NOT_AVAILABLE, KafkaError.LEADER_NOT_AVAILABLE,
               KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.REQUEST_TIMED_OUT}
 
 
-def watermarks(consumer: Consumer, topic: str, partitions, timeout_s: float = 30.0) -> dict[int, tuple[int, int]]:
+def watermarks(consumer: Consumer, topic: str, partitions: Iterable[int], timeout_s: float = 30.0) -> dict[int, tuple[int, int]]:
     """(low, high) offsets of each partition, asking again while the broker says it cannot answer yet."""
     deadline = time.monotonic() + timeout_s
     marks: dict[int, tuple[int, int]] = {}
@@ -39,7 +39,8 @@ def read_topic(bootstrap: str, topic: str, since_ms: int | None = None, timeout_
     consumer at ``isolation`` reads it (``read_uncommitted`` also returns aborted records)."""
     # Partition EOF ends a partition too: in a transactional topic (MM2's exactly-once mode writes
     # its checkpoints and heartbeats so) the last offsets can be commit markers, never returned.
-    consumer = Consumer({"bootstrap.servers": bootstrap, **(security or {}), "group.id": f"__mirrordrill-read-{uuid.uuid4().hex[:8]}",
+    consumer = Consumer({"bootstrap.servers": bootstrap, **(security or {}),
+                         "group.id": f"__mirrordrill-read-{uuid.uuid4().hex[:8]}",
                          "enable.auto.commit": False, "enable.partition.eof": True, "isolation.level": isolation,
                          "log_level": 0})
     try:
@@ -67,13 +68,16 @@ def read_topic(bootstrap: str, topic: str, since_ms: int | None = None, timeout_
             msg = consumer.poll(0.5)
             if msg is None:
                 continue
-            if msg.error():
-                if msg.error().code() == KafkaError._PARTITION_EOF:
-                    pending.discard(msg.partition())
+            partition, offset, err = msg.partition(), msg.offset(), msg.error()
+            if err is not None:
+                if err.code() == KafkaError._PARTITION_EOF:
+                    pending.discard(partition)
                 continue
-            positions[msg.partition()] = msg.offset() + 1
-            if positions[msg.partition()] >= ends[msg.partition()]:
-                pending.discard(msg.partition())
+            if partition is None or offset is None:
+                continue  # the client sets both on every record it returns
+            positions[partition] = offset + 1
+            if positions[partition] >= ends[partition]:
+                pending.discard(partition)
             out.append(msg)
         return out
     finally:
@@ -107,12 +111,14 @@ def ends_after_last_record(bootstrap: str, partitions: list[tuple[str, int]], wi
             msg = consumer.poll(0.5)
             if msg is None:
                 continue
-            key = (msg.topic(), msg.partition())
-            if msg.error():
-                if msg.error().code() == KafkaError._PARTITION_EOF:
-                    pending.discard(key)  # read to the end: markers and aborted records after it skipped
+            record_topic, partition, offset, err = msg.topic(), msg.partition(), msg.offset(), msg.error()
+            if err is not None:
+                if err.code() == KafkaError._PARTITION_EOF:
+                    pending.discard((record_topic, partition))  # read to the end: markers and aborted records after it skipped
                 continue
-            newest[key] = msg.offset() + 1
+            if record_topic is None or partition is None or offset is None:
+                continue  # the client sets all three on every record it returns
+            newest[(record_topic, partition)] = offset + 1
         return newest
     finally:
         consumer.close()

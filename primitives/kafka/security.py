@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Mapping
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -61,7 +62,7 @@ class ClientSecurity(_ProtocolFacts, BaseModel):
     verify_hostname: bool = True
 
     @model_validator(mode="after")
-    def _consistent(self) -> "ClientSecurity":
+    def _consistent(self) -> ClientSecurity:
         problems = self.problems()
         if problems:
             raise ValueError("; ".join(problems))
@@ -92,7 +93,7 @@ class ClientSecurity(_ProtocolFacts, BaseModel):
                 out += [f"{name}: {p}" for p in check_ref_syntax(value)]
         return out
 
-    def resolve(self, resolver: RefResolver) -> "ResolvedSecurity":
+    def resolve(self, resolver: RefResolver) -> ResolvedSecurity:
         """The values behind the references (raises ConfigRefError naming the one that failed)."""
         def value(name: str) -> str | None:
             raw = getattr(self, name)

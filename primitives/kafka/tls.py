@@ -55,7 +55,7 @@ class CertificateAuthority:
     def __init__(self, folder: Path, name: str = "mirrordrill drill CA"):
         self.folder = folder
         self._key = _key()
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         self._cert = (
             x509.CertificateBuilder()
             .subject_name(_name(name)).issuer_name(_name(name))
@@ -75,7 +75,7 @@ class CertificateAuthority:
               ip_addresses: tuple[str, ...] = LOCAL_IPS) -> IssuedCert:
         """A certificate for ``name`` usable as a TLS server and client, with its key; both 0600."""
         key = _key()
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         sans = [x509.DNSName(d) for d in dns_names] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ip_addresses]
         cert = (
             x509.CertificateBuilder()

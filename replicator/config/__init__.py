@@ -14,9 +14,9 @@ and what we do with it); ``properties_syntax`` (Java properties, read and writte
 from primitives.config_errors import ConfigError, ConfigWarning
 from replicator.config.flow import FlowConfig
 from replicator.config.loading import load_config
-from replicator.config.settings import ClusterConfig, ReplicatorConfig
 from replicator.config.properties_reader import parse_mm2_properties
 from replicator.config.render import to_mm2_properties
+from replicator.config.settings import ClusterConfig, ReplicatorConfig
 from replicator.config.yaml_reader import parse_yaml
 
 __all__ = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from primitives.config_errors import ConfigError
-from replicator.config.settings import ReplicatorConfig
 from replicator.config.properties_reader import parse_mm2_properties
+from replicator.config.settings import ReplicatorConfig
 from replicator.config.yaml_reader import parse_yaml
 
 

@@ -13,9 +13,10 @@ from typing import Any, get_origin
 
 from pydantic import BaseModel
 
+from primitives.config_errors import ConfigError, ConfigWarning
+from primitives.properties_syntax import PropertyLine, parse_mm2_list, read_properties
 from primitives.redaction import is_secret_key
 from replicator.config.draft import ClusterDraft, Draft, Location, Setting, build, field_annotation
-from primitives.config_errors import ConfigError, ConfigWarning
 from replicator.config.flow import FlowConfig
 from replicator.config.mm2_keys import (
     CONNECTOR_MM2_ONLY,
@@ -32,7 +33,6 @@ from replicator.config.mm2_keys import (
     rejected_reason,
 )
 from replicator.config.settings import ReplicatorConfig
-from primitives.properties_syntax import PropertyLine, parse_mm2_list, read_properties
 from replicator.config.validation import ALIAS_PATTERN, is_client_setting
 
 

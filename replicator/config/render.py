@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from primitives.properties_syntax import format_property
 from replicator.config.flow import FlowConfig
 from replicator.config.mm2_keys import FLOW_DICTS, FLOW_PROPERTY_KEYS, GLOBAL_PROPERTY_KEYS, MIRRORDRILL_PREFIX
 from replicator.config.settings import ReplicatorConfig
-from primitives.properties_syntax import format_property
 from replicator.policy import POLICY_CLASSES
 
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from replicator.config.client_values import check_client_values
 from primitives.config_errors import InvalidSetting
+from replicator.config.client_values import check_client_values
 
 if TYPE_CHECKING:
     from replicator.config.flow import FlowConfig

@@ -12,8 +12,9 @@ from typing import Any, get_origin
 
 import yaml
 
-from replicator.config.draft import ClusterDraft, Draft, FlowDraft, Location, Setting, build, field_annotation
 from primitives.config_errors import ConfigError
+from primitives.properties_syntax import parse_mm2_list
+from replicator.config.draft import ClusterDraft, Draft, FlowDraft, Location, Setting, build, field_annotation
 from replicator.config.flow import FlowConfig
 from replicator.config.mm2_keys import (
     CONNECTOR_MM2_ONLY,
@@ -25,7 +26,6 @@ from replicator.config.mm2_keys import (
     matches_any,
 )
 from replicator.config.settings import ClusterConfig, ReplicatorConfig
-from primitives.properties_syntax import parse_mm2_list
 
 _YAML_FLOW_FIELDS = tuple(name for name in FlowConfig.model_fields if name not in ("source", "target"))
 _YAML_DEFAULT_FIELDS = tuple(name for name in _YAML_FLOW_FIELDS if name not in NOT_DEFAULTS)

@@ -18,17 +18,17 @@ from pathlib import Path
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
 
-from confluent_kafka import KafkaException  # noqa: E402
-from testcontainers.core.container import DockerContainer  # noqa: E402
+from confluent_kafka import KafkaException
+from testcontainers.core.container import DockerContainer
 
-from harness.lab.docker.engine import Engine  # noqa: E402
-from harness.lab.docker.images import broker_java_argv  # noqa: E402
-from harness.lab.environment import Environment, TopologySpec, plan_ports, proxy_routes  # noqa: E402
-from harness.lab.brokers.broker import KafkaBroker  # noqa: E402
-from harness.lab.brokers.cluster import ClusterNotReady, KafkaCluster, round_trip  # noqa: E402
-from harness.lab.network.toxiproxy import ToxiproxyClient, ToxiproxyError  # noqa: E402
-from harness.lab.network.wan import WanLink  # noqa: E402
-from primitives.ports import LOOPBACK, PortAllocator  # noqa: E402
+from harness.lab.brokers.broker import KafkaBroker
+from harness.lab.brokers.cluster import ClusterNotReady, KafkaCluster, round_trip
+from harness.lab.docker.engine import Engine
+from harness.lab.docker.images import broker_java_argv
+from harness.lab.environment import Environment, TopologySpec, plan_ports, proxy_routes
+from harness.lab.network.toxiproxy import ToxiproxyClient, ToxiproxyError
+from harness.lab.network.wan import WanLink
+from primitives.ports import LOOPBACK, PortAllocator
 
 CONFIG_DIR = "/etc/mirrordrill"
 DATA_DIR = "/var/lib/mirrordrill/data"

@@ -10,8 +10,7 @@ from harness.drill.replicators.pyspark import PySparkReplicator
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from loadgen import envelope
 from loadgen.histories.records import AckedSend, TargetRecord
-from tests.integration.kafka_helpers import (new_topic, produce_enveloped, read_records, unique_topic,
-                                             values_in, wait_for)
+from tests.integration.kafka_helpers import new_topic, produce_enveloped, read_records, unique_topic, values_in, wait_for
 
 pytestmark = pytest.mark.integration
 

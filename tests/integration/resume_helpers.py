@@ -31,7 +31,7 @@ class SteadyLoad:
         self.values = [f"{prefix}-{i}".encode() for i in range(count)]
         self._thread = threading.Thread(target=produce, args=(bootstrap, topic, self.values, 1.0 / rate))
 
-    def __enter__(self) -> "SteadyLoad":
+    def __enter__(self) -> SteadyLoad:
         self._thread.start()
         return self
 

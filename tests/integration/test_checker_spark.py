@@ -8,22 +8,28 @@ import pytest
 
 from harness.drill.checker import check_failover, check_flow
 from harness.drill.checker import spark as spark_checker
-from harness.drill.checker.figures import nearest_rank
 from harness.drill.checker.contract import PERCENTILES, CheckerInputError, FailoverInput, FlowInput
+from harness.drill.checker.figures import nearest_rank
 from harness.drill.checker.spark_io import load_history as spark_load_history
 from harness.drill.checker.synthetic import COUNTS, FaultPlan, synthesize_failover, synthesize_flow
-from loadgen.histories.kinds import (ACKED_SENDS, END_OFFSETS, PROCESSED_RECORDS, TARGET_RECORDS,
-                                     TIMELINE_EVENTS, UNCERTAIN_SENDS, history_files, history_path)
-from loadgen.histories.reader import (load_history, read_acked_sends, read_processed_records,
-                                      read_target_records)
-from loadgen.histories.records import (AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
-                                       UncertainSend)
+from loadgen.histories.kinds import (
+    ACKED_SENDS,
+    END_OFFSETS,
+    PROCESSED_RECORDS,
+    TARGET_RECORDS,
+    TIMELINE_EVENTS,
+    UNCERTAIN_SENDS,
+    history_files,
+    history_path,
+)
+from loadgen.histories.reader import load_history, read_acked_sends, read_processed_records, read_target_records
+from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
 from loadgen.histories.writer import HistoryWriter
 
 try:  # the fixture module sits beside this file; tests/ may or may not be a package
-    from tests.integration.spark_fixtures import spark  # noqa: F401
+    from tests.integration.spark_fixtures import spark  # noqa: F401  (a pytest fixture)
 except ImportError:  # pragma: no cover
-    from spark_fixtures import spark  # noqa: F401
+    from spark_fixtures import spark  # noqa: F401  (a pytest fixture)
 
 pytestmark = pytest.mark.integration
 

@@ -7,8 +7,8 @@ import time
 import pytest
 from confluent_kafka import KafkaException
 
-from harness.lab.environment import Environment, TopologySpec
 from harness.lab.brokers.cluster import ClusterSpec, round_trip
+from harness.lab.environment import Environment, TopologySpec
 
 from .kafka_helpers import new_topic, produce_values, read_values, unique_topic
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.drill.engine import Drill
+from harness.drill.validate import parse_scenario
+from harness.lab.brokers.cluster import ClusterSpec, round_trip
 from harness.lab.compose.backend import DockerBackend
 from harness.lab.compose.spec import DRILL_LABEL
 from harness.lab.environment import Environment, TopologySpec
-from harness.lab.brokers.cluster import ClusterSpec, round_trip
-from harness.drill.engine import Drill
-from harness.drill.validate import parse_scenario
 
 pytestmark = pytest.mark.integration
 

@@ -94,6 +94,7 @@ def test_planned_failover_writes_the_summary_contract(artifacts, tmp_path):
 def _the_run_folder_explains_itself(run: Path, drill_file: Path, summary: dict) -> None:
     """Issue 16: the drill's log, the step's condition, how the run was made, CSV headers."""
     import hashlib
+
     from loadgen.histories.kinds import KINDS
     log = (run / "drill.log").read_text()
     assert summary["logs"]["drill"] == str(run / "drill.log") and "planned_failover" in log and "summary:" in log
@@ -198,7 +199,7 @@ def test_ctrl_c_writes_the_summary_and_stops_everything(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
     try:
         lines = read_until(proc, "load running for", 150)
-        assert any("load running for" in l for l in lines), "".join(lines)
+        assert any("load running for" in line for line in lines), "".join(lines)
         time.sleep(5)  # some records acknowledged, some replicated
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=120)

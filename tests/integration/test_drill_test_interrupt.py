@@ -37,7 +37,7 @@ def test_ctrl_c_in_a_drill_test_saves_its_summary_and_ends_the_session(tmp_path)
                             env=dict(os.environ, PYTHONPATH=str(REPO)))
     try:
         lines = read_until(proc, "load running for", 240)
-        assert any("load running for" in l for l in lines), "".join(lines)
+        assert any("load running for" in line for line in lines), "".join(lines)
         time.sleep(3)
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=180)

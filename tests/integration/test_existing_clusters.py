@@ -7,15 +7,22 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
-from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType, NewTopic,
-                                   ResourcePatternType, ResourceType)
+from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    NewTopic,
+    ResourcePatternType,
+    ResourceType,
+)
 
 from harness.cli.commands import main
+from harness.drill.validate import load_scenario
+from harness.lab.brokers.cluster import ClusterSpec
 from harness.lab.environment import Environment, TopologySpec
 from harness.tools.existing import plan as planning
 from harness.tools.existing.footprint import footprints
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.drill.validate import load_scenario
 
 pytestmark = pytest.mark.integration
 

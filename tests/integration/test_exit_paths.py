@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.lab.environment import Environment, TopologySpec
 from harness.lab.brokers.cluster import ClusterNotReady, ClusterSpec
+from harness.lab.environment import Environment, TopologySpec
 from tests.conftest import processes_under, read_until
 
 pytestmark = pytest.mark.integration
@@ -59,7 +59,7 @@ def test_ctrl_c_on_the_cli_stops_everything(tmp_path):
                             text=True, cwd=tmp_path, env=env)
     try:
         lines = read_until(proc, "Ctrl-C stops everything", 180)
-        assert any("ready in" in l for l in lines), "".join(lines)
+        assert any("ready in" in line for line in lines), "".join(lines)
         assert (workdir / "manifest.json").exists()
         assert len(processes_under(workdir)) == 3
         proc.send_signal(signal.SIGINT)

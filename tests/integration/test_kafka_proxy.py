@@ -18,9 +18,9 @@ import pytest
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from harness.lab.environment import Environment, TopologySpec
 from harness.lab.brokers.cluster import ClusterSpec
 from harness.lab.brokers.secure import LocalClusterSecurity
+from harness.lab.environment import Environment, TopologySpec
 from harness.lab.network.kafka_proxy import DownstreamTls, KafkaProxyProcess, KafkaProxySpec, ProxyListener, UpstreamTls
 from primitives.config_refs import RefResolver
 from primitives.kafka.tls import CertificateAuthority
@@ -52,7 +52,7 @@ class ProxiedCluster:
         self.proxy = KafkaProxyProcess(spec, env.workdir / f"proxy-{name}", spec_dir=tmp, debug=True)
         env.supervisor.add(self.proxy.process)
         self.toxi_names = [f"kproxy-{name}-{n}" for n in nodes]
-        for n, proxy_name in zip(nodes, self.toxi_names):
+        for n, proxy_name in zip(nodes, self.toxi_names, strict=True):
             env.toxiproxy.client.create_proxy(proxy_name, self.toxi[n], f"{LOOPBACK}:{self.remote_listen[n]}")
         self.proxy.start()
 

@@ -17,12 +17,23 @@ import uuid
 
 import pytest
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
-from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType, AdminClient,
-                                   AlterConfigOpType, ConfigEntry, ConfigResource, NewPartitions, NewTopic, ResourcePatternType,
-                                   ResourceType)
+from confluent_kafka.admin import (
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+    ResourcePatternType,
+    ResourceType,
+)
 
-from harness.lab.environment import Environment, TopologySpec
 from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.environment import Environment, TopologySpec
 from harness.lab.network.kafka_proxy import KafkaProxyProcess, KafkaProxySpec, ProxyListener
 from harness.lab.network.kafka_proxy.guard import describe
 from primitives.ports import LOOPBACK, PortAllocator

@@ -14,23 +14,23 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import NewPartitions, NewTopic
 
-from primitives.kafka.reading import watermarks
-from primitives.process import ProcessError
-from tests.integration.kafka_helpers import produce_enveloped
-from tests.integration.kafka_helpers import unique_topic as unique
 from loadgen import envelope
-from loadgen.histories.reader import (read_acked_sends, read_lag_samples, read_target_records,
-                                      read_uncertain_sends)
+from loadgen.histories.reader import read_acked_sends, read_lag_samples, read_target_records, read_uncertain_sends
 from loadgen.lag_sampler import LagSampler
 from loadgen.observer import Observer
 from loadgen.runner import LoadRunner
 from loadgen.spec import LoadSpec
+from primitives.kafka.reading import watermarks
+from primitives.process import ProcessError
+from tests.integration.kafka_helpers import produce_enveloped
+from tests.integration.kafka_helpers import unique_topic as unique
 
 pytestmark = pytest.mark.integration
 
@@ -416,9 +416,9 @@ def test_lag_sampler_records_end_offsets_every_interval(east, tmp_path):
     for r in rows:
         series[r.partition].append((r.ts_ms, r.end_offset))
     assert set(series) == {0, 1}
-    for partition, points in series.items():
+    for points in series.values():
         ends = [end for _, end in sorted(points)]
         assert len(ends) >= 3, points
         assert ends[0] == 0 and ends[-1] == 20 and ends == sorted(ends), points
     timestamps = sorted({r.ts_ms for r in rows})
-    assert all(b - a >= 300 for a, b in zip(timestamps, timestamps[1:])), timestamps
+    assert all(b - a >= 300 for a, b in pairwise(timestamps)), timestamps

@@ -19,8 +19,15 @@ from confluent_kafka.admin import NewPartitions, NewTopic
 
 from harness.drill.replicators import FlowSpec, ReplicationSetup, make_replicator
 from harness.drill.replicators.mirrormaker2 import MirrorMaker2Replicator
-from tests.integration.kafka_helpers import (partition_count, produce_values, topic_configs, topic_names,
-                                            unique_topic, values_in, wait_for)
+from tests.integration.kafka_helpers import (
+    partition_count,
+    produce_values,
+    topic_configs,
+    topic_names,
+    unique_topic,
+    values_in,
+    wait_for,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -183,9 +190,9 @@ def test_checkpoints_translate_conservatively_and_monotonically(mm2: MirrorMaker
     history = [cp for cp in mm2.checkpoints("east", "west", group) if (cp.topic, cp.partition) == (remote, 0)]
     upstream = [cp.upstream_offset for cp in history]
     downstream = [cp.downstream_offset for cp in history]
-    print(f"checkpoint history (upstream -> downstream): {sorted(set(zip(upstream, downstream)))}")
+    print(f"checkpoint history (upstream -> downstream): {sorted(set(zip(upstream, downstream, strict=True)))}")
     assert upstream == sorted(upstream) and downstream == sorted(downstream), "checkpoints must be monotonic"
-    assert all(d <= u for u, d in zip(upstream, downstream)), "a checkpoint ahead of the source commit"
+    assert all(d <= u for u, d in zip(upstream, downstream, strict=True)), "a checkpoint ahead of the source commit"
 
 
 def test_heartbeats_are_emitted_and_replicated_upstream(mm2: MirrorMaker2Replicator):
@@ -240,7 +247,7 @@ def test_restart_after_kill_9_loses_nothing(mm2: MirrorMaker2Replicator):
         while not stop.is_set():
             batch = [f"crash-{i + j}".encode() for j in range(20)]
             errors = produce_values(east.bootstrap, topic, batch)
-            acked.extend(v for v, e in zip(batch, errors) if e is None)
+            acked.extend(v for v, e in zip(batch, errors, strict=True) if e is None)
             i += 20
             time.sleep(0.2)
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.lab.environment import Environment, TopologySpec
-from harness.lab.brokers.cluster import ClusterSpec
 from harness.drill.replicators.pyspark import PySparkReplicator
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.environment import Environment, TopologySpec
 
 from .kafka_helpers import unique_topic, wait_for
 from .resume_helpers import exactly_once, produce
@@ -43,8 +43,9 @@ def test_first_active_active_start_copies_each_backlog_record_once_each_way(arti
             # each side's heartbeats topic is new to the other side's flow: wait until both were
             # picked up and copied, then a refresh and 5 s more, for any replay to land
             for cluster, other in ((north, "south"), (south, "north")):
-                wait_for(lambda: f"{other}.heartbeats" in cluster.admin().list_topics(timeout=15).topics, 120,
-                         f"{other}.heartbeats copied to {cluster.name}")
+                wait_for(lambda other=other, cluster=cluster:
+                         f"{other}.heartbeats" in cluster.admin().list_topics(timeout=15).topics,
+                         120, f"{other}.heartbeats copied to {cluster.name}")
             time.sleep(REFRESH_S + 5)
             exactly_once(south, "north.orders", 3, backlog["north"])
             exactly_once(north, "south.orders", 3, backlog["south"])

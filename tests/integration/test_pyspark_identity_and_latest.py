@@ -7,8 +7,8 @@ import time
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from harness.drill.replicators.pyspark import PySparkReplicator
+from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from replicator.policy import PROVENANCE_HEADER
 
 from .kafka_helpers import produce_values, read_records, topic_names, unique_topic, values_in, wait_for

@@ -11,14 +11,22 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, NewPartitions, NewTopic, ResourceType
 
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from harness.drill.replicators.pyspark import PySparkReplicator
+from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from replicator.headers import source_offset_of
 from replicator.mm2_format import Checkpoint, Heartbeat
 from tests.prometheus_text import parse
 
-from .kafka_helpers import (consume_and_commit, partition_count, read_records, topic_configs, topic_names,
-                            unique_topic, values_in, wait_for)
+from .kafka_helpers import (
+    consume_and_commit,
+    partition_count,
+    read_records,
+    topic_configs,
+    topic_names,
+    unique_topic,
+    values_in,
+    wait_for,
+)
 
 pytestmark = pytest.mark.integration
 

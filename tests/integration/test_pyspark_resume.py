@@ -52,7 +52,7 @@ def test_sigkill_mid_load_and_restart_copies_every_record_once(resume_repl):
         copied = 0
         for kill in range(2):  # twice: the second kill hits a process that resumed from the first
             # killed only once this process moved records of its own (the last start's + 200)
-            copied = wait_for(lambda: (n := len(values_in(west, remote))) >= copied + 200 and n, 300,
+            copied = wait_for(lambda floor=copied + 200: (n := len(values_in(west, remote))) >= floor and n, 300,
                               "records flowing")
             resume_repl.kill()  # SIGKILL: batches in flight, nothing flushed or committed
             assert not resume_repl.running

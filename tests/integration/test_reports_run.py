@@ -23,7 +23,7 @@ def _results(folder):
 
 def test_the_engine_wrote_allure_results_for_the_run(tiny_run):
     (result,) = _results(tiny_run / "allure-results")
-    labels = {(l["name"], l["value"]) for l in result["labels"]}
+    labels = {(label["name"], label["value"]) for label in result["labels"]}
     assert {("suite", "tiny-report"), ("replicator", "mirrormaker2"), ("scenario", "tiny-report")} <= labels
     summary = json.loads((tiny_run / "summary.json").read_text())
     assert result["status"] == ("passed" if summary["passed"] else "failed")
@@ -44,6 +44,7 @@ def test_timeline_and_expectations_are_steps(tiny_run):
 
 def test_plots_are_real_pngs_of_the_run(tiny_run):
     import matplotlib.image
+
     from reports.allure_results import write_allure_results
     folder = write_allure_results(tiny_run)
     (result,) = _results(folder)

@@ -4,7 +4,6 @@ applications' move (so its time is in the RTO), with the drill's context; a fail
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

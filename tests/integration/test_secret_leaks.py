@@ -24,15 +24,14 @@ import os
 import secrets
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 
 from harness.cli import commands as cli
-from harness.drill.run_folder import SUMMARY_FILE
 from harness.drill.engine import Drill
+from harness.drill.run_folder import SUMMARY_FILE
 from harness.drill.validate import parse_scenario
 from primitives.bootstrap import mirrordrill_home
 

@@ -6,9 +6,9 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
-from harness.lab.environment import Environment, TopologySpec
 from harness.lab.brokers.cluster import ClusterSpec, round_trip
 from harness.lab.brokers.secure import LocalClusterSecurity
+from harness.lab.environment import Environment, TopologySpec
 from primitives.config_refs import RefResolver
 
 pytestmark = pytest.mark.integration

@@ -7,10 +7,10 @@ import subprocess
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.lab.environment import Environment, TopologySpec
-from harness.lab.brokers.cluster import ClusterSpec
 from harness.drill.replicators.pyspark import PySparkReplicator
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.environment import Environment, TopologySpec
 from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
 
 from .kafka_helpers import read_records, unique_topic, wait_for

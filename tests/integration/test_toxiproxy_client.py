@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 def two_servers(artifacts, tmp_path):
     ports = PortAllocator()
     servers = [ToxiproxyServer(artifacts.toxiproxy_server, ports.take(), tmp_path / f"tp{i}") for i in range(2)]
-    for i, s in enumerate(servers):
+    for i in range(len(servers)):
         (tmp_path / f"tp{i}").mkdir()
     try:
         for s in servers:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from confluent_kafka import KafkaException
 
 from harness.lab.brokers.cluster import READY_TOPIC
 from primitives.config_refs import RefResolver, find_refs
@@ -25,7 +26,7 @@ def test_connection_file_reaches_the_secure_clusters_by_reference(tmp_path):
     proc, workdir, conn, lines = up_secure_clusters(tmp_path, PASSWORD)
     creds_files: list[Path] = []
     try:
-        assert any("connection file:" in l for l in lines), "".join(lines)
+        assert any("connection file:" in line for line in lines), "".join(lines)
         text = conn.read_text()
         assert stat.S_IMODE(conn.stat().st_mode) == 0o600
         assert PASSWORD not in text
@@ -46,7 +47,7 @@ def test_connection_file_reaches_the_secure_clusters_by_reference(tmp_path):
             conf = security.resolve(RefResolver({})).librdkafka()
             assert read_topic(entry["bootstrap_servers"], READY_TOPIC, timeout_s=30, security=conf)
             wrong = {**conf, "sasl.password": "not-the-password"}
-            with pytest.raises(Exception):
+            with pytest.raises(KafkaException):  # the client's authentication failure
                 read_topic(entry["bootstrap_servers"], READY_TOPIC, timeout_s=10, security=wrong)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(90) == 130

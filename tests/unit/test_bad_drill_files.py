@@ -7,15 +7,11 @@ The cases are those of issue 16 ("Silent drops", "Late errors", "Tracebacks", "A
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from harness.cli import commands as cli
-from primitives.process import ManagedProcess
 from tests.unit.test_scenario_validation import BASE
 
 FAILOVER = "timeline:\n  - {at: 5s, do: unplanned_failover, from: primary, to: dr}\n"
@@ -80,7 +76,7 @@ def _secured(password: str) -> str:
 
 # Nine anchors, each nine aliases of the one before: 342 bytes, 490 million values once expanded.
 LAUGHS = "x-a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-    f"x-{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    f"x-{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True))
 
 
 @dataclass(frozen=True)
@@ -482,32 +478,6 @@ CASES += [
     Bad("a pattern that only looks like the prefix", _existing_flow_topics("md.t-.*"),
         "does not start with the prefix 'md-t-' written literally", "topics: ['md.t-.*']"),
 ]
-
-
-@pytest.fixture
-def nothing_starts(monkeypatch):
-    """Fail the test if anything is started: validation runs no process, and leaves no child behind."""
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"validation started a process: {args or kwargs}")
-    monkeypatch.setattr(subprocess, "Popen", refuse)
-    monkeypatch.setattr(ManagedProcess, "start", refuse)
-    before = _children()
-    yield
-    assert _children() == before
-
-
-def _children() -> set[int]:
-    """This process's children, from /proc (psutil is not installed)."""
-    me, out = os.getpid(), set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == me:
-                out.add(int(entry.name))
-    return out
 
 
 def _line(text: str, needle: str) -> int:

@@ -8,10 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from harness.drill.run_folder import BASELINE_FILE
-from harness.drill.baseline import (DEFAULT_TOLERANCES, BaselineCheck, BaselineError, Tolerance,
-                              check_same_drill, compare, load_baseline, parse_tolerances)
+from harness.drill.baseline import (
+    DEFAULT_TOLERANCES,
+    BaselineCheck,
+    BaselineError,
+    Tolerance,
+    check_same_drill,
+    compare,
+    load_baseline,
+    parse_tolerances,
+)
 from harness.drill.results import SCHEMA, DrillResults, DrillSummary, FailoverSummary, FlowSummary, save_results
+from harness.drill.run_folder import BASELINE_FILE
 
 BEFORE = Path(__file__).parent / "fixtures" / "summary-before-schema.json"
 

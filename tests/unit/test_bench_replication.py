@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from harness.tools.bench.replication import (DEFAULT_REPLICATORS, BenchResult, LoadMark, after_boundaries,
-                                       backlog_rate, parse_args, parse_replicators, render_table)
+from harness.tools.bench.replication import (
+    DEFAULT_REPLICATORS,
+    BenchResult,
+    LoadMark,
+    after_boundaries,
+    backlog_rate,
+    parse_args,
+    parse_replicators,
+    render_table,
+)
 from loadgen.histories.records import TargetRecord
 
 

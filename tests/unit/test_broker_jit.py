@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from harness.lab.docker.images import broker_java_argv
-from harness.lab.brokers.broker import BrokerPorts, BrokerSettings, KafkaBroker
 from harness.drill.schema import Scenario
 from harness.drill.topology import topology_of
+from harness.lab.brokers.broker import BrokerPorts, BrokerSettings, KafkaBroker
+from harness.lab.docker.images import broker_java_argv
 from harness.tools.sweep.params import SweepError, apply_params, parse_params
 
 C1_ONLY = "-XX:TieredStopAtLevel=1"

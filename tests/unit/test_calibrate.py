@@ -9,9 +9,16 @@ import pytest
 import yaml
 
 from harness.drill.metrics import METRICS
-from harness.tools.calibrate.limits import Calibration, CalibrationError, Limit, observe, parse_margin, suggest
 from harness.drill.results import SCHEMA, DrillSummary, FailoverSummary
 from harness.drill.schema import parse_expectation
+from harness.tools.calibrate.limits import (
+    Calibration,
+    CalibrationError,
+    Limit,
+    observe,
+    parse_margin,
+    suggest,
+)
 
 BEFORE = Path(__file__).parent / "fixtures" / "summary-before-schema.json"
 REPO = Path(__file__).resolve().parents[2]

@@ -7,10 +7,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.drill.checker import check_failover, check_flow
-from harness.drill.checker.figures import latency_stats
 from harness.drill.checker.contract import SAMPLE_SIZE
-from harness.drill.checker.synthetic import (COUNTS, SAMPLED, FaultPlan, synthesize_failover,
-                                       synthesize_flow)
+from harness.drill.checker.figures import latency_stats
+from harness.drill.checker.synthetic import COUNTS, SAMPLED, FaultPlan, synthesize_failover, synthesize_flow
 
 SETTINGS = settings(max_examples=200, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -61,7 +60,7 @@ def test_series_add_up(synthetic):
     if result.acked:
         assert series.lag.values[-1] == result.lost  # only lost records never catch up
         assert min(series.lag.values) >= 0
-        assert [sum(v) for v in zip(*(s.values for s in series.lag_by_partition.values()))] \
+        assert [sum(v) for v in zip(*(s.values for s in series.lag_by_partition.values()), strict=True)] \
             == list(series.lag.values)
 
 

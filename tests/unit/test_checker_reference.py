@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from harness.drill.checker import (CheckerInputError, FailoverInput, FlowInput, LatencyStats,
-                             SecondSeries, check_failover, check_flow)
+from harness.drill.checker import (
+    CheckerInputError,
+    FailoverInput,
+    FlowInput,
+    LatencyStats,
+    SecondSeries,
+    check_failover,
+    check_flow,
+)
 from harness.drill.checker.figures import latency_stats, nearest_rank, throughput
-from loadgen.histories.records import (AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
-                                       UncertainSend)
+from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
 
 T0 = 1_700_000_000_000  # an epoch second boundary
 MAP = {"A.t": "t"}

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.lab.brokers.cluster import ClusterSpec, KafkaCluster
 from harness.lab.compose.backend import make_backend
 from harness.lab.compose.cpu import cgroup_cpu_seconds
 from harness.lab.compose.lab import BrokerImage, broker_service, toxiproxy_config, toxiproxy_service
 from harness.lab.compose.spec import ComposeProject, Mount, Service, compose_dict, compose_yaml
 from harness.lab.environment import ProcessBackend, TopologySpec, plan_ports, proxy_routes
-from harness.lab.brokers.cluster import ClusterSpec, KafkaCluster
 from primitives.cpu import CpuMeter
 
 IMAGE = BrokerImage("mirrordrill/broker:test", "/usr/bin/java", "/opt/mirrordrill/kafka/libs/*", "/opt/log4j2.properties")
@@ -85,7 +85,7 @@ def test_fixed_port_plans_repeat_and_proxies_listen_where_brokers_advertise(tmp_
     routes = list(proxy_routes(clusters, "primary", "dr"))
     assert len(routes) == 4  # one per broker and direction
     config = yaml.safe_load(toxiproxy_config(routes))  # JSON is YAML
-    for r, c in zip(routes, config):
+    for r, c in zip(routes, config, strict=True):
         broker = clusters[r.server_cluster].broker(int(r.name.rsplit("_b", 1)[1]))
         assert c["listen"] == f"127.0.0.1:{broker.ports.wan_advertised[r.client_cluster]}"
         assert c["upstream"] == f"127.0.0.1:{broker.ports.wan[r.client_cluster]}"
@@ -123,7 +123,7 @@ def test_cpu_meter_adds_what_its_extra_reports(tmp_path):
 
 def test_a_spark_daemon_container_runs_the_image_spark_class_with_the_same_arguments(tmp_path):
     from harness.lab.compose.spark import SparkDaemonLauncher
-    launcher = SparkDaemonLauncher(run=None, image="mirrordrill/spark:t", spark_home="/opt/spark",  # type: ignore[arg-type]
+    launcher = SparkDaemonLauncher(run=None, image="mirrordrill/spark:t", spark_home="/opt/spark",  # type: ignore[arg-type]  # no runner: never started
                                    java_home="/jvm", image_python="/opt/venv/bin/python", mount_root=tmp_path,
                                    host_python="/host/venv/bin/python")
     argv = ["/host/pyspark/bin/spark-class", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",

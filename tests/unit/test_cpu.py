@@ -31,6 +31,7 @@ def test_sweep_cpu_meter_reads_own_time_of_processes_under_a_folder(tmp_path):
     import subprocess
     import sys
     import time
+
     from primitives.cpu import CpuMeter
     busy = subprocess.Popen([sys.executable, "-c", "import time\nwhile time.process_time() < 0.6: pass"],
                             cwd=tmp_path)

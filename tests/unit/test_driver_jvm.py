@@ -7,8 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from replicator.driver_jvm import (CDS_ENV, artifact_of, driver_class_path, driver_jvm_flags, jit_flags,
-                                   make_archive, session_settings)
+from replicator.driver_jvm import (
+    CDS_ENV,
+    artifact_of,
+    driver_class_path,
+    driver_jvm_flags,
+    jit_flags,
+    make_archive,
+    session_settings,
+)
 
 
 def test_an_existing_archive_is_mapped(tmp_path):

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from confluent_kafka.admin import AclBinding, AclOperation, AclPermissionType, ResourcePatternType, ResourceType
 
+from harness.drill.validate import ScenarioInvalid, parse_scenario
 from harness.lab.brokers import owned_names
-from primitives.kafka.owned_names import owned_topic
-from harness.tools.existing.commands import refuse_existing
 from harness.lab.brokers.existing_connect import client_config, principal_of
+from harness.tools.existing.commands import refuse_existing
 from harness.tools.existing.footprint import Permission, footprints
 from harness.tools.existing.plan import _allowed, plan, render
-from harness.drill.validate import ScenarioInvalid, parse_scenario
+from primitives.kafka.owned_names import owned_topic
 
 DRILL = """\
 name: team-drill
@@ -193,8 +193,8 @@ def test_run_needs_every_existing_cluster_allowed_by_name():
 
 
 def _replicator_config(s):
-    from harness.drill.replicators.setup import ReplicationSetup
     from harness.drill.preflight import _Planned
+    from harness.drill.replicators.setup import ReplicationSetup
     from harness.drill.topology import flow_specs, topology_of
     specs = flow_specs(s)
     setup = ReplicationSetup(env=_Planned(topology_of(s)), flows=specs, policy=s.replication.policy,

@@ -17,7 +17,7 @@ def test_every_broker_gets_a_local_listener_and_one_per_remote_advertised_at_the
              BrokerPorts(local=110, controller=0, wan={"dr": 111, "edge": 112}, wan_advertised={"dr": 211, "edge": 212})]
     spec = proxy_spec("md-t-primary", nodes, ports, (None, None))
     assert spec.upstream == {4: "kafka-a.team:9093", 7: "kafka-b.team:9093"}
-    assert sorted((l.listen_port, l.node_id, l.location) for l in spec.listeners) == [
+    assert sorted((listener.listen_port, listener.node_id, listener.location) for listener in spec.listeners) == [
         (100, 4, LOCAL), (101, 4, "dr"), (102, 4, "edge"), (110, 7, LOCAL), (111, 7, "dr"), (112, 7, "edge")]
     # local clients are told the listener itself; remote ones the Toxiproxy port in front of theirs
     assert spec.advertised == {LOCAL: {4: 100, 7: 110}, "dr": {4: 201, 7: 211}, "edge": {4: 202, 7: 212}}

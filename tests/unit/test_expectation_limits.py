@@ -27,7 +27,7 @@ def test_a_bare_number_is_a_ceiling(key, value, op, limit):
 
 @pytest.mark.parametrize("metric", [m.name for m in METRICS.values() if m.higher_is_better])
 def test_a_bare_number_where_more_is_better_is_refused(metric):
-    with pytest.raises(ValueError, match=rf"write '>= 10' \(at least\) or '<= 10' \(at most\)"):
+    with pytest.raises(ValueError, match=r"write '>= 10' \(at least\) or '<= 10' \(at most\)"):
         parse_expectation(metric, 10)
 
 

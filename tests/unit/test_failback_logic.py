@@ -4,10 +4,10 @@ import threading
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness.drill.replicators.setup import FlowSpec
-from harness.drill.results import FailbackSummary
 from harness.drill import failback, failover
 from harness.drill.failback import _difference
+from harness.drill.replicators.setup import FlowSpec
+from harness.drill.results import FailbackSummary
 from harness.drill.summary import evaluate
 from harness.drill.validate import parse_scenario
 from replicator.policy import DefaultReplicationPolicy

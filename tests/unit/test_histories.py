@@ -6,15 +6,43 @@ import threading
 
 import pytest
 
-from loadgen.histories.kinds import (ACKED_SENDS, KINDS, END_OFFSETS, PROCESSED_RECORDS, TARGET_RECORDS,
-                                     TIMELINE_EVENTS, UNCERTAIN_SENDS, history_files, history_path)
-from loadgen.histories.reader import (HistoryFormatError, TornLine, load_history, read_acked_sends,
-                                      read_lag_samples, read_processed_records, read_target_records,
-                                      read_timeline_events, read_uncertain_sends, valid_prefix_length)
-from loadgen.histories.records import (ACKED_SEND_FIELDS, LAG_SAMPLE_FIELDS, PROCESSED_RECORD_FIELDS,
-                                       TARGET_RECORD_FIELDS, TIMELINE_EVENT_FIELDS, UNCERTAIN_SEND_FIELDS,
-                                       AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
-                                       UncertainSend)
+from loadgen.histories.kinds import (
+    ACKED_SENDS,
+    END_OFFSETS,
+    KINDS,
+    PROCESSED_RECORDS,
+    TARGET_RECORDS,
+    TIMELINE_EVENTS,
+    UNCERTAIN_SENDS,
+    history_files,
+    history_path,
+)
+from loadgen.histories.reader import (
+    HistoryFormatError,
+    TornLine,
+    load_history,
+    read_acked_sends,
+    read_lag_samples,
+    read_processed_records,
+    read_target_records,
+    read_timeline_events,
+    read_uncertain_sends,
+    valid_prefix_length,
+)
+from loadgen.histories.records import (
+    ACKED_SEND_FIELDS,
+    LAG_SAMPLE_FIELDS,
+    PROCESSED_RECORD_FIELDS,
+    TARGET_RECORD_FIELDS,
+    TIMELINE_EVENT_FIELDS,
+    UNCERTAIN_SEND_FIELDS,
+    AckedSend,
+    LagSample,
+    ProcessedRecord,
+    TargetRecord,
+    TimelineEvent,
+    UncertainSend,
+)
 from loadgen.histories.writer import HistoryWriter, TornHistoryError
 
 ACKED = [AckedSend("A", "orders", 0, 41, "p-1", 7, 1000, 1003, 120, 4294967295),
@@ -57,7 +85,7 @@ def test_fields_are_the_documented_contract():
 
 def test_rows_are_frozen_and_slotted():
     with pytest.raises(AttributeError):
-        ACKED[0].offset = 1  # type: ignore[misc]
+        ACKED[0].offset = 1  # type: ignore[misc]  # the assignment the test expects refused
     assert not hasattr(ACKED[0], "__dict__")
 
 
@@ -111,9 +139,9 @@ def test_identifier_with_line_break_is_refused(tmp_path):
 def test_wrong_types_are_refused(tmp_path):
     with HistoryWriter(TARGET_RECORDS, tmp_path / "t.csv") as w:
         with pytest.raises(TypeError):
-            w.write(TargetRecord("B", "t", 0, 0, "p", 1, 1, 1, 4))  # type: ignore[arg-type]
+            w.write(TargetRecord("B", "t", 0, 0, "p", 1, 1, 1, 4))  # type: ignore[arg-type]  # the wrong kind under test
         with pytest.raises(ValueError):
-            w.write(TargetRecord("B", "t", 0, 0.5, "p", 1, 1, True, 4))  # type: ignore
+            w.write(TargetRecord("B", "t", 0, 0.5, "p", 1, 1, True, 4))  # type: ignore[arg-type]  # a float offset under test
 
 
 def test_buffered_until_flush_and_flush_writes_whole_lines(tmp_path):

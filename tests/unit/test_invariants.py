@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.drill.results import DrillSummary, Logs
 from harness.drill.checking import Checked, check_drill
+from harness.drill.results import DrillSummary, Logs
 from harness.drill.summary import evaluate, render_table
 from harness.drill.topology import check_pairs, origin_topics
 from harness.drill.validate import ScenarioInvalid, parse_scenario
@@ -227,7 +227,9 @@ def test_a_replicators_own_expectations_replace_the_common_line_on_the_same_metr
                              "  duplicates: '<= 3000'\n  mirrormaker2:\n    duplicates: '<= 500'\n"
                              "    'latency_ms.p99[primary->dr]': 900\n")
     s = parse_scenario(text, "drill.yaml")
-    names = lambda r: sorted(e.name for e in s.parsed_expectations(r))  # noqa: E731
+    def names(r: str) -> list[str]:
+        return sorted(e.name for e in s.parsed_expectations(r))
+
     assert names("pyspark") == ["duplicates <= 3000", "lost == 0"]
     assert names("mirrormaker2") == ["duplicates <= 500", "latency_ms.p99[primary->dr] <= 900", "lost == 0"]
     assert names(None) == names("pyspark")  # the file's own replicator

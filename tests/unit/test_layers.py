@@ -18,6 +18,7 @@ import ast
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 LAYER_OF: dict[str, int] = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
-_LAZY_REF = re.compile(r"^((?:%s)(?:\.\w+)+):\w+$" % "|".join(PACKAGES))
+_LAZY_REF = re.compile(rf"^((?:{'|'.join(PACKAGES)})(?:\.\w+)+):\w+$")
 
 
 def layer_key(module: str) -> str:
@@ -110,13 +111,13 @@ def imports_of(path: Path) -> list[ImportSite]:
                 else:
                     add(node, target)
             # ["python", "-m", "harness.x"]: a module run as a program is imported too
-            for a, b in zip(node.args, node.args[1:]):
+            for a, b in pairwise(node.args):
                 if isinstance(a, ast.Constant) and a.value == "-m" and isinstance(b, ast.Constant) \
                         and isinstance(b.value, str):
                     add(node, b.value)
         elif isinstance(node, (ast.List, ast.Tuple)):
             elts = node.elts
-            for a, b in zip(elts, elts[1:]):
+            for a, b in pairwise(elts):
                 if isinstance(a, ast.Constant) and a.value == "-m" and isinstance(b, ast.Constant) \
                         and isinstance(b.value, str):
                     add(node, b.value)

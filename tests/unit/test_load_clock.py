@@ -95,6 +95,7 @@ def test_the_engine_uses_the_clock(monkeypatch):
 def test_the_report_summary_and_plots_count_from_the_load_start():
     import json
     from pathlib import Path
+
     from harness.drill.results import SCHEMA, DrillResults, DrillSummary
     from reports.attachments import load_start_ms
     from reports.summary_html import summary_html

@@ -14,7 +14,6 @@ from harness.drill import engine, run_folder
 from harness.drill.engine import Drill
 from harness.drill.run_folder import MARKER, OutFolderRefused, clear_previous_run, refusal, take
 from harness.drill.validate import load_scenario
-from tests.unit.test_bad_drill_files import nothing_starts  # noqa: F401 - a fixture
 
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "scenarios" / "quickstart.yaml"

@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.lab.environment import Environment, TopologySpec
-from harness.lab.brokers.broker import BrokerPorts
-from harness.lab.brokers.cluster import ClusterSpec, KafkaCluster
+from harness.drill.engine import Drill
 from harness.drill.replicators import (
     REPLICATOR_KINDS,
     FlowSpec,
@@ -25,14 +23,16 @@ from harness.drill.replicators import (
     UnsupportedOperation,
     make_replicator,
 )
-from primitives.redaction import redact_argv, redact_properties
-from harness.drill.replicators.command import CommandTemplate, CommandTemplateError, PLACEHOLDERS, parse_translation
+from harness.drill.replicators.command import PLACEHOLDERS, CommandTemplate, CommandTemplateError, parse_translation
 from harness.drill.replicators.mirrormaker2 import plan_nodes
-from harness.drill.engine import Drill
 from harness.drill.validate import parse_scenario
-from replicator.mm2_format import Checkpoint, Heartbeat
-from replicator.config.properties_reader import parse_mm2_properties
+from harness.lab.brokers.broker import BrokerPorts
+from harness.lab.brokers.cluster import ClusterSpec, KafkaCluster
+from harness.lab.environment import Environment, TopologySpec
 from primitives.properties_syntax import read_properties
+from primitives.redaction import redact_argv, redact_properties
+from replicator.config.properties_reader import parse_mm2_properties
+from replicator.mm2_format import Checkpoint, Heartbeat
 from tests.unit.test_scenario_validation import BASE
 
 JARS = [Path("/jars/connect-mirror.jar"), Path("/jars/kafka-clients.jar")]
@@ -247,7 +247,7 @@ def test_setup_rejects_impossible_topologies(tmp_path):
     with pytest.raises(SetupError, match="listed twice"):
         ReplicationSetup(env, [FlowSpec("east", "west"), FlowSpec("east", "west", topics=["x"])])
     with pytest.raises(SetupError, match="placement 'middle' is invalid; valid: target, source"):
-        FlowSpec("east", "west", placement="middle")  # type: ignore[arg-type]
+        FlowSpec("east", "west", placement="middle")  # type: ignore[arg-type]  # the wrong value under test
     with pytest.raises(SetupError, match="onto itself"):
         FlowSpec("east", "east")
     with pytest.raises(SetupError, match="unknown replication policy 'mirror'"):

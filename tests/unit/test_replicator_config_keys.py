@@ -11,7 +11,6 @@ from replicator.config.mm2_keys import FLOW_PROPERTY_KEYS
 from replicator.policy import DefaultReplicationPolicy, IdentityReplicationPolicy
 from tests.unit.replicator_config_helpers import MM2_DEFAULTS, props
 
-
 # A non-default properties value for every key, and the model value it must become.
 NON_DEFAULTS: dict[str, tuple[str, Any]] = {
     "enabled": ("true", True),

@@ -91,4 +91,4 @@ def test_mirrordrill_replicate_passes_the_installed_jars(monkeypatch: pytest.Mon
     args = cli.build_parser().parse_args(["replicate", "--config", str(tmp_path / "mm2.properties")])
     assert cli.cmd_replicate(args) == 0
     assert seen["jars"] == [Path("/cache/spark-kafka.jar"), Path("/cache/ours.jar")]
-    assert "--jars" not in seen["argv"]  # type: ignore[operator]
+    assert "--jars" not in seen["argv"]  # type: ignore[operator]  # seen holds lists and paths

@@ -12,9 +12,18 @@ import pytest
 import harness.drill.replicators as kinds
 from harness.cli.commands import build_parser
 from harness.drill import run_facts
-from harness.drill.replicators import (REPLICATOR_KINDS, FlowSpec, ReplicationSetup, RunInputs, make_replicator,
-                                       register_replicator_kind, replicator_class, replicator_kinds,
-                                       sweepable_kinds, unregister_replicator_kind)
+from harness.drill.replicators import (
+    REPLICATOR_KINDS,
+    FlowSpec,
+    ReplicationSetup,
+    RunInputs,
+    make_replicator,
+    register_replicator_kind,
+    replicator_class,
+    replicator_kinds,
+    sweepable_kinds,
+    unregister_replicator_kind,
+)
 from harness.drill.replicators.command import CommandReplicator
 from harness.drill.schema import Scenario
 from harness.drill.validate import ScenarioInvalid, check_text, parse_scenario

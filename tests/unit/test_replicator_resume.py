@@ -6,8 +6,16 @@ import json
 import time
 
 from replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, encode_offset
-from replicator.resume import (EARLIEST, LATEST, FlowOrigin, StartPositions, records_waiting, settled, start_offsets,
-                              starting_offsets)
+from replicator.resume import (
+    EARLIEST,
+    LATEST,
+    FlowOrigin,
+    StartPositions,
+    records_waiting,
+    settled,
+    start_offsets,
+    starting_offsets,
+)
 from replicator.startup import StartupClock, process_started_at
 
 

@@ -10,9 +10,20 @@ import pytest
 
 from harness.drill.checker.contract import FailoverInput, FlowInput, FlowSeries, SecondSeries
 from harness.drill.checker.reference import check_failover, check_flow
-from harness.drill.results import (SCHEMA, DrillResults, DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary,
-                             FlowPlotData, FlowSummary, LatencySample, ResultsUnavailable, load_results,
-                             save_results)
+from harness.drill.results import (
+    SCHEMA,
+    DrillResults,
+    DrillSummary,
+    ExpectationRow,
+    FailbackSummary,
+    FailoverSummary,
+    FlowPlotData,
+    FlowSummary,
+    LatencySample,
+    ResultsUnavailable,
+    load_results,
+    save_results,
+)
 from loadgen.histories.records import AckedSend, ProcessedRecord, TargetRecord
 
 # summary.json of a real run of tests/integration/report_fixtures.py's tiny drill, written by

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from harness.cli.commands import EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, build_parser, drill_exit_code, main
-from harness.drill.results import SCHEMA, DrillResults, DrillSummary, Logs, load_results, save_results
-from loadgen.histories.records import TimelineEvent
 from harness.drill import run_facts
 from harness.drill.conditions import unmet_conditions
 from harness.drill.drill_log import DrillLog
+from harness.drill.results import SCHEMA, DrillResults, DrillSummary, Logs, load_results, save_results
 from harness.drill.run_folder import DRILL_LOG_FILE
+from loadgen.histories.records import TimelineEvent
 from reports.attachments import drill_log, log_files
 from reports.summary_html import summary_html
 
@@ -109,9 +109,9 @@ def test_drill_log_keeps_every_line_and_still_echoes(tmp_path):
     log.close()
     log("after close")  # the console still gets it
     lines = (tmp_path / DRILL_LOG_FILE).read_text().splitlines()
-    assert [l.split(" ", 1)[1] for l in lines] == ["condition lag <= 0 not met within 30s; running the step anyway",
+    assert [line.split(" ", 1)[1] for line in lines] == ["condition lag <= 0 not met within 30s; running the step anyway",
                                                    "two", "lines"]
-    assert all(l.split(" ", 1)[0].isdigit() and len(l.split(" ", 1)[0]) == 13 for l in lines)  # epoch ms
+    assert all(line.split(" ", 1)[0].isdigit() and len(line.split(" ", 1)[0]) == 13 for line in lines)  # epoch ms
     assert echoed[-1] == "after close" and len(echoed) == 3
 
 

@@ -165,6 +165,7 @@ def test_a_command_past_its_timeout_is_killed_with_its_children(tmp_path):
     assert ctx.events[0][1] == "timeout"
     child = int((tmp_path / "child.pid").read_text())  # written in the run folder: the command's cwd
     assert dies(child)
+    assert ctx.env.supervisor.processes == []
 
 
 def dies(pid: int) -> bool:
@@ -177,7 +178,6 @@ def dies(pid: int) -> bool:
             return True
         time.sleep(0.1)
     return False
-    assert ctx.env.supervisor.processes == []
 
 
 def test_a_drill_being_stopped_stops_the_command(tmp_path):

@@ -48,7 +48,7 @@ def only_problem(text: str):
 
 def line_of(text: str, needle: str) -> int:
     """1-based line of the first line containing ``needle``."""
-    return next(i for i, l in enumerate(text.splitlines(), 1) if needle in l)
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
 
 
 def test_base_is_valid():

@@ -11,20 +11,18 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from harness.cli import commands as cli
-from harness.lab.brokers.cluster import ClusterSpec
 from harness.drill.actions.registry import action_for
 from harness.drill.validate import parse_scenario
+from harness.lab.brokers.cluster import ClusterSpec
 from primitives.kafka.existing_cluster import ExistingClusterDef
 from primitives.kafka.security import ClientSecurity
 from primitives.process import ManagedProcess, child_environment
 from primitives.redaction import is_secret_key, literal_secret_keys, literal_secret_options, secret_keys
 from replicator.config.properties_reader import parse_mm2_properties
-from tests.unit.test_bad_drill_files import nothing_starts  # noqa: F401 (a fixture)
 from tests.unit.test_runbook import context
 from tests.unit.test_scenario_validation import BASE
 
@@ -98,7 +96,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_a_secret_in_the_drill_file_is_refused_without_echoing_it(case, tmp_path, capsys, nothing_starts):  # noqa: F811
+def test_a_secret_in_the_drill_file_is_refused_without_echoing_it(case, tmp_path, capsys, nothing_starts):
     path = tmp_path / "drill.yaml"
     path.write_text(case.text)
     assert cli.main(["validate", str(path)]) == cli.EXIT_USAGE

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 def test_sweep_params_map_to_flow_and_load_settings():
     import pytest
+
     from harness.tools.sweep.params import SweepError, apply_params, parse_params
     (p,) = parse_params(["num_streams=1,2,4"])
     assert p.values == (1, 2, 4)
@@ -39,8 +40,8 @@ def _sweep_point(streams, replicator, carried, bounded=False, error=None):
 
 
 def test_sweep_recommendation_names_the_knee_and_the_headroom_per_line(tmp_path):
-    from harness.tools.sweep.points import Ceiling
     from harness.tools.sweep.params import parse_params
+    from harness.tools.sweep.points import Ceiling
     from harness.tools.sweep.result import SweepResult
     params = parse_params(["replicator=pyspark,mirrormaker2", "num_streams=1,2,4"])
     points = [_sweep_point(1, "pyspark", 1000.0), _sweep_point(2, "pyspark", 1900.0), _sweep_point(4, "pyspark", 1950.0),
@@ -88,8 +89,9 @@ def test_a_single_setting_is_neither_a_knee_nor_still_growing(tmp_path):
 
 
 def test_sweep_resume_reads_points_and_ceiling_and_skips_torn_lines(tmp_path):
-    from dataclasses import asdict
     import json
+    from dataclasses import asdict
+
     from harness.tools.sweep.journal import read_jsonl as _read_jsonl
     from harness.tools.sweep.points import Ceiling, SweepPoint
     pt = _sweep_point(1, "pyspark", 1000.0)
@@ -105,10 +107,12 @@ def test_sweep_resume_reads_points_and_ceiling_and_skips_torn_lines(tmp_path):
 def test_sweep_interrupted_keeps_finished_points_and_resume_skips_them(tmp_path, monkeypatch):
     import json
     from pathlib import Path
+
     import pytest
-    from reports.sweep_hooks import SweepReports
+
     from harness.tools.sweep.params import parse_params
     from harness.tools.sweep.run import Sweep
+    from reports.sweep_hooks import SweepReports
     drill = Path(__file__).resolve().parents[2] / "scenarios" / "sweep-capacity.yaml"
     ran, interrupt_at = [], [2]
 
@@ -140,6 +144,7 @@ def test_sweep_interrupted_keeps_finished_points_and_resume_skips_them(tmp_path,
 def test_a_comparison_sweep_gives_no_sizing_advice(tmp_path, monkeypatch):
     """bench drills sweeps replicator=pyspark,mirrormaker2: "no knee ... at every replicator" is not advice."""
     from pathlib import Path
+
     from harness.tools.sweep.params import parse_params
     from harness.tools.sweep.run import Sweep
     drill = Path(__file__).resolve().parents[2] / "scenarios" / "sweep-capacity.yaml"
@@ -229,11 +234,12 @@ def test_repeated_runs_use_the_median_run_for_the_knee_and_show_their_spread(tmp
 
 
 def test_repeat_must_be_positive(tmp_path):
+    from pathlib import Path
+
     import pytest as _pytest
 
     from harness.tools.sweep.params import SweepError, parse_params
     from harness.tools.sweep.run import Sweep
-    from pathlib import Path
     drill = Path(__file__).parents[2] / "scenarios" / "sweep-capacity.yaml"
     with _pytest.raises(SweepError, match="at least once"):
         Sweep(drill, parse_params(["num_streams=1"]), tmp_path, repeat=0)
@@ -258,7 +264,9 @@ def test_catch_up_runs_from_the_heal_until_the_lag_is_back_to_normal():
     # then drains: back under 2 x 20 -> the floor of 100 at second 123
     lag = [20] * 10 + [200 * i for i in range(1, 11)] + [1500, 900, 300, 90, 20, 20]
     series = SimpleNamespace(lag=SecondSeries(100, tuple(lag)))
-    event = lambda kind, ts: SimpleNamespace(kind=kind, start_ts_ms=ts, end_ts_ms=ts + 20)
+    def event(kind: str, ts: int) -> SimpleNamespace:
+        return SimpleNamespace(kind=kind, start_ts_ms=ts, end_ts_ms=ts + 20)
+
     timeline = [event("blackhole", 110_000), event("heal", 120_480), event("drain", 125_000)]
     assert catch_up_of(series, timeline) == 2.5  # 123 - 120.5
     assert catch_up_of(series, [event("drain", 125_000)]) is None  # no outage, nothing to catch up
@@ -294,6 +302,7 @@ def test_an_unknown_compression_names_the_valid_ones():
 
 def test_driver_jit_is_swept_into_the_drill_s_spark_section():
     import pytest
+
     from harness.tools.sweep.params import SweepError, apply_params, parse_params
     drill = {"replication": {"replicator": "pyspark", "flows": [{"source": "a", "target": "b"}]}}
     (p,) = parse_params(["driver_jit=c1,tiered"])

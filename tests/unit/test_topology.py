@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.lab.environment import TopologySpec
 from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.environment import TopologySpec
 from harness.lab.network.wan import BLACKHOLE_HOLD_MS, LinkConditions
 
 

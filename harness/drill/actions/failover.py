@@ -37,7 +37,8 @@ class FailoverAction(MoveAction):
             moves = [p for p in facts.earlier if isinstance(p, (Failover, Failback))]
             if moves and isinstance(moves[-1], Failover) and (moves[-1].source, moves[-1].target) == (step.source, step.target):
                 return [StepProblem((), f"the applications already failed over from {step.source} to {step.target} "
-                                        "in an earlier step and have not come back; put a failback step with switch_back: true in between")]
+                                        "in an earlier step and have not come back; put a failback step with "
+                                        "switch_back: true in between")]
             return []
         return [StepProblem((), f"no flow {step.source}->{step.target} to fail over along; "
                                 f"flows are {sorted(facts.flows)}")]

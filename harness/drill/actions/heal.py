@@ -16,7 +16,8 @@ class HealAction(LinkAction):
         problems = super().validate(step, facts)
         if step.direction is not None:
             # accepted and ignored, it would make the drill look one-way when it is not
-            problems.append(StepProblem(("direction",), "heal ends every fault on the link in both directions; remove 'direction'"))
+            problems.append(StepProblem(("direction",),
+                                        "heal ends every fault on the link in both directions; remove 'direction'"))
         return problems
 
     def apply(self, ctx: DrillContext, step: Heal) -> str:

@@ -16,7 +16,8 @@ class ResetConnectionsAction(LinkAction):
         problems = super().validate(step, facts)
         if step.direction is not None:
             # accepted and ignored, it would make the drill look one-way when it is not
-            problems.append(StepProblem(("direction",), "reset_connections closes the link's connections, which carry both directions; remove 'direction'"))
+            problems.append(StepProblem(("direction",), "reset_connections closes the link's connections, which carry "
+                                                        "both directions; remove 'direction'"))
         return problems
 
     def apply(self, ctx: DrillContext, step: ResetConnections) -> str:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from harness.lab.network.wan import LinkConditions
 from harness.drill.actions.link_action import LinkAction
 from harness.drill.context import DrillContext
 from harness.drill.schema import SetLink
+from harness.lab.network.wan import LinkConditions
 
 
 class SetLinkAction(LinkAction):

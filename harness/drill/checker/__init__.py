@@ -4,10 +4,20 @@
 on DataFrames (import it explicitly: it needs pyspark and a SparkSession).
 """
 
-from harness.drill.checker.contract import (CheckerInputError, EventImpact, FailoverInput,
-                                   FailoverResult, FlowInput, FlowResult, FlowSeries,
-                                   IdSamples, LatencyStats, MessageId, SecondSeries,
-                                   TopicResult)
+from harness.drill.checker.contract import (
+                                   CheckerInputError,
+                                   EventImpact,
+                                   FailoverInput,
+                                   FailoverResult,
+                                   FlowInput,
+                                   FlowResult,
+                                   FlowSeries,
+                                   IdSamples,
+                                   LatencyStats,
+                                   MessageId,
+                                   SecondSeries,
+                                   TopicResult,
+)
 from harness.drill.checker.reference import check_failover, check_flow
 
 __all__ = [

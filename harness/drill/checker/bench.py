@@ -18,8 +18,7 @@ from pathlib import Path
 from harness.drill.checker.contract import FlowInput
 from harness.drill.checker.reference import check_flow as reference_check
 from harness.drill.checker.synthetic import COUNTS, FaultPlan, synthesize_flow
-from loadgen.histories.kinds import (ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS, HistoryKind,
-                                     history_files, history_path)
+from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS, HistoryKind, history_files, history_path
 from loadgen.histories.reader import read_acked_sends, read_target_records, read_uncertain_sends
 from loadgen.histories.writer import HistoryWriter
 from primitives.cpu import process_cpu_seconds

@@ -7,11 +7,20 @@ itself, so the property and agreement tests still compare two independent comput
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
-from typing import Iterable, Mapping
 
-from harness.drill.checker.contract import (MB, PERCENTILES, SAMPLE_SIZE, EventImpact, FlowSeries,
-                                   LatencyStats, MessageId, SecondSeries, EMPTY_SERIES)
+from harness.drill.checker.contract import (
+    EMPTY_SERIES,
+    MB,
+    PERCENTILES,
+    SAMPLE_SIZE,
+    EventImpact,
+    FlowSeries,
+    LatencyStats,
+    MessageId,
+    SecondSeries,
+)
 
 # (source topic, source partition, epoch second)
 PartitionSecond = tuple[str, int, int]
@@ -65,7 +74,7 @@ class Tally:
     first_send_ts_ms: int | None = None
     last_first_seen_ts_ms: int | None = None
 
-    def add(self, other: "Tally") -> None:
+    def add(self, other: Tally) -> None:
         """Fold another scope's aggregates into this one."""
         for f in fields(self):
             mine, theirs = getattr(self, f.name), getattr(other, f.name)
@@ -137,9 +146,9 @@ def exact_series(acks: Mapping[PartitionSecond, int], caught_up: Mapping[Partiti
     for key in sorted(acks_of.keys() | caught_of.keys()):
         a, c = acks_of.get(key, {}), caught_of.get(key, {})
         lag = [x - y for x, y in zip(_cumulative(_dense(a, start, end)),
-                                     _cumulative(_dense(c, start, end)))]
+                                     _cumulative(_dense(c, start, end)), strict=True)]
         by_partition[key] = SecondSeries(start, tuple(lag))
-        total = [x + y for x, y in zip(total, lag)]
+        total = [x + y for x, y in zip(total, lag, strict=True)]
         for s, n in a.items():
             produced[s] = produced.get(s, 0) + n
     return (SecondSeries(start, _dense(produced, start, end)),

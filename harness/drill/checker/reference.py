@@ -16,14 +16,21 @@ from __future__ import annotations
 import gc
 from bisect import bisect_right
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
 
-from harness.drill.checker.figures import (Tally, event_impact, figure_fields, first_ids,
-                                     flow_series, latency_stats)
-from harness.drill.checker.contract import (FailoverInput, FailoverResult, FlowInput, FlowResult,
-                                   IdSamples, MessageId, TopicResult, wipe_times)
+from harness.drill.checker.contract import (
+    FailoverInput,
+    FailoverResult,
+    FlowInput,
+    FlowResult,
+    IdSamples,
+    MessageId,
+    TopicResult,
+    wipe_times,
+)
+from harness.drill.checker.figures import Tally, event_impact, figure_fields, first_ids, flow_series, latency_stats
 from loadgen.histories.records import AckedSend
 
 Position = tuple[str, int, int]  # (topic, partition, offset)

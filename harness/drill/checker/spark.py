@@ -9,20 +9,29 @@ aggregates), persisted, then a handful of small aggregations over it.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from harness.drill.checker.contract import (
+    PERCENTILES,
+    SAMPLE_SIZE,
+    CheckerInputError,
+    FailoverResult,
+    FlowResult,
+    IdSamples,
+    LatencyStats,
+    MessageId,
+    TopicResult,
+    validate_flow,
+    wipe_times,
+)
 from harness.drill.checker.figures import Tally, event_impact, figure_fields, flow_series
-from harness.drill.checker.contract import (PERCENTILES, SAMPLE_SIZE, CheckerInputError,
-                                   FailoverResult, FlowResult, IdSamples, LatencyStats,
-                                   MessageId, TopicResult, validate_flow, wipe_times)
 from harness.drill.checker.spark_io import load_history
-from loadgen.histories.kinds import (ACKED_SENDS, END_OFFSETS, PROCESSED_RECORDS, TARGET_RECORDS,
-                                     UNCERTAIN_SENDS, history_files)
+from loadgen.histories.kinds import ACKED_SENDS, END_OFFSETS, PROCESSED_RECORDS, TARGET_RECORDS, UNCERTAIN_SENDS, history_files
 from loadgen.histories.records import TimelineEvent
 
 ID = ["producer_id", "seq"]

@@ -10,8 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from harness.drill.checker.contract import FailoverInput, FlowInput, MessageId
-from loadgen.histories.records import (AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent,
-                                       UncertainSend)
+from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
 
 START_MS = 1_700_000_000_000
 COUNTS = ("acked", "replicated", "lost", "duplicates", "reordered", "misplaced", "corrupted",

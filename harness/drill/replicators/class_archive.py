@@ -10,8 +10,8 @@ after it, on every exit path (``Environment`` as a context manager). About a min
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from primitives.bootstrap import Artifacts, mirrordrill_home
 from replicator.driver_jvm import make_archive
@@ -22,8 +22,8 @@ _CLUSTER = "archive"
 def make_class_archive(archive: Path, jars: list[Path], log: Callable[[str], None],
                        artifacts: Artifacts | None = None) -> bool:
     """Make ``archive`` (True when it exists afterwards); its run's output goes to ``archive``.log."""
-    from harness.lab.environment import Environment, TopologySpec
     from harness.lab.brokers.cluster import ClusterSpec
+    from harness.lab.environment import Environment, TopologySpec
 
     run_log = Path(archive).with_suffix(".log")
     workdir = mirrordrill_home() / "tmp" / f"class-archive-{Path(archive).stem}"

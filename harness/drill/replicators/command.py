@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from primitives.process import ManagedProcess, program_path_problem
 from harness.drill.replicators.errors import ReplicatorError, ReplicatorNotReady, SetupError, UnsupportedOperation
 from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
 from harness.drill.replicators.processes import ProcessReplicator, read_log_since
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from primitives.process import ManagedProcess, program_path_problem
 from primitives.redaction import redact_argv
 
 PLACEHOLDERS: Mapping[str, str] = {
@@ -108,7 +108,7 @@ class CommandTemplate:
 
     @classmethod
     def parse(cls, command: str | Sequence[str], allowed: Mapping[str, str], what: str = "command",
-              shell: bool = False) -> "CommandTemplate":
+              shell: bool = False) -> CommandTemplate:
         """Split (if a string) and check every ``{field}``; ``{{``/``}}`` are literal braces."""
         if shell and isinstance(command, str):
             argv = [*SHELL, command]

@@ -9,17 +9,18 @@ translation.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from confluent_kafka import ConsumerGroupTopicPartitions
 
 from harness.drill.replicators.errors import UnsupportedOperation
 from harness.drill.replicators.measurements import ReplicatorMetrics
 from harness.drill.replicators.setup import ReplicationSetup
-from primitives.lifecycle import StartedInWith
 from primitives.bootstrap import Artifacts
+from primitives.lifecycle import StartedInWith
 
 if TYPE_CHECKING:  # the drill file's model imports this package (for the kinds it accepts)
     from harness.drill.schema import ReplicationDef
@@ -134,7 +135,7 @@ class ReplicatorAdapter(StartedInWith, ABC):
         """Lag counts only what targets receive from now on (see OffsetLagProbe.count_target_from_now)."""
         raise UnsupportedOperation(f"{type(self).__name__} cannot rebase its lag measurement")
 
-    def forget_source_positions(self, source: str) -> None:
+    def forget_source_positions(self, source: str) -> None:  # noqa: B027  (a no-op by default, not abstract)
         """``source`` was wiped: positions kept from before would point into a log that restarted
         at offset 0. Called before start; a replicator keeping positions only in its own (fresh)
         working folder has nothing to forget."""

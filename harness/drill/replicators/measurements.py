@@ -39,7 +39,8 @@ class ReplicatorMetrics:
     def total_lag(self) -> int | None:
         """Sum of lags; None when any partition's lag is unknown."""
         lags = [p.lag_records for p in self.partitions]
-        return None if any(l is None for l in lags) else sum(lags)  # type: ignore[arg-type]
+        known = [lag for lag in lags if lag is not None]
+        return None if len(known) < len(lags) else sum(known)
 
     def for_flow(self, flow: str) -> list[PartitionMetrics]:
         return [p for p in self.partitions if p.flow == flow]

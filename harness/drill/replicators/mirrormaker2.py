@@ -42,19 +42,19 @@ from typing import Any
 
 from confluent_kafka import KafkaException, TopicPartition
 
-from primitives.bootstrap import Artifacts, Bootstrap
-from harness.lab.brokers.broker import LOG4J_CONFIG
-from primitives.kafka.reading import ends_after_last_record, read_topic
-from primitives.process import ManagedProcess
 from harness.drill.replicators.errors import ReplicatorError
 from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, CheckpointWait, RunInputs
 from harness.drill.replicators.measurements import ReplicatorMetrics
 from harness.drill.replicators.processes import NodeReplicator, ProcessNode
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
+from harness.lab.brokers.broker import LOG4J_CONFIG
+from primitives.bootstrap import Artifacts, Bootstrap
+from primitives.kafka.reading import ends_after_last_record, read_topic
+from primitives.process import ManagedProcess
 from primitives.redaction import redact_settings
 from primitives.versions import kafka_version
-from replicator.config.settings import ReplicatorConfig
 from replicator.config.render import to_mm2_properties
+from replicator.config.settings import ReplicatorConfig
 from replicator.mm2_format import Checkpoint, Heartbeat
 
 MAIN_CLASS = "org.apache.kafka.connect.mirror.MirrorMaker"

@@ -23,11 +23,6 @@ from typing import Any
 
 from confluent_kafka import KafkaException
 
-from primitives.bootstrap import Artifacts, Bootstrap, REPO_ROOT, mirrordrill_home
-from primitives.process import ManagedProcess, child_environment
-from harness.lab.spark.deployment import STANDALONE, SparkDeployment, check_task_slots
-from harness.lab.spark.standalone import spark_env
-from harness.lab.spark.submit import SubmittedDriver, driver_env, package_replicator, submit_argv
 from harness.drill.replicators.class_archive import make_class_archive
 from harness.drill.replicators.errors import ReplicatorError
 from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
@@ -35,13 +30,18 @@ from harness.drill.replicators.measurements import PartitionMetrics, ReplicatorM
 from harness.drill.replicators.processes import NodeReplicator, ProcessNode
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from harness.drill.replicators.start_log import StartLog
+from harness.lab.spark.deployment import STANDALONE, SparkDeployment, check_task_slots
+from harness.lab.spark.standalone import spark_env
+from harness.lab.spark.submit import SubmittedDriver, driver_env, package_replicator, submit_argv
+from primitives.bootstrap import REPO_ROOT, Artifacts, Bootstrap, mirrordrill_home
 from primitives.kafka.reading import read_topic
-from replicator.config.settings import ReplicatorConfig
+from primitives.process import ManagedProcess, child_environment
+from primitives.versions import spark_version
 from replicator.config.render import to_mm2_properties
+from replicator.config.settings import ReplicatorConfig
 from replicator.driver_jvm import CDS_ENV, archive_fingerprint
 from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex
-from primitives.versions import spark_version
 
 SUBMITTED_READY_TIMEOUT_S = 480.0
 EXACT_LAG_MAX_AGE_S = 10.0  # the replicator probes its lag every 2 s; older figures are not trusted

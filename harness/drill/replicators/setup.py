@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from harness.drill.replicators.errors import SetupError
 from primitives.config_errors import ConfigError, ConfigWarning, InvalidSetting
-from replicator.config.flow import FlowConfig
-from replicator.config.settings import ReplicatorConfig
-from replicator.config.properties_reader import parse_mm2_properties
 from primitives.properties_syntax import format_property
+from replicator.config.flow import FlowConfig
+from replicator.config.properties_reader import parse_mm2_properties
+from replicator.config.settings import ReplicatorConfig
 from replicator.config.validation import check_flow_ends, check_separator
 from replicator.filters import DEFAULT_TOPICS, DEFAULT_TOPICS_EXCLUDE
 from replicator.policy import POLICY_NAMES, DefaultReplicationPolicy, IdentityReplicationPolicy, policy_from_name
@@ -128,7 +128,7 @@ class ReplicationSetup:
     orphan guard looks for leftover processes.
     """
 
-    env: "Environment"
+    env: Environment
     flows: Sequence[FlowSpec]
     policy: str = "default"
     separator: str = "."

@@ -76,19 +76,19 @@ class BrokerRunner(Protocol):
     """Where a broker's JVM runs: makes its process (anything with ``ManagedProcess``'s lifecycle
     methods) and formats its storage."""
 
-    def process(self, broker: "KafkaBroker") -> ManagedProcess: ...
+    def process(self, broker: KafkaBroker) -> ManagedProcess: ...
 
-    def format(self, broker: "KafkaBroker") -> None: ...
+    def format(self, broker: KafkaBroker) -> None: ...
 
 
 class LocalBrokerRunner:
     """The default: each broker is a local JVM process, formatted by a local ``StorageTool`` run."""
 
-    def process(self, broker: "KafkaBroker") -> ManagedProcess:
+    def process(self, broker: KafkaBroker) -> ManagedProcess:
         return ManagedProcess(name=f"kafka broker {broker.name}", argv=broker.java_argv("kafka.Kafka", str(broker.config_path)),
                               log_path=broker.log_path, cwd=broker.workdir, infrastructure=True)
 
-    def format(self, broker: "KafkaBroker") -> None:
+    def format(self, broker: KafkaBroker) -> None:
         argv = broker.java_argv(*broker.format_args())
         proc = subprocess.run(argv, capture_output=True, text=True, cwd=broker.workdir, env=child_environment())
         if proc.returncode != 0:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import base64
 import time
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import (AdminClient, NewTopic, ScramCredentialInfo, ScramMechanism,
-                                   UserScramCredentialUpsertion)
+from confluent_kafka.admin import AdminClient, NewTopic, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
 
 from harness.lab.brokers.broker import BrokerPorts, BrokerRunner, BrokerSettings, KafkaBroker
 from harness.lab.brokers.secure import BrokerSecurity, LocalClusterSecurity

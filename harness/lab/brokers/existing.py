@@ -13,9 +13,9 @@ stopped or configured: lifecycle faults are refused here as they are at validati
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from confluent_kafka.admin import AdminClient
 
@@ -26,14 +26,14 @@ from harness.lab.brokers.existing_connect import ClusterUnreachable, client_conf
 from harness.lab.network.kafka_proxy import guard
 from harness.lab.network.kafka_proxy.process import KafkaProxyProcess
 from harness.lab.network.kafka_proxy.spec import LOCAL, DownstreamTls, KafkaProxySpec, ProxyListener, UpstreamTls
-from primitives.kafka.existing_cluster import ExistingClusterDef
 from primitives.config_refs import ConfigRefError, RefResolver
+from primitives.kafka.existing_cluster import ExistingClusterDef
 from primitives.kafka.security import ResolvedSecurity
 from primitives.kafka.tls import CertificateAuthority, IssuedCert
 from primitives.ports import LOOPBACK
 from primitives.process import ManagedProcess
-from primitives.secret_dir import SecretDir
 from primitives.properties_syntax import format_property
+from primitives.secret_dir import SecretDir
 from replicator.policy import HEARTBEATS_TOPIC
 
 
@@ -93,7 +93,7 @@ class ExistingSecurity:
 
     @classmethod
     def create(cls, cluster: str, upstream: ResolvedSecurity, secrets: SecretDir | None,
-               ca: CertificateAuthority | None) -> "ExistingSecurity":
+               ca: CertificateAuthority | None) -> ExistingSecurity:
         cert = ca.issue(f"{cluster}-kafka-proxy") if upstream.uses_tls and ca is not None else None
         return cls(cluster, upstream, secrets, ca, cert)
 
@@ -172,7 +172,7 @@ def proxy_spec(name: str, nodes: list[UpstreamNode], ports: list[BrokerPorts],
     With ``owned_prefix`` the proxy refuses writes to names the drill does not own (``kafka_proxy.guard``).
     """
     listeners, advertised = [], {LOCAL: {}}
-    for node, p in zip(nodes, ports):
+    for node, p in zip(nodes, ports, strict=True):
         listeners.append(ProxyListener(listen_port=p.local, node_id=node.node_id, location=LOCAL))
         advertised[LOCAL][node.node_id] = p.local
         for remote, port in p.wan.items():
@@ -221,7 +221,7 @@ class ExistingKafkaCluster(ClusterClients):
         self.proxy = KafkaProxyProcess(guarded, workdir,
                                        spec_dir=security.secrets.path if security.secrets else None)
         self.brokers = [ProxiedBroker(spec.name, n.node_id, n.address, p, self.proxy.process, self.proxy.spec_path)
-                        for n, p in zip(nodes, ports)]
+                        for n, p in zip(nodes, ports, strict=True)]
 
     @property
     def existing(self) -> ExistingClusterDef:

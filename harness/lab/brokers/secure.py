@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from primitives.config_refs import ConfigRefError, RefResolver, find_refs, is_pure_ref
 from primitives.kafka.security import ClientSecurity, ResolvedSecurity, jaas_quote
 from primitives.kafka.tls import CertificateAuthority, IssuedCert
-from primitives.secret_dir import SecretDir, random_password
 from primitives.properties_syntax import format_property
+from primitives.secret_dir import SecretDir, random_password
 
 INTERNAL_LISTENER = "INTERNAL"
 
@@ -38,7 +38,7 @@ class LocalClusterSecurity(BaseModel):
     random_password_if_unset: bool = False
 
     @model_validator(mode="after")
-    def _password_by_reference(self) -> "LocalClusterSecurity":
+    def _password_by_reference(self) -> LocalClusterSecurity:
         if self.protocol == "SSL":
             if self.password is not None:
                 raise ValueError("protocol SSL (mutual TLS) authenticates with certificates: remove password")
@@ -79,7 +79,7 @@ class BrokerSecurity:
 
     @classmethod
     def create(cls, cluster: str, spec: LocalClusterSecurity, brokers: int, secrets: SecretDir,
-               ca: CertificateAuthority, password: str | None) -> "BrokerSecurity":
+               ca: CertificateAuthority, password: str | None) -> BrokerSecurity:
         sec = cls(cluster, spec, secrets, ca, password)
         sec.certs = {n: ca.issue(f"{cluster}-broker-{n}") for n in range(1, brokers + 1)}
         sec.admin_cert = ca.issue(f"{cluster}-harness-admin")

@@ -16,15 +16,15 @@ import re
 import signal
 import subprocess
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
+from harness.lab.brokers.broker import KafkaBroker, LocalBrokerRunner
 from harness.lab.compose.container import ContainerProcess
-from harness.lab.compose.lab import BrokerImage, broker_service, broker_service_name, toxiproxy_service
+from harness.lab.compose.lab import BrokerImage, broker_service, toxiproxy_service
 from harness.lab.compose.project import ComposeRun
 from harness.lab.compose.spark import SparkDaemonLauncher
 from harness.lab.compose.spec import DRILL_LABEL, Service
-from harness.lab.brokers.broker import KafkaBroker, LocalBrokerRunner
 
 NAME = "docker"
 # the images a drill's containers need (the replicator and the load run on the host)

@@ -8,8 +8,8 @@ keeps its last reading in the meter.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from harness.lab.compose.spec import DRILL_LABEL, ROLE_LABEL
 

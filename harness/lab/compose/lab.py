@@ -13,10 +13,11 @@ import json
 import shlex
 from dataclasses import dataclass
 
-from harness.lab.compose.spec import Mount, Service
 from harness.lab.brokers.broker import KafkaBroker
+from harness.lab.compose.spec import Mount, Service
 from harness.lab.network.wan import ProxyRoute
 from primitives.ports import LOOPBACK
+
 
 @dataclass(frozen=True)
 class BrokerImage:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 from harness.lab.compose.spec import DRILL_LABEL, ComposeProject, Service, compose_yaml
 

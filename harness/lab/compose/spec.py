@@ -8,7 +8,7 @@ labels; with every service on the host network, Compose creates no network.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import yaml
 

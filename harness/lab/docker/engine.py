@@ -13,9 +13,9 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 from primitives.bootstrap import Bootstrap, BootstrapError, mirrordrill_home
 

@@ -15,15 +15,15 @@ import subprocess
 import tempfile
 import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from primitives import versions
-from primitives.bootstrap import REPO_ROOT, Bootstrap
+from harness.lab.brokers.broker import broker_jvm_options
 from harness.lab.docker import contexts
 from harness.lab.docker.engine import Engine, EngineError
-from harness.lab.brokers.broker import broker_jvm_options
+from primitives import versions
+from primitives.bootstrap import REPO_ROOT, Bootstrap
 
 LABEL = "mirrordrill"
 INPUTS_LABEL = "mirrordrill.inputs"
@@ -68,7 +68,7 @@ class ImageSpec:
     # Strings that identify the inputs cheaply (pins, file names and sizes, source hashes).
     inputs: Callable[[Bootstrap], list[str]]
     # Fills the context folder (Dockerfile and files); not called for the debootstrap base.
-    context: Callable[[Bootstrap, Path, "ImageSet"], str] | None = None
+    context: Callable[[Bootstrap, Path, ImageSet], str] | None = None
 
     @property
     def ref(self) -> str:
@@ -79,7 +79,7 @@ def _files_id(files) -> list[str]:
     return [f"{p.name}:{p.stat().st_size}" for p in files]
 
 
-def _python_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
+def _python_ctx(boot: Bootstrap, ctx: Path, images: ImageSet) -> str:
     wheels = contexts.dependency_wheels(boot)
     contexts.copy_files([p for p in wheels.iterdir() if p.is_file()], ctx / "wheels")
     contexts.project_wheel(boot, ctx / "project")
@@ -94,7 +94,7 @@ def _python_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
             "SPARK_LOCAL_IP=127.0.0.1\n")
 
 
-def _broker_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
+def _broker_ctx(boot: Bootstrap, ctx: Path, images: ImageSet) -> str:
     contexts.copy_files(boot.jvm_classpath("broker"), ctx / "libs")
     contexts.copy_files([LOG4J_SOURCE], ctx / "config")
     return (f"FROM {images.spec('base').ref}\n"
@@ -103,7 +103,7 @@ def _broker_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
             f"WORKDIR {OPT}/kafka\n")
 
 
-def _toxiproxy_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
+def _toxiproxy_ctx(boot: Bootstrap, ctx: Path, images: ImageSet) -> str:
     contexts.copy_files([boot.toxiproxy_server()], ctx)
     return (f"FROM scratch\nCOPY toxiproxy-server {TOXIPROXY_BIN}\n"
             f'ENTRYPOINT ["{TOXIPROXY_BIN}"]\nCMD ["-host", "127.0.0.1", "-port", "8474"]\n')
@@ -113,7 +113,7 @@ def _spark_jars(boot: Bootstrap) -> list[Path]:
     return [*boot.jvm_classpath("spark-kafka"), boot.replicator_jar()]
 
 
-def _spark_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
+def _spark_ctx(boot: Bootstrap, ctx: Path, images: ImageSet) -> str:
     jars = _spark_jars(boot)
     contexts.copy_files(jars, ctx / "jars")
     contexts.copy_files(boot.jvm_classpath("mirrormaker"), ctx / "mirrormaker")
@@ -126,13 +126,15 @@ def _spark_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
             "WORKDIR /tmp\n")
 
 
-def _loadgen_ctx(boot: Bootstrap, ctx: Path, images: "ImageSet") -> str:
+def _loadgen_ctx(boot: Bootstrap, ctx: Path, images: ImageSet) -> str:
     return f"FROM {images.spec('python').ref}\nWORKDIR /tmp\nCMD [\"python\", \"-m\", \"loadgen.load_process\", \"--help\"]\n"
 
 
 def default_specs() -> list[ImageSpec]:
     """Every image, parents before children."""
-    py_inputs = lambda b: [contexts.source_digest(), *contexts.project_dependencies()]  # noqa: E731
+    def py_inputs(b: object) -> list:
+        return [contexts.source_digest(), *contexts.project_dependencies()]
+
     return [
         ImageSpec("base", contexts.DEBIAN_SUITE, None,
                   lambda b: [contexts.DEBIAN_SUITE, contexts.DEBIAN_MIRROR, *contexts.BASE_PACKAGES]),
@@ -167,7 +169,8 @@ class ImageSet:
     log: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
-        self.log = self.log or self.boot.log
+        # the log in use: the one given, else the bootstrap's (``log`` itself may stay None)
+        self._say: Callable[[str], None] = self.log or self.boot.log
         self._digests: dict[str, str] = {}
 
     @property
@@ -230,9 +233,9 @@ class ImageSet:
         spec, t = self.spec(name), time.monotonic()
         self._digests.pop(name, None)  # the parent may just have been rebuilt
         if self.status(name) == "fresh":
-            self.log(f"{spec.ref}: up to date")
+            self._say(f"{spec.ref}: up to date")
             return BuildResult(name, spec.ref, False, round(time.monotonic() - t, 1), self._size_mb(spec.ref))
-        self.log(f"{spec.ref}: building")
+        self._say(f"{spec.ref}: building")
         digest = self.digest(name)
         work = Path(tempfile.mkdtemp(prefix=f".image-{name}-", dir=self.boot._ensure(self.boot.home / "tmp")))
         try:
@@ -245,15 +248,15 @@ class ImageSet:
         finally:
             shutil.rmtree(work, ignore_errors=True)
         took = round(time.monotonic() - t, 1)
-        self.log(f"{spec.ref}: built in {took:.0f}s")
+        self._say(f"{spec.ref}: built in {took:.0f}s")
         return BuildResult(name, spec.ref, True, took, self._size_mb(spec.ref))
 
     def _build_base(self, spec: ImageSpec, digest: str, work: Path) -> None:
         rootfs = work / "rootfs"
-        self.log(f"{spec.ref}: debootstrap {contexts.DEBIAN_SUITE} with {', '.join(contexts.BASE_PACKAGES)} "
+        self._say(f"{spec.ref}: debootstrap {contexts.DEBIAN_SUITE} with {', '.join(contexts.BASE_PACKAGES)} "
                  "(about 70 s)")
         contexts.debootstrap_rootfs(self.boot, rootfs)
-        self.log(f"{spec.ref}: docker import")
+        self._say(f"{spec.ref}: docker import")
         contexts.docker_import(self.engine.cli, rootfs, spec.ref,
                                [f"LABEL {LABEL}=image", f"LABEL {INPUTS_LABEL}={digest}",
                                 "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -271,7 +274,7 @@ class ImageSet:
             for line in proc.stdout:
                 log.write(line)
                 if line.startswith("Step "):  # progress: one line per Dockerfile step
-                    self.log(f"{spec.ref}: {line.strip()[:140]}")
+                    self._say(f"{spec.ref}: {line.strip()[:140]}")
             rc = proc.wait()
         if rc != 0:
             tail = "".join(log_path.read_text(errors="replace").splitlines(keepends=True)[-15:])

@@ -9,8 +9,8 @@ those two (proxy, stream) pairs.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
-from typing import Iterable
 
 from harness.lab.network.toxiproxy import Toxic, ToxiproxyClient
 
@@ -178,9 +178,9 @@ class WanLink:
             for name, t in have.items():
                 if name not in want or want[name].type != t.get("type") or want[name].stream != t.get("stream"):
                     self.client.remove_toxic(route.name, name)
-            for name, t in want.items():
+            for name, toxic in want.items():
                 current = have.get(name)
-                if current is None or current.get("type") != t.type or current.get("stream") != t.stream:
-                    self.client.add_toxic(route.name, t)
-                elif current.get("attributes") != t.attributes or current.get("toxicity") != t.toxicity:
-                    self.client.update_toxic(route.name, t)
+                if current is None or current.get("type") != toxic.type or current.get("stream") != toxic.stream:
+                    self.client.add_toxic(route.name, toxic)
+                elif current.get("attributes") != toxic.attributes or current.get("toxicity") != toxic.toxicity:
+                    self.client.update_toxic(route.name, toxic)

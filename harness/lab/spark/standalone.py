@@ -9,11 +9,10 @@ is off: it would take the fixed port 6066, and two drills on one machine would c
 
 from __future__ import annotations
 
-import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import requests
 

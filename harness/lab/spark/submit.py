@@ -12,9 +12,9 @@ import os
 import signal
 import sys
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from harness.lab.spark.deployment import SparkDeployment
 from harness.lab.spark.standalone import spark_home

@@ -17,16 +17,16 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable
 
-from harness.tools.calibrate.run import machine
+from harness.drill import run_folder
 from harness.drill.metrics import METRICS, Metric
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS
 from harness.drill.results import DrillSummary, ResultsUnavailable, load_results
-from harness.drill import run_folder
+from harness.tools.calibrate.run import machine
 from harness.tools.sweep.journal import read_jsonl
 from harness.tools.sweep.measure import fmt_load, load_avg
 from harness.tools.sweep.points import SweepParam
@@ -101,7 +101,9 @@ def figures(summary: DrillSummary) -> dict[str, float | None]:
     # the replicator says which starts were restarts of one of its processes (after a kill). Not
     # by time: a replicator killed 15 s in now starts again within a minute of its first start.
     # Summaries from before it said so: a process name (one per location) seen before.
-    firsts, later, seen = [], [], set()
+    firsts: list[dict] = []
+    later: list[dict] = []
+    seen: set[str | None] = set()
     for t in starts:
         restart = t["restart"] if "restart" in t else t.get("process") in seen
         (later if restart else firsts).append(t)
@@ -204,13 +206,13 @@ def bench(drill_files: list[Path], runs: int, out_dir: Path | None = None, repor
     refused = run_folder.refusal(out_dir)  # the same folder again resumes; a foreign one is refused, untouched
     if refused:
         raise BenchError(refused)
-    started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     # every drill is checked before the first one runs: a bad file fails now, not an hour in
     sweeps = [_sweep(f, runs, out_dir, log, reports) for f in drill_files]
     run_folder.take(out_dir, "mirrordrill bench")
     cells: list[BenchCell] = []
     try:
-        for f, sweep in zip(drill_files, sweeps):
+        for f, sweep in zip(drill_files, sweeps, strict=True):
             spread = next((p.values for p in sweep.params if p.key == SHIFT_KEY), None)
             log(f"{f.stem}: {runs} run(s) each of {' and '.join(REPLICATORS)}, interleaved"
                 + (f"; the unplanned failover moved {', '.join(f'{v:g}' for v in spread)} s later in turn, "

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from confluent_kafka.admin import NewTopic
 
-from harness.lab.environment import Environment, TopologySpec
 from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.environment import Environment, TopologySpec
 from loadgen.histories.kinds import ACKED_SENDS
 from loadgen.histories.records import AckedSend
 from loadgen.histories.writer import HistoryWriter

@@ -32,9 +32,10 @@ import os
 import secrets
 import sys
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from primitives.cpu import tree_cpu_seconds
 
@@ -415,7 +416,8 @@ def parse_args(argv: list[str] | None):
     p.add_argument("--out", help="folder for bench.json, histories and logs (default /tmp/mirrordrill/bench-<time>)")
     p.add_argument("--backlog-timeout", type=float, default=240.0, help="seconds (default 240)")
     p.add_argument("--drain-timeout", type=float, default=120.0, help="seconds (default 120)")
-    p.add_argument("--keep-broker-data", action="store_true", help="keep the brokers' log segments (deleted by default; logs stay)")
+    p.add_argument("--keep-broker-data", action="store_true",
+                   help="keep the brokers' log segments (deleted by default; logs stay)")
     args = p.parse_args(argv)
     try:
         args.replicators = parse_replicators(args.replicators)
@@ -430,9 +432,9 @@ def parse_args(argv: list[str] | None):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from primitives.bootstrap import Bootstrap
-    from harness.lab.environment import Environment, TopologySpec
     from harness.lab.brokers.cluster import ClusterSpec
+    from harness.lab.environment import Environment, TopologySpec
+    from primitives.bootstrap import Bootstrap
 
     args = parse_args(argv)
     out = Path(args.out or f"/tmp/mirrordrill/bench-{time.strftime('%Y%m%d-%H%M%S')}").resolve()

@@ -15,17 +15,17 @@ import json
 import shutil
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable
 
-from harness.tools.calibrate.run import machine
-from harness.lab.compose.backend import make_backend
-from harness.lab.environment import Environment
 from harness.drill import run_folder
 from harness.drill.topology import topology_of
 from harness.drill.validate import load_scenario
+from harness.lab.compose.backend import make_backend
+from harness.lab.environment import Environment
+from harness.tools.calibrate.run import machine
 from harness.tools.sweep.measure import fmt_load, load_avg
 from primitives.config_refs import RefResolver
 
@@ -50,7 +50,7 @@ class StartupBench:
     backends: tuple[str, ...]
     samples: list[StartupSample] = field(default_factory=list)
     machine: str = field(default_factory=machine)
-    started: str = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    started: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
 
     def median(self, drill: str, backend: str, what: str) -> float | None:
         values = [getattr(s, what) for s in self.samples
@@ -63,7 +63,9 @@ class StartupBench:
         lines = [f"Lab start-up and tear-down, median of {self.runs} round(s) per backend, backends alternating; "
                  f"{self.started}, {self.machine}, load {fmt_load(load_avg())} at the end.",
                  "", f"| drill | {head} | failed starts |", "|---" * (1 + 2 * len(self.backends)) + "|---|"]
-        fmt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
+        def fmt(v: float | None) -> str:
+            return "-" if v is None else f"{v:.1f}"
+
         for d in drills:
             cells = " | ".join(f"{fmt(self.median(d, b, 'start_s'))} | {fmt(self.median(d, b, 'stop_s'))}"
                                for b in self.backends)

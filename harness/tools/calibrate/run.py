@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable
 
 from harness.drill.replicators import sweepable_kinds
-from harness.tools.calibrate.limits import Calibration, CalibrationError, observe
 from harness.drill.results import DrillSummary, ResultsUnavailable, load_results
+from harness.tools.calibrate.limits import Calibration, CalibrationError, observe
 from harness.tools.sweep.measure import fmt_load, load_avg
 from harness.tools.sweep.points import SweepParam
 from harness.tools.sweep.run import Sweep, SweepReports
@@ -46,7 +46,7 @@ def header(drill_file: Path, summaries: list[DrillSummary], margin: float, load:
     """The comment line above the expectations: what was measured, when, where, with what margin."""
     s = summaries[0]
     mode = f" ({s.replicator_mode})" if s.replicator_mode not in ("n/a", "") else ""
-    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     at = f" at the {profile} profile" if profile != "full" else ""
     return (f"# calibrated by 'mirrordrill calibrate': {len(summaries)} run(s) of {drill_file.name}{at} with "
             f"{s.replicator}{mode}, {when}, on {machine()} (load avg {load} after the runs); margin "

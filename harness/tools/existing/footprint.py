@@ -16,7 +16,6 @@ from harness.drill.schema import AddPartitions, CreateTopic, Failover, Scenario,
 from replicator.policy import HEARTBEATS_TOPIC, policy_from_name
 
 
-
 @dataclass(frozen=True)
 class TopicChange:
     name: str
@@ -128,7 +127,7 @@ def _groups(s: Scenario, out: dict[str, ClusterFootprint]) -> None:
 def _permissions(fp: ClusterFootprint, kind: str, s: Scenario) -> list[Permission]:
     p = fp.prefix
     # Every existing cluster is written (load or replica) and read (consumers, replicator, the checker).
-    topic_ops = ("CREATE", "DESCRIBE", "DESCRIBE_CONFIGS", "READ", "WRITE", "DELETE")
+    topic_ops: tuple[str, ...] = ("CREATE", "DESCRIBE", "DESCRIBE_CONFIGS", "READ", "WRITE", "DELETE")
     if any(t.action == "alter config" for t in fp.topics) or s.replication.flows:
         topic_ops += ("ALTER_CONFIGS",)  # set_topic_config, and the replicator's topic-config sync
     out = [Permission("TOPIC", "PREFIXED", p, topic_ops, "the drill's topics, remote copies and checkpoints; "

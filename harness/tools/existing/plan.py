@@ -10,12 +10,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import (AclBindingFilter, AclOperation, AclPermissionType, ConfigResource,
-                                   ResourcePatternType, ResourceType)
+from confluent_kafka.admin import (
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    ConfigResource,
+    ResourcePatternType,
+    ResourceType,
+)
 
+from harness.drill.schema import Scenario
 from harness.lab.brokers.existing_connect import ClusterUnreachable, admin_for, principal_of
 from harness.tools.existing.footprint import ClusterFootprint, Permission, footprints
-from harness.drill.schema import Scenario
 
 TIMEOUT_S = 15.0
 

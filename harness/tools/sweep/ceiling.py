@@ -7,8 +7,8 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from harness.tools.sweep.measure import load_avg
 from harness.tools.sweep.points import Ceiling
@@ -25,9 +25,10 @@ def measure_ceiling(workdir: Path, record_size: int, records: int = 200_000, par
     """
     from confluent_kafka import Consumer
     from confluent_kafka.admin import NewTopic
-    from primitives.bootstrap import Bootstrap
-    from harness.lab.environment import Environment, TopologySpec
+
     from harness.lab.brokers.cluster import ClusterSpec
+    from harness.lab.environment import Environment, TopologySpec
+    from primitives.bootstrap import Bootstrap
     from primitives.process import _die_with_parent
     boot = Bootstrap()
     java, classpath = boot.java(), os.pathsep.join(map(str, boot.jvm_classpath("broker")))

@@ -8,8 +8,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.tools.sweep.points import Ceiling, SweepParam, SweepPoint
 from harness.tools.sweep.params import SweepError
+from harness.tools.sweep.points import Ceiling, SweepParam, SweepPoint
 
 
 def point_key(params: dict, run: int) -> str:
@@ -48,7 +48,7 @@ class Journal:
     ceiling_after: Ceiling | None = None
 
     @classmethod
-    def open(cls, path: Path, drill: str, fingerprint: str, params: list[SweepParam]) -> "Journal":
+    def open(cls, path: Path, drill: str, fingerprint: str, params: list[SweepParam]) -> Journal:
         """Read what is there (refusing points of another drill) and write the header if new."""
         rows = read_jsonl(path)
         earlier = [r["sweep"] for r in rows if "sweep" in r]

@@ -46,7 +46,7 @@ def find_knee(points: list[tuple[Any, float]]) -> Any:
     return next(x for x, y in pts if y >= (1 - KNEE_GAIN) * best)
 
 
-def recommend(result: "SweepResult") -> str:
+def recommend(result: SweepResult) -> str:
     """Per line of the plot, the knee of the swept parameter and a size at 75–80% utilisation."""
     if not result.points:
         return "no point finished: nothing to recommend"

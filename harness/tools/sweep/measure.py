@@ -141,7 +141,8 @@ def backlog_drain_of(latencies, load_started_ms: int, backlog_records: int) -> t
 
 def load_avg() -> tuple[float, float, float] | None:
     try:
-        return tuple(round(x, 2) for x in os.getloadavg())
+        one, five, fifteen = os.getloadavg()
+        return round(one, 2), round(five, 2), round(fifteen, 2)
     except OSError:
         return None
 

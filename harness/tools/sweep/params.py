@@ -12,8 +12,8 @@ from typing import Any
 import yaml
 
 from harness.drill.durations import parse_duration
-from harness.drill.replicators import replicator_class, replicator_kinds, sweepable_kinds
 from harness.drill.profile import DEFAULT_DURATION_S
+from harness.drill.replicators import replicator_class, replicator_kinds, sweepable_kinds
 from harness.tools.sweep.points import SweepParam
 from primitives.jvm_jit import JIT_MODES
 
@@ -88,7 +88,7 @@ def combinations(params: list[SweepParam]) -> list[dict]:
     """
     out: list[dict] = []
     for vals in itertools.product(*(p.values for p in params)):
-        combo = dict(zip([p.key for p in params], vals))
+        combo = dict(zip([p.key for p in params], vals, strict=True))
         kind = combo.get("replicator")
         if kind in replicator_kinds() and not replicator_class(kind).uses_spark:  # mode, JIT: Spark's only
             combo.update({k: NOT_APPLICABLE for k in BUNDLED_ONLY_KEYS if k in combo})

@@ -84,7 +84,7 @@ class SweepPoint:
         return f"saturated {self.saturated_s}s" if self.saturated else "bounded" if self.lag_bounded else "growing"
 
     @classmethod
-    def from_json(cls, row: dict) -> "SweepPoint":
+    def from_json(cls, row: dict) -> SweepPoint:
         return _from_row(cls, row)
 
 
@@ -103,7 +103,7 @@ class Ceiling:
         return min(self.produce_records_s, self.consume_records_s)
 
     @classmethod
-    def from_json(cls, row: dict) -> "Ceiling":
+    def from_json(cls, row: dict) -> Ceiling:
         return _from_row(cls, row)
 
 

@@ -6,9 +6,10 @@ import hashlib
 import os
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 import yaml
 
@@ -16,8 +17,8 @@ from harness.drill import run_folder
 from harness.tools.sweep.ceiling import measure_ceiling
 from harness.tools.sweep.journal import Journal
 from harness.tools.sweep.measure import failed_point, fmt_load, load_avg, measure_point
-from harness.tools.sweep.points import SweepParam, SweepPoint
 from harness.tools.sweep.params import SweepError, apply_params, combinations, partitions, record_size, validate_drill
+from harness.tools.sweep.points import SweepParam, SweepPoint
 from harness.tools.sweep.result import SweepResult
 from harness.tools.sweep.table import fmt
 from primitives.cpu import CpuMeter

@@ -12,7 +12,7 @@ def fmt(v) -> str:
     return "–" if v is None else (f"{v:,.1f}" if isinstance(v, float) else str(v))
 
 
-def spread(result: "SweepResult") -> list[str]:
+def spread(result: SweepResult) -> list[str]:
     """Per combination run more than once: the median and the range of its capacities."""
     groups: dict[str, list] = {}
     for pt in result.points:
@@ -36,7 +36,7 @@ def _wan(pt) -> str:
     return f"{fmt(pt.wan_bytes_per_record)} (+{pt.wan_bytes_per_record / pt.record_bytes - 1:.0%})"
 
 
-def render_table(result: "SweepResult") -> str:
+def render_table(result: SweepResult) -> str:
     """A plain-text table, one line per point."""
     keys = [p.key for p in result.params]
     repeated = any(pt.run > 1 for pt in result.points)
@@ -54,8 +54,8 @@ def render_table(result: "SweepResult") -> str:
         if not pt.error else [f"FAILED: {pt.error[:60]}"] + [""] * 10)
         for pt in result.points]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths)).rstrip()]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines.append("carried/s: with a backlog, the rate at which its middle 90% reached the target (each "
                  "record's first sighting, to the millisecond) -- the flow's ceiling at that setting; else, "
                  "when saturated (load above capacity), the mean replicated records/s over the seconds records "

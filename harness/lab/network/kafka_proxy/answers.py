@@ -9,8 +9,8 @@ connection closed instead. Layouts are those of Kafka's *Response.json message d
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from harness.lab.network.kafka_proxy import guard
 from harness.lab.network.kafka_proxy.guard import Refusal, body_reader
@@ -30,31 +30,31 @@ class _Body:
     flexible: bool
     out: bytearray = field(default_factory=bytearray)
 
-    def i8(self, v: int) -> "_Body":
+    def i8(self, v: int) -> _Body:
         self.out += struct.pack(">b", v)
         return self
 
-    def i16(self, v: int) -> "_Body":
+    def i16(self, v: int) -> _Body:
         self.out += struct.pack(">h", v)
         return self
 
-    def i32(self, v: int) -> "_Body":
+    def i32(self, v: int) -> _Body:
         self.out += struct.pack(">i", v)
         return self
 
-    def i64(self, v: int) -> "_Body":
+    def i64(self, v: int) -> _Body:
         self.out += struct.pack(">q", v)
         return self
 
-    def s(self, v: str | None) -> "_Body":
+    def s(self, v: str | None) -> _Body:
         self.out += string(v, self.flexible)
         return self
 
-    def n(self, count: int) -> "_Body":
+    def n(self, count: int) -> _Body:
         self.out += array_len(count, self.flexible)
         return self
 
-    def tags(self) -> "_Body":
+    def tags(self) -> _Body:
         if self.flexible:
             self.out += b"\x00"
         return self
@@ -219,7 +219,7 @@ def _join_group(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guard.O
     return True
 
 
-def _top_level_error(after: Callable[[_Body, int], None], throttle_from: int = 1):
+def _top_level_error(after: Callable[[_Body, int], object], throttle_from: int = 1):
     def answer(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guard.Owner) -> bool:
         if v >= throttle_from:
             b.i32(0)

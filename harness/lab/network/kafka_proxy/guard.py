@@ -14,11 +14,11 @@ Kafka's clients/src/main/resources/common/message/*Request.json.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from primitives.kafka.owned_names import owned_topic
 from harness.lab.network.kafka_proxy.wire import Reader, WireError
+from primitives.kafka.owned_names import owned_topic
 
 API_NAMES = {
     0: "Produce", 3: "Metadata", 8: "OffsetCommit", 11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup",
@@ -96,7 +96,7 @@ def body_reader(frame: bytes, flexible: bool) -> Reader:
     return r
 
 
-def _array(r: Reader, flexible: bool, item: Callable[[Reader], None]) -> None:
+def _array(r: Reader, flexible: bool, item: Callable[[Reader], object]) -> None:
     for _ in range(max(r.array_len(flexible), 0)):
         item(r)
         if flexible:

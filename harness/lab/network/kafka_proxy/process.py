@@ -8,11 +8,10 @@ import time
 from pathlib import Path
 
 from harness.lab.network.kafka_proxy.spec import KafkaProxySpec
+from primitives.bootstrap import REPO_ROOT
 from primitives.kafka.security import write_private
 from primitives.ports import LOOPBACK, is_listening
 from primitives.process import ManagedProcess, ProcessError, child_environment
-
-from primitives.bootstrap import REPO_ROOT
 
 
 class KafkaProxyProcess:

@@ -22,9 +22,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 import ssl
 import struct
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -138,7 +138,8 @@ class KafkaProxyServer:
 
     async def _proxy(self, listener: ProxyListener, client_r: asyncio.StreamReader,
                      client_w: asyncio.StreamWriter) -> None:
-        peer = "%s:%s" % (client_w.get_extra_info("peername") or ("?", "?"))[:2]
+        host, port = (client_w.get_extra_info("peername") or ("?", "?"))[:2]
+        peer = f"{host}:{port}"
         conn = _Connection(listener, peer)
         host, port = self.spec.upstream_address(listener.node_id)
         where = (f"{self.spec.name} port {listener.listen_port} ({listener.location}) -> "
@@ -147,7 +148,7 @@ class KafkaProxyServer:
             broker_r, broker_w = await asyncio.wait_for(asyncio.open_connection(
                 host, port, ssl=self._upstream_ssl, server_hostname=host if self._upstream_ssl else None),
                 CONNECT_TIMEOUT_S)
-        except (OSError, asyncio.TimeoutError, ssl.SSLError) as e:
+        except (TimeoutError, OSError, ssl.SSLError) as e:
             log.error("%s: cannot connect to the broker for client %s: %s", where, peer, e or type(e).__name__)
             client_w.close()
             return

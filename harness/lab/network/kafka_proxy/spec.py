@@ -39,7 +39,7 @@ class UpstreamTls(BaseModel):
     verify_hostname: bool = True
 
     @model_validator(mode="after")
-    def _pairs(self) -> "UpstreamTls":
+    def _pairs(self) -> UpstreamTls:
         if (self.cert_pem is None) != (self.key_pem is None):
             raise ValueError("upstream_tls: cert_pem and key_pem go together (a client certificate needs its key)")
         if self.key_password_file and not self.key_pem:
@@ -76,7 +76,7 @@ class KafkaProxySpec(BaseModel):
     quiet_topics: tuple[str, ...] = ()
 
     @model_validator(mode="after")
-    def _consistent(self) -> "KafkaProxySpec":
+    def _consistent(self) -> KafkaProxySpec:
         problems = self.problems()
         if problems:
             raise ValueError(f"kafka proxy {self.name!r}: " + "; ".join(problems))
@@ -125,5 +125,5 @@ class KafkaProxySpec(BaseModel):
         return self.model_dump_json(indent=2)
 
     @classmethod
-    def from_json(cls, text: str) -> "KafkaProxySpec":
+    def from_json(cls, text: str) -> KafkaProxySpec:
         return cls.model_validate_json(text)

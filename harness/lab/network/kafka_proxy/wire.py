@@ -20,8 +20,8 @@ controller APIs (they name controllers, which clients reach through bootstrap.co
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 from primitives.kafka.wire_reader import BigEndianReader
 
@@ -141,7 +141,7 @@ def array_len(n: int, flexible: bool) -> bytes:
 
 # ---------------------------------------------------------------- broker entries
 
-Skip = Callable[[Reader], None]
+Skip = Callable[[Reader], object]  # what a reader returns is dropped
 
 
 def _nothing(_: Reader) -> None:
