@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 from harness.drill import failover
 from harness.drill.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
 from harness.drill.load_clock import ProducingSince, load_clock
-from harness.drill.phase_state import Outcome, RunStatus, stop_parts
-from harness.drill.phases import Log
+from harness.drill.phase_state import Log, Outcome, RunStatus, stop_parts
 from harness.drill.plan import DrillPlan
 from harness.drill.run_folder import LOAD_DIR
 from loadgen.app_consumer import StartPosition

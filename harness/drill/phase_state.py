@@ -8,6 +8,8 @@ from typing import Protocol
 
 from harness.drill.stopping import StopPart, stop_in_turn
 
+Log = Callable[[str], None]  # the drill's log
+
 
 @dataclass
 class RunStatus:
@@ -39,6 +41,6 @@ class Phase(Protocol):
     def stop(self, outcome: Outcome) -> None: ...
 
 
-def stop_parts(parts: list[StopPart], outcome: Outcome, log: Callable[[str], None]) -> None:
+def stop_parts(parts: list[StopPart], outcome: Outcome, log: Log) -> None:
     """Stop every part in turn; a Ctrl-C meanwhile marks the run interrupted."""
     outcome.interrupted = stop_in_turn(parts, log) or outcome.interrupted

@@ -20,7 +20,7 @@ from confluent_kafka.admin import NewTopic
 from harness.drill import steps
 from harness.drill.context import DrillContext, now_ms
 from harness.drill.load_phase import live_lag, stop_producers
-from harness.drill.phase_state import Outcome, RunStatus, stop_parts
+from harness.drill.phase_state import Log, Outcome, RunStatus, stop_parts
 from harness.drill.plan import DrillPlan
 from harness.drill.replicators.interface import ReplicatorAdapter
 from harness.drill.replicators.setup import FlowSpec
@@ -29,7 +29,6 @@ from harness.drill.stopping import replicator_parts
 from harness.lab.environment import Environment
 from loadgen.backlog import produce_backlog
 
-Log = Callable[[str], None]  # the drill's log
 ReplicatorFactory = Callable[[list[FlowSpec], Path], ReplicatorAdapter]
 
 
