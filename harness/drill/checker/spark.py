@@ -18,8 +18,9 @@ from pyspark.sql import functions as F
 
 from harness.drill.checker.figures import Tally, event_impact, figure_fields, flow_series
 from harness.drill.checker.contract import (PERCENTILES, SAMPLE_SIZE, CheckerInputError,
-                                   FailoverResult, FlowResult, IdSamples, LatencyStats,
-                                   MessageId, TopicResult, validate_flow, wipe_times)
+                                            FailoverResult, FailoverScope, FlowResult, FlowScope,
+                                            IdSamples, LatencyStats, MessageId, TopicResult,
+                                            wipe_times)
 from harness.drill.checker.spark_io import load_history
 from loadgen.histories.kinds import (ACKED_SENDS, END_OFFSETS, PROCESSED_RECORDS, TARGET_RECORDS,
                                      UNCERTAIN_SENDS, history_files)
@@ -34,12 +35,9 @@ _TALLY_SUMS = ("acked", "replicated", "lost", "in_flight", "duplicates", "reorde
 
 
 @dataclass(frozen=True)
-class SparkFlowInput:
+class SparkFlowInput(FlowScope):
     """``FlowInput`` with DataFrames (schemas of ``loadgen.histories``) instead of lists."""
 
-    source: str
-    target: str
-    topic_map: Mapping[str, str]
     acked: DataFrame
     observed: DataFrame
     uncertain: DataFrame | None = None
@@ -47,28 +45,16 @@ class SparkFlowInput:
     timeline: Sequence[TimelineEvent] = ()
     drained: bool | None = None  # see FlowInput.drained
 
-    def __post_init__(self) -> None:
-        validate_flow(self.source, self.target, self.topic_map)
-
 
 @dataclass(frozen=True)
-class SparkFailoverInput:
+class SparkFailoverInput(FailoverScope):
     """``FailoverInput`` with DataFrames instead of lists."""
 
-    group: str
-    strategy: str
-    primary: str
-    dr: str
-    failure_ts_ms: int
-    topic_map: Mapping[str, str]
     processed: DataFrame
     acked: DataFrame
     observed: DataFrame
     dr_topics: tuple[str, ...] = ()
     dr_since_ms: int | None = None  # see FailoverInput
-
-    def __post_init__(self) -> None:
-        validate_flow(self.primary, self.dr, self.topic_map)
 
 
 def load_flow_input(spark: SparkSession, directory: str | os.PathLike, source: str,
