@@ -96,8 +96,9 @@ def synthesize_flow(records: int, *, seed: int = 0, producers: int = 3, topics: 
     return SyntheticFlow(flow, f.expected)
 
 
-# First target position and time of a record index: [remote topic, partition, offset, seen_ts_ms]
-_Landing = list
+# Where and when a record first lands on the target: [remote topic, partition, offset, seen_ts_ms];
+# a list, not a tuple, because swapping two neighbours exchanges their offsets in place.
+_Landing = list[Any]
 
 
 @dataclass
