@@ -14,6 +14,7 @@ from harness.drill.checker import (
     check_flow,
 )
 from harness.drill.checker.figures import latency_stats, nearest_rank, throughput
+from harness.drill.checker.spark import SparkFailoverInput, SparkFlowInput
 from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
 
 T0 = 1_700_000_000_000  # an epoch second boundary
@@ -307,6 +308,27 @@ def test_ambiguous_inputs_are_refused():
         FlowInput("A", "A", MAP, [], [])
     with pytest.raises(CheckerInputError):
         FlowInput("A", "B", {}, [], [])
+
+
+def _failover(cls, primary, dr, topic_map):
+    return cls("g", "offsets", primary, dr, T0, topic_map, [], [], [])
+
+
+@pytest.mark.parametrize("cls", [FailoverInput, SparkFailoverInput])
+def test_ambiguous_failover_inputs_are_refused(cls):
+    # the list and the Spark inputs share one validation: neither may fail a group over to itself
+    with pytest.raises(CheckerInputError, match="same cluster"):
+        _failover(cls, "A", "A", MAP)
+    with pytest.raises(CheckerInputError, match="topic_map is empty"):
+        _failover(cls, "A", "B", {})
+    assert _failover(cls, "A", "B", MAP).topic_map == MAP
+
+
+def test_ambiguous_spark_flow_inputs_are_refused():
+    with pytest.raises(CheckerInputError, match="same cluster"):
+        SparkFlowInput("A", "A", MAP, [], [])
+    with pytest.raises(CheckerInputError, match="topic_map is empty"):
+        SparkFlowInput("A", "B", {}, [], [])
 
 
 def test_summary_keeps_the_contract_names():

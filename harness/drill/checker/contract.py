@@ -31,8 +31,8 @@ class CheckerInputError(ValueError):
 
 
 @dataclass(frozen=True)
-class FlowInput:
-    """Histories of one replication flow ``source -> target``, unfiltered.
+class FlowScope:
+    """Which replication flow ``source -> target`` an input is about, whatever holds its rows.
 
     ``topic_map`` maps each remote topic on the target to its topic on the source (the
     replication policy already applied). Rows of other clusters or topics are ignored.
@@ -41,6 +41,15 @@ class FlowInput:
     source: str
     target: str
     topic_map: Mapping[str, str]
+
+    def __post_init__(self) -> None:
+        validate_flow(self.source, self.target, self.topic_map)
+
+
+@dataclass(frozen=True)
+class FlowInput(FlowScope):
+    """Histories of one replication flow ``source -> target``, unfiltered (see :class:`FlowScope`)."""
+
     acked: Sequence[AckedSend]
     observed: Sequence[TargetRecord]
     uncertain: Sequence[UncertainSend] = ()
@@ -51,17 +60,14 @@ class FlowInput:
     # without it, else it is ``in_flight`` (an interrupted drill). None: every unseen id is lost.
     drained: bool | None = None
 
-    def __post_init__(self) -> None:
-        validate_flow(self.source, self.target, self.topic_map)
-
 
 @dataclass(frozen=True)
-class FailoverInput:
-    """Histories of one consumer group failed over from ``primary`` to ``dr``.
+class FailoverScope:
+    """Which consumer group an input is about, failed over from ``primary`` to ``dr`` with one
+    start-offset ``strategy``, whatever holds its rows.
 
-    ``topic_map`` maps each remote topic on ``dr`` to the group's topic on ``primary``;
-    ``dr_topics`` are the group's topics written directly on ``dr`` (producers that
-    failed over too). ``failure_ts_ms`` is when the primary was lost.
+    ``topic_map`` maps each remote topic on ``dr`` to the group's topic on ``primary``.
+    ``failure_ts_ms`` is when the primary was lost.
     """
 
     group: str
@@ -70,6 +76,19 @@ class FailoverInput:
     dr: str
     failure_ts_ms: int
     topic_map: Mapping[str, str]
+
+    def __post_init__(self) -> None:
+        validate_flow(self.primary, self.dr, self.topic_map)
+
+
+@dataclass(frozen=True)
+class FailoverInput(FailoverScope):
+    """Histories of one failed-over consumer group (see :class:`FailoverScope`).
+
+    ``dr_topics`` are the group's topics written directly on ``dr`` (producers that
+    failed over too).
+    """
+
     processed: Sequence[ProcessedRecord]
     acked: Sequence[AckedSend]
     observed: Sequence[TargetRecord]
@@ -77,9 +96,6 @@ class FailoverInput:
     # When ``dr`` was wiped and rebuilt (a failback that switched back to it): records acked
     # there before then are gone and cannot be owed to the group. None: never wiped.
     dr_since_ms: int | None = None
-
-    def __post_init__(self) -> None:
-        validate_flow(self.primary, self.dr, self.topic_map)
 
 
 WIPE_EVENT_KIND = "wipe"  # a timeline event of this kind named "wipe <cluster>": its data was deleted

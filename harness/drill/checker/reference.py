@@ -16,22 +16,24 @@ from __future__ import annotations
 import gc
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from harness.drill.checker.contract import (
+    EventImpact,
     FailoverInput,
     FailoverResult,
     FlowInput,
     FlowResult,
     IdSamples,
     MessageId,
+    SecondSeries,
     TopicResult,
     wipe_times,
 )
 from harness.drill.checker.figures import Tally, event_impact, figure_fields, first_ids, flow_series, latency_stats
-from loadgen.histories.records import AckedSend
+from loadgen.histories.records import AckedSend, TimelineEvent
 
 Position = tuple[str, int, int]  # (topic, partition, offset)
 
@@ -81,11 +83,35 @@ def check_flow(inp: FlowInput) -> FlowResult:
 def _check_flow(inp: FlowInput) -> FlowResult:
     topic_map = dict(inp.topic_map)
     source_topics = sorted(set(topic_map.values()))
-    in_source = set(source_topics)
-    source, target = inp.source, inp.target
+    ledger = _ledger(inp, set(source_topics))
+    sightings = _sightings(inp, topic_map)
+    uncertain_topic = _uncertain_topics(inp, set(source_topics))
+    wipes = wipe_times(inp.timeline, inp.source)
+    in_flight = _in_flight(ledger, sightings, wipes) if inp.drained is False else set()
+    counts = _FlowCounts(source_topics, topic_map, _reordered(ledger, sightings, wipes), in_flight)
+    for mid in ledger.keys() | sightings.keys():
+        counts.count(mid, ledger.get(mid), sightings.get(mid), uncertain_topic)
+
+    source_ends, target_ends = _latest_end_offsets(inp, source_topics, topic_map)
+    series = flow_series(counts.acks, counts.caught_up, counts.first_seen, source_ends, target_ends,
+                         topic_map)
+    total = Tally()
+    for t in counts.tallies.values():
+        total.add(t)
+    all_latencies = [v for vs in counts.latencies.values() for v in vs]
+    return FlowResult(
+        source=inp.source, target=inp.target, topics=tuple(source_topics),
+        topic_map=topic_map, by_topic=counts.by_topic(), series=series,
+        samples=IdSamples(**{k: first_ids(v) for k, v in counts.kinds.items()}),
+        events=_event_impacts(inp.timeline, ledger, sightings, in_flight, series.lag),
+        **figure_fields(total, latency_stats(all_latencies)))
+
+
+def _ledger(inp: FlowInput, source_topics: set[str]) -> dict[MessageId, _Ledger]:
+    """Per id, its first ack on the source and every position and checksum it was acked with."""
     ledger: dict[MessageId, _Ledger] = {}
     for a in inp.acked:
-        if a.cluster != source or a.topic not in in_source:
+        if a.cluster != inp.source or a.topic not in source_topics:
             continue
         entry = ledger.get((a.producer_id, a.seq))
         if entry is None:
@@ -94,10 +120,14 @@ def _check_flow(inp: FlowInput) -> FlowResult:
             entry.first = a
         entry.positions.add((a.topic, a.partition, a.offset))
         entry.checksums.add(a.checksum)
+    return ledger
 
+
+def _sightings(inp: FlowInput, topic_map: dict[str, str]) -> dict[MessageId, _Sighting]:
+    """Per id, its first read on the target and every position and checksum it was read with."""
     sightings: dict[MessageId, _Sighting] = {}
     for o in inp.observed:
-        if o.cluster != target or o.topic not in topic_map:
+        if o.cluster != inp.target or o.topic not in topic_map:
             continue
         read = (o.seen_ts_ms, o.topic, o.partition, o.offset)
         s = sightings.get((o.producer_id, o.seq))
@@ -108,104 +138,111 @@ def _check_flow(inp: FlowInput) -> FlowResult:
         s.positions.add((o.topic, o.partition, o.offset))
         s.checksums.add(o.checksum)
         s.bad_read = s.bad_read or not o.checksum_ok
+    return sightings
 
-    uncertain_topic: dict[MessageId, str] = {}
+
+def _uncertain_topics(inp: FlowInput, source_topics: set[str]) -> dict[MessageId, str]:
+    """Per id sent without an answer from the source, the (smallest) topic it was sent to."""
+    out: dict[MessageId, str] = {}
     for u in inp.uncertain:
-        if u.cluster == source and u.topic in in_source:
+        if u.cluster == inp.source and u.topic in source_topics:
             key = (u.producer_id, u.seq)
-            uncertain_topic[key] = min(u.topic, uncertain_topic.get(key, u.topic))
+            out[key] = min(u.topic, out.get(key, u.topic))
+    return out
 
-    wipes = wipe_times(inp.timeline, source)
-    reordered = _reordered(ledger, sightings, wipes)
-    in_flight = _in_flight(ledger, sightings, wipes) if inp.drained is False else set()
 
-    tallies = {t: Tally() for t in source_topics}
-    latencies: dict[str, list[int]] = {t: [] for t in source_topics}
-    kinds: dict[str, list[MessageId]] = defaultdict(list)
-    acks: dict = defaultdict(int)       # (topic, partition, second) -> first acks
-    caught_up: dict = defaultdict(int)  # (topic, partition, second) -> acked and seen by then
-    first_seen: dict = defaultdict(int)  # second -> replicated ids first seen
+class _FlowCounts:
+    """The per-topic tallies, latencies, sampled ids and per-second counts, one id at a time."""
 
-    for mid in ledger.keys() | sightings.keys():
-        led, seen = ledger.get(mid), sightings.get(mid)
+    def __init__(self, source_topics: list[str], topic_map: dict[str, str],
+                 reordered: set[MessageId], in_flight: set[MessageId]) -> None:
+        self.topic_map = topic_map
+        self.reordered, self.in_flight = reordered, in_flight
+        self.tallies = {t: Tally() for t in source_topics}
+        self.latencies: dict[str, list[int]] = {t: [] for t in source_topics}
+        self.kinds: dict[str, list[MessageId]] = defaultdict(list)
+        self.acks: dict = defaultdict(int)       # (topic, partition, second) -> first acks
+        self.caught_up: dict = defaultdict(int)  # (topic, partition, second) -> acked and seen by then
+        self.first_seen: dict = defaultdict(int)  # second -> replicated ids first seen
+
+    def count(self, mid: MessageId, led: _Ledger | None, seen: _Sighting | None,
+              uncertain_topic: dict[MessageId, str]) -> None:
+        """Count one id in the one topic it belongs to (see the module's docstring)."""
         if led is not None:
             topic = led.first.topic
         elif mid in uncertain_topic:
             topic = uncertain_topic[mid]
         else:
-            topic = topic_map[seen.first[1]]
-        t = tallies[topic]
-
+            topic = self.topic_map[seen.first[1]]
         if led is not None:
-            t.acked += 1
-            t.source_duplicates += len(led.positions) - 1
-            acks[(topic, led.first.partition, led.first.ack_ts_ms // 1000)] += 1
-            if seen is None and mid in in_flight:
-                t.in_flight += 1
-                kinds["in_flight"].append(mid)
-            elif seen is None:
-                t.lost += 1
-                kinds["lost"].append(mid)
+            self._acked(topic, mid, led, seen)
         if seen is not None:
-            if len(seen.positions) > 1:
-                t.duplicates += len(seen.positions) - 1
-                kinds["duplicates"].append(mid)
-            mismatch = led is not None and not seen.checksums <= led.checksums
-            if seen.bad_read or mismatch:
-                t.corrupted += 1
-                kinds["corrupted"].append(mid)
-            if led is None and mid in uncertain_topic:
-                t.uncertain_delivered += 1
-                kinds["uncertain_delivered"].append(mid)
-            elif led is None:
-                t.unexpected += 1
-                kinds["unexpected"].append(mid)
+            self._seen(topic, mid, led, seen, mid in uncertain_topic)
         if led is not None and seen is not None:
-            seen_ts, remote, partition, _ = seen.first
-            t.replicated += 1
-            t.replicated_bytes += led.first.size_bytes
-            latencies[topic].append(seen_ts - led.first.send_ts_ms)
-            t.first_send_ts_ms = _min(t.first_send_ts_ms, led.first.send_ts_ms)
-            t.last_first_seen_ts_ms = _max(t.last_first_seen_ts_ms, seen_ts)
-            if partition != led.first.partition or topic_map[remote] != topic:
-                t.misplaced += 1
-                kinds["misplaced"].append(mid)
-            if mid in reordered:
-                t.reordered += 1
-                kinds["reordered"].append(mid)
-            first_seen[seen_ts // 1000] += 1
-            caught = max(led.first.ack_ts_ms, seen_ts)
-            caught_up[(topic, led.first.partition, caught // 1000)] += 1
+            self._replicated(topic, mid, led, seen)
 
-    by_topic = {
-        topic: TopicResult(
-            topic=topic,
-            remote_topics=tuple(sorted(r for r, s in topic_map.items() if s == topic)),
-            **figure_fields(tallies[topic], latency_stats(latencies[topic])))
-        for topic in source_topics}
-    total = Tally()
-    for t in tallies.values():
-        total.add(t)
-    all_latencies = [v for vs in latencies.values() for v in vs]
+    def _mark(self, topic: str, kind: str, mid: MessageId, n: int = 1) -> None:
+        # A verdict on one id: its topic's count grows by n, the id joins the kind's sample.
+        setattr(self.tallies[topic], kind, getattr(self.tallies[topic], kind) + n)
+        self.kinds[kind].append(mid)
 
-    source_ends, target_ends = _latest_end_offsets(inp, source_topics, topic_map)
-    series = flow_series(acks, caught_up, first_seen, source_ends, target_ends, topic_map)
+    def _acked(self, topic: str, mid: MessageId, led: _Ledger, seen: _Sighting | None) -> None:
+        t = self.tallies[topic]
+        t.acked += 1
+        t.source_duplicates += len(led.positions) - 1
+        self.acks[(topic, led.first.partition, led.first.ack_ts_ms // 1000)] += 1
+        if seen is None:
+            self._mark(topic, "in_flight" if mid in self.in_flight else "lost", mid)
 
+    def _seen(self, topic: str, mid: MessageId, led: _Ledger | None, seen: _Sighting,
+              uncertain: bool) -> None:
+        if len(seen.positions) > 1:
+            self._mark(topic, "duplicates", mid, len(seen.positions) - 1)
+        mismatch = led is not None and not seen.checksums <= led.checksums
+        if seen.bad_read or mismatch:
+            self._mark(topic, "corrupted", mid)
+        if led is None:
+            self._mark(topic, "uncertain_delivered" if uncertain else "unexpected", mid)
+
+    def _replicated(self, topic: str, mid: MessageId, led: _Ledger, seen: _Sighting) -> None:
+        seen_ts, remote, partition, _ = seen.first
+        t = self.tallies[topic]
+        t.replicated += 1
+        t.replicated_bytes += led.first.size_bytes
+        self.latencies[topic].append(seen_ts - led.first.send_ts_ms)
+        t.first_send_ts_ms = _min(t.first_send_ts_ms, led.first.send_ts_ms)
+        t.last_first_seen_ts_ms = _max(t.last_first_seen_ts_ms, seen_ts)
+        if partition != led.first.partition or self.topic_map[remote] != topic:
+            self._mark(topic, "misplaced", mid)
+        if mid in self.reordered:
+            self._mark(topic, "reordered", mid)
+        self.first_seen[seen_ts // 1000] += 1
+        caught = max(led.first.ack_ts_ms, seen_ts)
+        self.caught_up[(topic, led.first.partition, caught // 1000)] += 1
+
+    def by_topic(self) -> dict[str, TopicResult]:
+        """Each source topic's figures, with the remote topics replicating it."""
+        return {
+            topic: TopicResult(
+                topic=topic,
+                remote_topics=tuple(sorted(r for r, s in self.topic_map.items() if s == topic)),
+                **figure_fields(tally, latency_stats(self.latencies[topic])))
+            for topic, tally in self.tallies.items()}
+
+
+def _event_impacts(timeline: Sequence[TimelineEvent], ledger: dict[MessageId, _Ledger],
+                   sightings: dict[MessageId, _Sighting], in_flight: set[MessageId],
+                   lag: SecondSeries) -> tuple[EventImpact, ...]:
+    """Per timeline event: the ids first acked while it lasted, and how many of those were lost."""
     events = []
-    for e in inp.timeline:
+    for e in timeline:
         end = e.end_ts_ms
         inside = [mid for mid, led in ledger.items()
                   if e.start_ts_ms <= led.first.ack_ts_ms and (end is None
                                                                or led.first.ack_ts_ms <= end)]
         lost = sum(1 for mid in inside if mid not in sightings and mid not in in_flight)
-        events.append(event_impact(e, len(inside), lost, series.lag))
-
-    return FlowResult(
-        source=inp.source, target=inp.target, topics=tuple(source_topics),
-        topic_map=topic_map, by_topic=by_topic, series=series,
-        samples=IdSamples(**{k: first_ids(v) for k, v in kinds.items()}),
-        events=tuple(events),
-        **figure_fields(total, latency_stats(all_latencies)))
+        events.append(event_impact(e, len(inside), lost, lag))
+    return tuple(events)
 
 
 def _reordered(ledger: dict[MessageId, _Ledger],

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 
 from harness.drill.checker.contract import (
@@ -21,12 +21,13 @@ from harness.drill.checker.contract import (
     SAMPLE_SIZE,
     CheckerInputError,
     FailoverResult,
+    FailoverScope,
     FlowResult,
+    FlowScope,
     IdSamples,
     LatencyStats,
     MessageId,
     TopicResult,
-    validate_flow,
     wipe_times,
 )
 from harness.drill.checker.figures import Tally, event_impact, figure_fields, flow_series
@@ -43,12 +44,9 @@ _TALLY_SUMS = ("acked", "replicated", "lost", "in_flight", "duplicates", "reorde
 
 
 @dataclass(frozen=True)
-class SparkFlowInput:
+class SparkFlowInput(FlowScope):
     """``FlowInput`` with DataFrames (schemas of ``loadgen.histories``) instead of lists."""
 
-    source: str
-    target: str
-    topic_map: Mapping[str, str]
     acked: DataFrame
     observed: DataFrame
     uncertain: DataFrame | None = None
@@ -56,28 +54,16 @@ class SparkFlowInput:
     timeline: Sequence[TimelineEvent] = ()
     drained: bool | None = None  # see FlowInput.drained
 
-    def __post_init__(self) -> None:
-        validate_flow(self.source, self.target, self.topic_map)
-
 
 @dataclass(frozen=True)
-class SparkFailoverInput:
+class SparkFailoverInput(FailoverScope):
     """``FailoverInput`` with DataFrames instead of lists."""
 
-    group: str
-    strategy: str
-    primary: str
-    dr: str
-    failure_ts_ms: int
-    topic_map: Mapping[str, str]
     processed: DataFrame
     acked: DataFrame
     observed: DataFrame
     dr_topics: tuple[str, ...] = ()
     dr_since_ms: int | None = None  # see FailoverInput
-
-    def __post_init__(self) -> None:
-        validate_flow(self.primary, self.dr, self.topic_map)
 
 
 def load_flow_input(spark: SparkSession, directory: str | os.PathLike, source: str,
@@ -142,35 +128,57 @@ def _samples(ids: DataFrame, flags: Mapping[str, Column]) -> dict[str, tuple[Mes
 
 def _flow_ids(inp: SparkFlowInput, source_topics: list[str], remotes: list[str]) -> DataFrame:
     """One row per id seen in the ledger or on the target, with every per-id verdict."""
+    ids = _ledger(inp, source_topics).join(_sightings(inp, remotes), ID, "full_outer")
+    ids = _with_uncertain_topic(ids, inp, source_topics)
+    ids = _verdicts(ids, inp.topic_map)
+    ids = ids.withColumn("epoch", _epoch(wipe_times(inp.timeline, inp.source)))
+    ids = _with_reordered(ids)
+    if inp.drained is not False:
+        return ids.withColumn("in_flight", F.lit(False))
+    return _with_in_flight(ids)
+
+
+def _ledger(inp: SparkFlowInput, source_topics: list[str]) -> DataFrame:
+    """Per id: its first ack (struct ``a``), how many source positions and which checksums."""
     col = F.col
-    wipes = wipe_times(inp.timeline, inp.source)
     acks = inp.acked.where((col("cluster") == inp.source) & col("topic").isin(source_topics))
-    ledger = acks.groupBy(*ID).agg(
+    return acks.groupBy(*ID).agg(
         F.min(F.struct("ack_ts_ms", "topic", "partition", "offset", "send_ts_ms",
                        "size_bytes")).alias("a"),
         F.size(F.collect_set(F.struct("topic", "partition", "offset"))).alias("a_positions"),
         F.collect_set("checksum").alias("a_checksums"))
 
+
+def _sightings(inp: SparkFlowInput, remotes: list[str]) -> DataFrame:
+    """Per id: its first read on the target (struct ``s``), its positions, checksums, bad reads."""
+    col = F.col
     obs = inp.observed.where((col("cluster") == inp.target) & col("topic").isin(remotes))
-    sightings = obs.groupBy(*ID).agg(
+    return obs.groupBy(*ID).agg(
         F.min(F.struct("seen_ts_ms", "topic", "partition", "offset")).alias("s"),
         F.size(F.collect_set(F.struct("topic", "partition", "offset"))).alias("s_positions"),
         F.collect_set("checksum").alias("s_checksums"),
         F.max(~F.coalesce(col("checksum_ok"), F.lit(False))).alias("bad_read"))
 
-    ids = ledger.join(sightings, ID, "full_outer")
-    if inp.uncertain is not None:
-        unc = (inp.uncertain
-               .where((col("cluster") == inp.source) & col("topic").isin(source_topics))
-               .groupBy(*ID).agg(F.min("topic").alias("u_topic")))
-        ids = ids.join(unc, ID, "left")
-    else:
-        ids = ids.withColumn("u_topic", F.lit(None).cast("string"))
 
+def _with_uncertain_topic(ids: DataFrame, inp: SparkFlowInput, source_topics: list[str]) -> DataFrame:
+    """``u_topic``: for an id sent without an answer from the source, the (smallest) topic it was
+    sent to; null for every other id."""
+    col = F.col
+    if inp.uncertain is None:
+        return ids.withColumn("u_topic", F.lit(None).cast("string"))
+    unc = (inp.uncertain
+           .where((col("cluster") == inp.source) & col("topic").isin(source_topics))
+           .groupBy(*ID).agg(F.min("topic").alias("u_topic")))
+    return ids.join(unc, ID, "left")
+
+
+def _verdicts(ids: DataFrame, topic_map: Mapping[str, str]) -> DataFrame:
+    """The id's topic, first positions and times, and each verdict that needs only its own row."""
+    col = F.col
     acked, seen = col("a").isNotNull(), col("s").isNotNull()
     replicated = acked & seen
-    seen_in = _lookup(inp.topic_map, col("s.topic"))  # source topic of the first sighting
-    ids = ids.select(
+    seen_in = _lookup(topic_map, col("s.topic"))  # source topic of the first sighting
+    return ids.select(
         *ID,
         F.coalesce(col("a.topic"), col("u_topic"), seen_in).alias("topic"),
         col("a.partition").alias("a_partition"), col("a.offset").alias("a_offset"),
@@ -190,22 +198,31 @@ def _flow_ids(inp: SparkFlowInput, source_topics: list[str], remotes: list[str])
                        | (seen_in != col("a.topic")))).alias("misplaced"),
         F.when(replicated, col("s.seen_ts_ms") - col("a.send_ts_ms")).alias("latency"))
 
-    # Walk each source partition in source order, per target partition it landed in; a wiped
-    # source restarts its offsets, so each incarnation (acks between two wipes) walks alone.
+
+def _epoch(wipes: list[int]) -> Column:
+    """The source's incarnation an ack belongs to: how many wipes came before it."""
     epoch = F.lit(0)
     for wiped_at in wipes:
-        epoch = epoch + F.when(col("ack_ts") >= wiped_at, 1).otherwise(0)
-    ids = ids.withColumn("epoch", epoch)
+        epoch = epoch + F.when(F.col("ack_ts") >= wiped_at, 1).otherwise(0)
+    return epoch
+
+
+def _with_reordered(ids: DataFrame) -> DataFrame:
+    """Walk each source partition in source order, per target partition it landed in; a wiped
+    source restarts its offsets, so each incarnation (acks between two wipes) walks alone."""
+    col = F.col
     walk = (Window.partitionBy("topic", "a_partition", "epoch", "s_topic", "s_partition")
             .orderBy("a_offset", *ID).rowsBetween(Window.unboundedPreceding, -1))
     highest_before = F.max("s_offset").over(walk)
-    ids = ids.withColumn(
+    return ids.withColumn(
         "reordered", col("replicated") & F.coalesce(col("s_offset") < highest_before,
                                                     F.lit(False)))
-    if inp.drained is not False:
-        return ids.withColumn("in_flight", F.lit(False))
-    # Not drained: an unseen id above every seen one of its source partition (incarnation)
-    # may still be on its way; below one, it was skipped (see reference._in_flight).
+
+
+def _with_in_flight(ids: DataFrame) -> DataFrame:
+    """Not drained: an unseen id above every seen one of its source partition (incarnation)
+    may still be on its way; below one, it was skipped (see reference._in_flight)."""
+    col = F.col
     incarnation = Window.partitionBy("topic", "a_partition", "epoch")
     highest_seen = F.max(F.when(col("replicated"), col("a_offset"))).over(incarnation)
     in_flight = col("lost") & (col("a_offset") > F.coalesce(highest_seen, F.lit(-1)))
@@ -350,60 +367,14 @@ def check_flow(inp: SparkFlowInput) -> FlowResult:
 
 def check_failover(inp: SparkFailoverInput) -> FailoverResult:
     """Skipped, reprocessed, RTO and RPO of one failed-over group, computed by Spark."""
-    col = F.col
-    failure = inp.failure_ts_ms
-    primary_topics = sorted(set(inp.topic_map.values()))
-
-    proc = inp.processed.where((col("group") == inp.group)
-                               & col("cluster").isin(inp.primary, inp.dr))
-    on_primary, on_dr = col("cluster") == inp.primary, col("cluster") == inp.dr
-    processed = proc.groupBy(*ID).agg(
-        F.count(F.lit(1)).alias("n"),
-        F.max(on_primary & (col("processed_ts_ms") < failure)).alias("before"),
-        F.sum(on_dr.cast("long")).alias("dr_n"),
-        F.min(F.when(on_dr & (col("processed_ts_ms") >= failure), col("processed_ts_ms")))
-        .alias("dr_after"))
-    primary_acks = (inp.acked.where((col("cluster") == inp.primary)
-                                    & col("topic").isin(primary_topics))
-                    .groupBy(*ID).agg(F.min("ack_ts_ms").alias("ack_ts")))
-    in_dr_topics = col("topic").isin(list(inp.dr_topics)) if inp.dr_topics else F.lit(False)
-    since = (col("ack_ts_ms") >= inp.dr_since_ms) if inp.dr_since_ms is not None else F.lit(True)
-    dr_acked = (inp.acked.where((col("cluster") == inp.dr) & in_dr_topics & since)
-                .select(*ID).distinct().withColumn("dr_acked", F.lit(True)))
-    reached = (inp.observed.where((col("cluster") == inp.dr)
-                                  & col("topic").isin(sorted(inp.topic_map)))
-               .select(*ID).distinct().withColumn("reached", F.lit(True)))
-
-    ids = (primary_acks.join(reached, ID, "left")
-           .join(processed, ID, "full_outer").join(dr_acked, ID, "full_outer"))
-    in_primary = col("ack_ts").isNotNull()
-    before = F.coalesce(col("before"), F.lit(False))
-    reached_dr = F.coalesce(col("reached"), F.lit(False))
-    available = (in_primary & (before | reached_dr)) | F.coalesce(col("dr_acked"),
-                                                                  F.lit(False))
-    ids = ids.select(
-        *ID, "ack_ts", "n", "dr_after",
-        available.alias("available"),
-        (available & col("n").isNull()).alias("skipped"),
-        F.coalesce(col("n") - 1, F.lit(0)).alias("reprocessed"),
-        F.when(before, col("dr_n")).otherwise(0).alias("across"),
-        (in_primary & (col("ack_ts") < failure) & ~reached_dr).alias("rpo"),
-    ).persist(StorageLevel.MEMORY_AND_DISK)
+    ids = _failover_ids(inp).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        r = ids.agg(
-            F.sum(col("available").cast("long")).alias("available"),
-            F.count("n").alias("processed"),
-            F.sum(col("skipped").cast("long")).alias("skipped"),
-            F.sum("reprocessed").alias("reprocessed"),
-            F.sum("across").alias("across"),
-            F.min("dr_after").alias("dr_first_after"),
-            F.sum(col("rpo").cast("long")).alias("rpo"),
-            F.min(F.when(col("rpo"), col("ack_ts"))).alias("rpo_first"),
-            F.max(F.when(col("rpo"), col("ack_ts"))).alias("rpo_last")).collect()[0]
-        samples = _samples(ids, {"skipped": col("skipped"), "rpo": col("rpo")})
+        r = _failover_sums(ids)
+        samples = _samples(ids, {"skipped": F.col("skipped"), "rpo": F.col("rpo")})
     finally:
         ids.unpersist()
 
+    failure = inp.failure_ts_ms
     first, last = r["rpo_first"], r["rpo_last"]
     dr_first = r["dr_first_after"]
     return FailoverResult(
@@ -421,3 +392,81 @@ def check_failover(inp: SparkFailoverInput) -> FailoverResult:
         rpo_last_ack_ts_ms=last,
         skipped_sample=samples["skipped"],
         rpo_sample=samples["rpo"])
+
+
+def _failover_ids(inp: SparkFailoverInput) -> DataFrame:
+    """One row per id acked on the primary, processed by the group or acked in its DR topics,
+    with its verdicts: available, skipped, reprocessed, reprocessed across the failover, in RPO."""
+    col = F.col
+    failure = inp.failure_ts_ms
+    ids = (_primary_acks(inp).join(_reached_dr(inp), ID, "left")
+           .join(_group_processings(inp), ID, "full_outer").join(_dr_acked(inp), ID, "full_outer"))
+    in_primary = col("ack_ts").isNotNull()
+    before = F.coalesce(col("before"), F.lit(False))
+    reached_dr = F.coalesce(col("reached"), F.lit(False))
+    available = (in_primary & (before | reached_dr)) | F.coalesce(col("dr_acked"),
+                                                                  F.lit(False))
+    return ids.select(
+        *ID, "ack_ts", "n", "dr_after",
+        available.alias("available"),
+        (available & col("n").isNull()).alias("skipped"),
+        F.coalesce(col("n") - 1, F.lit(0)).alias("reprocessed"),
+        F.when(before, col("dr_n")).otherwise(0).alias("across"),
+        (in_primary & (col("ack_ts") < failure) & ~reached_dr).alias("rpo"),
+    )
+
+
+def _group_processings(inp: SparkFailoverInput) -> DataFrame:
+    """Per id the group processed on either cluster: how often, whether on the primary before
+    the failure, how often on DR, and its first DR processing after the failure."""
+    col = F.col
+    failure = inp.failure_ts_ms
+    proc = inp.processed.where((col("group") == inp.group)
+                               & col("cluster").isin(inp.primary, inp.dr))
+    on_primary, on_dr = col("cluster") == inp.primary, col("cluster") == inp.dr
+    return proc.groupBy(*ID).agg(
+        F.count(F.lit(1)).alias("n"),
+        F.max(on_primary & (col("processed_ts_ms") < failure)).alias("before"),
+        F.sum(on_dr.cast("long")).alias("dr_n"),
+        F.min(F.when(on_dr & (col("processed_ts_ms") >= failure), col("processed_ts_ms")))
+        .alias("dr_after"))
+
+
+def _primary_acks(inp: SparkFailoverInput) -> DataFrame:
+    """Per id acked in the group's topics on the primary, its first ack time."""
+    col = F.col
+    primary_topics = sorted(set(inp.topic_map.values()))
+    return (inp.acked.where((col("cluster") == inp.primary) & col("topic").isin(primary_topics))
+            .groupBy(*ID).agg(F.min("ack_ts_ms").alias("ack_ts")))
+
+
+def _dr_acked(inp: SparkFailoverInput) -> DataFrame:
+    """Ids acked in the group's own topics on DR since it was last wiped (``dr_acked``)."""
+    col = F.col
+    in_dr_topics = col("topic").isin(list(inp.dr_topics)) if inp.dr_topics else F.lit(False)
+    since = (col("ack_ts_ms") >= inp.dr_since_ms) if inp.dr_since_ms is not None else F.lit(True)
+    return (inp.acked.where((col("cluster") == inp.dr) & in_dr_topics & since)
+            .select(*ID).distinct().withColumn("dr_acked", F.lit(True)))
+
+
+def _reached_dr(inp: SparkFailoverInput) -> DataFrame:
+    """Ids replicated to DR's remote topics of the group (``reached``)."""
+    col = F.col
+    return (inp.observed.where((col("cluster") == inp.dr)
+                               & col("topic").isin(sorted(inp.topic_map)))
+            .select(*ID).distinct().withColumn("reached", F.lit(True)))
+
+
+def _failover_sums(ids: DataFrame) -> Row:
+    """The group's totals over its ids, in one job."""
+    col = F.col
+    return ids.agg(
+        F.sum(col("available").cast("long")).alias("available"),
+        F.count("n").alias("processed"),
+        F.sum(col("skipped").cast("long")).alias("skipped"),
+        F.sum("reprocessed").alias("reprocessed"),
+        F.sum("across").alias("across"),
+        F.min("dr_after").alias("dr_first_after"),
+        F.sum(col("rpo").cast("long")).alias("rpo"),
+        F.min(F.when(col("rpo"), col("ack_ts"))).alias("rpo_first"),
+        F.max(F.when(col("rpo"), col("ack_ts"))).alias("rpo_last")).collect()[0]

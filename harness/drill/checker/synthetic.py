@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness.drill.checker.contract import FailoverInput, FlowInput, MessageId
 from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
@@ -69,28 +70,94 @@ def synthesize_flow(records: int, *, seed: int = 0, producers: int = 3, topics: 
     topic_names = [f"t{i}" for i in range(topics)]
     remote_of = {t: f"{source}.{t}" for t in topic_names}
     topic_map = {r: t for t, r in remote_of.items()}
-    expected = Expected({t: dict.fromkeys(COUNTS, 0) for t in topic_names},
-                        {t: [] for t in topic_names}, {k: set() for k in SAMPLED})
+    f = _Histories(rng, source, target, partitions, remote_of,
+                   Expected({t: dict.fromkeys(COUNTS, 0) for t in topic_names},
+                            {t: [] for t in topic_names}, {k: set() for k in SAMPLED}))
+    last_ack = _send(f, records, producers, topic_names)
+    end_ms = last_ack + 1000
+    fault_of = _pick_faults(rng, records, faults, partitions)
+    first, in_place = _replicate(f, fault_of, topic_names)
+    _swap_neighbours(f, faults.swapped_pairs, records, first, in_place, fault_of)
+    _copy_first_sightings(f, first, fault_of)
+    _copy_again(f, first, fault_of, faults.max_extra_copies, end_ms)
+    _count_acked_and_replicated(f, records, first)
+    _never_acked(f, faults, topic_names, end_ms)
+    _reread(f, faults.rereads)
+    _add_other_clusters_and_topics(f)
+    event = _fault_window(f, records, last_ack, fault_of)
+    samples = _lag_samples(rng, source, target, remote_of, partitions, end_ms) \
+        if lag_samples else []
+    if shuffle:  # the checker must not depend on the order of rows
+        rng.shuffle(f.acked)
+        rng.shuffle(f.observed)
+        rng.shuffle(f.uncertain)
+    flow = FlowInput(source, target, topic_map, f.acked, f.observed, f.uncertain, samples, (event,))
+    return SyntheticFlow(flow, f.expected)
 
-    # The ledger: several producers interleaved over every partition.
+
+# Where and when a record first lands on the target: [remote topic, partition, offset, seen_ts_ms];
+# a list, not a tuple, because swapping two neighbours exchanges their offsets in place.
+_Landing = list[Any]
+
+
+@dataclass
+class _Histories:
+    """One flow's histories while they are generated, and the answer so far."""
+
+    rng: random.Random
+    source: str
+    target: str
+    partitions: int
+    remote_of: dict[str, str]
+    expected: Expected
+    acked: list[AckedSend] = field(default_factory=list)
+    observed: list[TargetRecord] = field(default_factory=list)
+    uncertain: list[UncertainSend] = field(default_factory=list)
+    source_next: dict[tuple[str, int], int] = field(default_factory=dict)  # next offset per partition
+    target_next: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    def next_target_offset(self, remote: str, partition: int) -> int:
+        """The offset the next record appended to a target partition gets."""
+        offset = self.target_next[(remote, partition)]
+        self.target_next[(remote, partition)] += 1
+        return offset
+
+    def land(self, remote: str, partition: int, producer_id: str, seq: int, seen_ts_ms: int,
+             checksum_ok: bool, checksum: int) -> None:
+        """The observer reads a record appended at the end of a target partition."""
+        offset = self.next_target_offset(remote, partition)
+        self.observed.append(TargetRecord(self.target, remote, partition, offset, producer_id, seq,
+                                          seen_ts_ms, checksum_ok, checksum))
+
+    def count(self, topic: str, kind: str, mid: MessageId | None, n: int = 1) -> None:
+        """``n`` more of ``kind`` in ``topic``'s answer; ``mid`` joins the kind's id set."""
+        self.expected.by_topic[topic][kind] += n
+        if mid is not None:
+            self.expected.ids[kind].add(mid)
+
+
+def _send(f: _Histories, records: int, producers: int, topic_names: list[str]) -> int:
+    """The ledger: several producers interleaved over every partition. Returns the last ack time."""
+    rng = f.rng
     seqs = [0] * producers
-    source_next = {(t, p): rng.randrange(0, 1000) for t in topic_names
-                   for p in range(partitions)}
-    acked: list[AckedSend] = []
+    f.source_next = {(t, p): rng.randrange(0, 1000) for t in topic_names
+                     for p in range(f.partitions)}
     ts = START_MS
     for _ in range(records):
         pr = rng.randrange(producers)
-        topic, partition = topic_names[rng.randrange(topics)], rng.randrange(partitions)
+        topic, partition = topic_names[rng.randrange(len(topic_names))], rng.randrange(f.partitions)
         ts += rng.randrange(0, 3)
-        offset = source_next[(topic, partition)]
-        source_next[(topic, partition)] += 1
-        acked.append(AckedSend(source, topic, partition, offset, f"p{pr}", seqs[pr], ts,
-                               ts + rng.randrange(1, 40), rng.randrange(50, 500),
-                               rng.getrandbits(32)))
+        offset = f.source_next[(topic, partition)]
+        f.source_next[(topic, partition)] += 1
+        f.acked.append(AckedSend(f.source, topic, partition, offset, f"p{pr}", seqs[pr], ts,
+                                 ts + rng.randrange(1, 40), rng.randrange(50, 500),
+                                 rng.getrandbits(32)))
         seqs[pr] += 1
-    end_ms = ts + 1000
+    return ts
 
-    # Pick disjoint fault sets among the records.
+
+def _pick_faults(rng: random.Random, records: int, faults: FaultPlan, partitions: int) -> dict[int, str]:
+    """Disjoint fault sets among the records: record index -> its one fault."""
     plan = [("lost", faults.lost), ("misplaced", faults.misplaced if partitions > 1 else 0),
             ("duplicated", faults.duplicated), ("bad_reads", faults.bad_reads),
             ("checksum_mismatches", faults.checksum_mismatches),
@@ -102,34 +169,44 @@ def synthesize_flow(records: int, *, seed: int = 0, producers: int = 3, topics: 
         for i in chosen[:n]:
             fault_of[i] = name
         chosen = chosen[n:]
+    return fault_of
 
-    # Replicate: in-place records keep source order in the same partition number.
-    target_next = {(remote_of[t], p): rng.randrange(0, 5000) for t in topic_names
-                   for p in range(partitions)}
-    first: dict[int, list] = {}  # record index -> [remote, partition, offset, seen_ts]
+
+def _replicate(f: _Histories, fault_of: dict[int, str],
+               topic_names: list[str]) -> tuple[dict[int, _Landing], dict[tuple[str, int], list[int]]]:
+    """Where each replicated record first lands. In-place records keep source order in the same
+    partition number (returned per source partition, in order); misplaced ones go to the next."""
+    rng = f.rng
+    f.target_next = {(f.remote_of[t], p): rng.randrange(0, 5000) for t in topic_names
+                     for p in range(f.partitions)}
+    first: dict[int, _Landing] = {}
     in_place: dict[tuple[str, int], list[int]] = defaultdict(list)
-    for i, a in enumerate(acked):
-        kind = fault_of.get(i)
-        if kind in ("lost", "misplaced"):
+    for i, a in enumerate(f.acked):
+        if fault_of.get(i) in ("lost", "misplaced"):
             continue
-        key = (remote_of[a.topic], a.partition)
-        first[i] = [key[0], key[1], target_next[key], a.send_ts_ms + rng.randrange(2, 400)]
-        target_next[key] += 1
+        remote = f.remote_of[a.topic]
+        first[i] = [remote, a.partition, f.next_target_offset(remote, a.partition),
+                    a.send_ts_ms + rng.randrange(2, 400)]
         in_place[(a.topic, a.partition)].append(i)
     for i in sorted(i for i, k in fault_of.items() if k == "misplaced"):
-        a = acked[i]
-        key = (remote_of[a.topic], (a.partition + 1) % partitions)
-        first[i] = [key[0], key[1], target_next[key], a.send_ts_ms + rng.randrange(2, 400)]
-        target_next[key] += 1
+        a = f.acked[i]
+        remote, partition = f.remote_of[a.topic], (a.partition + 1) % f.partitions
+        first[i] = [remote, partition, f.next_target_offset(remote, partition),
+                    a.send_ts_ms + rng.randrange(2, 400)]
+    return first, in_place
 
-    # Swap target positions of adjacent clean in-place records of one source partition.
+
+def _swap_neighbours(f: _Histories, wanted: int, records: int, first: dict[int, _Landing],
+                     in_place: dict[tuple[str, int], list[int]], fault_of: dict[int, str]) -> None:
+    """Swap target positions of adjacent clean in-place records of one source partition: the
+    second of each pair is reordered."""
     position_in_walk = {i: (k, j) for k, walk in in_place.items() for j, i in enumerate(walk)}
     swapped: set[int] = set()
     pairs = 0
     tries = 0
-    while pairs < faults.swapped_pairs and tries < 50 * faults.swapped_pairs + 100 and first:
+    while pairs < wanted and tries < 50 * wanted + 100 and first:
         tries += 1
-        i = rng.randrange(records)
+        i = f.rng.randrange(records)
         if i not in position_in_walk or i in fault_of or i in swapped:
             continue
         key, j = position_in_walk[i]
@@ -141,114 +218,107 @@ def synthesize_flow(records: int, *, seed: int = 0, producers: int = 3, topics: 
         first[i][2], first[nxt][2] = first[nxt][2], first[i][2]
         swapped |= {i, nxt}
         pairs += 1
-        expected.by_topic[acked[nxt].topic]["reordered"] += 1
-        expected.ids["reordered"].add((acked[nxt].producer_id, acked[nxt].seq))
+        a = f.acked[nxt]
+        f.count(a.topic, "reordered", (a.producer_id, a.seq))
 
-    observed: list[TargetRecord] = []
+
+def _copy_first_sightings(f: _Histories, first: dict[int, _Landing], fault_of: dict[int, str]) -> None:
+    """The observer's read of each replicated record's first copy, with its checksum faults."""
     for i, (remote, partition, offset, seen) in first.items():
-        a = acked[i]
+        a = f.acked[i]
         kind = fault_of.get(i)
         checksum = a.checksum ^ 0x5A5A if kind == "checksum_mismatches" else a.checksum
-        observed.append(TargetRecord(target, remote, partition, offset, a.producer_id,
-                                     a.seq, seen, kind != "bad_reads", checksum))
+        f.observed.append(TargetRecord(f.target, remote, partition, offset, a.producer_id,
+                                       a.seq, seen, kind != "bad_reads", checksum))
 
-    # Faults appended after the clean copy: extra copies and source-side duplicates.
+
+def _copy_again(f: _Histories, first: dict[int, _Landing], fault_of: dict[int, str],
+                max_extra_copies: int, end_ms: int) -> None:
+    """Faults appended after the clean copy (extra copies and source-side duplicates), and the
+    answer for every injected fault."""
+    rng = f.rng
     for i in sorted(fault_of):
-        a, kind = acked[i], fault_of[i]
+        a, kind = f.acked[i], fault_of[i]
         mid = (a.producer_id, a.seq)
-        counts = expected.by_topic[a.topic]
         if kind == "duplicated":
             remote, partition, _, seen = first[i]
-            for _ in range(rng.randint(1, max(1, faults.max_extra_copies))):
-                observed.append(TargetRecord(
-                    target, remote, partition, target_next[(remote, partition)],
-                    a.producer_id, a.seq, seen + rng.randrange(1, 1000), True, a.checksum))
-                target_next[(remote, partition)] += 1
-                counts["duplicates"] += 1
-            expected.ids["duplicates"].add(mid)
+            for _ in range(rng.randint(1, max(1, max_extra_copies))):
+                f.land(remote, partition, a.producer_id, a.seq, seen + rng.randrange(1, 1000), True,
+                       a.checksum)
+                f.count(a.topic, "duplicates", mid)
         elif kind == "source_duplicates":
-            again = AckedSend(source, a.topic, a.partition,
-                              source_next[(a.topic, a.partition)], a.producer_id, a.seq,
-                              end_ms, end_ms + 5, a.size_bytes, a.checksum)
-            source_next[(a.topic, a.partition)] += 1
-            acked.append(again)
-            key = (remote_of[a.topic], a.partition)
-            observed.append(TargetRecord(target, key[0], key[1], target_next[key],
-                                         a.producer_id, a.seq, end_ms + 50, True,
-                                         a.checksum))
-            target_next[key] += 1
-            counts["source_duplicates"] += 1
-            counts["duplicates"] += 1
-            expected.ids["duplicates"].add(mid)
+            f.acked.append(AckedSend(f.source, a.topic, a.partition,
+                                     f.source_next[(a.topic, a.partition)], a.producer_id, a.seq,
+                                     end_ms, end_ms + 5, a.size_bytes, a.checksum))
+            f.source_next[(a.topic, a.partition)] += 1
+            f.land(f.remote_of[a.topic], a.partition, a.producer_id, a.seq, end_ms + 50, True,
+                   a.checksum)
+            f.count(a.topic, "source_duplicates", None)
+            f.count(a.topic, "duplicates", mid)
         elif kind in ("lost", "misplaced"):
-            expected.ids[kind].add(mid)
-            counts[kind] += 1
+            f.count(a.topic, kind, mid)
         elif kind in ("bad_reads", "checksum_mismatches"):
-            expected.ids["corrupted"].add(mid)
-            counts["corrupted"] += 1
+            f.count(a.topic, "corrupted", mid)
 
+
+def _count_acked_and_replicated(f: _Histories, records: int, first: dict[int, _Landing]) -> None:
+    """Every generated record was acked; the ones with a landing were replicated, with a latency."""
     for i in range(records):
-        a = acked[i]
-        counts = expected.by_topic[a.topic]
+        a = f.acked[i]
+        counts = f.expected.by_topic[a.topic]
         counts["acked"] += 1
         if i in first:
             counts["replicated"] += 1
-            expected.latencies[a.topic].append(first[i][3] - a.send_ts_ms)
+            f.expected.latencies[a.topic].append(first[i][3] - a.send_ts_ms)
 
-    # Records that were never acknowledged.
-    uncertain: list[UncertainSend] = []
+
+def _never_acked(f: _Histories, faults: FaultPlan, topic_names: list[str], end_ms: int) -> None:
+    """Records that were never acknowledged: phantoms, and uncertain sends delivered or not."""
+    rng = f.rng
     for n in range(faults.phantoms):
-        topic = topic_names[rng.randrange(topics)]
-        key = (remote_of[topic], rng.randrange(partitions))
-        observed.append(TargetRecord(target, key[0], key[1], target_next[key], "ghost", n,
-                                     end_ms + n, True, rng.getrandbits(32)))
-        target_next[key] += 1
-        expected.by_topic[topic]["unexpected"] += 1
-        expected.ids["unexpected"].add(("ghost", n))
+        topic = topic_names[rng.randrange(len(topic_names))]
+        f.land(f.remote_of[topic], rng.randrange(f.partitions), "ghost", n, end_ms + n, True,
+               rng.getrandbits(32))
+        f.count(topic, "unexpected", ("ghost", n))
     for n in range(faults.uncertain_delivered + faults.uncertain_undelivered):
-        topic = topic_names[rng.randrange(topics)]
-        uncertain.append(UncertainSend(source, topic, "maybe", n, end_ms + n,
-                                       "Local: Message timed out\n(after retries)"))
+        topic = topic_names[rng.randrange(len(topic_names))]
+        f.uncertain.append(UncertainSend(f.source, topic, "maybe", n, end_ms + n,
+                                         "Local: Message timed out\n(after retries)"))
         if n < faults.uncertain_delivered:
-            key = (remote_of[topic], rng.randrange(partitions))
-            observed.append(TargetRecord(target, key[0], key[1], target_next[key], "maybe",
-                                         n, end_ms + 100 + n, True, rng.getrandbits(32)))
-            target_next[key] += 1
-            expected.by_topic[topic]["uncertain_delivered"] += 1
-            expected.ids["uncertain_delivered"].add(("maybe", n))
+            f.land(f.remote_of[topic], rng.randrange(f.partitions), "maybe", n, end_ms + 100 + n, True,
+                   rng.getrandbits(32))
+            f.count(topic, "uncertain_delivered", ("maybe", n))
 
-    # The observer reads some positions twice: never a duplicate.
-    for _ in range(faults.rereads if observed else 0):
-        o = observed[rng.randrange(len(observed))]
-        observed.append(TargetRecord(o.cluster, o.topic, o.partition, o.offset,
-                                     o.producer_id, o.seq, o.seen_ts_ms + 5000,
-                                     o.checksum_ok, o.checksum))
 
-    # Rows of other clusters and topics, which the checker must ignore.
-    acked.append(AckedSend("C", "t0", 0, 0, "p0", 0, START_MS, START_MS + 1, 10, 1))
-    acked.append(AckedSend(source, "other", 0, 0, "p0", 10**9, START_MS, START_MS + 1, 10, 1))
-    observed.append(TargetRecord("C", remote_of["t0"], 0, 0, "ghost", 10**6, START_MS, True, 1))
-    observed.append(TargetRecord(target, "A.other", 0, 0, "ghost", 10**6, START_MS, True, 1))
-    uncertain.append(UncertainSend("C", "t0", "maybe", 10**6, START_MS, "elsewhere"))
+def _reread(f: _Histories, rereads: int) -> None:
+    """The observer reads some positions twice: never a duplicate."""
+    for _ in range(rereads if f.observed else 0):
+        o = f.observed[f.rng.randrange(len(f.observed))]
+        f.observed.append(TargetRecord(o.cluster, o.topic, o.partition, o.offset,
+                                       o.producer_id, o.seq, o.seen_ts_ms + 5000,
+                                       o.checksum_ok, o.checksum))
 
-    # A fault window in the middle of the run.
-    middle = START_MS + (ts - START_MS) // 3
+
+def _add_other_clusters_and_topics(f: _Histories) -> None:
+    """Rows of other clusters and topics, which the checker must ignore."""
+    f.acked.append(AckedSend("C", "t0", 0, 0, "p0", 0, START_MS, START_MS + 1, 10, 1))
+    f.acked.append(AckedSend(f.source, "other", 0, 0, "p0", 10**9, START_MS, START_MS + 1, 10, 1))
+    f.observed.append(TargetRecord("C", f.remote_of["t0"], 0, 0, "ghost", 10**6, START_MS, True, 1))
+    f.observed.append(TargetRecord(f.target, "A.other", 0, 0, "ghost", 10**6, START_MS, True, 1))
+    f.uncertain.append(UncertainSend("C", "t0", "maybe", 10**6, START_MS, "elsewhere"))
+
+
+def _fault_window(f: _Histories, records: int, last_ack: int, fault_of: dict[int, str]) -> TimelineEvent:
+    """A fault window in the middle of the run, and the records acked (and lost) during it."""
+    middle = START_MS + (last_ack - START_MS) // 3
     event = TimelineEvent("broker-kill", "kill", middle, middle + 2000, "ok",
                           'broker 1, "SIGKILL"')
     for i in range(records):
-        ack = acked[i].ack_ts_ms
+        ack = f.acked[i].ack_ts_ms
         if middle <= ack <= middle + 2000:
-            expected.event_acked += 1
-            expected.event_lost += fault_of.get(i) == "lost"
-
-    samples = _lag_samples(rng, source, target, remote_of, partitions, end_ms) \
-        if lag_samples else []
-    if shuffle:  # the checker must not depend on the order of rows
-        rng.shuffle(acked)
-        rng.shuffle(observed)
-        rng.shuffle(uncertain)
-    flow = FlowInput(source, target, topic_map, acked, observed, uncertain, samples, (event,))
-    return SyntheticFlow(flow, expected)
+            f.expected.event_acked += 1
+            f.expected.event_lost += fault_of.get(i) == "lost"
+    return event
 
 
 def _lag_samples(rng: random.Random, source: str, target: str, remote_of: dict[str, str],
@@ -291,69 +361,91 @@ def synthesize_failover(records_per_partition: int, *, seed: int = 0, partitions
     """
     rng = random.Random(seed)
     failure = START_MS + 10 * records_per_partition * partitions + 10_000
-    acked: list[AckedSend] = []
-    observed: list[TargetRecord] = []
-    processed: list[ProcessedRecord] = []
-    exp = dict(available=0, processed=0, skipped=0, reprocessed=0,
-               reprocessed_across_failover=0, rpo_records=0)
-    rpo_acks: list[int] = []
-    dr_first = failure + rto_ms
-    group = "billing"
+    g = _GroupHistories(failure + rto_ms)
     for p in range(partitions):
-        n = records_per_partition
-        replicated = rng.randint(0, n)
-        consumed = rng.randint(0, n)
-        resume = min(max(0, min(consumed, replicated) + shift), replicated)
-        for i in range(n):
-            ack = START_MS + 10 * (i * partitions + p) + 1
-            acked.append(AckedSend("A", "t", p, i, f"prod{p}", i, ack - 1, ack, 100, i))
-            if i < replicated:
-                observed.append(TargetRecord("B", "A.t", p, 7 + i, f"prod{p}", i,
-                                             ack + 50, True, i))
-            else:
-                rpo_acks.append(ack)
-            if i < consumed:
-                processed.append(ProcessedRecord(group, "A", "t", p, i, f"prod{p}", i,
-                                                 ack + 20))
-            if resume <= i < replicated:
-                processed.append(ProcessedRecord(group, "B", "A.t", p, 7 + i, f"prod{p}", i,
-                                                 dr_first + i))
-        exp["available"] += max(consumed, replicated)
-        exp["processed"] += len(set(range(consumed)) | set(range(resume, replicated)))
-        exp["skipped"] += max(0, resume - consumed)
-        overlap = max(0, min(consumed, replicated) - resume)
-        exp["reprocessed"] += overlap
-        exp["reprocessed_across_failover"] += overlap
-    exp["rpo_records"] = len(rpo_acks)
-
-    # Producers that failed over write to B's own topic; the group starts past some.
-    for i in range(dr_local):
-        ack = failure + 100 + i
-        acked.append(AckedSend("B", "t", 0, i, "dr-prod", i, ack - 1, ack, 100, i))
-        if i >= dr_local_skipped:
-            processed.append(ProcessedRecord(group, "B", "t", 0, i, "dr-prod", i,
-                                             dr_first + 10**6 + i))
-    exp["available"] += dr_local
-    exp["processed"] += dr_local - min(dr_local, dr_local_skipped)
-    exp["skipped"] += min(dr_local, dr_local_skipped)
-
-    # A rebalance on A before the failure: some records processed twice there.
-    done_on_a = [r for r in processed if r.cluster == "A"]
-    for r in rng.sample(done_on_a, min(rebalance_repeats, len(done_on_a))):
-        processed.append(ProcessedRecord(group, "A", r.topic, r.partition, r.offset,
-                                         r.producer_id, r.seq, r.processed_ts_ms + 1))
-        exp["reprocessed"] += 1
+        _fail_over_partition(g, rng, p, partitions, records_per_partition, shift)
+    g.exp["rpo_records"] = len(g.rpo_acks)
+    _dr_local(g, failure, dr_local, dr_local_skipped)
+    _rebalance_on_primary(g, rng, rebalance_repeats)
 
     # Noise: another group, and a processing on a third cluster.
-    processed.append(ProcessedRecord("other-group", "B", "A.t", 0, 7, "prod0", 0, failure))
-    processed.append(ProcessedRecord(group, "C", "A.t", 0, 7, "prod0", 0, failure - 5))
+    g.processed.append(ProcessedRecord("other-group", "B", "A.t", 0, 7, "prod0", 0, failure))
+    g.processed.append(ProcessedRecord(_GROUP, "C", "A.t", 0, 7, "prod0", 0, failure - 5))
 
-    on_dr = [r.processed_ts_ms for r in processed if r.cluster == "B" and r.group == group]
-    exp["rto_s"] = (min(on_dr) - failure) / 1000 if on_dr else None
-    exp["rpo_window_s"] = (max(rpo_acks) - min(rpo_acks)) / 1000 if rpo_acks else None
+    on_dr = [r.processed_ts_ms for r in g.processed if r.cluster == "B" and r.group == _GROUP]
+    g.exp["rto_s"] = (min(on_dr) - failure) / 1000 if on_dr else None
+    g.exp["rpo_window_s"] = (max(g.rpo_acks) - min(g.rpo_acks)) / 1000 if g.rpo_acks else None
     if shuffle:
-        for rows in (acked, observed, processed):
+        for rows in (g.acked, g.observed, g.processed):
             rng.shuffle(rows)
-    inp = FailoverInput(group, f"shift{shift:+d}", "A", "B", failure, {"A.t": "t"},
-                        processed, acked, observed, dr_topics=("t",) if dr_local else ())
-    return SyntheticFailover(inp, exp)
+    inp = FailoverInput(_GROUP, f"shift{shift:+d}", "A", "B", failure, {"A.t": "t"},
+                        g.processed, g.acked, g.observed, dr_topics=("t",) if dr_local else ())
+    return SyntheticFailover(inp, g.exp)
+
+
+_GROUP = "billing"
+
+
+@dataclass
+class _GroupHistories:
+    """One failed-over group's histories while they are generated, and the answer so far."""
+
+    dr_first: int  # when the group first processes on B
+    acked: list[AckedSend] = field(default_factory=list)
+    observed: list[TargetRecord] = field(default_factory=list)
+    processed: list[ProcessedRecord] = field(default_factory=list)
+    exp: dict[str, Any] = field(default_factory=lambda: dict(
+        available=0, processed=0, skipped=0, reprocessed=0, reprocessed_across_failover=0,
+        rpo_records=0))
+    rpo_acks: list[int] = field(default_factory=list)  # ack times of records that never reached B
+
+    def add(self, **counts: int) -> None:
+        """More of some counts of the answer."""
+        for name, n in counts.items():
+            self.exp[name] += n
+
+
+def _fail_over_partition(g: _GroupHistories, rng: random.Random, p: int, partitions: int, n: int,
+                         shift: int) -> None:
+    """Partition ``p``: replicated and consumed prefixes at the failure, the resumption on B."""
+    replicated = rng.randint(0, n)
+    consumed = rng.randint(0, n)
+    resume = min(max(0, min(consumed, replicated) + shift), replicated)
+    for i in range(n):
+        ack = START_MS + 10 * (i * partitions + p) + 1
+        g.acked.append(AckedSend("A", "t", p, i, f"prod{p}", i, ack - 1, ack, 100, i))
+        if i < replicated:
+            g.observed.append(TargetRecord("B", "A.t", p, 7 + i, f"prod{p}", i, ack + 50, True, i))
+        else:
+            g.rpo_acks.append(ack)
+        if i < consumed:
+            g.processed.append(ProcessedRecord(_GROUP, "A", "t", p, i, f"prod{p}", i, ack + 20))
+        if resume <= i < replicated:
+            g.processed.append(ProcessedRecord(_GROUP, "B", "A.t", p, 7 + i, f"prod{p}", i,
+                                               g.dr_first + i))
+    overlap = max(0, min(consumed, replicated) - resume)
+    g.add(available=max(consumed, replicated),
+         processed=len(set(range(consumed)) | set(range(resume, replicated))),
+         skipped=max(0, resume - consumed), reprocessed=overlap, reprocessed_across_failover=overlap)
+
+
+def _dr_local(g: _GroupHistories, failure: int, dr_local: int, dr_local_skipped: int) -> None:
+    """Producers that failed over write to B's own topic; the group starts past some."""
+    for i in range(dr_local):
+        ack = failure + 100 + i
+        g.acked.append(AckedSend("B", "t", 0, i, "dr-prod", i, ack - 1, ack, 100, i))
+        if i >= dr_local_skipped:
+            g.processed.append(ProcessedRecord(_GROUP, "B", "t", 0, i, "dr-prod", i,
+                                               g.dr_first + 10**6 + i))
+    g.add(available=dr_local, processed=dr_local - min(dr_local, dr_local_skipped),
+         skipped=min(dr_local, dr_local_skipped))
+
+
+def _rebalance_on_primary(g: _GroupHistories, rng: random.Random, repeats: int) -> None:
+    """A rebalance on A before the failure: some records processed twice there."""
+    done_on_a = [r for r in g.processed if r.cluster == "A"]
+    for r in rng.sample(done_on_a, min(repeats, len(done_on_a))):
+        g.processed.append(ProcessedRecord(_GROUP, "A", r.topic, r.partition, r.offset,
+                                           r.producer_id, r.seq, r.processed_ts_ms + 1))
+    g.add(reprocessed=min(repeats, len(done_on_a)))
+
