@@ -72,14 +72,11 @@ class LoadPhase:
     def _start_observers(self, ctx: DrillContext) -> None:
         """Start reading each target; before the replicator starts when a backlog waits: a record's latency is its first sighting.
 
-        Started once the replicator was ready, they dated every record copied before then (a
-        backlog, copied while a real-time query warms up) at their own start: failover-strategies'
-        1,000-record backlog, on dr 10.4 s after the bundled replicator's start, read 14.2 s after
-        it (bench of 2026-11-28), and a capacity sweep's first 90,000-140,000 records read at the
-        observer's pace, not the replicator's. They discover the remote topics as they appear.
-        Without a backlog nothing of the load moves before the release, and observers reading
-        through the replicator's start cost it CPU (forwarding-chain, 2026-11-28: brokers +4 CPU-s
-        in its first 22 s, the first record 23-28 s after the start against 19-21 s)."""
+        Started only once the replicator was ready, they would date every record copied before
+        then (a backlog, copied while a real-time query warms up) at their own start, and read a
+        capacity sweep's first records at the observer's pace, not the replicator's. They discover
+        the remote topics as they appear. Without a backlog nothing of the load moves before the
+        release, and observers reading through the replicator's start would only cost it CPU."""
         for target, remotes in sorted(self.plan.topics_by_target().items()):
             cluster = ctx.env.cluster(target)
             ctx.observers.append(Observer(target, cluster.bootstrap, _exact(remotes), ctx.histories,
