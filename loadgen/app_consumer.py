@@ -20,7 +20,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
@@ -149,7 +149,7 @@ class AppConsumer:
     """One member of consumer group ``group``, movable between clusters."""
 
     def __init__(self, group: str, history_dir: str | Path, commit: CommitPolicy = CommitPolicy(),
-                 consumer_config: dict | None = None, writer_tag: str | None = None,
+                 consumer_config: dict[str, Any] | None = None, writer_tag: str | None = None,
                  batch_size: int = 500) -> None:
         self.group = group
         self.commit = commit
@@ -261,7 +261,7 @@ class AppConsumer:
         self.close()
 
     # --- the thread ----------------------------------------------------------------------
-    def _config(self, bootstrap: str, position: StartPosition) -> dict:
+    def _config(self, bootstrap: str, position: StartPosition) -> dict[str, Any]:
         auto = self.commit.mode == "auto"
         return {
             "bootstrap.servers": bootstrap,
@@ -381,7 +381,7 @@ class AppConsumer:
             with self._progress:
                 self._progress.notify_all()
 
-    def _process(self, consumer: Consumer, run: ConsumerRun, msgs: list, store: bool) -> int:
+    def _process(self, consumer: Consumer, run: ConsumerRun, msgs: list[Any], store: bool) -> int:
         ts = now_ms()
         group, cluster = self.group, run.cluster
         rows = []

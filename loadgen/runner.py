@@ -31,7 +31,7 @@ class LoadRunner:
     child dies with the thread that forked it).
     """
 
-    def __init__(self, spec: LoadSpec, workdir: str | os.PathLike, name: str | None = None,
+    def __init__(self, spec: LoadSpec, workdir: str | os.PathLike[str], name: str | None = None,
                  supervisor: ProcessSupervisor | None = None, python: str = sys.executable,
                  start_timeout_s: float = 60.0) -> None:
         self.workdir = Path(workdir).resolve()

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("replicator")
 
-def librdkafka_conf(java_conf: dict[str, str]) -> dict:
+def librdkafka_conf(java_conf: dict[str, str]) -> dict[str, Any]:
     """The control plane's librdkafka settings from the Java clients' (connection and security only)."""
     return java_to_librdkafka(java_conf) | {"log_level": 3}
 
@@ -76,7 +76,7 @@ class FlowStatus:
     live: bool = False
     # The query's last micro-batch as Spark reports it (batch id, rows, where its time went):
     # what a person asks first when replication is slow.
-    last_batch: dict | None = None
+    last_batch: dict[str, Any] | None = None
 
 
 class FlowRuntime:

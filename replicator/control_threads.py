@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from replicator.schedule import Every, wait_until_due
 
@@ -39,7 +39,7 @@ class ControlledFlow(Protocol):
 
     def schedules(self) -> list[Every]: ...
 
-    def lag(self) -> dict: ...
+    def lag(self) -> dict[str, Any]: ...
 
 
 class ControlThreads:
@@ -49,7 +49,7 @@ class ControlThreads:
         self.flows = flows
         self.spark = spark
         self.longest_wait_s = longest_wait_s  # how long a loop may sleep when nothing is due
-        self.lag: dict[str, dict] = {}  # flow name -> its latest lag probe (replaced whole, never mutated)
+        self.lag: dict[str, dict[str, Any]] = {}  # flow name -> its latest lag probe (replaced whole, never mutated)
         self.failure: BaseException | None = None
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []

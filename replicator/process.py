@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from replicator import checkpoint_folder
 from replicator.app import QUERY_DIR, FlowRuntime, checkpoint_base
@@ -181,7 +181,7 @@ class FlowSupervisor:
         return sum(m.records for fr in self.flows
                    for m in read_interceptor_files(fr.metrics_dir, fr.metrics.ignored_topics).values())
 
-    def _write_status(self, lag: dict[str, dict]) -> None:
+    def _write_status(self, lag: dict[str, dict[str, Any]]) -> None:
         flows = {fr.name: fr.metrics.sample(lag.get(fr.name)) for fr in self.flows}
         self.clock.observe_records(sum(m.records for ms in flows.values() for m in ms))
         status = {fr.name: vars(fr.status) for fr in self.flows}

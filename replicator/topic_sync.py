@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (
@@ -43,7 +44,7 @@ class SyncResult:
     partitions: dict[str, int] = field(default_factory=dict)  # source topic -> partition count
 
 
-def _result(futures: dict, timeout_s: float, ignore: tuple[int, ...] = ()) -> None:
+def _result(futures: dict[Any, Any], timeout_s: float, ignore: tuple[int, ...] = ()) -> None:
     for _, fut in futures.items():
         try:
             fut.result(timeout=timeout_s)

@@ -30,7 +30,7 @@ class HistoryWriter(Generic[R]):
     between threads.
     """
 
-    def __init__(self, kind: HistoryKind[R], path: str | os.PathLike,
+    def __init__(self, kind: HistoryKind[R], path: str | os.PathLike[str],
                  buffer_bytes: int = DEFAULT_BUFFER_BYTES) -> None:
         self.kind = kind
         self.path = Path(path)
