@@ -221,7 +221,7 @@ class TopicSelection(_Strict):
         return self
 
     @classmethod
-    def of(cls, topics: TopicSelection | str | list[str] | tuple[str, ...]) -> TopicSelection:
+    def of(cls, topics: TopicsArg) -> TopicSelection:
         """From a selection, a list of names, one name, or ``^regex``."""
         return topics if isinstance(topics, TopicSelection) else cls.model_validate(topics)
 
@@ -229,6 +229,10 @@ class TopicSelection(_Strict):
         if self.pattern is not None:
             return not topic.startswith("__") and re.fullmatch(self.pattern, topic) is not None
         return topic in self.names
+
+
+# What TopicSelection.of takes: a selection, one name or ``^regex``, or a list or tuple of names.
+TopicsArg = TopicSelection | str | list[str] | tuple[str, ...]
 
 
 # --------------------------------------------------------------------------- the spec

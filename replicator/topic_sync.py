@@ -10,6 +10,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
+    ClusterMetadata,
     ConfigEntry,
     ConfigResource,
     ConfigSource,
@@ -85,7 +86,7 @@ class TopicSync:
                         if e.source in _TOPIC_LEVEL and e.value is not None})
         return out
 
-    def _target_replication_factor(self, md) -> int:
+    def _target_replication_factor(self, md: ClusterMetadata) -> int:
         return max(1, min(self.replication_factor, len(md.brokers)))
 
     def sync(self) -> SyncResult:
