@@ -127,11 +127,15 @@ class LoadRunner:
                 return
             if not self.running:
                 raise ProcessError(f"{self.name} exited (code {self.returncode}) before {what}; "
-                                   f"log {self.log_path}:\n{self._proc.log_tail()}")
+                                   f"log {self.log_path}:\n{self._log_tail()}")
             time.sleep(0.1)
         self.kill()
         raise ProcessError(f"{self.name} was not {what} within {self.start_timeout_s:.0f}s; "
-                           f"log {self.log_path}:\n{self._proc.log_tail()}")
+                           f"log {self.log_path}:\n{self._log_tail()}")
+
+    def _log_tail(self) -> str:
+        """The end of the process's log, for an error message ("" before it was started)."""
+        return self._proc.log_tail() if self._proc else ""
 
     def wait(self, timeout_s: float | None = None) -> int | None:
         """Wait for a duration-bound run to end; its exit code, or None on timeout."""

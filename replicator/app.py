@@ -245,7 +245,7 @@ class FlowRuntime:
         """
         prepared, self._prepared = self._prepared, None
         ahead = prepared is not None and prepared[:2] == (self.topics, self.partitions) and not self._settle_before_start
-        offsets = prepared[2] if ahead else self._start_offsets()
+        offsets = prepared[2] if ahead and prepared is not None else self._start_offsets()  # ahead implies prepared
         checkpoint_folder.fresh(self.checkpoint_dir)  # deletes only a query folder this replicator made
         self.query = start_query(spark, replace(self.plan(), starting_offsets=offsets))
         self._settle_before_start = True  # from now on, a stop leaves writes in flight
