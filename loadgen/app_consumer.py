@@ -17,12 +17,20 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -30,7 +38,7 @@ from loadgen.envelope import decode
 from loadgen.histories.kinds import PROCESSED_RECORDS, history_path
 from loadgen.histories.records import ProcessedRecord
 from loadgen.histories.writer import HistoryWriter
-from loadgen.spec import TopicSelection
+from loadgen.spec import TopicsArg, TopicSelection
 from primitives.kafka.reading import watermarks
 
 log = logging.getLogger(__name__)
@@ -149,7 +157,7 @@ class AppConsumer:
     """One member of consumer group ``group``, movable between clusters."""
 
     def __init__(self, group: str, history_dir: str | Path, commit: CommitPolicy = CommitPolicy(),
-                 consumer_config: dict | None = None, writer_tag: str | None = None,
+                 consumer_config: dict[str, Any] | None = None, writer_tag: str | None = None,
                  batch_size: int = 500) -> None:
         self.group = group
         self.commit = commit
@@ -202,7 +210,7 @@ class AppConsumer:
 
     # --- lifecycle -----------------------------------------------------------------------
     def start(self, cluster: str, bootstrap: str,
-              topics: TopicSelection | str | Sequence[str],
+              topics: TopicsArg,
               position: StartPosition = StartPosition(), security: Mapping[str, str] | None = None) -> ConsumerRun:
         """Join the group on ``cluster`` and process from ``position`` (``security``: the cluster's client settings)."""
         if self.running:
@@ -240,7 +248,7 @@ class AppConsumer:
         return run
 
     def restart(self, cluster: str, bootstrap: str,
-                topics: TopicSelection | str | Sequence[str],
+                topics: TopicsArg,
                 position: StartPosition = StartPosition(), commit: bool = True,
                 security: Mapping[str, str] | None = None) -> ConsumerRun:
         """Stop here (if running) and start on ``cluster`` from ``position``."""
@@ -261,7 +269,7 @@ class AppConsumer:
         self.close()
 
     # --- the thread ----------------------------------------------------------------------
-    def _config(self, bootstrap: str, position: StartPosition) -> dict:
+    def _config(self, bootstrap: str, position: StartPosition) -> dict[str, Any]:
         auto = self.commit.mode == "auto"
         return {
             "bootstrap.servers": bootstrap,
@@ -280,7 +288,7 @@ class AppConsumer:
             **self._extra_conf,
         }
 
-    def _on_commit(self, err, partitions: list[TopicPartition]) -> None:
+    def _on_commit(self, err: KafkaError | None, partitions: list[TopicPartition]) -> None:
         if err is not None:
             log.warning("group %s: commit failed: %s", self.group, err)
         with self._lock:
@@ -381,7 +389,7 @@ class AppConsumer:
             with self._progress:
                 self._progress.notify_all()
 
-    def _process(self, consumer: Consumer, run: ConsumerRun, msgs: list, store: bool) -> int:
+    def _process(self, consumer: Consumer, run: ConsumerRun, msgs: list[Any], store: bool) -> int:
         ts = now_ms()
         group, cluster = self.group, run.cluster
         rows = []

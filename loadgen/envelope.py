@@ -144,8 +144,8 @@ def decode(record: Record) -> Envelope | None:
     if magic != MAGIC or version != VERSION or len(value) < HEADER_SIZE + pid_len:
         return None
     try:
-        pid = value[HEADER_SIZE:HEADER_SIZE + pid_len]
-        pid = (pid if isinstance(pid, bytes) else bytes(pid)).decode("ascii")
+        raw = value[HEADER_SIZE:HEADER_SIZE + pid_len]
+        pid = (raw if isinstance(raw, bytes) else bytes(raw)).decode("ascii")
     except UnicodeDecodeError:
         return None
     return Envelope(pid, seq, ts, crc, len(value) - HEADER_SIZE - pid_len)
@@ -155,7 +155,7 @@ def decode_verified(record: Record) -> tuple[Envelope | None, bool]:
     """The envelope and whether the recomputed checksum matches the one it carries."""
     value = _value_of(record)
     env = decode(value)
-    if env is None:
+    if env is None or value is None:  # decode gives None for no value: the second test is for the type checker
         return None, False
     return env, zlib.crc32(value[_CRC_START:]) == env.checksum
 
@@ -169,7 +169,7 @@ def verify_payload(record: Record) -> bool:
     """Stronger than :func:`verify`: the payload is also the one generated for its id."""
     value = _value_of(record)
     env, ok = decode_verified(value)
-    if not ok:
+    if not ok or env is None or value is None:  # ok means both are there: the tests are for the type checker
         return False
     start = len(value) - env.payload_size
     return bytes(value[start:]) == expected_payload(env.producer_id, env.seq, env.payload_size)

@@ -12,7 +12,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
@@ -21,7 +21,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from loadgen.histories.kinds import END_OFFSETS, history_path
 from loadgen.histories.records import LagSample
 from loadgen.histories.writer import HistoryWriter
-from loadgen.spec import TopicSelection
+from loadgen.spec import TopicsArg, TopicSelection
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ class LagSampler:
     """Writes a LagSample per partition of the selected topics on one cluster every interval."""
 
     def __init__(self, cluster: str, bootstrap: str,
-                 topics: TopicSelection | str | Sequence[str], history_dir: str | Path,
+                 topics: TopicsArg, history_dir: str | Path,
                  interval_s: float = 1.0, writer_tag: str | None = None,
                  request_timeout_s: float | None = None, security: Mapping[str, str] | None = None) -> None:
         if interval_s <= 0:

@@ -20,6 +20,7 @@ import signal
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 import gevent
 from gevent.event import Event
@@ -57,7 +58,7 @@ class HeadlessLoad:
         self.session.abandoned = True
         self.request_stop("SIGUSR1: the cluster is lost; pending sends are left uncertain")
 
-    def _write_stats(self, **kw) -> None:
+    def _write_stats(self, **kw: Any) -> None:
         self.session.write_stats(self.env, self.stats_path, **kw)
 
     def _progress(self) -> None:

@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, IsolationLevel, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -33,7 +34,7 @@ from loadgen.envelope import decode_verified
 from loadgen.histories.kinds import TARGET_RECORDS, history_path
 from loadgen.histories.records import TargetRecord
 from loadgen.histories.writer import HistoryWriter
-from loadgen.spec import TopicSelection
+from loadgen.spec import TopicsArg, TopicSelection
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +49,9 @@ class Observer:
     """Reads the selected topics of one cluster from the beginning into a TargetRecord history."""
 
     def __init__(self, cluster: str, bootstrap: str,
-                 topics: TopicSelection | str | Sequence[str], history_dir: str | Path,
+                 topics: TopicsArg, history_dir: str | Path,
                  writer_tag: str | None = None, discovery_interval_s: float = 1.0,
-                 batch_size: int = 1000, consumer_config: dict | None = None,
+                 batch_size: int = 1000, consumer_config: dict[str, Any] | None = None,
                  security: Mapping[str, str] | None = None) -> None:
         self.cluster = cluster
         self.bootstrap = bootstrap
@@ -245,7 +246,7 @@ class Observer:
             self._discovery_gen += 1
             self._discovered.notify_all()
 
-    def _record(self, msgs: list) -> None:
+    def _record(self, msgs: list[Any]) -> None:
         seen = now_ms()
         cluster = self.cluster
         rows = []

@@ -31,7 +31,7 @@ class LoadRunner:
     child dies with the thread that forked it).
     """
 
-    def __init__(self, spec: LoadSpec, workdir: str | os.PathLike, name: str | None = None,
+    def __init__(self, spec: LoadSpec, workdir: str | os.PathLike[str], name: str | None = None,
                  supervisor: ProcessSupervisor | None = None, python: str = sys.executable,
                  start_timeout_s: float = 60.0) -> None:
         self.workdir = Path(workdir).resolve()
@@ -127,11 +127,15 @@ class LoadRunner:
                 return
             if not self.running:
                 raise ProcessError(f"{self.name} exited (code {self.returncode}) before {what}; "
-                                   f"log {self.log_path}:\n{self._proc.log_tail()}")
+                                   f"log {self.log_path}:\n{self._log_tail()}")
             time.sleep(0.1)
         self.kill()
         raise ProcessError(f"{self.name} was not {what} within {self.start_timeout_s:.0f}s; "
-                           f"log {self.log_path}:\n{self._proc.log_tail()}")
+                           f"log {self.log_path}:\n{self._log_tail()}")
+
+    def _log_tail(self) -> str:
+        """The end of the process's log, for an error message ("" before it was started)."""
+        return self._proc.log_tail() if self._proc else ""
 
     def wait(self, timeout_s: float | None = None) -> int | None:
         """Wait for a duration-bound run to end; its exit code, or None on timeout."""

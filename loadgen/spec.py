@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -97,9 +98,14 @@ class SizeSpec(_Strict):
             return float(self.fixed)
         if self.uniform is not None:
             return sum(self.uniform) / 2
-        return self.normal[0]
+        return self._normal()[0]
 
-    def sampler(self, rng: random.Random):
+    def _normal(self) -> tuple[float, float]:
+        """``normal``, the one left when neither fixed nor uniform is given (``_exactly_one``)."""
+        assert self.normal is not None, "SizeSpec without a distribution"  # _exactly_one refuses that
+        return self.normal
+
+    def sampler(self, rng: random.Random) -> Callable[[], int]:
         """A function of no arguments returning the next size (normal clipped to 1..max)."""
         if self.fixed is not None:
             size = self.fixed
@@ -107,7 +113,7 @@ class SizeSpec(_Strict):
         if self.uniform is not None:
             lo, hi = self.uniform
             return lambda: rng.randint(lo, hi)
-        mean, sd = self.normal
+        mean, sd = self._normal()
         return lambda: min(MAX_RECORD_BYTES, max(1, round(rng.gauss(mean, sd))))
 
 
@@ -159,7 +165,7 @@ class KeySpec(_Strict):
     def kind(self) -> Literal["none", "uniform", "hot"]:
         return "uniform" if self.uniform is not None else "hot" if self.hot is not None else "none"
 
-    def sampler(self, rng: random.Random):
+    def sampler(self, rng: random.Random) -> Callable[[], bytes | None]:
         """A function of no arguments returning the next key (bytes or None)."""
         if self.uniform is not None:
             keys = [f"k{i}".encode() for i in range(self.uniform)]
@@ -215,7 +221,7 @@ class TopicSelection(_Strict):
         return self
 
     @classmethod
-    def of(cls, topics: TopicSelection | str | list[str] | tuple[str, ...]) -> TopicSelection:
+    def of(cls, topics: TopicsArg) -> TopicSelection:
         """From a selection, a list of names, one name, or ``^regex``."""
         return topics if isinstance(topics, TopicSelection) else cls.model_validate(topics)
 
@@ -223,6 +229,10 @@ class TopicSelection(_Strict):
         if self.pattern is not None:
             return not topic.startswith("__") and re.fullmatch(self.pattern, topic) is not None
         return topic in self.names
+
+
+# What TopicSelection.of takes: a selection, one name or ``^regex``, or a list or tuple of names.
+TopicsArg = TopicSelection | str | list[str] | tuple[str, ...]
 
 
 # --------------------------------------------------------------------------- the spec

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("replicator")
 
-def librdkafka_conf(java_conf: dict[str, str]) -> dict:
+def librdkafka_conf(java_conf: dict[str, str]) -> dict[str, Any]:
     """The control plane's librdkafka settings from the Java clients' (connection and security only)."""
     return java_to_librdkafka(java_conf) | {"log_level": 3}
 
@@ -76,7 +76,7 @@ class FlowStatus:
     live: bool = False
     # The query's last micro-batch as Spark reports it (batch id, rows, where its time went):
     # what a person asks first when replication is slow.
-    last_batch: dict | None = None
+    last_batch: dict[str, Any] | None = None
 
 
 class FlowRuntime:
@@ -245,7 +245,7 @@ class FlowRuntime:
         """
         prepared, self._prepared = self._prepared, None
         ahead = prepared is not None and prepared[:2] == (self.topics, self.partitions) and not self._settle_before_start
-        offsets = prepared[2] if ahead else self._start_offsets()
+        offsets = prepared[2] if ahead and prepared is not None else self._start_offsets()  # ahead implies prepared
         checkpoint_folder.fresh(self.checkpoint_dir)  # deletes only a query folder this replicator made
         self.query = start_query(spark, replace(self.plan(), starting_offsets=offsets))
         self._settle_before_start = True  # from now on, a stop leaves writes in flight

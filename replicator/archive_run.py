@@ -22,6 +22,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 ROUND_TRIP_RECORDS = 600  # per query: enough calls for the per-record paths to be loaded, several times over
 ROUND_TRIP_TIMEOUT_S = 120.0
@@ -55,7 +59,7 @@ def main(archive: str, jars: list[Path], bootstrap: str) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _replicate(spark, bootstrap: str, tmp: Path) -> None:
+def _replicate(spark: SparkSession, bootstrap: str, tmp: Path) -> None:
     """Copy records from one topic of the broker to another, in each mode, as a replicator does."""
     from confluent_kafka import Consumer, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic

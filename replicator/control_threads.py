@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from replicator.schedule import Every, wait_until_due
@@ -39,17 +39,17 @@ class ControlledFlow(Protocol):
 
     def schedules(self) -> list[Every]: ...
 
-    def lag(self) -> dict: ...
+    def lag(self) -> dict[tuple[str, int], int]: ...
 
 
 class ControlThreads:
     """Runs every flow's control loop and the lag probe until ``stop``; the first unexpected error ends them all."""
 
-    def __init__(self, flows: list[ControlledFlow], spark: SparkSession, longest_wait_s: Callable[[], float]):
+    def __init__(self, flows: Sequence[ControlledFlow], spark: SparkSession, longest_wait_s: Callable[[], float]):
         self.flows = flows
         self.spark = spark
         self.longest_wait_s = longest_wait_s  # how long a loop may sleep when nothing is due
-        self.lag: dict[str, dict] = {}  # flow name -> its latest lag probe (replaced whole, never mutated)
+        self.lag: dict[str, dict[tuple[str, int], int]] = {}  # flow name -> its latest lag probe (replaced whole, never mutated)
         self.failure: BaseException | None = None
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []

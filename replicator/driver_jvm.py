@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 from primitives.jvm_jit import jit_flags as primitive_jit_flags
 
 if TYPE_CHECKING:
+    from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
 CDS_ENV = "MIRRORDRILL_SPARK_CDS"
@@ -195,7 +196,7 @@ class DriverStart:
         self._thread.start()
         return self
 
-    def _conf(self, master: str):
+    def _conf(self, master: str) -> SparkConf:
         from pyspark import SparkConf
         return SparkConf().setMaster(master).setAppName(APP_NAME).setAll(self.settings)
 

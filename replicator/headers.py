@@ -26,7 +26,7 @@ def encode_offset(offset: int) -> bytes:
 
 
 def decode_offset(value: bytes) -> int:
-    return struct.unpack(">q", value)[0]
+    return int(struct.unpack(">q", value)[0])
 
 
 def source_offset_of(headers: list[tuple[str, bytes]] | None) -> int | None:

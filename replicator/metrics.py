@@ -12,6 +12,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 BUCKETS = 32  # must match MirrorProducerInterceptor.BUCKETS
 
@@ -101,13 +102,13 @@ class MetricsTracker:
         return sorted(current.values(), key=lambda m: (m.topic, m.partition))
 
 
-def write_json_atomically(path: Path, document: dict) -> None:
+def write_json_atomically(path: Path, document: dict[str, Any]) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(document, indent=1))
     os.replace(tmp, path)
 
 
-def as_document(flows: dict[str, list[PartitionMetrics]], extra: dict | None = None) -> dict:
+def as_document(flows: dict[str, list[PartitionMetrics]], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"written_ms": int(time.time() * 1000),
             "flows": {name: [{k: v for k, v in asdict(m).items() if k not in ("histogram", "latency_sum_ms")}
                              for m in ms] for name, ms in flows.items()},

@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from replicator import checkpoint_folder
 from replicator.app import QUERY_DIR, FlowRuntime, checkpoint_base
@@ -181,12 +181,12 @@ class FlowSupervisor:
         return sum(m.records for fr in self.flows
                    for m in read_interceptor_files(fr.metrics_dir, fr.metrics.ignored_topics).values())
 
-    def _write_status(self, lag: dict[str, dict]) -> None:
+    def _write_status(self, lag: dict[str, dict[tuple[str, int], int]]) -> None:
         flows = {fr.name: fr.metrics.sample(lag.get(fr.name)) for fr in self.flows}
         self.clock.observe_records(sum(m.records for ms in flows.values() for m in ms))
         status = {fr.name: vars(fr.status) for fr in self.flows}
         startup = self.clock.as_dict()
-        extra = {"status": status, "startup": startup}
+        extra: dict[str, Any] = {"status": status, "startup": startup}
         if self.prometheus is not None:
             self.prometheus.text = render(flows, status, startup)
             extra["prometheus_url"] = self.prometheus.url

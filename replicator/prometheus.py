@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from replicator.metrics import BUCKETS, PartitionMetrics
 
@@ -54,7 +55,7 @@ class _Family:
         self.lines.append(f"{self.name}{suffix}{_labels(**labels) if labels else ''} {_number(value)}")
 
 
-def render(flows: dict[str, list[PartitionMetrics]], status: dict[str, dict], startup: dict) -> str:
+def render(flows: dict[str, list[PartitionMetrics]], status: dict[str, dict[str, Any]], startup: dict[str, Any]) -> str:
     """Prometheus text for every flow's target partitions, the flows' query starts and start-up times."""
     lines: list[str] = []
     parts = [(flow, m) for flow, ms in sorted(flows.items()) for m in ms]

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
@@ -59,7 +60,7 @@ class FlowOrigin:
         return src
 
 
-def target_consumer(conf: dict) -> Consumer:
+def target_consumer(conf: dict[str, Any]) -> Consumer:
     """A read-only consumer for position probes: no group commits, EOF events to stop at the end."""
     return Consumer(conf | {"group.id": "__mirrordrill-resume", "enable.auto.commit": False,
                             "enable.partition.eof": True, "fetch.wait.max.ms": 50, "log_level": 0})
@@ -157,7 +158,7 @@ def holds_the_copied_record(source: Consumer, topic: str, partition: int, copy: 
         source.unassign()
 
 
-def settled(read: Callable[[], dict], quiet_s: float = 0.5, limit_s: float = 15.0) -> dict:
+def settled(read: Callable[[], dict[Any, Any]], quiet_s: float = 0.5, limit_s: float = 15.0) -> dict[Any, Any]:
     """``read()`` again and again until two readings agree; the last reading.
 
     After a query of this process stopped, records its cancelled tasks had handed to Spark's

@@ -13,13 +13,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from replicator.config.flow import MICROBATCH_TRIGGER_DEFAULT, REALTIME_TRIGGER_DEFAULT
 from replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, TIMESTAMP_HEADER
 from replicator.planted_faults import DataPathFault
 
 if TYPE_CHECKING:
+    from pyspark import StatusTracker
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import StreamingQuery
 
@@ -137,8 +138,9 @@ def transform(df: DataFrame, plan: StreamPlan) -> DataFrame:
     return df.select(topic.alias("topic"), "key", "value", "partition", F.expr(headers).alias("headers"))
 
 
-def _read_kafka(reader, plan: StreamPlan):
+def _read_kafka(reader: Any, plan: StreamPlan) -> Any:
     """The flow's Kafka source options on a batch or a streaming reader."""
+    # Any: pyspark's DataFrameReader and DataStreamReader share these methods but no base class.
     reader = (reader.format("kafka")
               .option("kafka.bootstrap.servers", plan.source_bootstrap)
               .option("subscribe", ",".join(plan.topics))
@@ -151,8 +153,9 @@ def _read_kafka(reader, plan: StreamPlan):
     return reader
 
 
-def kafka_sink(writer, plan: StreamPlan):
+def kafka_sink(writer: Any, plan: StreamPlan) -> Any:
     """The flow's Kafka sink options on a batch or a streaming writer."""
+    # Any: pyspark's DataFrameWriter and DataStreamWriter share these methods but no base class.
     writer = (writer.format("kafka")
               .option("kafka.bootstrap.servers", plan.target_bootstrap)
               .option("kafka.interceptor.classes", INTERCEPTOR_CLASS)
@@ -386,6 +389,6 @@ def stop_query(spark: SparkSession, query: StreamingQuery, quiet: QuietStops, se
         quiet.leave(spark)
 
 
-def _running_jobs(tracker, run_id: str) -> list[int]:
+def _running_jobs(tracker: StatusTracker, run_id: str) -> list[int]:
     jobs = ((j, tracker.getJobInfo(j)) for j in tracker.getJobIdsForGroup(run_id))
     return [j for j, info in jobs if info is not None and info.status == "RUNNING"]

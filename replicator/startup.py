@@ -19,6 +19,7 @@ import logging
 import os
 import time
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 log = logging.getLogger("replicator")
 
@@ -73,5 +74,5 @@ class StartupClock:
                      self.first_record_s, self.jvm_s, self.spark_session_s, self.positions_s,
                      self.first_query_s, self.query_live_s)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if not k.startswith("_")}

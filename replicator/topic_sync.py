@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
+    ClusterMetadata,
     ConfigEntry,
     ConfigResource,
     ConfigSource,
@@ -43,7 +45,7 @@ class SyncResult:
     partitions: dict[str, int] = field(default_factory=dict)  # source topic -> partition count
 
 
-def _result(futures: dict, timeout_s: float, ignore: tuple[int, ...] = ()) -> None:
+def _result(futures: dict[Any, Any], timeout_s: float, ignore: tuple[int, ...] = ()) -> None:
     for _, fut in futures.items():
         try:
             fut.result(timeout=timeout_s)
@@ -84,7 +86,7 @@ class TopicSync:
                         if e.source in _TOPIC_LEVEL and e.value is not None})
         return out
 
-    def _target_replication_factor(self, md) -> int:
+    def _target_replication_factor(self, md: ClusterMetadata) -> int:
         return max(1, min(self.replication_factor, len(md.brokers)))
 
     def sync(self) -> SyncResult:

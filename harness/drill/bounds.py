@@ -70,11 +70,12 @@ def at_most_items(limit: int, what: str) -> AfterValidator:
 
 def cluster_partition_problems(s: Scenario, bad: Report) -> None:
     """The partitions on each cluster, declared and created by steps, within what its brokers serve."""
+    from harness.drill.schema import AddPartitions, CreateTopic  # here: schema imports this module for its bounds
     # per cluster, per topic: its latest partition count (add_partitions gives the new total)
     latest: dict[str, dict[str, tuple[int, tuple]]] = {}
     places = [(t.cluster, t.name, t.partitions, ("topics", i, "partitions")) for i, t in enumerate(s.topics)]
     places += [(st.cluster, st.topic, st.partitions, ("timeline", i, "partitions")) for i, st in enumerate(s.timeline)
-               if st.do in ("create_topic", "add_partitions")]
+               if isinstance(st, (CreateTopic, AddPartitions))]
     for cluster, topic, partitions, path in places:
         latest.setdefault(cluster, {}).pop(topic, None)  # re-inserted last: the dict keeps the file's order
         latest[cluster][topic] = (partitions, path)

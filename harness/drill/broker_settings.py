@@ -63,9 +63,9 @@ def outside_address(value: str) -> str | None:
         if not _is_loopback(m.group(1)):
             return m.group(1) or "(every interface)"
     for token in re.split(r"[\s,;]+", value):
-        m = _HOST_PORT.match(token)
-        if m and not _is_loopback(m.group(1) or ""):
-            return m.group(1) or "(every interface)"
+        host_port = _HOST_PORT.match(token)
+        if host_port and not _is_loopback(host_port.group(1) or ""):
+            return host_port.group(1) or "(every interface)"
     return None
 
 

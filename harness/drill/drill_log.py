@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 
 class DrillLog:
@@ -18,7 +19,7 @@ class DrillLog:
         self.path = Path(path)
         self.echo = echo
         self._lock = threading.Lock()
-        self._file = self.path.open("w", encoding="utf-8")  # a reused folder holds a new run
+        self._file: TextIO | None = self.path.open("w", encoding="utf-8")  # a reused folder holds a new run
 
     def __call__(self, message: str) -> None:
         with self._lock:

@@ -62,7 +62,8 @@ def _loops(s: Scenario) -> list[tuple[int, FlowDef, str, tuple[str, ...]]]:
     """(flow index, flow, topic, clusters passed) for each flow that closes a cycle for a known topic."""
     out, seen = [], set()
     for origin, topics in origin_topics(s).items():
-        frontier = [(t, (origin,)) for t in sorted(topics)]  # identity: the name is the same everywhere
+        # identity: the name is the same everywhere
+        frontier: list[tuple[str, tuple[str, ...]]] = [(t, (origin,)) for t in sorted(topics)]
         while frontier:
             topic, path = frontier.pop()
             for i, f in enumerate(s.replication.flows):

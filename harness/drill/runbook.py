@@ -214,7 +214,7 @@ def definition_problems(command: RunbookCommandDef, base_dir: Path | None, scena
                         failover: FailoverContext | None) -> list[tuple[tuple[str, ...], str]]:
     """A runbook command's problems as (field, message), for validate; ``failover``: the step's own
     or the latest earlier one, which decides the context variables it gets."""
-    out = [(("command",), m) for m in command_problems(command.command, base_dir)]
+    out: list[tuple[tuple[str, ...], str]] = [(("command",), m) for m in command_problems(command.command, base_dir)]
     out += [(("command",), m) for m in unknown_references(command.command, scenario, failover)]
     hidden = sorted(k for k in command.env if k.startswith(ENV_PREFIX))
     if hidden:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -225,7 +225,13 @@ class WhenDef(_M):
     timeout: Wait = 120.0
 
 
-class _Step(_M):
+class StepBase(_M):
+    """What every step model has; built-in and registered step models subclass it."""
+
+    if TYPE_CHECKING:
+        # Each step model declares ``do`` as a Literal of its names (the union's discriminator);
+        # declared here for the type checker only, so the fields' order and the schema stay the models' own.
+        do: str
     # With both, the step waits for ``at`` and then for ``when``: "at 20 s, once replication
     # keeps up" -- a fault injected before a slow replicator has started measures nothing.
     at: Seconds | None = None  # seconds after the load starts
@@ -233,7 +239,7 @@ class _Step(_M):
     name: str | None = None
 
 
-class _LinkStep(_Step):
+class _LinkStep(StepBase):
     link: tuple[str, str]
     direction: str | None = None
 
@@ -276,7 +282,7 @@ class LeaderOf(_M):
     partition: int = Field(0, ge=0)
 
 
-class BrokerStep(_Step):
+class BrokerStep(StepBase):
     do: Literal["stop_broker", "kill_broker", "pause_broker", "resume_broker", "restart_broker"]
     cluster: str
     broker: int = Field(1, ge=1)
@@ -292,24 +298,24 @@ class BrokerStep(_Step):
         return self
 
 
-class ClusterStep(_Step):
+class ClusterStep(StepBase):
     do: Literal["stop_cluster", "kill_cluster", "pause_cluster", "resume_cluster", "restart_cluster", "start_cluster"]
     cluster: str
 
 
-class ReplicatorStep(_Step):
+class ReplicatorStep(StepBase):
     do: Literal["kill_replicator", "stop_replicator", "start_replicator", "restart_replicator",
                 "pause_replicator", "resume_replicator"]
 
 
-class SparkWorkerStep(_Step):
+class SparkWorkerStep(StepBase):
     # A Spark worker's machine dies: the worker and its executors are SIGKILLed; Spark reruns
     # their tasks elsewhere. Needs replication.spark.master: standalone.
     do: Literal["kill_spark_worker"]
     worker: int = Field(0, ge=0)  # which of the standalone cluster's workers (0 or 1)
 
 
-class CreateTopic(_Step):
+class CreateTopic(StepBase):
     do: Literal["create_topic"]
     cluster: str
     topic: str
@@ -317,14 +323,14 @@ class CreateTopic(_Step):
     config: dict[str, str | int] = Field(default_factory=dict)
 
 
-class AddPartitions(_Step):
+class AddPartitions(StepBase):
     do: Literal["add_partitions"]
     cluster: str
     topic: str
     partitions: Partitions = Field(ge=2, description="the new total")
 
 
-class SetTopicConfig(_Step):
+class SetTopicConfig(StepBase):
     do: Literal["set_topic_config"]
     cluster: str
     topic: str
@@ -341,11 +347,11 @@ class RunbookCommandDef(_M):
     name: str | None = None
 
 
-class RunbookStep(_Step, RunbookCommandDef):
+class RunbookStep(StepBase, RunbookCommandDef):
     do: Literal["runbook"]
 
 
-class Failover(_Step):
+class Failover(StepBase):
     do: Literal["planned_failover", "unplanned_failover"]
     source: str = Field(alias="from")
     target: str = Field(alias="to")
@@ -367,7 +373,7 @@ class Failover(_Step):
         return self
 
 
-class Failback(_Step):
+class Failback(StepBase):
     """After a failover ``to -> from``: rebuild the old primary ``to`` from the new primary ``from``.
 
     The replication out of the old primary stops, the old primary is wiped (data and committed
@@ -389,7 +395,7 @@ class Failback(_Step):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-class WaitDrain(_Step):
+class WaitDrain(StepBase):
     do: Literal["wait_drain"]
     flow: str | None = None
     timeout: Wait = 120.0
@@ -408,12 +414,17 @@ def step_union(step_types: tuple[type[BaseModel], ...]) -> Any:
     return Annotated[Union[step_types], Field(discriminator="do")]  # noqa: UP007
 
 
-Step = step_union(STEP_TYPES)
+if TYPE_CHECKING:
+    # The union is built at run time (registered step models join it), so the type checker sees
+    # the base every step model subclasses; code reading one kind's field narrows with isinstance.
+    Step: TypeAlias = StepBase
+else:
+    Step = step_union(STEP_TYPES)
 
 
 def do_values(step_type: type[BaseModel]) -> tuple[str, ...]:
     """The ``do:`` names one step model accepts."""
-    return step_type.model_fields["do"].annotation.__args__
+    return get_args(step_type.model_fields["do"].annotation)
 
 
 # --- expectations -----------------------------------------------------------------------
@@ -586,6 +597,7 @@ def set_step_types(step_types: tuple[type[BaseModel], ...]) -> None:
     """Make the drill file's timeline accept exactly ``step_types`` (the built-in ones and those
     registered with an action): the discriminated union is rebuilt, so an unknown ``do:`` keeps
     pydantic's error listing the valid names. Called by the action registry only."""
-    Scenario.model_fields["timeline"] = FieldInfo.from_annotated_attribute(
-        Annotated[list[step_union(step_types)], _TIMELINE_LIMIT], Field(default_factory=list))
+    # list.__class_getitem__ is list[...] spelled for a union built at run time (no static type to name).
+    timeline: Any = Annotated[list.__class_getitem__(step_union(step_types)), _TIMELINE_LIMIT]
+    Scenario.model_fields["timeline"] = FieldInfo.from_annotated_attribute(timeline, Field(default_factory=list))
     Scenario.model_rebuild(force=True)

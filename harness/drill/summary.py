@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from harness.drill.invariants import LoadFacts, evaluate_invariants
@@ -11,7 +12,7 @@ from harness.drill.schema import Scenario
 
 
 def evaluate(scenario: Scenario, flows: list[FlowSummary], failovers: list[FailoverSummary],
-             failbacks: list[FailbackSummary] = (), replicator: str | None = None,
+             failbacks: Sequence[FailbackSummary] = (), replicator: str | None = None,
              load: LoadFacts | None = None, interrupted: bool = False) -> list[ExpectationRow]:
     """One row per expectation and flow (or group, or failback) it applies to, for ``replicator``
     (default: the file's own). With ``load`` (what a run measured), the built-in invariants' rows first."""
@@ -19,6 +20,7 @@ def evaluate(scenario: Scenario, flows: list[FlowSummary], failovers: list[Failo
     rows = evaluate_invariants(scenario, kind, flows, load, interrupted) if load is not None else []
     for e in scenario.parsed_expectations(kind):
         metric = METRICS[e.metric]
+        targets: list[tuple[str, FlowSummary | FailoverSummary | FailbackSummary]]
         if metric.family == "failback":
             targets = [(f.name, f) for f in failbacks if e.scope in (None, f.name)]
         elif metric.family == "failover":

@@ -64,7 +64,8 @@ def _remote(s: Scenario, local: list[TopicName]) -> list[TopicName]:
     to a cluster the records came from)."""
     flows = list(enumerate(s.replication.flows))
     out: list[TopicName] = []
-    frontier = [(t.cluster, t.name, (t.cluster,)) for t in local if topic_name_rule(t.name) is None]
+    frontier: list[tuple[str, str, tuple[str, ...]]] = [(t.cluster, t.name, (t.cluster,)) for t in local
+                                                       if topic_name_rule(t.name) is None]
     # producers that fail over write the same names on the new primary, which flows from there copy
     frontier += [(st.target, name, (st.target,)) for st in s.timeline if isinstance(st, Failover)
                  for p in s.load.producers if p.cluster == st.source for name in p.topics

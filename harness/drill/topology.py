@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
 from harness.drill.replicators.setup import FlowSpec
-from harness.drill.schema import CreateTopic, Failover, Scenario
+from harness.drill.schema import CreateTopic, Failover, FlowDef, Scenario
 from harness.drill.topic_names import flow_selects, remote_topic_name
 from harness.lab.brokers.cluster import ClusterSpec
 from harness.lab.environment import TopologySpec
@@ -20,12 +20,12 @@ def topology_of(s: Scenario) -> TopologySpec:
                                                     for k, v in c.broker_properties.items()},
                                  security=c.security, existing=c.existing)
                      for name, c in s.clusters.items())
-    links = None if s.links is None else tuple(tuple(link.between) for link in s.links)
+    links = None if s.links is None else tuple(link.between for link in s.links)
     return TopologySpec(clusters=clusters, links=links)
 
 
 def link_conditions_of(s: Scenario) -> dict[tuple[str, str], LinkConditions]:
-    return {tuple(link.between): LinkConditions(latency_ms=link.latency_ms, jitter_ms=link.jitter_ms,
+    return {link.between: LinkConditions(latency_ms=link.latency_ms, jitter_ms=link.jitter_ms,
                                                 bandwidth_kb_s=link.bandwidth_kb_s) for link in s.links or ()}
 
 
@@ -56,13 +56,13 @@ def check_pairs(s: Scenario, origin_topics: dict[str, set[str]]) -> list[CheckPa
 
     ``origin_topics``: per cluster, the topics load is produced into there.
     """
-    flows = {}
+    flows: dict[str, list[FlowDef]] = {}
     for f in s.replication.flows:
         flows.setdefault(f.source, []).append(f)
     pairs: dict[tuple[str, str], dict] = {}
     for origin, topics in origin_topics.items():
         # (cluster the records are on, their topic name there, the origin topic, clusters passed)
-        frontier = [(origin, t, t, (origin,)) for t in sorted(topics)]
+        frontier: list[tuple[str, str, str, tuple[str, ...]]] = [(origin, t, t, (origin,)) for t in sorted(topics)]
         while frontier:
             cluster, name, origin_topic, path = frontier.pop()
             for f in flows.get(cluster, []):

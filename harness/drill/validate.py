@@ -134,7 +134,7 @@ def check_text(text: str, file: str, replicator: str | None = None, profile: str
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as e:
-        problems = []
+        problems: list[Problem] = []
         for err in e.errors():
             path = _data_path(data, err["loc"])
             # Only a missing field is named after the location's last part; elsewhere that may be a
@@ -356,7 +356,7 @@ def _drill_dir(file: str) -> Path | None:
 
 def _expectation_lines(s: Scenario, bad) -> list[tuple[str, Any, tuple]]:
     """Every ``metric: limit`` line with its path: the common ones and each replicator's own section."""
-    out = []
+    out: list[tuple[str, Any, tuple]] = []
     for key, value in s.expectations.items():
         if key in replicator_kinds():
             if not isinstance(value, dict) or not value:

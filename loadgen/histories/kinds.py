@@ -84,12 +84,12 @@ END_OFFSETS = _kind("end_offsets", LagSample, ("long", "string", "string", "int"
 TIMELINE_EVENTS = _kind("timeline", TimelineEvent,
                         ("string", "string", "long", "long", "string", "string", "string", "boolean", "long"))
 
-KINDS: dict[str, HistoryKind] = {k.name: k for k in (
+KINDS: dict[str, HistoryKind[Any]] = {k.name: k for k in (
     ACKED_SENDS, UNCERTAIN_SENDS, TARGET_RECORDS, PROCESSED_RECORDS, END_OFFSETS,
     TIMELINE_EVENTS)}
 
 
-def history_path(directory: str | os.PathLike, kind: HistoryKind | str,
+def history_path(directory: str | os.PathLike[str], kind: HistoryKind[Any] | str,
                  writer: str | None = None) -> Path:
     """The file one writer process uses for one kind: ``<dir>/<kind>.<writer>.csv``."""
     name = kind if isinstance(kind, str) else kind.name
@@ -99,7 +99,7 @@ def history_path(directory: str | os.PathLike, kind: HistoryKind | str,
     return Path(directory) / f"{name}.{tag}.csv"
 
 
-def history_files(directory: str | os.PathLike, kind: HistoryKind | str) -> list[Path]:
+def history_files(directory: str | os.PathLike[str], kind: HistoryKind[Any] | str) -> list[Path]:
     """Every file of one kind in a directory, in a stable order."""
     name = kind if isinstance(kind, str) else kind.name
     return sorted(Path(directory).glob(f"{name}.*.csv"))

@@ -55,7 +55,7 @@ class HistoryRead(Generic[R]):
         return len(self.torn)
 
 
-Paths = str | os.PathLike | Iterable[str | os.PathLike]
+Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 
 def as_paths(paths: Paths) -> list[Path]:
@@ -65,7 +65,7 @@ def as_paths(paths: Paths) -> list[Path]:
     return [Path(p) for p in paths]
 
 
-def valid_prefix_length(path: str | os.PathLike) -> tuple[int, int]:
+def valid_prefix_length(path: str | os.PathLike[str]) -> tuple[int, int]:
     """(bytes up to and including the last line end, file size): the rest is torn."""
     size = os.path.getsize(path)
     if size == 0:

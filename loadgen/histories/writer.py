@@ -30,7 +30,7 @@ class HistoryWriter(Generic[R]):
     between threads.
     """
 
-    def __init__(self, kind: HistoryKind[R], path: str | os.PathLike,
+    def __init__(self, kind: HistoryKind[R], path: str | os.PathLike[str],
                  buffer_bytes: int = DEFAULT_BUFFER_BYTES) -> None:
         self.kind = kind
         self.path = Path(path)
@@ -44,7 +44,7 @@ class HistoryWriter(Generic[R]):
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND,
                                        0o644)
         try:
-            self._refuse_torn_tail()
+            self._refuse_torn_tail(self._fd)
             if os.fstat(self._fd).st_size == 0:  # a new file: its header row first
                 os.write(self._fd, kind.header.encode("utf-8"))
         except BaseException:
@@ -52,8 +52,8 @@ class HistoryWriter(Generic[R]):
             self._fd = None
             raise
 
-    def _refuse_torn_tail(self) -> None:
-        size = os.fstat(self._fd).st_size
+    def _refuse_torn_tail(self, fd: int) -> None:
+        size = os.fstat(fd).st_size
         if size == 0:
             return
         with open(self.path, "rb") as f:
@@ -102,12 +102,14 @@ class HistoryWriter(Generic[R]):
                 os.close(self._fd)
                 self._fd = None
 
-    def _check_open(self) -> None:
+    def _check_open(self) -> int:
+        """The open file's descriptor; ValueError once closed."""
         if self._fd is None:
             raise ValueError(f"history writer for {self.path} is closed")
+        return self._fd
 
     def _drain(self) -> None:
-        self._check_open()
+        fd = self._check_open()
         if not self._pending:
             return
         data = "".join(self._pending).encode("utf-8")
@@ -115,7 +117,7 @@ class HistoryWriter(Generic[R]):
         self._pending_chars = 0
         view = memoryview(data)
         while view:  # os.write may write less than asked
-            view = view[os.write(self._fd, view):]
+            view = view[os.write(fd, view):]
 
     def __enter__(self) -> HistoryWriter[R]:
         return self

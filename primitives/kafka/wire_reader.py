@@ -23,13 +23,13 @@ class BigEndianReader:
         return out
 
     def int8(self) -> int:
-        return struct.unpack(">b", self._take(1))[0]
+        return int(struct.unpack(">b", self._take(1))[0])
 
     def int16(self) -> int:
-        return struct.unpack(">h", self._take(2))[0]
+        return int(struct.unpack(">h", self._take(2))[0])
 
     def int32(self) -> int:
-        return struct.unpack(">i", self._take(4))[0]
+        return int(struct.unpack(">i", self._take(4))[0])
 
     def int64(self) -> int:
-        return struct.unpack(">q", self._take(8))[0]
+        return int(struct.unpack(">q", self._take(8))[0])

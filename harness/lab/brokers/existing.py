@@ -171,7 +171,8 @@ def proxy_spec(name: str, nodes: list[UpstreamNode], ports: list[BrokerPorts],
 
     With ``owned_prefix`` the proxy refuses writes to names the drill does not own (``kafka_proxy.guard``).
     """
-    listeners, advertised = [], {LOCAL: {}}
+    listeners: list[ProxyListener] = []
+    advertised: dict[str, dict[int, int]] = {LOCAL: {}}
     for node, p in zip(nodes, ports, strict=True):
         listeners.append(ProxyListener(listen_port=p.local, node_id=node.node_id, location=LOCAL))
         advertised[LOCAL][node.node_id] = p.local

@@ -42,7 +42,7 @@ def broker_service(broker: KafkaBroker, image: BrokerImage) -> Service:
     """A drill's broker: formatted by the harness, its folder mounted, its output appended to broker.log."""
     run = _argv(broker, image, "kafka.Kafka", str(broker.config_path))
     command = ("sh", "-c", f"exec {shlex.join(run)} >>{shlex.quote(str(broker.log_path))} 2>&1")
-    mounts = (Mount(str(broker.workdir), str(broker.workdir)),)
+    mounts: tuple[Mount, ...] = (Mount(str(broker.workdir), str(broker.workdir)),)
     if broker.settings.security is not None:
         # A secure broker's properties, key material and data live in the drill's secret folder (deleted at
         # the end), not in its own folder: mounted at the same path, only into that cluster's brokers.

@@ -58,9 +58,9 @@ def docker_checks(fix: bool = False) -> list[DockerCheck]:
     install/start the engine, build the Compose plugin and the images."""
     if fix:
         try:
-            engine = ensure_engine(log=_log)
+            fixed = ensure_engine(log=_log)
             compose_plugin_build(Bootstrap(log=_log))
-            ImageSet(engine, boot=Bootstrap(log=_log), log=_log).build()
+            ImageSet(fixed, boot=Bootstrap(log=_log), log=_log).build()
         except (EngineError, ContextError, BootstrapError) as e:
             _log(f"doctor --fix: {e}")
     engine = find_engine()
