@@ -27,8 +27,6 @@ ALLOWED = {
     "harness/drill/checker/spark.py::check_failover": 73,
     "harness/drill/checker/synthetic.py::synthesize_flow": 189,
     "harness/drill/checker/synthetic.py::synthesize_failover": 78,
-    # the replicator adapters: their registry is being reworked (item 2) at the same time
-    "harness/drill/replicators/pyspark.py::PySparkReplicator": 314,
     # the CLI's parser: one add_argument per option (cli/commands.py is being shrunk too)
     # tools and reports, outside the drill's domain
 }
