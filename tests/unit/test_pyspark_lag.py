@@ -11,34 +11,27 @@ def sample(*rows: tuple[str, str, str, int | None]) -> ReplicatorMetrics:
         for flow, topic, remote, lag in rows))
 
 
-def status(lag: int, latency: float = 7.0) -> dict:
-    return {"flows": {"east->west": [{"topic": "east.orders", "partition": 0, "lag": lag, "latency_avg_ms": latency}]}}
-
-
-def lags(metrics: ReplicatorMetrics) -> list[int | None]:
-    return [p.lag_records for p in metrics.partitions]
+def merged(own_lag: int, fresh: bool, end_offset_lag: int, restored: bool = False) -> PartitionMetrics:
+    """Partition 0 of east.orders as reported, after the replicator wrote ``own_lag`` (7 ms ack latency)."""
+    own = OwnFigures()
+    own.add({"flows": {"east->west": [{"topic": "east.orders", "partition": 0, "lag": own_lag,
+                                        "latency_avg_ms": 7.0}]}}, fresh=fresh)
+    metrics = merged_metrics(sample(("east->west", "orders", "east.orders", end_offset_lag)), own,
+                             restored=[("east->west", "orders")] if restored else [])
+    assert metrics.method == "end-offsets + producer acks"
+    return metrics.partitions[0]
 
 
 def test_a_fresh_own_lag_above_the_end_offset_lag_wins_after_a_crash_s_recopies():
-    own = OwnFigures()
-    own.add(status(lag=390), fresh=True)
-    merged = merged_metrics(sample(("east->west", "orders", "east.orders", 0)), own, restored=[])
-    assert lags(merged) == [390]
-    assert merged.partitions[0].replication_latency_ms == 7.0
-    assert merged.method == "end-offsets + producer acks"
+    row = merged(own_lag=390, fresh=True, end_offset_lag=0)
+    assert (row.lag_records, row.replication_latency_ms) == (390, 7.0)
 
 
 def test_a_stale_own_lag_is_not_trusted_but_its_latency_is_shown():
-    own = OwnFigures()
-    own.add(status(lag=390), fresh=False)
-    merged = merged_metrics(sample(("east->west", "orders", "east.orders", 12)), own, restored=[])
-    assert lags(merged) == [12]
-    assert merged.partitions[0].replication_latency_ms == 7.0
+    row = merged(own_lag=390, fresh=False, end_offset_lag=12)
+    assert (row.lag_records, row.replication_latency_ms) == (12, 7.0)
 
 
 def test_in_a_restored_topic_the_own_lag_is_the_lag_even_when_smaller():
-    own = OwnFigures()
-    own.add(status(lag=0), fresh=True)
-    merged = merged_metrics(sample(("east->west", "orders", "east.orders", 500)), own,
-                            restored=[("east->west", "orders")])
-    assert lags(merged) == [0]  # the re-protect's later copies are no lag
+    row = merged(own_lag=0, fresh=True, end_offset_lag=500, restored=True)
+    assert row.lag_records == 0  # the re-protect's later copies are no lag
