@@ -42,14 +42,16 @@ from typing import Any
 
 from confluent_kafka import KafkaException, TopicPartition
 
+from harness.drill.replicators.checkpoint_catch_up import await_carried_checkpoints
 from harness.drill.replicators.errors import ReplicatorError
 from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, CheckpointWait, RunInputs
 from harness.drill.replicators.measurements import ReplicatorMetrics
+from harness.drill.replicators.mm2_topics import read_checkpoints, read_heartbeats
 from harness.drill.replicators.processes import NodeReplicator, ProcessNode
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from harness.lab.brokers.broker import LOG4J_CONFIG
 from primitives.bootstrap import Artifacts, Bootstrap
-from primitives.kafka.reading import ends_after_last_record, read_topic
+from primitives.kafka.reading import ends_after_last_record
 from primitives.process import ManagedProcess
 from primitives.redaction import redact_settings
 from primitives.versions import kafka_version
@@ -272,24 +274,12 @@ class MirrorMaker2Replicator(NodeReplicator):
     # --- MM2's own topics -------------------------------------------------------------
     def heartbeats(self, cluster: str, topic: str = "heartbeats", since_ms: int | None = None) -> list[Heartbeat]:
         """Heartbeats in ``topic`` on ``cluster`` (``heartbeats``, or ``<src>.heartbeats`` upstream ones)."""
-        c = self.setup.env.cluster(cluster)
-        records = read_topic(c.bootstrap, topic, since_ms=since_ms, security=c.security_config())
-        return [Heartbeat.decode(m.key(), m.value()) for m in records if m.key() and m.value()]
+        return read_heartbeats(self.setup, cluster, topic, since_ms)
 
     def checkpoints(self, source: str, target: str, group: str | None = None) -> list[Checkpoint]:
         """Every checkpoint of flow ``source->target`` (of ``group``, or all), in emission order."""
         self.setup.flow(source, target)
-        topic = self.setup.replication_policy(source).checkpoints_topic(source)
-        c = self.setup.env.cluster(target)
-        records = read_topic(c.bootstrap, topic, security=c.security_config())
-        out = []
-        for m in sorted(records, key=lambda m: (m.partition(), m.offset())):
-            if not m.key() or not m.value():
-                continue
-            cp = Checkpoint.decode(m.key(), m.value(), m.offset())
-            if group is None or cp.group == group:
-                out.append(cp)
-        return out
+        return read_checkpoints(self.setup, source, target, group)
 
     def await_checkpoints(self, group: str, source: str, target: str, timeout_s: float) -> CheckpointWait:
         """MM2 checkpoints a group only after it finds it (``refresh.groups.interval.seconds``) and
@@ -312,29 +302,8 @@ class MirrorMaker2Replicator(NodeReplicator):
             return CheckpointWait(False, f"not waited for: {group}'s commits or end offsets unreadable ({err})")
         wanted = {(selector.remote_topic(t), p): offset for (t, p), offset in commits.items()}
         at_end = [(selector.remote_topic(t), p) for (t, p), offset in commits.items() if source_ends.get((t, p)) == offset]
-        started, carried_after = time.monotonic(), None
-        while True:
-            carried = {(cp.topic, cp.partition): cp for cp in self.checkpoints(source, target, group)}
-            uncarried = sorted(k for k, offset in wanted.items() if k not in carried or carried[k].upstream_offset < offset)
-            inexact = []
-            if not uncarried:
-                carried_after = time.monotonic() - started if carried_after is None else carried_after
-                try:
-                    exact = self._exact_translations(target, at_end)
-                    inexact = sorted(k for k in exact if carried[k].downstream_offset < exact[k])
-                except (KafkaException, TimeoutError):
-                    inexact = sorted(at_end)  # the target did not answer this pass: ask again
-            waited = time.monotonic() - started
-            if not uncarried and not inexact:
-                return CheckpointWait(True, f"checkpoints carry the commits of {len(wanted)} partition(s) after "
-                                            f"{carried_after:.1f}s, translated exactly ({len(at_end)} read to the "
-                                            f"end) after {waited:.1f}s")
-            if waited >= timeout_s:
-                behind = uncarried or inexact
-                what = "behind the commits" if uncarried else "carrying the commits one past an older offset sync"
-                return CheckpointWait(False, f"checkpoints of {len(behind)} of {len(wanted)} partition(s) still "
-                                             f"{what} after {timeout_s:.0f}s (e.g. {behind[0][0]}-{behind[0][1]})")
-            time.sleep(1.0)
+        return await_carried_checkpoints(wanted, at_end, timeout_s, lambda: self.checkpoints(source, target, group),
+                                         lambda remote: self._exact_translations(target, remote))
 
     def _exact_translations(self, target: str, remote: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
         """One past the newest record of each remote partition, the exact translation of a commit at
@@ -360,19 +329,21 @@ class MirrorMaker2Replicator(NodeReplicator):
     def metrics(self) -> ReplicatorMetrics | None:
         """End-offset lag and rates per partition, plus each flow's upstream heartbeat age."""
         sample = self._probe.sample()
-        notes = list(sample.notes)
-        for flow in self.setup.flows:
-            topic = self.setup.remote_topic(flow.source, "heartbeats")
-            try:
-                newest = max((h.timestamp_ms for h in self.heartbeats(flow.target, topic,
-                                                                      since_ms=int(time.time() * 1000) - 60_000)),
-                             default=None)
-            except (KafkaException, TimeoutError):
-                newest = None
-            if newest is not None:
-                notes.append(f"{flow.name}: newest upstream heartbeat on {flow.target} is "
-                             f"{time.time() * 1000 - newest:.0f} ms old")
+        notes = [*sample.notes, *filter(None, (self._heartbeat_age(flow) for flow in self.setup.flows))]
         return ReplicatorMetrics(sample.taken_at, sample.method, sample.partitions, tuple(notes))
+
+    def _heartbeat_age(self, flow: FlowSpec) -> str | None:
+        """How old the newest upstream heartbeat of the flow on its target is (None: none in the last minute)."""
+        topic = self.setup.remote_topic(flow.source, "heartbeats")
+        try:
+            newest = max((h.timestamp_ms for h in self.heartbeats(flow.target, topic,
+                                                                  since_ms=int(time.time() * 1000) - 60_000)),
+                         default=None)
+        except (KafkaException, TimeoutError):
+            return None
+        if newest is None:
+            return None
+        return f"{flow.name}: newest upstream heartbeat on {flow.target} is {time.time() * 1000 - newest:.0f} ms old"
 
     # --- description ------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:

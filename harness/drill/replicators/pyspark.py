@@ -12,10 +12,7 @@ failover), from the upstream offsets of the newest checkpoints on the target.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -26,22 +23,27 @@ from confluent_kafka import KafkaException
 from harness.drill.replicators.class_archive import make_class_archive
 from harness.drill.replicators.errors import ReplicatorError
 from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
-from harness.drill.replicators.measurements import PartitionMetrics, ReplicatorMetrics
+from harness.drill.replicators.measurements import ReplicatorMetrics
+from harness.drill.replicators.mm2_topics import latest_checkpoints
 from harness.drill.replicators.processes import NodeReplicator, ProcessNode
+from harness.drill.replicators.pyspark_lag import OwnFigures, merged_metrics
+from harness.drill.replicators.pyspark_launch import (
+    cds_archive_path,
+    check_slots_per_process,
+    replicator_environment,
+    replicator_jars,
+)
+from harness.drill.replicators.record_translation import translate_on_target
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from harness.drill.replicators.start_log import StartLog
-from harness.lab.spark.deployment import STANDALONE, SparkDeployment, check_task_slots
+from harness.lab.spark.deployment import STANDALONE, SparkDeployment
 from harness.lab.spark.standalone import spark_env
 from harness.lab.spark.submit import SubmittedDriver, driver_env, package_replicator, submit_argv
-from primitives.bootstrap import REPO_ROOT, Artifacts, Bootstrap, mirrordrill_home
-from primitives.kafka.reading import read_topic
-from primitives.process import ManagedProcess, child_environment
+from primitives.bootstrap import Artifacts
+from primitives.process import ManagedProcess
 from primitives.versions import spark_version
 from replicator.config.render import to_mm2_properties
 from replicator.config.settings import ReplicatorConfig
-from replicator.driver_jvm import CDS_ENV, archive_fingerprint
-from replicator.mm2_format import Checkpoint
-from replicator.offset_index import OffsetIndex
 
 SUBMITTED_READY_TIMEOUT_S = 480.0
 EXACT_LAG_MAX_AGE_S = 10.0  # the replicator probes its lag every 2 s; older figures are not trusted
@@ -72,6 +74,14 @@ def pyspark_flow_defaults(target_brokers: int, mode: str | None, drill_intervals
     if mode:
         defaults["mirrordrill.mode"] = mode
     return defaults
+
+
+def plan_nodes(setup: ReplicationSetup, root: Path) -> list[ReplicatorNode]:
+    """One replicator process per placement location, running every flow placed there."""
+    by_location: dict[str, list[FlowSpec]] = {}
+    for flow in setup.flows:
+        by_location.setdefault(flow.location, []).append(flow)
+    return [ReplicatorNode(loc, flows, root / loc) for loc, flows in sorted(by_location.items())]
 
 
 class PySparkReplicator(NodeReplicator):
@@ -127,17 +137,8 @@ class PySparkReplicator(NodeReplicator):
             self.ready_timeout_s = SUBMITTED_READY_TIMEOUT_S
         self._artifacts = artifacts
         self._java = artifacts.java if artifacts is not None else None
-        if artifacts is not None:
-            self._jars = [*artifacts.spark_kafka_jars, artifacts.replicator_jar]
-        else:
-            b = Bootstrap()
-            self._jars = [*b.jvm_classpath("spark-kafka"), b.replicator_jar()]
-        by_location: dict[str, list[FlowSpec]] = {}
-        for flow in setup.flows:
-            by_location.setdefault(flow.location, []).append(flow)
-        root = setup.workdir / "pyspark"
-        self.nodes = self.with_secret_dir([ReplicatorNode(loc, flows, root / loc)
-                                           for loc, flows in sorted(by_location.items())])
+        self._jars = replicator_jars(artifacts)
+        self.nodes = self.with_secret_dir(plan_nodes(setup, setup.workdir / "pyspark"))
         for node in self.nodes:
             if self.spark.submitted:  # the command line needs the master's URL: written at start
                 node.process = SubmittedDriver(name=node.name, argv=[], log_path=node.log_path, cwd=node.workdir,
@@ -154,19 +155,11 @@ class PySparkReplicator(NodeReplicator):
         return ["--config", str(node.config_path), "--workdir", str(node.workdir / "work")]
 
     def _env(self) -> dict[str, str]:
-        env = child_environment()
-        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
-        env["MIRRORDRILL_REPLICATOR_JARS"] = ",".join(str(j) for j in self._jars)
-        env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        env.setdefault(CDS_ENV, str(self.cds_archive))
-        return env
+        return replicator_environment(self._jars, self.cds_archive)
 
     @property
     def cds_archive(self) -> Path:
-        """The driver JVM's class-data archive (``replicator.driver_jvm``), one per JDK, Python, jar set and archive run."""
-        key = hashlib.sha256("\n".join([str(self._java or shutil.which("java")), sys.executable,
-                                         *map(str, self._jars), archive_fingerprint()]).encode()).hexdigest()[:12]
-        return mirrordrill_home() / "spark-cds" / f"driver-{key}.jsa"
+        return cds_archive_path(self._java, self._jars)
 
     # --- configuration ----------------------------------------------------------------
     def flow_defaults(self, flow: FlowSpec) -> dict[str, str]:
@@ -212,11 +205,8 @@ class PySparkReplicator(NodeReplicator):
             url, status = self.spark.master, None  # someone else's cluster: its UI address is unknown here
         self.spark_master_url = url
         if status is not None:
-            needed = {node.name: self._realtime_partitions(node) for node in self.nodes}
-            for node in self.nodes:
-                check_task_slots(status, needed[node.name], self.spark.slots, node.name)
-            check_task_slots(status, sum(needed.values()), self.spark.slots * len(self.nodes),
-                             f"the {len(self.nodes)} replicator processes together")
+            check_slots_per_process(status, self.spark.slots,
+                                    {node.name: self._realtime_partitions(node) for node in self.nodes})
         archive, launcher = package_replicator(self.setup.workdir / "pyspark" / "package")
         for node in self.nodes:
             node.process.argv = submit_argv(self.spark, url, self._jars,
@@ -273,29 +263,15 @@ class PySparkReplicator(NodeReplicator):
         return reasons
 
     # --- offsets ----------------------------------------------------------------------
-    def _checkpoints(self, group: str, source: str, target: str) -> dict[tuple[str, int], Checkpoint]:
-        """The group's latest checkpoint per remote partition (as named on the target), from the
-        target's checkpoints topic."""
-        policy = self.setup.replication_policy(source)
-        latest: dict[tuple[str, int], Checkpoint] = {}
-        cluster = self.setup.env.cluster(target)
-        for m in read_topic(cluster.bootstrap, policy.checkpoints_topic(source), security=cluster.security_config()):
-            if m.key() and m.value():
-                cp = Checkpoint.decode(m.key(), m.value())
-                if cp.group == group:
-                    latest[(cp.topic, cp.partition)] = cp
-        return latest
-
     def translate_offsets(self, group: str, source: str, target: str, *,
                           source_lost: bool = False) -> dict[tuple[str, int], int]:
         """Exact translation: first target position whose source offset is >= the group's commit.
 
         The commits come from the source when it answers, else from the newest checkpoints on the
-        target. The target is read from the newest checkpoint's position on (everything before
-        it holds older source offsets), so failing over costs a short read, not the whole topic.
+        target (see ``record_translation.translate_on_target``).
         """
         flow = self.setup.flow(source, target)
-        checkpoints = self._checkpoints(group, source, target)
+        checkpoints = latest_checkpoints(self.setup, group, source, target)
         commits = None
         if not source_lost:
             try:
@@ -310,64 +286,27 @@ class PySparkReplicator(NodeReplicator):
             # the selector names each remote topic (a failback restoring history writes "B.t" back as "t")
             wanted = {(selector.remote_topic(topic), partition): committed
                       for (topic, partition), committed in commits.items() if selector.should_checkpoint_topic(topic)}
-        # A checkpoint (U -> D) says every position below D holds a source offset below U:
-        # a commit at or past U translates to D or later.
-        start_at = {key: checkpoints[key].downstream_offset for key, committed in wanted.items()
-                    if key in checkpoints and checkpoints[key].upstream_offset <= committed}
-        index = OffsetIndex(self.setup.env.cluster(target).client_config())
-        try:
-            try:
-                index.refresh(sorted(wanted), start_at=start_at)
-            except (KafkaException, TimeoutError) as err:
-                raise ReplicatorError(f"translating {group} onto {target}: {err}") from err
-            return {key: index.translate(*key, committed, refresh=False) for key, committed in wanted.items()}
-        finally:
-            index.close()
+        return translate_on_target(self.setup, group, target, wanted, checkpoints)
 
     def checkpoint_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
         try:
-            checkpoints = self._checkpoints(group, source, target)
+            checkpoints = latest_checkpoints(self.setup, group, source, target)
         except (KafkaException, TimeoutError) as err:
             raise ReplicatorError(f"reading {group}'s checkpoints of {source}->{target} on {target}: {err}") from err
         return {key: cp.downstream_offset for key, cp in checkpoints.items()}
 
     # --- observation ------------------------------------------------------------------
     def metrics(self) -> ReplicatorMetrics | None:
-        """End-offset lag and rates (as for every replicator) plus the replicator's ack latency.
-
-        After a crash the replicator copies some records again, so the target's end offset runs
-        ahead of what it holds and end-offset lag reads 0 while records are still missing (a
-        drill drained on it stopped 390 records early). The replicator's own lag is exact: it
-        reads the source offset carried by the newest record on the target. Where a running
-        replicator wrote it recently, the larger of the two is the lag -- but in the topics a
-        copy back restores, where only the history is copied (``replicator.history``) and the
-        re-protect's later copies are no lag, the replicator's own figure is.
-        """
+        """End-offset lag and rates (as for every replicator), corrected by the replicator's own exact
+        lag, plus its ack latency (see ``pyspark_lag``)."""
         sample = self._probe.sample()
-        latency: dict[tuple[str, str, int], float] = {}
-        exact: dict[tuple[str, str, int], int] = {}
+        own = OwnFigures()
         fresh_after_ms = (time.time() - EXACT_LAG_MAX_AGE_S) * 1000
         for node in self.nodes:
             doc = self.status(node)
-            fresh = node.process is not None and node.process.running and doc.get("written_ms", 0) >= fresh_after_ms
-            for flow_name, parts in doc.get("flows", {}).items():
-                for p in parts:
-                    key = (flow_name, p["topic"], p["partition"])
-                    if p.get("latency_avg_ms") is not None:
-                        latency[key] = p["latency_avg_ms"]
-                    if fresh and p.get("lag") is not None:
-                        exact[key] = p["lag"]
-        restored = self._restored_topics()
-        rows = []
-        for r in sample.partitions:
-            key = (r.flow, r.remote_topic, r.partition)
-            lag = r.lag_records
-            if key in exact and (r.flow, r.topic) in restored:
-                lag = exact[key]
-            elif lag is not None and key in exact:
-                lag = max(lag, exact[key])
-            rows.append(PartitionMetrics(**{**vars(r), "lag_records": lag, "replication_latency_ms": latency.get(key)}))
-        return ReplicatorMetrics(sample.taken_at, "end-offsets + producer acks", tuple(rows), sample.notes)
+            own.add(doc, fresh=node.process is not None and node.process.running
+                    and doc.get("written_ms", 0) >= fresh_after_ms)
+        return merged_metrics(sample, own, self._restored_topics())
 
     def _restored_topics(self) -> set[tuple[str, str]]:
         """(flow name, source topic) of the topics copy-back flows restore under their original names."""

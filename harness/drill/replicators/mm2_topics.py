@@ -1,0 +1,47 @@
+"""Reading MM2's own topics on a cluster: checkpoints and heartbeats.
+
+Both adapters write (and MM2 itself writes) the same record formats (``replicator.mm2_format``),
+so MirrorMaker 2 and the bundled replicator read their checkpoints through these functions.
+"""
+
+from __future__ import annotations
+
+from harness.drill.replicators.setup import ReplicationSetup
+from primitives.kafka.reading import read_topic
+from replicator.mm2_format import Checkpoint, Heartbeat
+
+
+def read_heartbeats(setup: ReplicationSetup, cluster: str, topic: str = "heartbeats",
+                    since_ms: int | None = None) -> list[Heartbeat]:
+    """Heartbeats in ``topic`` on ``cluster`` (``heartbeats``, or ``<src>.heartbeats`` upstream ones)."""
+    c = setup.env.cluster(cluster)
+    records = read_topic(c.bootstrap, topic, since_ms=since_ms, security=c.security_config())
+    out = []
+    for m in records:
+        key, value = m.key(), m.value()
+        if key and value:
+            out.append(Heartbeat.decode(key, value))
+    return out
+
+
+def read_checkpoints(setup: ReplicationSetup, source: str, target: str, group: str | None = None) -> list[Checkpoint]:
+    """Every checkpoint of flow ``source->target`` on the target (of ``group``, or all), in emission order."""
+    topic = setup.replication_policy(source).checkpoints_topic(source)
+    c = setup.env.cluster(target)
+    records = read_topic(c.bootstrap, topic, security=c.security_config())
+    out = []
+    for m in sorted(records, key=lambda m: (m.partition(), m.offset())):
+        key, value, offset = m.key(), m.value(), m.offset()
+        if not key or not value:
+            continue
+        cp = Checkpoint.decode(key, value, -1 if offset is None else offset)
+        if group is None or cp.group == group:
+            out.append(cp)
+    return out
+
+
+def latest_checkpoints(setup: ReplicationSetup, group: str, source: str,
+                       target: str) -> dict[tuple[str, int], Checkpoint]:
+    """The group's latest checkpoint per remote partition (as named on the target)."""
+    # a group's checkpoints of one partition share a key, so one partition of the topic: the last read is the newest
+    return {(cp.topic, cp.partition): cp for cp in read_checkpoints(setup, source, target, group)}

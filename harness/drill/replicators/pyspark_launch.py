@@ -1,0 +1,50 @@
+"""What a start of the bundled replicator needs: its jars, its environment, the driver JVM's class-data
+archive, and (submitted to a Spark master) enough free task slots for its real-time flows."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from harness.lab.spark.deployment import check_task_slots
+from primitives.bootstrap import REPO_ROOT, Artifacts, Bootstrap, mirrordrill_home
+from primitives.process import child_environment
+from replicator.driver_jvm import CDS_ENV, archive_fingerprint
+
+
+def cds_archive_path(java: str | None, jars: Sequence[Path]) -> Path:
+    """The driver JVM's class-data archive (``replicator.driver_jvm``), one per JDK, Python, jar set and archive run."""
+    key = hashlib.sha256("\n".join([str(java or shutil.which("java")), sys.executable,
+                                     *map(str, jars), archive_fingerprint()]).encode()).hexdigest()[:12]
+    return mirrordrill_home() / "spark-cds" / f"driver-{key}.jsa"
+
+
+def replicator_environment(jars: Sequence[Path], cds_archive: Path) -> dict[str, str]:
+    """``python -m replicator``'s environment: this checkout importable, the jars, loopback Spark, the archive."""
+    env = child_environment()
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env["MIRRORDRILL_REPLICATOR_JARS"] = ",".join(str(j) for j in jars)
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    env.setdefault(CDS_ENV, str(cds_archive))
+    return env
+
+
+def replicator_jars(artifacts: Artifacts | None) -> list[Path]:
+    """The Spark-Kafka connector's jars and the replicator's own, from ``artifacts`` or the bootstrap cache."""
+    if artifacts is not None:
+        return [*artifacts.spark_kafka_jars, artifacts.replicator_jar]
+    b = Bootstrap()
+    return [*b.jvm_classpath("spark-kafka"), b.replicator_jar()]
+
+
+def check_slots_per_process(status: dict, slots_per_process: int, needed: Mapping[str, int]) -> None:
+    """Refuse, before any submit, real-time flows that the master's free task slots cannot all hold:
+    per replicator process (``needed``: its real-time source partitions by process name) and together."""
+    for name, partitions in needed.items():
+        check_task_slots(status, partitions, slots_per_process, name)
+    check_task_slots(status, sum(needed.values()), slots_per_process * len(needed),
+                     f"the {len(needed)} replicator processes together")
