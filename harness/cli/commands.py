@@ -549,6 +549,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_parsers(sub)
     from harness.tools.drill_schema import add_parsers as add_schema_parser
     add_schema_parser(sub)
+    from harness.cli.docs import add_parsers as add_docs_parser
+    add_docs_parser(sub)
 
     s = sub.add_parser("test", help="run the test suite (pytest); from a checkout: ./mirrordrill test [pytest args]")
     s.set_defaults(func=cmd_test)
