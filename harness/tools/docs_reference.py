@@ -29,6 +29,7 @@ from harness.drill.actions.registry import ACTIONS
 from harness.drill.durations import DURATION_JSON_SCHEMA
 from harness.drill.metrics import METRICS, metric_names
 from harness.tools.drill_schema import drill_json_schema
+from replicator.config import mm2_keys
 from replicator.config.flow import FlowConfig
 from replicator.config.mm2_keys import FLOW_PROPERTY_KEYS, GLOBAL_PROPERTY_KEYS
 from replicator.config.settings import ClusterConfig, ReplicatorConfig
@@ -89,9 +90,10 @@ def type_text(schema: Schema) -> str:
         return "a step: one of the [timeline steps](#timeline-steps)"
     if schema.get("anyOf") == DURATION_JSON_SCHEMA["anyOf"]:
         return "duration"
-    if "anyOf" in schema or "oneOf" in schema:
-        options = [o for o in schema.get("anyOf", schema.get("oneOf", [])) if o.get("type") != "null"]
-        nullable = len(options) < len(schema.get("anyOf", schema.get("oneOf", [])))
+    alternatives: list[Schema] = schema.get("anyOf") or schema.get("oneOf") or []
+    if alternatives:
+        options = [o for o in alternatives if o.get("type") != "null"]
+        nullable = len(options) < len(alternatives)
         text = " or ".join(dict.fromkeys(type_text(o) for o in options))
         return f"{text} (or null)" if nullable else text
     if "enum" in schema:
@@ -277,8 +279,9 @@ def replicator_settings_page() -> str:
            "Every setting the bundled replicator reads, generated from its configuration's models. It reads "
            "MirrorMaker 2's dedicated-mode properties (`connect-mirror-maker.properties`) or the same in YAML "
            "(`replicator/examples/`); both load to the same configuration. In properties a flow runs only with "
-           "`A->B.enabled = true`, as in MM2; in YAML a listed flow runs unless it says `enabled: false`. What MM2's keys do and which of them "
-           "the replicator honours, ignores or refuses: [The bundled replicator](../explanations/replicator.md).",
+           "`A->B.enabled = true`, as in MM2; in YAML a listed flow runs unless it says `enabled: false`. Which "
+           "of MM2's keys it honours, ignores or refuses is [below](#mm2-keys); how it works: "
+           "[The bundled replicator](../explanations/replicator.md).",
            "", "## Per flow {#per-flow}", "",
            "In properties: `A->B.<key>` for one flow, or `<key>` at the top level as every flow's default. In "
            "YAML: the key under a flow of `flows:`, or under `defaults:`; `num_streams` is `tasks_max`. Client "
@@ -292,7 +295,15 @@ def replicator_settings_page() -> str:
             "(the `client` settings), `A.consumer.*`, `A.producer.*`, `A.admin.*`. YAML: under `clusters.<alias>`.",
             ""]
     out += _setting_rows(ClusterConfig, {}, "A.")
+    out += ["", "## MirrorMaker 2's keys {#mm2-keys}", "", _mm2_key_treatment()]
     return "\n".join(out) + "\n"
+
+
+def _mm2_key_treatment() -> str:
+    """How MM2's keys are treated: the bullet list of ``replicator.config.mm2_keys``'s docstring, as Markdown."""
+    doc = mm2_keys.__doc__ or ""
+    bullets = doc[doc.index("* "):].strip()
+    return bullets.replace("``", "`")
 
 
 # --- the command line ----------------------------------------------------------------------------
