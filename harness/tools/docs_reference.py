@@ -343,8 +343,9 @@ def _argument_rows(parser: argparse.ArgumentParser) -> list[str]:
         choices = ", ".join(f"`{c}`" for c in action.choices) if action.choices else ""
         default = action.default
         shown = "" if default in (None, False, argparse.SUPPRESS) or action.nargs == 0 else _code(str(default))
-        repeat = " (repeatable)" if isinstance(action, argparse._AppendAction) else ""
-        rows.append(f"| {_argument_name(action)} | {_cell(_expanded_help(action, parser.prog))}{repeat} | "
+        help_text = _expanded_help(action, parser.prog)
+        repeatable = isinstance(action, argparse._AppendAction) and "repeatable" not in help_text
+        rows.append(f"| {_argument_name(action)} | {_cell(help_text)}{' (repeatable)' if repeatable else ''} | "
                     f"{_cell(choices)} | {_cell(shown)} |")
     return rows
 
