@@ -19,4 +19,4 @@ def test_the_manual_builds_without_a_warning(tmp_path):
     assert done.returncode == 0 and not warnings, "\n".join(warnings) or done.stderr[-3000:]
     assert (tmp_path / "site" / "tutorials" / "first-drill" / "index.html").is_file()
     home = (tmp_path / "site" / "index.html").read_text()
-    assert "./mirrordrill run FILE" in home  # the README's command table, included into the home page
+    assert "<td><code>./mirrordrill run FILE" in home  # the README's command table, included as a table
