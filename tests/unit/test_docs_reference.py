@@ -105,3 +105,15 @@ def test_a_new_flag_appears_with_its_help_default_and_choices():
     assert "| `FILE` | a drill file |  |  |" in section
     assert "| `--speed` | how fast (default slow; 100%) | `slow`, `fast` | `slow` |" in section
     assert "| `--tag NAME` | a label (repeatable) |  |  |" in section
+
+
+def test_the_command_writes_the_pages_and_check_names_a_stale_one(tmp_path, capsys):
+    from harness.cli.commands import main
+    (tmp_path / GUIDE).parent.mkdir(parents=True)
+    (tmp_path / GUIDE).write_text((REPO / GUIDE).read_text())
+    assert main(["docs", "--check", "--root", str(tmp_path)]) == 1  # nothing written yet: every page is stale
+    assert f"{CLI_PAGE} is stale" in capsys.readouterr().err
+    assert main(["docs", "--root", str(tmp_path)]) == 0
+    assert (tmp_path / CLI_PAGE).read_text() == (REPO / CLI_PAGE).read_text()
+    assert main(["docs", "--check", "--root", str(tmp_path)]) == 0
+    assert main(["docs", "--check", "--root", str(REPO)]) == 0
