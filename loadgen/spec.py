@@ -52,7 +52,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _refuse_unknown_keys(data: dict, known: set[str], what: str, forms: str) -> None:
+def _refuse_unknown_keys(data: dict[str, Any], known: set[str], what: str, forms: str) -> None:
     """Names the unknown keys and the forms a drill file may write (``extra="forbid"`` would only name a key)."""
     unknown = set(data) - known
     if unknown:
