@@ -36,21 +36,21 @@ class _Body:
     flexible: bool
     out: bytearray = field(default_factory=bytearray)
 
-    def i8(self, v: int) -> _Body:
-        self.out += struct.pack(">b", v)
+    def _put(self, fmt: str, v: int) -> _Body:
+        self.out += struct.pack(fmt, v)
         return self
+
+    def i8(self, v: int) -> _Body:
+        return self._put(">b", v)
 
     def i16(self, v: int) -> _Body:
-        self.out += struct.pack(">h", v)
-        return self
+        return self._put(">h", v)
 
     def i32(self, v: int) -> _Body:
-        self.out += struct.pack(">i", v)
-        return self
+        return self._put(">i", v)
 
     def i64(self, v: int) -> _Body:
-        self.out += struct.pack(">q", v)
-        return self
+        return self._put(">q", v)
 
     def s(self, v: str | None) -> _Body:
         self.out += string(v, self.flexible)
