@@ -72,11 +72,14 @@ def verdict_line(run: DrillResults, label: str | None = None) -> str:
     if run.summary.error:
         return f"{head}: {run.summary.error}"
     violated = [e for e in run.summary.expectations if not e.passed and not e.relaxed]
-    if not violated:
-        return head
-    listed = "; ".join(f"{e.name} (actual {e.actual})" for e in violated[:_LISTED_VIOLATIONS])
-    more = len(violated) - _LISTED_VIOLATIONS
-    return f"{head}: {listed}" + (f"; and {more} more" if more > 0 else "")
+    reasons = [f"{e.name} (actual {e.actual})" for e in violated[:_LISTED_VIOLATIONS]]
+    if len(violated) > _LISTED_VIOLATIONS:
+        reasons.append(f"and {len(violated) - _LISTED_VIOLATIONS} more")
+    # A failover table can show no RTO for applications that never resumed (Allure takes numbers
+    # only): the verdict says so, whatever the expectations asked.
+    reasons += [f"consumer group {fo.group} never resumed on {fo.dr}" for fo in run.summary.failovers
+                if fo.rto_s is None]
+    return f"{head}: {'; '.join(reasons)}" if reasons else head
 
 
 def run_labels(runs: list[DrillResults]) -> list[str]:

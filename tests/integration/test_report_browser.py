@@ -92,6 +92,13 @@ def _first_screen(browser, html) -> dict[str, dict[str, dict]]:
     return {group: {row["cells"][0]: row for row in rows} for group, rows in looked["groups"].items()}
 
 
+# One consumer group's failover as the checker saves it in summary.json.
+_FAILOVER = {"group": "orders-app", "strategy": "latest", "primary": "primary", "dr": "dr",
+             "failure_ts_ms": 1767225610000, "available": 900, "processed": 888, "skipped": 0, "reprocessed": 30,
+             "reprocessed_across_failover": 30, "rto_s": 4.5, "rpo_records": 12, "rpo_window_s": 0.8,
+             "rpo_first_ack_ts_ms": None, "rpo_last_ack_ts_ms": None, "skipped_sample": [], "rpo_sample": []}
+
+
 def _violated(summary: dict) -> int:
     return sum(1 for e in summary["expectations"] if not e["passed"] and not e.get("relaxed"))
 
@@ -125,8 +132,9 @@ def test_the_report_opens_on_the_verdict_and_the_headline_figures(tiny_run, tmp_
 def test_a_report_of_two_replicators_opens_on_them_side_by_side(tiny_run, tmp_path):
     from reports.browser import Browser
     from reports.render import render
-    # A second run of the drill as a PySpark run leaves it: a copy of the run whose summary.json
-    # names the other replicator and other figures (the report reads nothing else of a run).
+    # A second run of the drill as a PySpark run with a failover leaves it: a copy of the run whose
+    # summary.json names the other replicator, other figures and a failed-over consumer group (the
+    # report reads nothing else of a run).
     other = tmp_path / "pyspark-run"
     shutil.copytree(tiny_run, other, ignore=shutil.ignore_patterns("allure-results", "report", "env"))
     summary = json.loads((other / "summary.json").read_text())
@@ -134,6 +142,7 @@ def test_a_report_of_two_replicators_opens_on_them_side_by_side(tiny_run, tmp_pa
     flow = summary["flows"][0]
     flow["duplicates"] += 7
     flow["latency_ms"] = {k: (v + 100 if v is not None else None) for k, v in flow["latency_ms"].items()}
+    summary["failovers"] = [_FAILOVER]
     (other / "summary.json").write_text(json.dumps(summary))
     first = json.loads((tiny_run / "summary.json").read_text())
     html = render([tiny_run, other], tmp_path / "report", history=tmp_path / "history.jsonl").html
@@ -147,6 +156,11 @@ def test_a_report_of_two_replicators_opens_on_them_side_by_side(tiny_run, tmp_pa
     order = list(rows)  # each figure's rows of both replicators next to each other
     for figure in ("lost", "duplicates", "p50 latency", "p99 latency"):
         assert order.index(f"{figure} · pyspark") == order.index(f"{figure} · mirrormaker2") + 1, order
+    failover = screen["Failover of consumer group orders-app (latest, primary->dr)"]
+    shown = {title: (row["cells"][2], row["on_first_screen"]) for title, row in failover.items()}
+    assert shown == {"RTO · pyspark": ("4.5 s", True), "RPO · pyspark": ("12 records", True),
+                     "RPO window · pyspark": ("0.8 s", True), "skipped · pyspark": ("0 records", True),
+                     "reprocessed · pyspark": ("30 records", True)}, shown
 
 
 def test_report_shows_the_drill_its_figures_and_plots(tiny_run, tmp_path):

@@ -82,7 +82,8 @@ def test_a_failover_whose_applications_never_resumed_has_no_rto_row_but_fails_th
     rows = _rows(headline_metrics([run]))
     group = "failover of consumer group billing (translated, primary->dr)"
     assert (group, "RTO · pyspark") not in rows and rows[(group, "RPO · pyspark")] == (3, "records")
-    assert verdict_line(run) == "region-loss [pyspark]: FAILED: rto_s[billing] <= 30 (actual None)"
+    assert verdict_line(run) == ("region-loss [pyspark]: FAILED: rto_s[billing] <= 30 (actual None); "
+                                 "consumer group billing never resumed on dr")
 
 
 def test_the_report_opens_on_the_metrics_and_its_title_carries_the_verdicts(tmp_path):
