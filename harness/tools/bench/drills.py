@@ -176,11 +176,14 @@ class BenchResult:
                           "whole checkpoint cycle, not the phase one fixed kill time meets."]
         return "\n".join(lines)
 
+    def to_json(self) -> dict:
+        """What bench.json holds, and a measurement record's figures."""
+        return {"runs": self.runs, "started": self.started, "machine": self.machine, "load_after": self.load_after,
+                "cells": [{**asdict(c), "medians": c.medians, "passed": c.passed} for c in self.cells]}
+
     def save(self) -> tuple[Path, Path]:
-        doc = {"runs": self.runs, "started": self.started, "machine": self.machine, "load_after": self.load_after,
-               "cells": [{**asdict(c), "medians": c.medians, "passed": c.passed} for c in self.cells]}
         js, md = self.out_dir / "bench.json", self.out_dir / "bench.md"
-        js.write_text(json.dumps(doc, indent=2, default=str))
+        js.write_text(json.dumps(self.to_json(), indent=2, default=str))
         md.write_text(self.markdown() + "\n")
         return js, md
 
