@@ -113,7 +113,7 @@ def read_record(path: Path) -> dict[str, Any]:
     return doc
 
 
-def read_records(directory: Path, kind: str) -> list[dict[str, Any]]:
-    """Every record of ``kind`` in ``directory``, oldest first (by its date)."""
-    docs = [read_record(p) for p in sorted(directory.glob("*.json"))]
-    return sorted((d for d in docs if d.get("kind") == kind), key=lambda d: str(d.get("date")))
+def read_records(directory: Path, kind: str) -> list[tuple[dict[str, Any], Path]]:
+    """Every record of ``kind`` in ``directory`` with its file, oldest first (by its date)."""
+    docs = [(read_record(p), p) for p in sorted(directory.glob("*.json"))]
+    return sorted((d for d in docs if d[0].get("kind") == kind), key=lambda d: str(d[0].get("date")))
