@@ -79,9 +79,9 @@ def checkpoint_phases(drill: dict, runs: int) -> tuple[float, ...] | None:
     Why: a group's replay after an unplanned failover is the load's rate times the age of the newest
     checkpoint at the kill. Both replicators emit checkpoints every interval from their process's
     start, and the drill kills at a fixed second, so N runs at the file's time meet one phase N
-    times, and which phase each replicator meets decided the comparison (secure-failover,
-    2026-11-27: ours 451-499 against MM2's 265-368 at the file's 20 s; over the cycle 295 against
-    298). Evenly spread phases make the mean the replay over the whole cycle, for each replicator."""
+    times, and which phase each replicator meets decided the comparison
+    (see docs/measurements/behind-the-code.md#harness-tools-bench-drills-py). Evenly spread phases
+    make the mean the replay over the whole cycle, for each replicator."""
     steps = [s for s in drill.get("timeline") or [] if isinstance(s, dict)]
     if not any(s.get("do") == "unplanned_failover" and s.get("at") is not None for s in steps):
         return None
