@@ -89,3 +89,18 @@ def test_every_committed_record_is_a_record_with_a_source_or_a_command():
         doc = json.loads(path.read_text())
         assert doc["format"] == 1 and doc["kind"] and doc["figures"], path
         assert doc.get("source") or doc.get("command"), path
+
+
+def test_a_recorded_bench_renders_the_table_bench_printed(tmp_path):
+    from harness.tools.bench.drills import BenchCell, BenchResult, figure_columns
+    from harness.tools.measurement_tables import bench_table
+    runs = [{"passed": True, **{k: None for k in figure_columns()}, "reprocessed": r, "latency_p99_ms": 300}
+            for r in (100, 200, 600)]
+    result = BenchResult(tmp_path, 3, [BenchCell("failback", "pyspark", runs=runs, phase_spread=True),
+                                       BenchCell("failback", "mirrormaker2", runs=runs[:1])],
+                         "2026-12-04 08:00 UTC", "1.0 1.0 1.0", "2 cores")
+    path = Sitting.begin(["mirrordrill"], ["bench", "drills"]).write("bench-drills", result.to_json(), tmp_path)
+    record = json.loads(path.read_text())  # as the generator reads it: through JSON
+    printed = result.markdown().split("\n\n", 1)[1]
+    assert "| failback | pyspark | 3/3 | - | - | 300 | - | 300* |" in printed
+    assert "\n".join(bench_table(record, path.name)).endswith(printed)
