@@ -95,11 +95,15 @@ class Sitting:
                             "load_average_start": self.load_average_start, "load_average_end": _load_average()},
                 "figures": figures}
 
+    def path_for(self, kind: str, target: str | Path) -> Path:
+        """The file ``write`` writes: ``target`` itself when it ends in ``.json``, else ``<kind>-<date>.json`` in it."""
+        target = Path(target)
+        return target if target.suffix == ".json" else target / f"{kind}-{self.date:%Y-%m-%dT%H%M%SZ}.json"
+
     def write(self, kind: str, figures: dict[str, Any], target: str | Path) -> Path:
         """Write the record to ``target`` (a ``.json`` file) or into it (a folder, made if missing)
         as ``<kind>-<date>.json``; returns the file written."""
-        target = Path(target)
-        path = target if target.suffix == ".json" else target / f"{kind}-{self.date:%Y-%m-%dT%H%M%SZ}.json"
+        path = self.path_for(kind, target)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.record(kind, figures), indent=2, default=str) + "\n")
         return path

@@ -346,7 +346,8 @@ def cmd_calibrate(args) -> int:
         margin = parse_margin(args.margin)
         check_file(Path(args.file), args.replicator, args.profile)
         run = calibrate(Path(args.file), args.runs, margin, args.replicator, Path(args.out) if args.out else None,
-                        reports=CalibrationReports(), profile=args.profile)
+                        reports=CalibrationReports(), profile=args.profile,
+                        record=sitting.path_for("calibrate", args.record) if args.record else None)
     except (CalibrationError, ScenarioInvalid, SweepError) as e:
         print(f"mirrordrill calibrate: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -45,3 +45,15 @@ def test_no_product_module_holds_a_dated_measurement(package):
 def test_no_drill_comment_holds_a_dated_sitting(drill):
     assert dated(drill_comments(drill.read_text())) == [], \
         f"move the sitting to docs/measurements/calibration-{drill.stem}.json and point to it"
+
+
+def test_the_limits_calibrate_suggests_name_their_record_and_no_date():
+    from types import SimpleNamespace
+
+    from harness.tools.calibrate.run import header
+    run = SimpleNamespace(replicator="pyspark", replicator_mode="realtime")
+    record = Path("docs/measurements/calibrate-2026-12-04T081500Z.json")
+    pasted = header(Path("scenarios/quickstart.yaml"), [run, run, run], 0.5, "short", record)  # type: ignore[list-item]
+    assert "the sitting: docs/measurements/calibrate-2026-12-04T081500Z.json" in pasted
+    assert dated(drill_comments(pasted)) == []
+    assert "--record" in header(Path("scenarios/quickstart.yaml"), [run], 0.5)  # type: ignore[list-item]
