@@ -74,8 +74,8 @@ class Observer:
             "auto.offset.reset": "earliest",
             # The broker answers a fetch as soon as one byte is there (fetch.min.bytes), so the
             # wait bounds only idle fetches: at 10 ms, a hundred a second per broker kept the
-            # brokers of a chain at +0.18 core while the replicator started (its first record 5 s
-            # later, forwarding-chain, 2026-11-28).
+            # brokers of a chain busy while the replicator started, and delayed its first record
+            # (see docs/measurements/behind-the-code.md#loadgen-observer-py).
             "fetch.wait.max.ms": 500,
             "fetch.min.bytes": 1,
             "isolation.level": "read_committed",

@@ -269,9 +269,9 @@ class LoadSession:
         A producer made at the release spent 0.5 s (quiet machine) to 1.0 s (a drill on 2 cores)
         before its first ack: connection, metadata, and the idempotent producer's id. Every record
         sent meanwhile waited with it, and that wait counted as replication latency of the load's
-        first records and as replicator start-up (forwarding-chain, 2026-11-28: first send
-        14:53:29.934, first ack 14:53:30.953, copied 0.16 s later). Made ahead, the first ack took
-        11-14 ms. A cluster that does not answer within ``timeout_s`` (all producers together) is
+        first records and as replicator start-up (about a second; made ahead, milliseconds:
+        see docs/measurements/behind-the-code.md#loadgen-producer-user-py).
+        A cluster that does not answer within ``timeout_s`` (all producers together) is
         left to the run, as before: the producers keep trying by themselves.
         """
         deadline = time.monotonic() + timeout_s

@@ -291,8 +291,8 @@ class FlowRuntime:
         not a warm-up batch, take Spark through its first-batch cost, and they move at once.
 
         The warm-up batch runs before the first query in micro-batch mode, so on a restart it held
-        the waiting records back (the crash drill in micro-batch mode, 2026-11-27: first record
-        22.0-22.2 s after the restart with it, 16.7-16.9 s without). In real time it runs beside
+        the waiting records back by seconds
+        (see docs/measurements/behind-the-code.md#replicator-app-py). In real time it runs beside
         the query, and skipping it made no difference beyond the noise once the class-data archive
         held Kafka's classes. Nothing waits for readiness then; the waiting records are the load."""
         if self._waiting_at_start < WARM_HEARTBEATS:

@@ -25,7 +25,8 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # argparse exposes no public type for it
     s = sub.add_parser("docs", help="write the manual's reference pages generated from the code (drill-file fields, "
-                                    "replicator settings, this command line) under docs/reference/")
+                                    "replicator settings, this command line) under docs/reference/, and the "
+                                    "measurement tables from the records in docs/measurements/*.json")
     s.add_argument("--root", default=".", metavar="DIR", help="the checkout whose docs/ to write (default: .)")
     s.add_argument("--check", action="store_true", help="write nothing; exit 1 naming each page that is stale")
     s.set_defaults(func=cmd_docs)

@@ -253,9 +253,10 @@ def unplanned(ctx: DrillContext, step: Failover) -> str:
     # The lost site's producers went down with it, in production. Stopped with SIGTERM they
     # drained for up to 15 s, retrying through the stable address, and once it pointed at DR
     # their retries landed there under a producer id of the lost cluster; DR's own producer,
-    # given the same id by DR, was then refused as out of sequence (MM2's failback runs,
-    # 2026-11-29). Abandoned (no wait for acks: what is pending is uncertain) they are gone
-    # before the address moves (66 ms in the failback drill); in parallel, one thread each.
+    # given the same id by DR, was then refused as out of sequence (MM2's failback runs;
+    # see docs/measurements/behind-the-code.md#harness-drill-failover-py).
+    # Abandoned (no wait for acks: what is pending is uncertain) they are gone before the address
+    # moves (tens of ms); in parallel, one thread each.
     t_stop = now_ms()
     if producers:
         with ThreadPoolExecutor(max_workers=len(producers), thread_name_prefix="failover-producers") as pool:

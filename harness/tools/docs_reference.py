@@ -7,7 +7,9 @@ goes undocumented.
 - ``docs/reference/replicator-settings.md``: every setting of the bundled replicator, by its MM2
   properties key and its YAML key (``replicator/config``);
 - ``docs/reference/cli.md``: every command and flag of an argparse parser. The CLI's parser is
-  handed in (``harness.cli`` sits above this layer and builds it).
+  handed in (``harness.cli`` sits above this layer and builds it);
+- the measurement tables of the manual and the README, from docs/measurements/*.json
+  (``harness/tools/measurement_tables.py``).
 
 ``mirrordrill docs`` writes them; a unit test renders them in memory and fails when a committed
 page is stale. Everything is read from the models' structure, never from help output formatted to a
@@ -29,6 +31,7 @@ from harness.drill.actions.registry import ACTIONS
 from harness.drill.durations import DURATION_JSON_SCHEMA
 from harness.drill.metrics import METRICS, metric_names
 from harness.tools.drill_schema import drill_json_schema
+from harness.tools.measurement_tables import measurement_pages
 from replicator.config import mm2_keys
 from replicator.config.flow import FlowConfig
 from replicator.config.mm2_keys import FLOW_PROPERTY_KEYS, GLOBAL_PROPERTY_KEYS
@@ -384,7 +387,7 @@ def reference_pages(root: Path, parser: argparse.ArgumentParser) -> dict[Path, s
         REPLICATOR_SETTINGS_PAGE: replicator_settings_page,
         CLI_PAGE: lambda: cli_page(parser),
     }
-    return {path: build() for path, build in builders.items()}
+    return {**{path: build() for path, build in builders.items()}, **measurement_pages(root)}
 
 
 def stale_pages(root: Path, parser: argparse.ArgumentParser) -> list[Path]:

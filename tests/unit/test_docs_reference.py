@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,8 @@ from harness.tools.docs_reference import (
     replicator_settings_page,
 )
 from harness.tools.drill_schema import drill_json_schema
+from harness.tools.measurement_tables import TABLES
+from primitives.measurement_record import RECORDS_DIR
 from replicator.config.flow import FlowConfig
 from replicator.config.settings import ClusterConfig, ReplicatorConfig
 from tests.unit.test_action_facts import FloodAction, flood  # noqa: F401 (flood is a fixture used below)
@@ -38,7 +41,8 @@ def _sections(page: str) -> dict[str, str]:
     return dict(zip(parts[1::2], parts[2::2], strict=True))
 
 
-@pytest.mark.parametrize("path", [DRILL_FIELDS_PAGE, REPLICATOR_SETTINGS_PAGE, CLI_PAGE], ids=str)
+@pytest.mark.parametrize("path", [DRILL_FIELDS_PAGE, REPLICATOR_SETTINGS_PAGE, CLI_PAGE,
+                                  *dict.fromkeys(t.page for t in TABLES)], ids=str)
 def test_the_committed_page_is_the_one_the_code_gives(path):
     expected = reference_pages(REPO, build_parser())[path]
     committed = (REPO / path).read_text() if (REPO / path).is_file() else ""
@@ -111,9 +115,16 @@ def test_the_command_writes_the_pages_and_check_names_a_stale_one(tmp_path, caps
     from harness.cli.commands import main
     (tmp_path / GUIDE).parent.mkdir(parents=True)
     (tmp_path / GUIDE).write_text((REPO / GUIDE).read_text())
+    # the hand-written pages the measurement tables sit in, and the records they come from
+    shutil.copytree(REPO / RECORDS_DIR, tmp_path / RECORDS_DIR)
+    shutil.copy(REPO / "README.md", tmp_path / "README.md")
     assert main(["docs", "--check", "--root", str(tmp_path)]) == 1  # nothing written yet: every page is stale
     assert f"{CLI_PAGE} is stale" in capsys.readouterr().err
     assert main(["docs", "--root", str(tmp_path)]) == 0
     assert (tmp_path / CLI_PAGE).read_text() == (REPO / CLI_PAGE).read_text()
     assert main(["docs", "--check", "--root", str(tmp_path)]) == 0
+    bench = tmp_path / RECORDS_DIR / "bench.md"
+    bench.write_text(bench.read_text().replace("| quickstart | pyspark | 3/3 |", "| quickstart | pyspark | 2/3 |"))
+    assert main(["docs", "--check", "--root", str(tmp_path)]) == 1  # a table edited by hand
+    assert f"{RECORDS_DIR / 'bench.md'} is stale" in capsys.readouterr().err
     assert main(["docs", "--check", "--root", str(REPO)]) == 0

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from harness.drill.checker.contract import FlowInput
 from harness.drill.checker.reference import check_flow as reference_check
@@ -22,6 +23,7 @@ from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS
 from loadgen.histories.reader import read_rows
 from loadgen.histories.writer import HistoryWriter
 from primitives.cpu import process_cpu_seconds
+from primitives.measurement_record import Sitting, add_record_option
 
 
 def _faults(records: int) -> FaultPlan:
@@ -50,8 +52,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-spark", action="store_true", help="reference only")
     parser.add_argument("--spark-master", default="local[2]")
     parser.add_argument("--driver-memory", default="1g")
+    add_record_option(parser)
+    sitting = Sitting.begin(["python", "-m", "harness.drill.checker.bench"], argv)
     args = parser.parse_args(argv)
+    figures: dict[str, Any] = {"records": args.records, "seed": args.seed, "partitions": args.partitions}
+    code = _bench(args, figures)
+    if args.record and code == 0:
+        print(f"record: {sitting.write('bench-checker', figures, args.record)}")
+    return code
 
+
+def _bench(args: argparse.Namespace, figures: dict[str, Any]) -> int:
+    """The benchmark's figures into ``figures``; 1 if an implementation disagrees with the injected faults."""
     with tempfile.TemporaryDirectory(prefix="mirrordrill-bench-") as tmp:
         directory = Path(tmp)
         t = time.perf_counter()
@@ -88,12 +100,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reference: read {read_s:.1f}s + check {check_s:.1f}s = {total:.1f}s wall, "
               f"{cpu:.1f}s CPU -> {args.records / total:,.0f} records/s verified "
               f"({args.records / cpu:,.0f} per CPU-second)")
+        figures["reference"] = {"read_s": read_s, "check_s": check_s, "cpu_s": cpu, "records_s": args.records / total}
         if args.no_spark:
             return 0
-        return _bench_spark(args, directory, source, target, topic_map, timeline, reference)
+        return _bench_spark(args, directory, (source, target, topic_map, timeline), reference, figures)
 
 
-def _bench_spark(args, directory, source, target, topic_map, timeline, reference) -> int:
+def _bench_spark(args, directory, flow, reference, figures: dict[str, Any]) -> int:
+    source, target, topic_map, timeline = flow
     from pyspark.sql import SparkSession
 
     from harness.drill.checker import spark as spark_checker
@@ -120,6 +134,8 @@ def _bench_spark(args, directory, source, target, topic_map, timeline, reference
     finally:
         spark.stop()
     agree = on_spark == reference
+    figures["spark"] = {"master": args.spark_master, "wall_s": spark_s, "cpu_s": cpu,
+                        "records_s": args.records / spark_s, "agrees": agree}
     print(f"spark:     {spark_s:.1f}s wall, {cpu:.1f}s CPU (driver JVM + Python) -> "
           f"{args.records / spark_s:,.0f} records/s verified "
           f"({args.records / cpu:,.0f} per CPU-second)")

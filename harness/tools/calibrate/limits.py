@@ -138,6 +138,15 @@ class Calibration:
             lines.append(f"  {o.key(self._is_scoped(o))}: {limit.yaml_value()}")
         return "\n".join(lines) + "\n"
 
+    def to_json(self) -> dict:
+        """The ranges and suggested limits as data (a measurement record's figures)."""
+        observed = []
+        for o in self.observed:
+            limit = suggest(o.kind, o.values, self.margin) if o.kind.calibrate.suggested else None
+            observed.append({"metric": o.key(True), "values": o.values,
+                             "suggested": None if limit is None else f"{limit.op} {_fmt(limit.value)}"})
+        return {"header": self.header, "margin": self.margin, "observed": observed}
+
     def range_table(self) -> str:
         runs = max((len(o.values) for o in self.observed), default=0)
         head = f"  {'metric':<44}" + "".join(f"{'run ' + str(i + 1):>10}" for i in range(runs))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.tools.sweep.knee import recommend, swept_key
@@ -47,6 +47,13 @@ class SweepResult:
 
     def table(self) -> str:
         return render_table(self)
+
+    def to_json(self) -> dict:
+        """What sweep.jsonl holds, in one object (a measurement record's figures)."""
+        return {"params": [asdict(p) for p in self.params], "points": [asdict(p) for p in self.points],
+                "ceiling": None if self.ceiling is None else asdict(self.ceiling),
+                "ceiling_after": None if self.ceiling_after is None else asdict(self.ceiling_after),
+                "interrupted": self.interrupted}
 
     def recommendation(self) -> str:
         return recommend(self)
