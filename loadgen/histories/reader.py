@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from loadgen.histories.kinds import (
     ACKED_SENDS,
@@ -26,7 +26,10 @@ from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, Tar
 
 log = logging.getLogger(__name__)
 
-R = TypeVar("R")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+R = TypeVar("R", bound="DataclassInstance")  # a history row: a dataclass, its fields the columns
 
 
 class HistoryFormatError(ValueError):
