@@ -534,29 +534,30 @@ def spec_from_options(options: Any) -> LoadSpec:
         create_topics_partitions=int(options.create_topics) or None)
 
 
+# The `locust -f` options: (flag, default, help). Each is also read from ``LOCUST_`` and the flag
+# in upper case (``--kafka-bootstrap``: ``LOCUST_KAFKA_BOOTSTRAP``); a float or int default makes
+# the option parse as that type.
+_ARGUMENTS: tuple[tuple[str, str | float | int, str | None], ...] = (
+    ("--kafka-bootstrap", "", "bootstrap servers of the cluster to produce to"),
+    ("--kafka-cluster", "local", "cluster name written into the ledger"),
+    ("--topics", "load", "a,b (round robin) or a:3,b:1 (weighted)"),
+    ("--rate", 100.0, "records/s over all users"),
+    ("--record-size", "1024", 'bytes, or JSON: {"uniform": [min, max]} / {"normal": [mean, sd]}'),
+    ("--keys", "none", "none, uniform:N, hot:N:HOT:FRACTION, or JSON"),
+    ("--producer-config", "", "librdkafka settings: JSON or k=v,k=v (default acks=all, idempotence on)"),
+    ("--producer-id-prefix", "locust", None),
+    ("--ledger-dir", "ledger", "where the acked/uncertain histories and the stats summary go"),
+    ("--flush-timeout", 10.0, "seconds to wait for acks when a test stops"),
+    ("--create-topics", 0, "create missing topics with this many partitions (0: do not)"),
+)
+
+
 def _add_arguments(parser: LocustArgumentParser) -> None:
     g = parser.add_argument_group("mirrordrill Kafka load")
-    g.add_argument("--kafka-bootstrap", default="", env_var="LOCUST_KAFKA_BOOTSTRAP",
-                   help="bootstrap servers of the cluster to produce to")
-    g.add_argument("--kafka-cluster", default="local", env_var="LOCUST_KAFKA_CLUSTER",
-                   help="cluster name written into the ledger")
-    g.add_argument("--topics", default="load", env_var="LOCUST_TOPICS",
-                   help="a,b (round robin) or a:3,b:1 (weighted)")
-    g.add_argument("--rate", default=100.0, type=float, env_var="LOCUST_RATE",
-                   help="records/s over all users")
-    g.add_argument("--record-size", default="1024", env_var="LOCUST_RECORD_SIZE",
-                   help='bytes, or JSON: {"uniform": [min, max]} / {"normal": [mean, sd]}')
-    g.add_argument("--keys", default="none", env_var="LOCUST_KEYS",
-                   help="none, uniform:N, hot:N:HOT:FRACTION, or JSON")
-    g.add_argument("--producer-config", default="", env_var="LOCUST_PRODUCER_CONFIG",
-                   help="librdkafka settings: JSON or k=v,k=v (default acks=all, idempotence on)")
-    g.add_argument("--producer-id-prefix", default="locust", env_var="LOCUST_PRODUCER_ID_PREFIX")
-    g.add_argument("--ledger-dir", default="ledger", env_var="LOCUST_LEDGER_DIR",
-                   help="where the acked/uncertain histories and the stats summary go")
-    g.add_argument("--flush-timeout", default=10.0, type=float, env_var="LOCUST_FLUSH_TIMEOUT",
-                   help="seconds to wait for acks when a test stops")
-    g.add_argument("--create-topics", default=0, type=int, env_var="LOCUST_CREATE_TOPICS",
-                   help="create missing topics with this many partitions (0: do not)")
+    for flag, default, help_text in _ARGUMENTS:
+        typed = {"type": type(default)} if not isinstance(default, str) else {}
+        g.add_argument(flag, default=default, env_var="LOCUST_" + flag.removeprefix("--").replace("-", "_").upper(),
+                       help=help_text, **typed)
 
 
 def _on_test_start(environment: Environment, **_kw: object) -> None:

@@ -89,7 +89,7 @@ def driver_jit_for(setting: str | None, modes: Iterable[str]) -> str:
     sweep, 8 partitions, 1 KB records, 5 ms WAN, three interleaved runs a point, 2026-11-28)
     tiered carried more than C1 only at one stream in every round (median 22,202 against
     17,880/s), and at four streams it was a draw (ahead in two rounds of three, median 18,195
-    against 19,699/s; README, "Sizing a flow"). A real-time flow keeps C1 only, for the start
+    against 19,699/s; docs/measurements/capacity.md). A real-time flow keeps C1 only, for the start
     (above): its records wait for it.
     """
     if setting is not None:

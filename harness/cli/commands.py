@@ -453,7 +453,7 @@ def _drill_parsers(sub: argparse._SubParsersAction) -> None:
                    "on a regression beyond the tolerances even where the file's limits hold; the comparison is "
                    "printed and saved as OUT/baseline.json")
     _profile_option(s)
-    s.add_argument("--tolerance", action="append", metavar="KEY=PCT%%[+SLACK]",
+    s.add_argument("--tolerance", action="append", metavar="KEY=PCT%[+SLACK]",
                    help="how much worse than the baseline passes; KEY: latency (p50/p90/p99, default 50%%+250 ms), "
                         "rto (50%%+2 s), reprocessed (20%%+10 records), throughput (20%% less); repeatable")
     s.add_argument("--allow-cluster", action="append", metavar="NAME",
@@ -549,6 +549,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_parsers(sub)
     from harness.tools.drill_schema import add_parsers as add_schema_parser
     add_schema_parser(sub)
+    from harness.cli.docs import add_parsers as add_docs_parser
+    add_docs_parser(sub)
 
     s = sub.add_parser("test", help="run the test suite (pytest); from a checkout: ./mirrordrill test [pytest args]")
     s.set_defaults(func=cmd_test)

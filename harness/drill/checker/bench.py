@@ -19,7 +19,7 @@ from harness.drill.checker.contract import FlowInput
 from harness.drill.checker.reference import check_flow as reference_check
 from harness.drill.checker.synthetic import COUNTS, FaultPlan, synthesize_flow
 from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS, HistoryKind, history_files, history_path
-from loadgen.histories.reader import read_acked_sends, read_target_records, read_uncertain_sends
+from loadgen.histories.reader import read_rows
 from loadgen.histories.writer import HistoryWriter
 from primitives.cpu import process_cpu_seconds
 
@@ -70,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         del synthetic, flow  # the reference reads its own copy from the files
 
         t, cpu = time.perf_counter(), time.process_time()
-        acked = read_acked_sends(history_files(directory, ACKED_SENDS))
-        observed = read_target_records(history_files(directory, TARGET_RECORDS))
-        uncertain = read_uncertain_sends(history_files(directory, UNCERTAIN_SENDS))
+        acked = read_rows(ACKED_SENDS, history_files(directory, ACKED_SENDS))
+        observed = read_rows(TARGET_RECORDS, history_files(directory, TARGET_RECORDS))
+        uncertain = read_rows(UNCERTAIN_SENDS, history_files(directory, UNCERTAIN_SENDS))
         read_s = time.perf_counter() - t
         t = time.perf_counter()
         reference = reference_check(FlowInput(source, target, topic_map, acked, observed,

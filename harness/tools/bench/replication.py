@@ -385,13 +385,14 @@ def _check_latency(run: _LatencyRun, res: BenchResult) -> None:
     """The reference checker's figures of phase 2, into ``res``."""
     from harness.drill.checker.contract import FlowInput
     from harness.drill.checker.reference import check_flow
-    from loadgen.histories.reader import read_acked_sends, read_target_records, read_uncertain_sends
+    from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS
+    from loadgen.histories.reader import read_rows
 
     remote, topic = res.remote_topic, res.topic
-    observed = after_boundaries(read_target_records([run.observed]), run.boundaries)
+    observed = after_boundaries(read_rows(TARGET_RECORDS, [run.observed]), run.boundaries)
     figures = check_flow(FlowInput(source="src", target="dst", topic_map={remote: topic},
-                                   acked=read_acked_sends(run.ledgers), observed=observed,
-                                   uncertain=read_uncertain_sends(run.uncertain)))
+                                   acked=read_rows(ACKED_SENDS, run.ledgers), observed=observed,
+                                   uncertain=read_rows(UNCERTAIN_SENDS, run.uncertain)))
     lat = figures.latency_ms
     res.latency_acked, res.latency_replicated, res.latency_count = figures.acked, figures.replicated, lat.count
     res.p50_ms, res.p90_ms, res.p99_ms, res.max_ms = lat.p50, lat.p90, lat.p99, lat.max
