@@ -188,7 +188,8 @@ def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None =
     results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log,
                     baseline=baseline, spark_master=spark_master, backend=backend,
                     keep_broker_data=keep_broker_data, plan=plan).run()
-    record_allure_results(results.run_dir, log)
+    if results.run_dir is not None:  # a drill's results carry the folder they were saved in
+        record_allure_results(results.run_dir, log)
     return results
 
 
@@ -228,8 +229,8 @@ def cmd_run(args) -> int:
         except BaselineError as e:
             print(f"mirrordrill run: {e}", file=sys.stderr)
             return EXIT_USAGE
-        for warning in baseline.warnings:
-            print(f"mirrordrill run: baseline: {warning}", file=sys.stderr)
+        for note in baseline.warnings:
+            print(f"mirrordrill run: baseline: {note}", file=sys.stderr)
     elif args.tolerance:
         print("mirrordrill run: --tolerance applies to a comparison with --baseline DIR; give the baseline run",
               file=sys.stderr)

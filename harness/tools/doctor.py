@@ -205,7 +205,10 @@ def _count_value(bootstrap: str, topic: str, value: bytes, timeout_s: float = 15
             m = c.poll(0.5)
             if m is None or m.error():
                 continue
-            pos = m.offset() + 1
+            offset = m.offset()
+            if offset is None:
+                continue  # the client sets it on every record it returns
+            pos = offset + 1
             n += m.value() == value
         return n
     finally:

@@ -209,7 +209,7 @@ class KafkaCluster(ClusterClients):
     """The brokers of one data center the harness starts, with whole-cluster lifecycle."""
 
     def __init__(self, spec: ClusterSpec, ports: list[BrokerPorts], workdir: Path,
-                 java: str, classpath: tuple[Path, ...], security: BrokerSecurity | None = None,
+                 java: str, classpath: tuple[str | Path, ...], security: BrokerSecurity | None = None,
                  runner: BrokerRunner | None = None, cluster_id: str | None = None):
         if len(ports) != spec.brokers:
             raise ValueError(f"cluster {spec.name}: {spec.brokers} brokers but {len(ports)} port sets")
