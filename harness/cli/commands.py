@@ -18,6 +18,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+# Re-exported (hence F401): callers import the exit codes from here too, some unused in this module
 from harness.cli.exit_codes import EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401
 from harness.drill.replicators import replicator_kinds, sweepable_kinds
 from harness.drill.run_folder import OutFolderRefused, take
