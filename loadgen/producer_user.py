@@ -18,6 +18,7 @@ import it from the harness; the harness starts it in its own process (``loadgen.
 from __future__ import annotations
 
 from locust import User, events, task
+from locust.argument_parser import LocustArgumentParser
 from locust.env import Environment
 from locust.exception import StopUser
 
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import gevent
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 try:
@@ -140,15 +141,16 @@ class ProducerClient:
             self.session.flush_histories()
         return served
 
-    def _delivered(self, seq: int, err: KafkaError | None, msg) -> None:
+    def _delivered(self, seq: int, err: KafkaError | None, msg: Message) -> None:
         entry = self._pending.pop(seq, None)
         if entry is None or self._closed:  # already written off as uncertain at shutdown
             return
         topic, ts, size, crc = entry
-        if err is None:
+        partition, offset = msg.partition(), msg.offset()
+        if err is None and partition is not None and offset is not None:  # the client sets both on an ack
             latency = msg.latency()
             latency_ms = latency * 1000.0 if latency is not None else float(now_ms() - ts)
-            self._acked_rows.append(AckedSend(self._cluster, topic, msg.partition(), msg.offset(),
+            self._acked_rows.append(AckedSend(self._cluster, topic, partition, offset,
                                               self.producer_id, seq, ts, ts + round(latency_ms),
                                               size, crc))
             self.acked += 1
@@ -159,7 +161,7 @@ class ProducerClient:
             self._fire(request_type="produce", name=topic, response_time=latency_ms,
                        response_length=size, exception=None, context={})
             return
-        reason = f"{err.name()}: {err.str()}"
+        reason = f"{err.name()}: {err.str()}" if err is not None else "acked without a partition and offset"
         if self._closing:
             self.pending_at_shutdown += 1
             reason = f"no ack before shutdown ({reason})"
@@ -404,6 +406,9 @@ class KafkaProducerUser(User):
     on scheduling than on producing.
     """
 
+    session: LoadSession  # set by on_start
+    client: ProducerClient
+
     def on_start(self) -> None:
         session = getattr(self.environment, LoadSession.ATTR, None)
         if session is None or session.closed:
@@ -507,7 +512,10 @@ def _keys_arg(text: str) -> Any:
 def _producer_arg(text: str) -> dict[str, Any]:
     if not text.strip():
         return {}
-    return _parse_json_or(text, lambda t: dict(kv.split("=", 1) for kv in t.split(",") if kv))
+    settings = _parse_json_or(text, lambda t: dict(kv.split("=", 1) for kv in t.split(",") if kv))
+    if not isinstance(settings, dict):
+        raise ValueError(f"--producer-config: a JSON object or k=v,k=v, not {text!r}")
+    return settings
 
 
 def spec_from_options(options: Any) -> LoadSpec:
@@ -544,8 +552,7 @@ _ARGUMENTS: tuple[tuple[str, str | float | int, str | None], ...] = (
 )
 
 
-@events.init_command_line_parser.add_listener
-def _add_arguments(parser) -> None:
+def _add_arguments(parser: LocustArgumentParser) -> None:
     g = parser.add_argument_group("mirrordrill Kafka load")
     for flag, default, help_text in _ARGUMENTS:
         typed = {"type": type(default)} if not isinstance(default, str) else {}
@@ -553,8 +560,7 @@ def _add_arguments(parser) -> None:
                        help=help_text, **typed)
 
 
-@events.test_start.add_listener
-def _on_test_start(environment: Environment, **_kw) -> None:
+def _on_test_start(environment: Environment, **_kw: object) -> None:
     # The headless load process attaches its own session before starting; only the
     # `locust -f` path builds one from the command line, anew for each test started.
     existing = getattr(environment, LoadSession.ATTR, None)
@@ -571,11 +577,17 @@ def _on_test_start(environment: Environment, **_kw) -> None:
     LoadSession(spec).attach(environment)
 
 
-@events.test_stop.add_listener
-def _on_test_stop(environment: Environment, **_kw) -> None:
+def _on_test_stop(environment: Environment, **_kw: object) -> None:
     session = getattr(environment, LoadSession.ATTR, None)
     if session is None or session.closed:
         return
     session.close()
     path = session.write_stats(environment, state="stopped", final=True, stop_reason="test stopped")
     log.info("load stats: %s; ledger: %s", path, session.ledger_path)
+
+
+# Registered by call, not as decorators: Locust's add_listener is unannotated, and as a decorator it
+# would leave the listeners untyped (pyproject.toml excludes EventHook from the untyped-call check).
+events.init_command_line_parser.add_listener(_add_arguments)
+events.test_start.add_listener(_on_test_start)
+events.test_stop.add_listener(_on_test_stop)

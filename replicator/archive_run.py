@@ -44,7 +44,10 @@ def main(archive: str, jars: list[Path], bootstrap: str) -> None:
         session_settings(jars, tmp, flags, master))
     spark = SparkSession.builder.config(conf=conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    proc = SparkContext._gateway.proc
+    gateway = SparkContext._gateway
+    if gateway is None:
+        raise RuntimeError("the Spark session started without a JVM gateway")
+    proc = gateway.proc
     try:
         spark.range(100).selectExpr("concat('t.', cast(id as string)) as topic", "unhex(lpad(hex(id), 16, '0')) as v",
                                     "filter(array(named_struct('key', 'k', 'value', cast('x' as binary))), "

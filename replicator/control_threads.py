@@ -19,6 +19,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from replicator.schedule import Every, wait_until_due
@@ -57,7 +58,7 @@ class ControlThreads:
 
     def start(self) -> ControlThreads:
         for fr in self.flows:
-            self._spawn(f"control {fr.name}", lambda fr=fr: self._flow_loop(fr))
+            self._spawn(f"control {fr.name}", partial(self._flow_loop, fr))
         self._spawn("lag probe", self._lag_loop)
         return self
 

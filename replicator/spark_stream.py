@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from replicator.config.flow import MICROBATCH_TRIGGER_DEFAULT, REALTIME_TRIGGER_DEFAULT
 from replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, TIMESTAMP_HEADER
@@ -21,8 +21,8 @@ from replicator.planted_faults import DataPathFault
 
 if TYPE_CHECKING:
     from pyspark import StatusTracker
-    from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import StreamingQuery
+    from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
+    from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
     from replicator.mm2_format import Heartbeat
 
@@ -153,9 +153,12 @@ def _read_kafka(reader: Any, plan: StreamPlan) -> Any:
     return reader
 
 
-def kafka_sink(writer: Any, plan: StreamPlan) -> Any:
+# pyspark's batch and streaming writers share the sink's methods but no base class.
+SinkWriter = TypeVar("SinkWriter", "DataFrameWriter", "DataStreamWriter")
+
+
+def kafka_sink(writer: SinkWriter, plan: StreamPlan) -> SinkWriter:
     """The flow's Kafka sink options on a batch or a streaming writer."""
-    # Any: pyspark's DataFrameWriter and DataStreamWriter share these methods but no base class.
     writer = (writer.format("kafka")
               .option("kafka.bootstrap.servers", plan.target_bootstrap)
               .option("kafka.interceptor.classes", INTERCEPTOR_CLASS)
@@ -289,7 +292,8 @@ def start_query(spark: SparkSession, plan: StreamPlan) -> StreamingQuery:
               .queryName(plan.name)
               .option("checkpointLocation", str(plan.checkpoint_dir)))
     if plan.mode == "realtime":
-        writer = writer.outputMode("update").trigger(realTime=plan.trigger_interval or REALTIME_TRIGGER_DEFAULT)
+        writer = writer.outputMode("update").trigger(  # type: ignore[call-overload]  # pyspark's overloads lack realTime
+            realTime=plan.trigger_interval or REALTIME_TRIGGER_DEFAULT)  # (the method itself takes it)
     else:
         writer = writer.trigger(processingTime=plan.trigger_interval or MICROBATCH_TRIGGER_DEFAULT)
     return writer.start()
@@ -351,6 +355,8 @@ class QuietStops:
 
     def enter(self, spark: SparkSession) -> None:
         jvm = spark.sparkContext._jvm
+        if jvm is None:
+            raise RuntimeError("the Spark session's JVM gateway is closed")
         with self._lock:
             if self._stopping == 0:
                 manager = jvm.org.apache.logging.log4j.LogManager
@@ -362,6 +368,8 @@ class QuietStops:
 
     def leave(self, spark: SparkSession) -> None:
         jvm = spark.sparkContext._jvm
+        if jvm is None:
+            raise RuntimeError("the Spark session's JVM gateway is closed")
         with self._lock:
             self._stopping -= 1
             if self._stopping == 0:

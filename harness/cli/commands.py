@@ -18,6 +18,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+# Re-exported (hence F401): callers import the exit codes from here too, some unused in this module
 from harness.cli.exit_codes import EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401
 from harness.drill.replicators import replicator_kinds, sweepable_kinds
 from harness.drill.run_folder import OutFolderRefused, take
@@ -189,7 +190,8 @@ def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None =
     results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log,
                     baseline=baseline, spark_master=spark_master, backend=backend,
                     keep_broker_data=keep_broker_data, plan=plan).run()
-    record_allure_results(results.run_dir, log)
+    if results.run_dir is not None:  # a drill's results carry the folder they were saved in
+        record_allure_results(results.run_dir, log)
     return results
 
 
@@ -229,8 +231,8 @@ def cmd_run(args) -> int:
         except BaselineError as e:
             print(f"mirrordrill run: {e}", file=sys.stderr)
             return EXIT_USAGE
-        for warning in baseline.warnings:
-            print(f"mirrordrill run: baseline: {warning}", file=sys.stderr)
+        for note in baseline.warnings:
+            print(f"mirrordrill run: baseline: {note}", file=sys.stderr)
     elif args.tolerance:
         print("mirrordrill run: --tolerance applies to a comparison with --baseline DIR; give the baseline run",
               file=sys.stderr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from harness.drill.checker.contract import FailoverInput, FlowInput, FlowResult
 from harness.drill.checker.reference import check_failover, check_flow
@@ -24,7 +24,10 @@ from loadgen.histories.kinds import (
 )
 from loadgen.histories.reader import read_rows
 
-R = TypeVar("R")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+R = TypeVar("R", bound="DataclassInstance")  # a history row
 
 
 class Histories:

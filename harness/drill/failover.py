@@ -30,9 +30,10 @@ def current_lag(ctx: DrillContext, flow: str | None = None) -> int | None:
     if lags is None:
         return None
     chosen = [v for f, v in lags.items() if flow is None or f == flow]
-    if not chosen or any(v is None for v in chosen):
+    known = [v for v in chosen if v is not None]
+    if not chosen or len(known) < len(chosen):
         return None
-    return sum(chosen)
+    return sum(known)
 
 
 def lag_by_flow(ctx: DrillContext) -> dict[str, int | None] | None:

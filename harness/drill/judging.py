@@ -140,7 +140,7 @@ class Judging:
             logs.toxiproxy = str(env.toxiproxy.process.log_path)
         if ctx is not None:
             # a failback adds replicators with the same node names: the folder tells them apart
-            logs.replicator = {(k if r.setup.workdir == out_dir / REPLICATOR_DIR else f"{k} ({r.setup.workdir.name})"): str(v)
+            logs.replicator = {(k if r.setup.folder == out_dir / REPLICATOR_DIR else f"{k} ({r.setup.folder.name})"): str(v)
                                for r in ctx.all_replicators() for k, v in r.log_paths().items()}
             logs.load = [str(r.log_path) for slot in ctx.producers for r in slot.runs]
         return logs

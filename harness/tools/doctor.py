@@ -12,7 +12,7 @@ from pathlib import Path
 
 from confluent_kafka import KafkaException, Producer, libversion
 
-from harness.lab.brokers.cluster import ClusterSpec, KafkaCluster
+from harness.lab.brokers.cluster import ClusterClients, ClusterSpec
 from harness.lab.environment import Environment, TopologySpec
 from harness.lab.network.probe import measure_round_trip
 from harness.lab.network.wan import WanLink
@@ -120,10 +120,10 @@ class Doctor:
 
 
 # A check of the link from dc-a to dc-b: whether it passed, and what it saw.
-LinkCheck = Callable[[WanLink, KafkaCluster], tuple[bool, str]]
+LinkCheck = Callable[[WanLink, ClusterClients], tuple[bool, str]]
 
 
-def _latency(link: WanLink, a: KafkaCluster) -> tuple[bool, str]:
+def _latency(link: WanLink, a: ClusterClients) -> tuple[bool, str]:
     try:
         before = measure_round_trip(a.wan_bootstrap("dc-b"))
         link.set(latency_ms=INJECTED_LATENCY_MS)
@@ -138,7 +138,7 @@ def _latency(link: WanLink, a: KafkaCluster) -> tuple[bool, str]:
             f"{INJECTED_LATENCY_MS} ms each way (added {added:.1f} ms, expected ~{expected} ms)")
 
 
-def _blackhole(link: WanLink, a: KafkaCluster) -> tuple[bool, str]:
+def _blackhole(link: WanLink, a: ClusterClients) -> tuple[bool, str]:
     topic = "doctor-blackhole"
     a.create_topics([_new_topic(topic)])
     acks: list = []
@@ -163,7 +163,7 @@ def _blackhole(link: WanLink, a: KafkaCluster) -> tuple[bool, str]:
             f"{delivered}; copies on the broker: {count} (want 1)")
 
 
-def _hard_partition(link: WanLink, a: KafkaCluster) -> tuple[bool, str]:
+def _hard_partition(link: WanLink, a: ClusterClients) -> tuple[bool, str]:
     link.partition()
     refused = not _reachable(a, timeout_s=3)
     link.heal()
@@ -171,7 +171,7 @@ def _hard_partition(link: WanLink, a: KafkaCluster) -> tuple[bool, str]:
     return refused and back, f"clients refused while down: {refused}; reachable after heal: {back}"
 
 
-def _reachable(a: KafkaCluster, timeout_s: float) -> bool:
+def _reachable(a: ClusterClients, timeout_s: float) -> bool:
     """Whether one round trip from dc-a through the link succeeds within ``timeout_s``."""
     try:
         measure_round_trip(a.wan_bootstrap("dc-b"), samples=1, timeout_s=timeout_s)
@@ -205,7 +205,10 @@ def _count_value(bootstrap: str, topic: str, value: bytes, timeout_s: float = 15
             m = c.poll(0.5)
             if m is None or m.error():
                 continue
-            pos = m.offset() + 1
+            offset = m.offset()
+            if offset is None:
+                continue  # the client sets it on every record it returns
+            pos = offset + 1
             n += m.value() == value
         return n
     finally:

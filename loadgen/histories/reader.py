@@ -11,13 +11,16 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from loadgen.histories.kinds import HistoryKind
 
 log = logging.getLogger(__name__)
 
-R = TypeVar("R")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+R = TypeVar("R", bound="DataclassInstance")  # a history row: a dataclass, its fields the columns
 
 
 class HistoryFormatError(ValueError):

@@ -123,7 +123,10 @@ def _bench_spark(args, directory, flow, reference, figures: dict[str, Any]) -> i
     spark.sparkContext.setLogLevel("ERROR")
     print(f"spark session up in {time.perf_counter() - t:.1f}s ({args.spark_master}, "
           f"driver memory {args.driver_memory})")
-    jvm = spark.sparkContext._gateway.proc.pid  # spark-submit execs the driver JVM
+    gateway = spark.sparkContext._gateway
+    if gateway is None:
+        raise RuntimeError("the Spark session started without a JVM gateway")
+    jvm = gateway.proc.pid  # spark-submit execs the driver JVM
     try:
         t, cpu = time.perf_counter(), (process_cpu_seconds(jvm) or 0.0) + time.process_time()
         inp = spark_checker.load_flow_input(spark, directory, source, target, topic_map,

@@ -47,7 +47,7 @@ class BrokerSettings:
     cluster_id: str
     quorum_voters: str
     java: str
-    classpath: tuple[Path, ...]
+    classpath: tuple[str | Path, ...]  # jars, or a JVM wildcard such as a container's libs/*
     heap_mb: int = 512
     properties: dict[str, str] = field(default_factory=dict)
     security: BrokerSecurity | None = None

@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.drill import run_folder
-from harness.drill.metrics import METRICS, Metric
+from harness.drill.metrics import METRICS, BenchColumn, Metric
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS
 from harness.drill.results import DrillSummary, ResultsUnavailable, load_results
 from harness.tools.calibrate.run import machine
@@ -43,25 +43,27 @@ _START_UP = {"first_start_s": ("start s", 1), "restart_s": ("restart s", 1)}
 
 def figure_columns() -> dict[str, tuple[str, int]]:
     """figure -> (column heading, digits shown), in the table's order."""
-    columns = {**_START_UP, **{m.bench.figure: (m.bench.heading, m.bench.digits) for m in _bench_metrics()}}
+    columns = {**_START_UP, **{column.figure: (column.heading, column.digits) for _, column in _bench_metrics()}}
     return {k: columns[k] for k in sorted(columns, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))}
 
 
-def _bench_metrics() -> list[Metric]:
-    return [m for m in METRICS.values() if m.bench is not None]
+def _bench_metrics() -> list[tuple[Metric, BenchColumn]]:
+    return [(m, m.bench) for m in METRICS.values() if m.bench is not None]
 
 
-def _metric_figure(m: Metric, summary: DrillSummary) -> float | None:
+def _metric_figure(m: Metric, column: BenchColumn, summary: DrillSummary) -> float | None:
     """One metric over the run's flows or groups, as its bench column combines it."""
-    entries = {"flow": [(f.name, f) for f in summary.flows], "failover": [(g.group, g) for g in summary.failovers],
-               "failback": [(b.name, b) for b in summary.failbacks]}[m.family]
+    families: dict[str, Sequence[tuple[str, object]]] = {
+        "flow": [(f.name, f) for f in summary.flows], "failover": [(g.group, g) for g in summary.failovers],
+        "failback": [(b.name, b) for b in summary.failbacks]}
+    entries = families[m.family]
     per_scope: dict[str, float] = {}
     for scope, entry in entries:
         if (value := m.read(entry)) is not None:
             per_scope[scope] = max(per_scope.get(scope, value), value)
     if not per_scope:
         return None
-    return sum(per_scope.values()) if m.bench.combine == "sum" else max(per_scope.values())
+    return sum(per_scope.values()) if column.combine == "sum" else max(per_scope.values())
 
 
 SHIFT_KEY = "failover_shift_s"
@@ -112,7 +114,7 @@ def figures(summary: DrillSummary) -> dict[str, float | None]:
     def worst(values):
         values = [v for v in values if v is not None]
         return max(values) if values else None
-    return {**{m.bench.figure: _metric_figure(m, summary) for m in _bench_metrics()},
+    return {**{column.figure: _metric_figure(m, column, summary) for m, column in _bench_metrics()},
             "first_start_s": worst(t.get("first_record_s") for t in firsts),
             "restart_s": worst(t.get("first_record_s") for t in later)}
 

@@ -60,7 +60,10 @@ def run_load(bootstrap: str, topic: str, workdir: Path, rate: float, args) -> tu
             raise SystemExit(f"load process failed (exit {code}); see {runner.log_path}")
     finally:
         runner.stop()
-    return runner.stats(), waited_children_cpu_seconds() - cpu0
+    stats, cpu_s = runner.stats(), waited_children_cpu_seconds() - cpu0
+    if stats is None:
+        raise SystemExit(f"load process wrote no stats; see {runner.log_path}")
+    return stats, cpu_s
 
 
 def describe(label: str, s: LoadStats, cpu_s: float) -> str:

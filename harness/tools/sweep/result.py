@@ -41,7 +41,8 @@ class SweepResult:
             groups.setdefault(json.dumps(pt.params, sort_keys=True), []).append(pt)
         out = []
         for runs in groups.values():
-            ok = sorted((pt for pt in runs if not pt.error and pt.capacity is not None), key=lambda pt: pt.capacity)
+            measured = [(capacity, pt) for pt in runs if not pt.error and (capacity := pt.capacity) is not None]
+            ok = [pt for _, pt in sorted(measured, key=lambda m: m[0])]
             out.append(ok[(len(ok) - 1) // 2] if ok else runs[-1])
         return out
 
