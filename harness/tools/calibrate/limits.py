@@ -145,7 +145,8 @@ class Calibration:
         """The ranges and suggested limits as data (a measurement record's figures)."""
         observed = []
         for o in self.observed:
-            limit = suggest(o.kind, o.values, self.margin) if o.kind.calibrate.suggested else None
+            rule = o.kind.calibrate
+            limit = suggest(o.kind, o.values, self.margin) if rule is not None and rule.suggested else None
             observed.append({"metric": o.key(True), "values": o.values,
                              "suggested": None if limit is None else f"{limit.op} {_fmt(limit.value)}"})
         return {"header": self.header, "margin": self.margin, "observed": observed}
