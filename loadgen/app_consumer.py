@@ -218,6 +218,7 @@ class AppConsumer:
         selection = TopicSelection.of(topics)
         if self._writer is None:
             self._writer = HistoryWriter(PROCESSED_RECORDS, self.path)
+        writer = self._writer
         run = ConsumerRun(cluster, bootstrap, position, started_ts_ms=now_ms())
         with self._lock:
             self.runs.append(run)
@@ -226,7 +227,7 @@ class AppConsumer:
         self._stop.clear()
         self.error = None
         consumer = Consumer(self._config(bootstrap, position) | dict(security or {}))  # bad settings fail the caller
-        self._thread = threading.Thread(target=self._run, args=(consumer, run, selection),
+        self._thread = threading.Thread(target=self._run, args=(consumer, run, selection, writer),
                                         name=f"app-{self.group}", daemon=True)
         self._thread.start()
         return run
@@ -312,7 +313,7 @@ class AppConsumer:
         elif pos.strategy == "offsets":
             for tp in fresh:
                 tp.offset = pos.offsets.get(tp.topic, {}).get(tp.partition, fallback)
-        elif pos.strategy == "timestamp" and fresh:
+        elif pos.strategy == "timestamp" and pos.timestamp_ms is not None and fresh:  # _complete requires the time
             query = [TopicPartition(tp.topic, tp.partition, pos.timestamp_ms) for tp in fresh]
             found = {(r.topic, r.partition): r.offset
                      for r in consumer.offsets_for_times(query, timeout=15.0)}
@@ -336,7 +337,8 @@ class AppConsumer:
         log.info("group %s on %s: assigned %s", self.group, run.cluster,
                  [(tp.topic, tp.partition, tp.offset) for tp in partitions])
 
-    def _run(self, consumer: Consumer, run: ConsumerRun, topics: TopicSelection) -> None:
+    def _run(self, consumer: Consumer, run: ConsumerRun, topics: TopicSelection,
+             writer: HistoryWriter[ProcessedRecord]) -> None:
         manual = self.commit.mode == "manual"
         since_commit = 0
         last_commit = time.monotonic()
@@ -366,7 +368,7 @@ class AppConsumer:
             while not self._stop.is_set():
                 msgs = consumer.consume(self.batch_size, timeout=0.1)
                 if msgs:
-                    since_commit += self._process(consumer, run, msgs, store=not manual)
+                    since_commit += self._process(consumer, run, msgs, writer, store=not manual)
                 if manual and since_commit and (
                         (self.commit.every_records and since_commit >= self.commit.every_records)
                         or (time.monotonic() - last_commit) * 1000 >= self.commit.interval_ms):
@@ -389,7 +391,8 @@ class AppConsumer:
             with self._progress:
                 self._progress.notify_all()
 
-    def _process(self, consumer: Consumer, run: ConsumerRun, msgs: list[Any], store: bool) -> int:
+    def _process(self, consumer: Consumer, run: ConsumerRun, msgs: list[Any], writer: HistoryWriter[ProcessedRecord],
+                 store: bool) -> int:
         ts = now_ms()
         group, cluster = self.group, run.cluster
         rows = []
@@ -407,8 +410,8 @@ class AppConsumer:
                                             env.producer_id, env.seq, ts))
             nexts[(topic, partition)] = offset + 1
         if rows:
-            self._writer.write_many(rows)
-        self._writer.flush()  # processed rows reach the OS before their offsets are stored
+            writer.write_many(rows)
+        writer.flush()  # processed rows reach the OS before their offsets are stored
         if store and nexts:
             try:
                 consumer.store_offsets(offsets=[TopicPartition(t, p, o)

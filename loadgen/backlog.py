@@ -10,11 +10,11 @@ flat out from its first batch, and its rate while the backlog lasts is its ceili
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from loadgen.envelope import EnvelopeEncoder
 from loadgen.histories.kinds import ACKED_SENDS, history_path
@@ -43,12 +43,13 @@ def produce_backlog(cluster: str, bootstrap: str, topic: str, records: int, reco
     rows: list[AckedSend] = []
     errors: list[str] = []
 
-    def delivered(seq: int, sent_ms: int, size: int, crc: int):
-        def report(err, msg) -> None:
-            if err is not None:
-                errors.append(str(err))
+    def delivered(seq: int, sent_ms: int, size: int, crc: int) -> Callable[[KafkaError | None, Message], None]:
+        def report(err: KafkaError | None, msg: Message) -> None:
+            partition, offset = msg.partition(), msg.offset()
+            if err is not None or partition is None or offset is None:
+                errors.append(str(err) if err is not None else f"record {seq}: acked without a partition and offset")
                 return
-            rows.append(AckedSend(cluster, topic, msg.partition(), msg.offset(), encoder.producer_id, seq,
+            rows.append(AckedSend(cluster, topic, partition, offset, encoder.producer_id, seq,
                                   sent_ms, int(time.time() * 1000), size, crc))
         return report
 

@@ -97,8 +97,8 @@ class LagSampler:
         if self.running:
             raise RuntimeError(f"lag sampler on {self.cluster} is already running")
         self._stop.clear()
-        self._writer = HistoryWriter(END_OFFSETS, self.path)
-        self._thread = threading.Thread(target=self._run, name=f"lag-{self.cluster}", daemon=True)
+        self._writer = writer = HistoryWriter(END_OFFSETS, self.path)
+        self._thread = threading.Thread(target=self._run, args=(writer,), name=f"lag-{self.cluster}", daemon=True)
         self._thread.start()
         return self
 
@@ -116,14 +116,14 @@ class LagSampler:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _run(self) -> None:
+    def _run(self, writer: HistoryWriter[LagSample]) -> None:
         start = time.monotonic()
         tick = 0
         while not self._stop.is_set():
             try:
                 rows = self.sample_once()
-                self._writer.write_many(rows)
-                self._writer.flush()
+                writer.write_many(rows)
+                writer.flush()
                 self.samples += 1
             except Exception as e:  # noqa: BLE001 - KafkaException, timeouts, ...
                 # A cluster that does not answer is what faults look like: skip this sample.

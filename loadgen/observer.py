@@ -74,8 +74,8 @@ class Observer:
             "auto.offset.reset": "earliest",
             # The broker answers a fetch as soon as one byte is there (fetch.min.bytes), so the
             # wait bounds only idle fetches: at 10 ms, a hundred a second per broker kept the
-            # brokers of a chain at +0.18 core while the replicator started (its first record 5 s
-            # later, forwarding-chain, 2026-11-28).
+            # brokers of a chain busy while the replicator started, and delayed its first record
+            # (see docs/measurements/behind-the-code.md#loadgen-observer-py).
             "fetch.wait.max.ms": 500,
             "fetch.min.bytes": 1,
             "isolation.level": "read_committed",
@@ -112,9 +112,9 @@ class Observer:
         if self.running:
             raise RuntimeError(f"observer on {self.cluster} is already running")
         self._stop.clear()
-        self._writer = HistoryWriter(TARGET_RECORDS, self.path)
+        self._writer = writer = HistoryWriter(TARGET_RECORDS, self.path)
         self.started_ts_ms = now_ms()
-        self._thread = threading.Thread(target=self._run, name=f"observer-{self.cluster}",
+        self._thread = threading.Thread(target=self._run, args=(writer,), name=f"observer-{self.cluster}",
                                         daemon=True)
         self._thread.start()
         return self
@@ -197,7 +197,7 @@ class Observer:
                 self._want_positions -= 1
 
     # --- the thread ----------------------------------------------------------------------
-    def _run(self) -> None:
+    def _run(self, writer: HistoryWriter[TargetRecord]) -> None:
         consumer = Consumer(self._conf)
         try:
             next_discovery = 0.0
@@ -211,7 +211,7 @@ class Observer:
                     continue
                 msgs = consumer.consume(self.batch_size, timeout=0.05)
                 if msgs:
-                    self._record(msgs)
+                    self._record(msgs, writer)
                 if self._want_positions:
                     self._refresh_positions(consumer)
         except BaseException as e:  # noqa: BLE001 - kept for the harness, which decides
@@ -219,8 +219,7 @@ class Observer:
             log.exception("observer on %s failed", self.cluster)
         finally:
             consumer.close()
-            if self._writer is not None:
-                self._writer.flush()
+            writer.flush()
 
     def _discover(self, consumer: Consumer) -> None:
         try:
@@ -246,7 +245,7 @@ class Observer:
             self._discovery_gen += 1
             self._discovered.notify_all()
 
-    def _record(self, msgs: list[Any]) -> None:
+    def _record(self, msgs: list[Any], writer: HistoryWriter[TargetRecord]) -> None:
         seen = now_ms()
         cluster = self.cluster
         rows = []
@@ -267,8 +266,8 @@ class Observer:
                                          env.seq, seen, ok, env.checksum))
             last[(topic, partition)] = offset + 1
         if rows:
-            self._writer.write_many(rows)
-            self._writer.flush()  # a row is on disk before its position counts as read
+            writer.write_many(rows)
+            writer.flush()  # a row is on disk before its position counts as read
             self.records += len(rows)
         with self._lock:
             for tp, nxt in last.items():

@@ -18,6 +18,7 @@ import it from the harness; the harness starts it in its own process (``loadgen.
 from __future__ import annotations
 
 from locust import User, events, task
+from locust.argument_parser import LocustArgumentParser
 from locust.env import Environment
 from locust.exception import StopUser
 
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import gevent
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 try:
@@ -140,15 +141,16 @@ class ProducerClient:
             self.session.flush_histories()
         return served
 
-    def _delivered(self, seq: int, err: KafkaError | None, msg) -> None:
+    def _delivered(self, seq: int, err: KafkaError | None, msg: Message) -> None:
         entry = self._pending.pop(seq, None)
         if entry is None or self._closed:  # already written off as uncertain at shutdown
             return
         topic, ts, size, crc = entry
-        if err is None:
+        partition, offset = msg.partition(), msg.offset()
+        if err is None and partition is not None and offset is not None:  # the client sets both on an ack
             latency = msg.latency()
             latency_ms = latency * 1000.0 if latency is not None else float(now_ms() - ts)
-            self._acked_rows.append(AckedSend(self._cluster, topic, msg.partition(), msg.offset(),
+            self._acked_rows.append(AckedSend(self._cluster, topic, partition, offset,
                                               self.producer_id, seq, ts, ts + round(latency_ms),
                                               size, crc))
             self.acked += 1
@@ -159,7 +161,7 @@ class ProducerClient:
             self._fire(request_type="produce", name=topic, response_time=latency_ms,
                        response_length=size, exception=None, context={})
             return
-        reason = f"{err.name()}: {err.str()}"
+        reason = f"{err.name()}: {err.str()}" if err is not None else "acked without a partition and offset"
         if self._closing:
             self.pending_at_shutdown += 1
             reason = f"no ack before shutdown ({reason})"
@@ -269,9 +271,9 @@ class LoadSession:
         A producer made at the release spent 0.5 s (quiet machine) to 1.0 s (a drill on 2 cores)
         before its first ack: connection, metadata, and the idempotent producer's id. Every record
         sent meanwhile waited with it, and that wait counted as replication latency of the load's
-        first records and as replicator start-up (forwarding-chain, 2026-11-28: first send
-        14:53:29.934, first ack 14:53:30.953, copied 0.16 s later). Made ahead, the first ack took
-        11-14 ms. A cluster that does not answer within ``timeout_s`` (all producers together) is
+        first records and as replicator start-up (about a second; made ahead, milliseconds:
+        see docs/measurements/behind-the-code.md#loadgen-producer-user-py).
+        A cluster that does not answer within ``timeout_s`` (all producers together) is
         left to the run, as before: the producers keep trying by themselves.
         """
         deadline = time.monotonic() + timeout_s
@@ -404,6 +406,9 @@ class KafkaProducerUser(User):
     on scheduling than on producing.
     """
 
+    session: LoadSession  # set by on_start
+    client: ProducerClient
+
     def on_start(self) -> None:
         session = getattr(self.environment, LoadSession.ATTR, None)
         if session is None or session.closed:
@@ -507,7 +512,10 @@ def _keys_arg(text: str) -> Any:
 def _producer_arg(text: str) -> dict[str, Any]:
     if not text.strip():
         return {}
-    return _parse_json_or(text, lambda t: dict(kv.split("=", 1) for kv in t.split(",") if kv))
+    settings = _parse_json_or(text, lambda t: dict(kv.split("=", 1) for kv in t.split(",") if kv))
+    if not isinstance(settings, dict):
+        raise ValueError(f"--producer-config: a JSON object or k=v,k=v, not {text!r}")
+    return settings
 
 
 def spec_from_options(options: Any) -> LoadSpec:
@@ -526,34 +534,33 @@ def spec_from_options(options: Any) -> LoadSpec:
         create_topics_partitions=int(options.create_topics) or None)
 
 
-@events.init_command_line_parser.add_listener
-def _add_arguments(parser) -> None:
+# The `locust -f` options: (flag, default, help). Each is also read from ``LOCUST_`` and the flag
+# in upper case (``--kafka-bootstrap``: ``LOCUST_KAFKA_BOOTSTRAP``); a float or int default makes
+# the option parse as that type.
+_ARGUMENTS: tuple[tuple[str, str | float | int, str | None], ...] = (
+    ("--kafka-bootstrap", "", "bootstrap servers of the cluster to produce to"),
+    ("--kafka-cluster", "local", "cluster name written into the ledger"),
+    ("--topics", "load", "a,b (round robin) or a:3,b:1 (weighted)"),
+    ("--rate", 100.0, "records/s over all users"),
+    ("--record-size", "1024", 'bytes, or JSON: {"uniform": [min, max]} / {"normal": [mean, sd]}'),
+    ("--keys", "none", "none, uniform:N, hot:N:HOT:FRACTION, or JSON"),
+    ("--producer-config", "", "librdkafka settings: JSON or k=v,k=v (default acks=all, idempotence on)"),
+    ("--producer-id-prefix", "locust", None),
+    ("--ledger-dir", "ledger", "where the acked/uncertain histories and the stats summary go"),
+    ("--flush-timeout", 10.0, "seconds to wait for acks when a test stops"),
+    ("--create-topics", 0, "create missing topics with this many partitions (0: do not)"),
+)
+
+
+def _add_arguments(parser: LocustArgumentParser) -> None:
     g = parser.add_argument_group("mirrordrill Kafka load")
-    g.add_argument("--kafka-bootstrap", default="", env_var="LOCUST_KAFKA_BOOTSTRAP",
-                   help="bootstrap servers of the cluster to produce to")
-    g.add_argument("--kafka-cluster", default="local", env_var="LOCUST_KAFKA_CLUSTER",
-                   help="cluster name written into the ledger")
-    g.add_argument("--topics", default="load", env_var="LOCUST_TOPICS",
-                   help="a,b (round robin) or a:3,b:1 (weighted)")
-    g.add_argument("--rate", default=100.0, type=float, env_var="LOCUST_RATE",
-                   help="records/s over all users")
-    g.add_argument("--record-size", default="1024", env_var="LOCUST_RECORD_SIZE",
-                   help='bytes, or JSON: {"uniform": [min, max]} / {"normal": [mean, sd]}')
-    g.add_argument("--keys", default="none", env_var="LOCUST_KEYS",
-                   help="none, uniform:N, hot:N:HOT:FRACTION, or JSON")
-    g.add_argument("--producer-config", default="", env_var="LOCUST_PRODUCER_CONFIG",
-                   help="librdkafka settings: JSON or k=v,k=v (default acks=all, idempotence on)")
-    g.add_argument("--producer-id-prefix", default="locust", env_var="LOCUST_PRODUCER_ID_PREFIX")
-    g.add_argument("--ledger-dir", default="ledger", env_var="LOCUST_LEDGER_DIR",
-                   help="where the acked/uncertain histories and the stats summary go")
-    g.add_argument("--flush-timeout", default=10.0, type=float, env_var="LOCUST_FLUSH_TIMEOUT",
-                   help="seconds to wait for acks when a test stops")
-    g.add_argument("--create-topics", default=0, type=int, env_var="LOCUST_CREATE_TOPICS",
-                   help="create missing topics with this many partitions (0: do not)")
+    for flag, default, help_text in _ARGUMENTS:
+        typed = {"type": type(default)} if not isinstance(default, str) else {}
+        g.add_argument(flag, default=default, env_var="LOCUST_" + flag.removeprefix("--").replace("-", "_").upper(),
+                       help=help_text, **typed)
 
 
-@events.test_start.add_listener
-def _on_test_start(environment: Environment, **_kw) -> None:
+def _on_test_start(environment: Environment, **_kw: object) -> None:
     # The headless load process attaches its own session before starting; only the
     # `locust -f` path builds one from the command line, anew for each test started.
     existing = getattr(environment, LoadSession.ATTR, None)
@@ -570,11 +577,17 @@ def _on_test_start(environment: Environment, **_kw) -> None:
     LoadSession(spec).attach(environment)
 
 
-@events.test_stop.add_listener
-def _on_test_stop(environment: Environment, **_kw) -> None:
+def _on_test_stop(environment: Environment, **_kw: object) -> None:
     session = getattr(environment, LoadSession.ATTR, None)
     if session is None or session.closed:
         return
     session.close()
     path = session.write_stats(environment, state="stopped", final=True, stop_reason="test stopped")
     log.info("load stats: %s; ledger: %s", path, session.ledger_path)
+
+
+# Registered by call, not as decorators: Locust's add_listener is unannotated, and as a decorator it
+# would leave the listeners untyped (pyproject.toml excludes EventHook from the untyped-call check).
+events.init_command_line_parser.add_listener(_add_arguments)
+events.test_start.add_listener(_on_test_start)
+events.test_stop.add_listener(_on_test_stop)

@@ -155,8 +155,8 @@ class LoadRunner:
         to DR: a producer that drained on SIGTERM went on retrying, found the address pointing at
         DR and delivered its retries there under a producer id of the lost cluster. DR's broker
         took them, and DR's own first idempotent producer, given the same id by DR, was refused
-        as out of sequence and produced nothing (active-passive-failback with MM2, all three runs
-        of the 2026-11-29 bench)."""
+        as out of sequence and produced nothing (active-passive-failback with MM2;
+        see docs/measurements/behind-the-code.md#loadgen-runner-py)."""
         if self._proc is not None:
             self._proc.stop(timeout_s, sig=signal.SIGUSR1)
         return self.stats()

@@ -52,7 +52,16 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _refuse_unknown_keys(data: dict[str, Any], known: set[str], what: str, forms: str) -> None:
+    """Names the unknown keys and the forms a drill file may write (``extra="forbid"`` would only name a key)."""
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"unknown {what} {sorted(unknown)}; use {forms}")
+
+
 # --------------------------------------------------------------------------- record sizes
+
+_SIZE_FORMS = "{fixed: N}, {uniform: [min, max]}, {normal: [mean, sd]}"
 
 
 class SizeSpec(_Strict):
@@ -68,18 +77,14 @@ class SizeSpec(_Strict):
         if isinstance(data, int) and not isinstance(data, bool):
             return {"fixed": data}
         if isinstance(data, dict):
-            unknown = set(data) - {"fixed", "uniform", "normal"}
-            if unknown:
-                raise ValueError(f"unknown size distribution {sorted(unknown)}; use one of "
-                                 "{fixed: N}, {uniform: [min, max]}, {normal: [mean, sd]}")
+            _refuse_unknown_keys(data, {"fixed", "uniform", "normal"}, "size distribution", f"one of {_SIZE_FORMS}")
         return data
 
     @model_validator(mode="after")
     def _exactly_one(self) -> SizeSpec:
         given = [n for n in ("fixed", "uniform", "normal") if getattr(self, n) is not None]
         if len(given) != 1:
-            raise ValueError("record_size needs exactly one of {fixed: N}, {uniform: [min, max]}, "
-                             f"{{normal: [mean, sd]}}; got {given or 'none'}")
+            raise ValueError(f"record_size needs exactly one of {_SIZE_FORMS}; got {given or 'none'}")
         if self.uniform is not None:
             lo, hi = self.uniform
             if not 0 < lo <= hi <= MAX_RECORD_BYTES:
@@ -119,6 +124,8 @@ class SizeSpec(_Strict):
 
 # --------------------------------------------------------------------------- keys
 
+_KEY_FORMS = "none, {uniform: N} or {hot: {keys: N, hot_keys: K, fraction: F}}"
+
 
 class HotKeys(_Strict):
     """``fraction`` of the records go to the first ``hot_keys`` of ``keys`` keys."""
@@ -146,13 +153,9 @@ class KeySpec(_Strict):
         if data is None or data == "none":
             return {}
         if isinstance(data, str):
-            raise ValueError(f"unknown key spec {data!r}; use none, {{uniform: N}} or "
-                             "{hot: {keys: N, hot_keys: K, fraction: F}}")
+            raise ValueError(f"unknown key spec {data!r}; use {_KEY_FORMS}")
         if isinstance(data, dict):
-            unknown = set(data) - {"uniform", "hot"}
-            if unknown:
-                raise ValueError(f"unknown key distribution {sorted(unknown)}; use none, "
-                                 "{uniform: N} or {hot: {keys: N, hot_keys: K, fraction: F}}")
+            _refuse_unknown_keys(data, {"uniform", "hot"}, "key distribution", _KEY_FORMS)
         return data
 
     @model_validator(mode="after")

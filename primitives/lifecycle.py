@@ -12,7 +12,7 @@ class StartedInWith:
     def start(self) -> object:
         raise NotImplementedError
 
-    def stop(self) -> None:
+    def stop(self) -> object:  # what a subclass's stop reports (a lab: its problems) is its callers' business
         raise NotImplementedError
 
     def __enter__(self) -> Self:

@@ -217,9 +217,9 @@ class FlowRuntime:
         if self.query is None and self.topics and now >= self._restart_after:
             if self._warmed is None and self.flow.mode != "realtime":
                 # a micro-batch query may hold every task slot (local[tasks.max]): warm up first
-                self._warmed = threading.Event()
-                if not self._records_warm_up():
-                    self._warm_up(spark)
+                self._warmed = warmed = threading.Event()
+                if not self._records_warm_up(warmed):
+                    self._warm_up(spark, warmed)
             self._start(spark)
 
     def prepare_start(self) -> None:
@@ -255,12 +255,12 @@ class FlowRuntime:
         log.info("flow %s: replicating %s (%s mode) from %s%s", self.name, list(self.topics), self.flow.mode, offsets,
                  " (positions read ahead)" if ahead else "")
         if self._warmed is None:  # real time: its slots have headroom for the warm-up's tasks
-            self._warmed = threading.Event()
-            if self._records_warm_up():
+            self._warmed = warmed = threading.Event()
+            if self._records_warm_up(warmed):
                 return
-            threading.Thread(target=self._warm_up, args=(spark,), name=f"warm-up {self.name}", daemon=True).start()
+            threading.Thread(target=self._warm_up, args=(spark, warmed), name=f"warm-up {self.name}", daemon=True).start()
 
-    def _warm_up(self, spark: SparkSession) -> None:
+    def _warm_up(self, spark: SparkSession, warmed: threading.Event) -> None:
         """Once per flow, beside its first query: Spark's first-batch cost, paid before the flow counts as live.
 
         The heartbeat round trip (the records that warm the JVM's per-record paths) runs once per
@@ -284,15 +284,15 @@ class FlowRuntime:
         finally:
             if round_trip:
                 self.shared_warm_up.ended()
-            self._warmed.set()
+            warmed.set()
 
-    def _records_warm_up(self) -> bool:
+    def _records_warm_up(self, warmed: threading.Event) -> bool:
         """A restart with ``WARM_HEARTBEATS`` or more records waiting past what this flow copied: those records,
         not a warm-up batch, take Spark through its first-batch cost, and they move at once.
 
         The warm-up batch runs before the first query in micro-batch mode, so on a restart it held
-        the waiting records back (the crash drill in micro-batch mode, 2026-11-27: first record
-        22.0-22.2 s after the restart with it, 16.7-16.9 s without). In real time it runs beside
+        the waiting records back by seconds
+        (see docs/measurements/behind-the-code.md#replicator-app-py). In real time it runs beside
         the query, and skipping it made no difference beyond the noise once the class-data archive
         held Kafka's classes. Nothing waits for readiness then; the waiting records are the load."""
         if self._waiting_at_start < WARM_HEARTBEATS:
@@ -301,7 +301,7 @@ class FlowRuntime:
                  self.name, self._waiting_at_start)
         if self.shared_warm_up.runs_round_trip(self.name):
             self.shared_warm_up.ended()  # they take the JVM's per-record paths hot, for every flow
-        self._warmed.set()
+        warmed.set()
         return True
 
     @property
@@ -318,16 +318,17 @@ class FlowRuntime:
     def _check_live(self, spark: SparkSession) -> None:
         """Live once the warm-up ended and, in real time, all the query's tasks run; a micro-batch query at once
         (its warm-up ran before it, and its batches are short)."""
-        if self._warmed is not None and not self.warmed:
-            return
-        live = self.flow.mode != "realtime" or self.query.lastProgress is not None or tasks_running(
-            spark, self.query.runId)
+        query = self.query
+        if query is None or (self._warmed is not None and not self.warmed):
+            return  # stopped since the tick looked, or still warming up
+        live = self.flow.mode != "realtime" or query.lastProgress is not None or tasks_running(spark, query.runId)
         if live:
             self.status.live = True
             log.info("flow %s: query live", self.name)
 
     def _record_progress(self) -> None:
-        progress = self.query.lastProgress
+        query = self.query
+        progress = query.lastProgress if query is not None else None  # None: stopped since the tick looked
         if progress:
             self.status.last_batch = {"batch_id": progress.get("batchId"),
                                       "input_rows": progress.get("numInputRows"),

@@ -9,10 +9,9 @@ that copy records between two topics of that broker. So the Kafka source and sin
 streaming engine of both modes, the code generator and the transform's expressions are in the
 archive. Without one, only the session and a SQL query's classes are.
 
-Measured on the crash drill (short profile, 2-core machine, 2026-11-27, three runs each side
-by side): the restart's first record moved at 14.4 s median against 16.8 s with the old
-archive (session and SQL only, Kafka's jars outside the class path); the first query's start
-to its first record went from 5.4 to 3.7 s.
+With Kafka's and the streaming engine's classes in the archive a restart's first record moves
+seconds sooner than with an archive of the session and SQL only
+(see docs/measurements/behind-the-code.md#replicator-archive-run-py).
 """
 
 from __future__ import annotations
@@ -45,7 +44,10 @@ def main(archive: str, jars: list[Path], bootstrap: str) -> None:
         session_settings(jars, tmp, flags, master))
     spark = SparkSession.builder.config(conf=conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    proc = SparkContext._gateway.proc
+    gateway = SparkContext._gateway
+    if gateway is None:
+        raise RuntimeError("the Spark session started without a JVM gateway")
+    proc = gateway.proc
     try:
         spark.range(100).selectExpr("concat('t.', cast(id as string)) as topic", "unhex(lpad(hex(id), 16, '0')) as v",
                                     "filter(array(named_struct('key', 'k', 'value', cast('x' as binary))), "

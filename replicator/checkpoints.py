@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -37,27 +37,23 @@ class GroupOffsets:
     offsets: dict[tuple[str, int], int]  # source (topic, partition) -> committed offset
 
 
+@dataclass
 class CheckpointEmitter:
     """Translates the source's committed group offsets and writes checkpoints to the target."""
 
-    def __init__(self, source_alias: str, selector: TopicSelector, group_filter: GroupFilter,
-                 source_admin: AdminClient, target_admin: AdminClient, target_producer: Producer,
-                 index: OffsetIndex, checkpoints_topic: str, replication_factor: int,
-                 sync_group_offsets: bool, timeout_s: float = 30.0, fault: CheckpointFault | None = None):
-        """``fault``: a planted fault of the mutation suite (``replicator.planted_faults``); None in real runs."""
-        self.source_alias = source_alias
-        self.selector = selector
-        self.group_filter = group_filter
-        self.source_admin = source_admin
-        self.target_admin = target_admin
-        self.producer = target_producer
-        self.index = index
-        self.topic = checkpoints_topic
-        self.replication_factor = replication_factor
-        self.sync_group_offsets = sync_group_offsets
-        self.timeout_s = timeout_s
-        self.fault = fault
-        self._last: dict[tuple[str, str, int], Checkpoint] = {}
+    source_alias: str
+    selector: TopicSelector
+    group_filter: GroupFilter
+    source_admin: AdminClient
+    target_admin: AdminClient
+    target_producer: Producer
+    index: OffsetIndex
+    topic: str  # the checkpoints topic on the target
+    replication_factor: int
+    sync_group_offsets: bool
+    timeout_s: float = 30.0
+    fault: CheckpointFault | None = None  # planted by the mutation suite (``replicator.planted_faults``); None in real runs
+    _last: dict[tuple[str, str, int], Checkpoint] = field(default_factory=dict, init=False, repr=False)
 
     def source_group_offsets(self) -> list[GroupOffsets]:
         """Committed offsets on the source of every group the flow's group filter selects."""
@@ -97,10 +93,10 @@ class CheckpointEmitter:
                 cp = Checkpoint(g.group, remote, partition, committed, down, "")
                 if self._last.get(key) == cp:
                     continue
-                self.producer.produce(self.topic, key=cp.key(), value=cp.value())
+                self.target_producer.produce(self.topic, key=cp.key(), value=cp.value())
                 self._last[key] = cp
                 written.append(cp)
-        self.producer.flush(self.timeout_s)
+        self.target_producer.flush(self.timeout_s)
         if self.sync_group_offsets:
             self._sync_group_offsets(written)
         return written

@@ -3,8 +3,9 @@
 A flow's control plane talks to its clusters across the WAN: a topic refresh, a config sync, a
 checkpoint pass are each one admin or consumer round trip or more. With one loop for every flow,
 a far flow's round trips held up all the others. In fan-out (three flows in one process,
-region3 behind the slowest link), one pass over the flows and the lag probe took 3.5-5 s
-(measured 2026-11-26): a flow counted as live up to 2 s after its warm-up ended, the status the
+region3 behind the slowest link), one pass over the flows and the lag probe took seconds
+(see docs/measurements/behind-the-code.md#replicator-control-threads-py): a flow counted as
+live up to 2 s after its warm-up ended, the status the
 harness waits for was written that much later, and every flow's checkpoints waited behind the
 far one's. MM2 gives each connector's tasks threads of their own; so does this.
 
@@ -18,6 +19,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from replicator.schedule import Every, wait_until_due
@@ -56,7 +58,7 @@ class ControlThreads:
 
     def start(self) -> ControlThreads:
         for fr in self.flows:
-            self._spawn(f"control {fr.name}", lambda fr=fr: self._flow_loop(fr))
+            self._spawn(f"control {fr.name}", partial(self._flow_loop, fr))
         self._spawn("lag probe", self._lag_loop)
         return self
 

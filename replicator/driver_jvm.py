@@ -8,7 +8,8 @@ archive when the JVM exits (``-XX:ArchiveClassesAtExit``) and maps it on later s
 
 Only classes of the JVM's own class loaders go into an archive: the jars given as
 ``spark.jars`` are loaded by a loader of Spark's and were parsed again on every start (1,500
-classes of Kafka's client and connector, traced 2026-11-27). So the driver also puts the
+classes of Kafka's client and connector;
+see docs/measurements/behind-the-code.md#replicator-driver-jvm-py). So the driver also puts the
 replicator's jars on its own class path (``driver_class_path``), except those Spark ships in
 another version, which would shadow Spark's own (scala-library, spark-tags).
 
@@ -63,17 +64,11 @@ def jit_flags(mode: str) -> list[str]:
     Until its first record moves, a replicator's JVM runs start-up code: Spark's session, the
     query's planning, code generation and the Kafka clients, most of it a few thousand times.
     Tiered compilation sends such code to C2 as well, which on a 2-core machine took more CPU
-    than the start-up itself: C2's thread 4.4-5.2 s and C1's 2.2-2.3 s of the 11.6-13.1 s the JVM
-    used until its first job ran, against 3.0-3.3 s for the thread that made the session (idle
-    machine, 2026-11-27). With C1 only the JVM used 6.1-6.2 s and got there in 6.3-6.4 s
-    instead of 8.1-8.8 s. On the crash drill (short profile, three interleaved runs each,
-    17:19-17:28 UTC) the first record moved at 14.5 s median against 19.2 s on the first start
-    and 11.6 s against 15.2 s on the restart after the kill. C2's code is faster once compiled,
-    but the sweeps of the same sitting (17:30-17:42 UTC) carried more with C1 only: micro-batch
-    11,742 and 16,141 records/s at 1 and 4 streams against 10,390 and 13,181 (a 100,000-record
-    backlog), 19,497 against 17,735 at 4 streams over a 600,000-record one (31 against 35 s of
-    copying), real time 27,670 against 26,415 (600,000): on two cores shared with the brokers,
-    C2's faster code won less than its compiling took away from the copying. ``tiered`` is there
+    than the start-up itself, and with C1 only the first record moved sooner on the first start
+    and on a restart. C2's code is faster once compiled, but the capacity sweeps carried more with
+    C1 only too: on two cores shared with the brokers, C2's faster code won less than its
+    compiling took away from the copying
+    (see docs/measurements/behind-the-code.md#replicator-driver-jvm-py). ``tiered`` is there
     for a process that runs for hours on cores to spare, where C2's faster code may pay back.
 
     The driver only: a Spark cluster's executors, which copy the records there, keep their JVMs'
@@ -85,12 +80,10 @@ def driver_jit_for(setting: str | None, modes: Iterable[str]) -> str:
     """The driver's JIT: the configuration's, else ``tiered`` where every flow copies in micro-batches, else ``c1``.
 
     A micro-batch flow runs its tasks on the driver's executor threads, so C2's faster code carries
-    its records, and such a flow is chosen for throughput: over a 600,000-record backlog (capacity
-    sweep, 8 partitions, 1 KB records, 5 ms WAN, three interleaved runs a point, 2026-11-28)
-    tiered carried more than C1 only at one stream in every round (median 22,202 against
-    17,880/s), and at four streams it was a draw (ahead in two rounds of three, median 18,195
-    against 19,699/s; README, "Sizing a flow"). A real-time flow keeps C1 only, for the start
-    (above): its records wait for it.
+    its records, and such a flow is chosen for throughput: over a backlog tiered carried more than
+    C1 only at one stream, and at four streams it was a draw
+    (see docs/measurements/behind-the-code.md#replicator-driver-jvm-py). A real-time flow keeps C1
+    only, for the start (above): its records wait for it.
     """
     if setting is not None:
         return setting
@@ -133,8 +126,8 @@ def session_settings(jars: list[Path], tmp: Path, java_flags: list[str], master:
     master's executor runs in the driver JVM, whose class path holds them already (Spark's own
     copies of the others win there either way, its class loaders asking their parent first), and
     it fetched all 7 (16 MB) from the driver's file server into a folder of its own before the
-    session was ready: 0.3-0.5 s of a start (traced 2026-11-27: 0.35 s idle, 0.47 s on a restart
-    of the crash drill)."""
+    session was ready, a part of every start
+    (see docs/measurements/behind-the-code.md#replicator-driver-jvm-py)."""
     env = os.environ if env is None else env
     return [
         *([] if is_local(master) else [("spark.jars", ",".join(str(j) for j in jars))]),
@@ -157,8 +150,9 @@ def session_settings(jars: list[Path], tmp: Path, java_flags: list[str], master:
         # Spark's status store writes a running stage's counts at most every 100 ms and then only
         # on its next event; a real-time stage has no next event until its tasks end, so its
         # numActiveTasks stayed at the first task's start until an executor heartbeat (up to
-        # 10 s) and the query counted as live that much later (traced 2026-11-26: all three
-        # tasks RUNNING in the task list for 5-10 s while the stage said one). 0 writes each event.
+        # 10 s) and the query counted as live that much later (tasks running for seconds while
+        # the stage said one;
+        # see docs/measurements/behind-the-code.md#replicator-driver-jvm-py). 0 writes each event.
         ("spark.ui.liveUpdate.period", "0"),
     ]
 
@@ -176,12 +170,10 @@ class DriverStart:
     master's slot count changes nothing at launch, while spark-submit prepares a cluster master's
     environment then). Before, the JVM waited for pyspark's import, the first topic sync and the
     first heartbeat, all of which run on the main thread now while the JVM starts on the other
-    core. That helps only where a core is idle: on the crash drill's short profile (three
-    interleaved pairs, 2-core machine, 2026-11-27 14:35-14:44 UTC) the first start's session was
-    ready at 8.1-8.4 s against 8.5-9.0 s, and its first record moved at 20.1 s median against
-    20.9 s; the restart, with the brokers and the load busy on both cores, gained nothing (17.3
-    against 16.9 s, within the runs' spread): there the launch took as much longer as it began
-    earlier.
+    core. That helps only where a core is idle: on the crash drill the first start gained a
+    little, and the restart, with the brokers and the load busy on both cores, gained nothing:
+    there the launch took as much longer as it began earlier
+    (see docs/measurements/behind-the-code.md#replicator-driver-jvm-py).
     """
 
     def __init__(self, settings: list[tuple[str, str]], launch_master: str, jvm_up: Callable[[], None]):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping, Sequence
 
 from replicator.policy import PROVENANCE_HEADER
 
@@ -18,7 +19,11 @@ SOURCE_OFFSET_HEADER = "mirrordrill.src.offset"
 INTERNAL_HEADERS = (TIMESTAMP_HEADER, SOURCE_OFFSET_HEADER)
 
 __all__ = ["TIMESTAMP_HEADER", "SOURCE_OFFSET_HEADER", "PROVENANCE_HEADER", "INTERNAL_HEADERS",
-           "encode_offset", "decode_offset", "source_offset_of"]
+           "RecordHeaders", "header_pairs", "encode_offset", "decode_offset", "source_offset_of"]
+
+# The client's type for Message.headers(): a consumed record's headers come as (key, value)
+# pairs; the mapping form is one a producer may be handed.
+RecordHeaders = Mapping[str, str | bytes | None] | Sequence[tuple[str, str | bytes | None]]
 
 
 def encode_offset(offset: int) -> bytes:
@@ -29,9 +34,15 @@ def decode_offset(value: bytes) -> int:
     return int(struct.unpack(">q", value)[0])
 
 
-def source_offset_of(headers: list[tuple[str, bytes]] | None) -> int | None:
+def header_pairs(headers: RecordHeaders | None) -> list[tuple[str, bytes]]:
+    """The headers that carry a value, as (key, bytes) pairs in the record's order."""
+    pairs = headers.items() if isinstance(headers, Mapping) else (headers or [])
+    return [(key, value) for key, value in pairs if isinstance(value, bytes)]
+
+
+def source_offset_of(headers: RecordHeaders | None) -> int | None:
     """The source offset stored on a replicated record, or None when it has none."""
-    for key, value in reversed(headers or []):
-        if key == SOURCE_OFFSET_HEADER and value is not None and len(value) == 8:
+    for key, value in reversed(header_pairs(headers)):
+        if key == SOURCE_OFFSET_HEADER and len(value) == 8:
             return decode_offset(value)
     return None

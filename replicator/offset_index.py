@@ -132,14 +132,15 @@ class OffsetIndex:
                 # translation waited half a second for records that had all arrived (a checkpoint's
                 # commits were that much older than its write; see REFRESH_POLL_S)
                 for msg in c.consume(num_messages=5000, timeout=REFRESH_POLL_S):
-                    if msg.error():
+                    record_topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+                    if msg.error() is not None or record_topic is None or partition is None or offset is None:
+                        continue  # an error event; the client sets all three on every record it returns
+                    key = (record_topic, partition)
+                    found = self._parts.get(key)
+                    if found is None:
                         continue
-                    key = (msg.topic(), msg.partition())
-                    idx = self._parts.get(key)
-                    if idx is None:
-                        continue
-                    idx.observe(msg.offset(), source_offset_of(msg.headers()))
-                    if key in todo and idx.scanned_to >= todo[key]:
+                    found.observe(offset, source_offset_of(msg.headers()))
+                    if key in todo and found.scanned_to >= todo[key]:
                         del todo[key]
             if todo:
                 raise TimeoutError(f"offset index: could not read {sorted(todo)} to their end in {timeout_s:.0f}s")

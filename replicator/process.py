@@ -51,8 +51,9 @@ class FlowSupervisor:
         until the session is ready.
 
         In a chain the next hop's topics appear a second into the start, made by the process
-        upstream: synced only after the session, relay->core's first query started 2.5-3.3 s after
-        it, against 2.0-2.1 s for edge->relay, which had its topics at its first sync (2026-11-28)."""
+        upstream: synced only after the session, relay->core's first query started later after it
+        than edge->relay's, which had its topics at its first sync
+        (see docs/measurements/behind-the-code.md#replicator-process-py)."""
         prepared: set[str] = set()
         synced = True  # FlowSupervisor.run synced every flow just before
         while True:

@@ -27,7 +27,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from replicator.headers import PROVENANCE_HEADER, source_offset_of
+from replicator.headers import PROVENANCE_HEADER, RecordHeaders, header_pairs, source_offset_of
 
 log = logging.getLogger("replicator")
 
@@ -49,12 +49,12 @@ class FlowOrigin:
     # remote topic is this flow's alone and any record with a source offset is ours
     by_provenance: bool
 
-    def owns(self, headers: list[tuple[str, bytes]] | None) -> int | None:
+    def owns(self, headers: RecordHeaders | None) -> int | None:
         """The source offset of a record this flow wrote, else None."""
         src = source_offset_of(headers)
         if src is None or not self.by_provenance:
             return src
-        prov = [v for k, v in (headers or []) if k == PROVENANCE_HEADER and v is not None]
+        prov = [v for k, v in header_pairs(headers) if k == PROVENANCE_HEADER]
         if not prov or prov[-1].decode(errors="replace").split(",")[-1] != self.source_alias:
             return None
         return src
@@ -86,16 +86,19 @@ def _newest_owned_in(c: Consumer, tp: TopicPartition, start: int, end: int, orig
             m = c.poll(0.5)
             if m is None:
                 continue
-            if m.error():
-                if m.error().code() == KafkaError._PARTITION_EOF:
+            err, offset = m.error(), m.offset()
+            if err is not None:
+                if err.code() == KafkaError._PARTITION_EOF:
                     return found
                 continue
-            if m.offset() >= end:
+            if offset is None:
+                continue  # the client sets it on every record it returns
+            if offset >= end:
                 return found
             src = origin.owns(m.headers())
             if src is not None:
                 found = Copy(src, m.key(), m.value())
-            if m.offset() >= end - 1:
+            if offset >= end - 1:
                 return found
         raise TimeoutError(f"reading {tp.topic}[{tp.partition}] {start}..{end} took over {timeout_s:.0f}s")
     finally:
@@ -226,8 +229,12 @@ class StartPositions:
 def start_offsets(positions: dict[str, dict[str, int]],
                   copied: dict[tuple[str, int], int | None]) -> dict[tuple[str, int], int]:
     """Each partition's next offset: one past the newest copied record, else its start position."""
-    return {(topic, int(p)): (copied[(topic, int(p))] + 1 if copied.get((topic, int(p))) is not None else pos)
-            for topic, parts in positions.items() for p, pos in parts.items()}
+    starts: dict[tuple[str, int], int] = {}
+    for topic, parts in positions.items():
+        for p, pos in parts.items():
+            newest = copied.get((topic, int(p)))
+            starts[(topic, int(p))] = pos if newest is None else newest + 1
+    return starts
 
 
 def starting_offsets(starts: dict[tuple[str, int], int]) -> str:

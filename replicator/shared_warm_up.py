@@ -9,8 +9,9 @@ together on 2 cores (fan-out), the three round trips ran at once and each flow's
 8.4-10.2 s (bench at e227272).
 
 The round trip crosses the flow's link twice (heartbeats written to its target and read back),
-so it goes to the flow with the quickest link: the one whose first topic sync took least
-(fan-out, 2026-11-26: 5.0 s through a 20 ms link, 9.1 s through the 120 ms one). A flow that
+so it goes to the flow with the quickest link: the one whose first topic sync took least (a
+round trip takes about twice as long through a link six times slower;
+see docs/measurements/behind-the-code.md#replicator-shared-warm-up-py). A flow that
 does not run it counts as warm only once it ended, or once ``patience_s`` passed since the
 process chose (the chosen flow's query may never start, e.g. its target is down): its first
 records must not meet interpreted code, but it must not wait forever either. With no flow

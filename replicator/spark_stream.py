@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from replicator.config.flow import MICROBATCH_TRIGGER_DEFAULT, REALTIME_TRIGGER_DEFAULT
 from replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, TIMESTAMP_HEADER
@@ -21,8 +21,8 @@ from replicator.planted_faults import DataPathFault
 
 if TYPE_CHECKING:
     from pyspark import StatusTracker
-    from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import StreamingQuery
+    from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
+    from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
     from replicator.mm2_format import Heartbeat
 
@@ -52,9 +52,9 @@ SAFE_PRODUCER_DEFAULTS = {
 # every poll and seeks back, dropping what the consumer had fetched ahead. With Kafka's defaults
 # (500 records a poll, 1 MB a fetch) that capped one task at ~14k records/s of 1 KB over a 5 ms
 # WAN whatever the CPU did (a profile showed the task thread waiting in KafkaConsumer.position);
-# larger polls amortise the round trips: 32-36k/s (sweep-capacity, num_streams=1, 600k backlog,
-# 2026-11-26; MM2's single task: 24k/s). Real-time tasks read continuously and gained nothing
-# (55.5k/s before, 48.5k/s with them), so they keep Kafka's defaults. A setting the flow gives wins.
+# larger polls amortise the round trips. Real-time tasks read continuously and gained nothing,
+# so they keep Kafka's defaults
+# (see docs/measurements/behind-the-code.md#replicator-spark-stream-py). A setting the flow gives wins.
 MICROBATCH_CONSUMER_DEFAULTS = {
     "max.poll.records": "5000",
     "max.partition.fetch.bytes": str(8 * 1024 * 1024),
@@ -153,9 +153,12 @@ def _read_kafka(reader: Any, plan: StreamPlan) -> Any:
     return reader
 
 
-def kafka_sink(writer: Any, plan: StreamPlan) -> Any:
+# pyspark's batch and streaming writers share the sink's methods but no base class.
+SinkWriter = TypeVar("SinkWriter", "DataFrameWriter", "DataStreamWriter")
+
+
+def kafka_sink(writer: SinkWriter, plan: StreamPlan) -> SinkWriter:
     """The flow's Kafka sink options on a batch or a streaming writer."""
-    # Any: pyspark's DataFrameWriter and DataStreamWriter share these methods but no base class.
     writer = (writer.format("kafka")
               .option("kafka.bootstrap.servers", plan.target_bootstrap)
               .option("kafka.interceptor.classes", INTERCEPTOR_CLASS)
@@ -193,9 +196,9 @@ def warm_up(spark: SparkSession, plan: StreamPlan, heartbeats: Callable[[], Hear
     back (below), unless its connections are secured.
     Otherwise an empty range of the flow's own topics opens its sink producer and plans its
     transform (``_empty_range``). The round trip does not need the empty range first: it opens
-    the same producer and compiles the same transform. Dropping it saved about 2 s of a
-    12-14 s warm-up (quickstart, 2026-11-26, on a machine that started Spark slowly: the round
-    trip took longer alone, as it now pays the first job's cost, but less than both together).
+    the same producer and compiles the same transform. Dropping it shortened the warm-up: the
+    round trip took longer alone, as it now pays the first job's cost, but less than both together
+    (see docs/measurements/behind-the-code.md#replicator-spark-stream-py).
 
     Returns the seconds each part took, for the log: where a slow start went.
     """
@@ -211,11 +214,9 @@ def warm_up(spark: SparkSession, plan: StreamPlan, heartbeats: Callable[[], Hear
         if plan.mode == "realtime" and not secured:
             # The way back is a batch job beside the query's own tasks, which are running by then:
             # they opened the Kafka source's consumer and planned the transform, and the load's
-            # first records take its per-record paths. On two cores it held readiness back
-            # (forwarding-chain, two drivers starting at once, three interleaved runs each,
-            # 2026-11-28 23:44-23:52 UTC: the relay's first record 14.2 / 15.9 / 16.4 s after its
-            # start without it, 18.5 / 20.3 / 21.0 s with; the relay hop's p99 377-452 against
-            # 322-383 ms, p50 88 against 88).
+            # first records take its per-record paths. On two cores it held readiness back by
+            # seconds and its latency gain was small
+            # (see docs/measurements/behind-the-code.md#replicator-spark-stream-py).
             return {f"{WARM_HEARTBEATS} heartbeats there": there_s}
         _read_heartbeats_back(spark, plan, heartbeats_topic, since_ms)
         return {f"{WARM_HEARTBEATS} heartbeats there": there_s, "and back": time.monotonic() - started - there_s}
@@ -255,8 +256,8 @@ def _write_heartbeats(spark: SparkSession, plan: StreamPlan, heartbeats: Callabl
     from pyspark.sql import functions as F
     # One heartbeat, WARM_HEARTBEATS times, made in the JVM: rows built from Python objects
     # (createDataFrame) go through a Python RDD, whose Python worker the replicator needs for
-    # nothing else; starting it cost 2.4 s of an idle machine's warm-up and most of the write's
-    # 7.5 s on fan-out's three flows (2026-11-27).
+    # nothing else, and starting it cost seconds of the warm-up
+    # (see docs/measurements/behind-the-code.md#replicator-spark-stream-py).
     beat = heartbeats()
     written = spark.range(0, WARM_HEARTBEATS, 1, 1).select(  # one partition: one task slot
         F.lit(topic).alias("topic"), F.lit(bytearray(beat.key())).alias("key"),
@@ -291,7 +292,8 @@ def start_query(spark: SparkSession, plan: StreamPlan) -> StreamingQuery:
               .queryName(plan.name)
               .option("checkpointLocation", str(plan.checkpoint_dir)))
     if plan.mode == "realtime":
-        writer = writer.outputMode("update").trigger(realTime=plan.trigger_interval or REALTIME_TRIGGER_DEFAULT)
+        writer = writer.outputMode("update").trigger(  # type: ignore[call-overload]  # pyspark's overloads lack realTime
+            realTime=plan.trigger_interval or REALTIME_TRIGGER_DEFAULT)  # (the method itself takes it)
     else:
         writer = writer.trigger(processingTime=plan.trigger_interval or MICROBATCH_TRIGGER_DEFAULT)
     return writer.start()
@@ -353,6 +355,8 @@ class QuietStops:
 
     def enter(self, spark: SparkSession) -> None:
         jvm = spark.sparkContext._jvm
+        if jvm is None:
+            raise RuntimeError("the Spark session's JVM gateway is closed")
         with self._lock:
             if self._stopping == 0:
                 manager = jvm.org.apache.logging.log4j.LogManager
@@ -364,6 +368,8 @@ class QuietStops:
 
     def leave(self, spark: SparkSession) -> None:
         jvm = spark.sparkContext._jvm
+        if jvm is None:
+            raise RuntimeError("the Spark session's JVM gateway is closed")
         with self._lock:
             self._stopping -= 1
             if self._stopping == 0:

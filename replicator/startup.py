@@ -29,8 +29,9 @@ def process_started_at() -> float:
 
     The kernel records a process's start in ticks of the boot clock. ``btime`` in /proc/stat is
     the boot's wall-clock time in whole seconds, which put every start up to a second too early
-    (0.99 s on the machine of 2026-11-28, so every start-up figure read that much slow); the
-    boot clock read now against the wall clock read now is exact.
+    (every start-up figure read that much slow;
+    see docs/measurements/behind-the-code.md#replicator-startup-py); the boot clock read now against the wall
+    clock read now is exact.
     """
     try:
         with open("/proc/self/stat") as f:

@@ -12,9 +12,9 @@ def spark_master_for(config: ReplicatorConfig, partitions_needed: int, cores: in
     (at least one per such flow), and one per partition in real time.
 
     A micro-batch task copies its partition's records on a core of its own while it runs; more
-    slots than cores only make the tasks contend. Over a 600,000-record backlog (capacity sweep,
-    8 partitions, 2 cores, two interleaved rounds, 2026-11-28) 2 slots carried 22,597 / 20,326
-    records/s, 1 slot 21,344 / 20,218 and 4 slots 18,006 / 17,276. A real-time task holds its slot
+    slots than cores only make the tasks contend (four slots on two cores carried less than one
+    or two;
+    see docs/measurements/behind-the-code.md#replicator-task-slots-py). A real-time task holds its slot
     for the whole batch, so real-time slots are not capped. A master written as ``local[N]`` is
     taken as it is."""
     if config.spark_master.strip() != "local[*]":

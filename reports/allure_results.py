@@ -48,10 +48,11 @@ _FLOW_IN_NAME = re.compile(r"\[([^\]]+)\]")
 def write_allure_results(run_dir: Path) -> Path:
     """Write Allure results for the run saved in ``run_dir`` (replacing earlier ones); returns their folder."""
     run = load_results(Path(run_dir))
-    out = run.run_dir / RESULTS_DIR
+    out = (run.run_dir or Path(run_dir)) / RESULTS_DIR
     logger = AllureFileLogger(out, clean=True)
     shared = run_attachments(run) + (drill_log(run) if run.passed else log_files(run))
-    flows = run.flows or [None]  # a drill that failed before checking still gets a (broken) result
+    # a drill that failed before checking still gets a (broken) result
+    flows: list[FlowResults | None] = list(run.flows) or [None]
     for flow in flows:
         result = drill_result(run, flow)
         plots = flow_plots(run, flow) if flow is not None else []

@@ -4,6 +4,10 @@ Allure 3 (npm ``allure``, no Java) is installed by the bootstrap; it is run dire
 through npx. Its awesome plugin with ``singleFile`` inlines scripts, data and attachments into
 one ``index.html``. The history JSONL sits next to the run folders (``runs/.allure-history.jsonl``
 by default), so each new report shows the trend of every earlier run of the same drills.
+
+A drill report opens on its answer: the runs' verdicts and headline figures, written as Allure
+metrics (:mod:`reports.headline`), in the Metrics section the report opens on; the report's
+title carries the verdicts too.
 """
 
 from __future__ import annotations
@@ -11,11 +15,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.drill.results import DrillResults, ResultsUnavailable, load_results
 from reports.allure_results import RESULTS_DIR, write_allure_results
+from reports.headline import verdict_word, write_headline
 from reports.offline_html import UnexpectedReportLayout, make_offline
 
 HISTORY_FILE = ".allure-history.jsonl"
@@ -46,14 +52,13 @@ def default_history(run_dirs: list[Path]) -> Path:
     return base / HISTORY_FILE
 
 
-def allure_config(name: str, output: Path, history: Path) -> dict:
-    """Allure 3 configuration: awesome plugin in single-file mode, history in a JSONL file."""
-    return {
-        "name": name,
-        "output": str(output),
-        "historyPath": str(history),
-        "plugins": {"awesome": {"options": {"singleFile": True, "reportName": name, "groupBy": ["suite", "subSuite"]}}},
-    }
+def allure_config(name: str, output: Path, history: Path, opens_on_metrics: bool = False) -> dict:
+    """Allure 3 configuration: awesome plugin in single-file mode, history in a JSONL file; a drill
+    report opens on its Metrics section (the verdicts and headline figures) instead of the test tree."""
+    options: dict = {"singleFile": True, "reportName": name, "groupBy": ["suite", "subSuite"]}
+    if opens_on_metrics:
+        options["defaultSection"] = "metrics"
+    return {"name": name, "output": str(output), "historyPath": str(history), "plugins": {"awesome": {"options": options}}}
 
 
 def render_report(run_dirs: list[Path], out_dir: Path, history: Path | None = None,
@@ -78,11 +83,16 @@ def render(run_dirs: list[Path], out_dir: Path, history: Path | None = None, nam
             write_allure_results(d)
         results.append(r)
     history = Path(history).resolve() if history else default_history(run_dirs)
-    html = generate(results, out_dir, name or _title(runs), history, allure_cli)
+    # The headline belongs to this report's set of runs, not to any one run's results folder.
+    with tempfile.TemporaryDirectory(prefix="mirrordrill-headline-") as headline:
+        write_headline(runs, Path(headline))
+        html = generate([*results, Path(headline)], out_dir, name or _title(runs), history, allure_cli,
+                        opens_on_metrics=True)
     return RenderedReport(html, history)
 
 
-def generate(results: list[Path], out_dir: Path, title: str, history: Path, allure_cli: Path | None = None) -> Path:
+def generate(results: list[Path], out_dir: Path, title: str, history: Path, allure_cli: Path | None = None,
+             opens_on_metrics: bool = False) -> Path:
     """One single-file report of Allure results folders (drill runs, or a pytest run): ``out_dir/index.html``.
 
     ``history`` is the JSONL trend Allure extends; a render of results it already holds adds no point.
@@ -92,7 +102,7 @@ def generate(results: list[Path], out_dir: Path, title: str, history: Path, allu
     history.parent.mkdir(parents=True, exist_ok=True)
     earlier = history.read_text().splitlines(keepends=True) if history.exists() else []
     config = out_dir.parent / f".{out_dir.name}.allurerc.json"
-    config.write_text(json.dumps(allure_config(title, out_dir, history), indent=2))
+    config.write_text(json.dumps(allure_config(title, out_dir, history, opens_on_metrics), indent=2))
     if allure_cli is None:
         from primitives.bootstrap import Bootstrap
         allure_cli = Bootstrap().allure_cli()
@@ -133,9 +143,10 @@ def _drop_repeated_entry(history: Path, earlier: list[str]) -> None:
 
 
 def _title(runs: list[DrillResults]) -> str:
-    names = []
+    """``mirrordrill: drill [replicator] PASSED, ...``: which drills, and how each run ended."""
+    names: list[str] = []
     for run in runs:
-        label = f"{run.name} [{run.replicator}]"
+        label = f"{run.name} [{run.replicator}] {verdict_word(run)}"
         if label not in names:
             names.append(label)
     return "mirrordrill: " + (", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else ""))

@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from harness.cli.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from primitives.measurement_record import Sitting
 
 
 def cmd_bench_startup(args) -> int:
@@ -18,6 +19,8 @@ def cmd_bench_startup(args) -> int:
         print("mirrordrill bench: no drill files (run from the repository root or pass --drills)", file=sys.stderr)
         return EXIT_USAGE
     out = Path(args.out) if args.out else Path("runs") / f"bench-startup-{datetime.now():%Y%m%d-%H%M%S}"
+    sitting = Sitting.begin(["mirrordrill"])
+
     def log(m: str) -> None:
         print(f"mirrordrill bench: {m}", file=sys.stderr, flush=True)
 
@@ -29,4 +32,6 @@ def cmd_bench_startup(args) -> int:
     js, md = result.save()
     print(result.markdown())
     print(f"\nsaved: {md} and {js}")
+    if args.record:
+        print(f"record: {sitting.write('bench-startup', result.to_json(), args.record)}")
     return EXIT_FAILED if any(s.error for s in result.samples) else EXIT_OK

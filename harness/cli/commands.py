@@ -18,10 +18,12 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+# Re-exported (hence F401): callers import the exit codes from here too, some unused in this module
 from harness.cli.exit_codes import EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401
 from harness.drill.replicators import replicator_kinds, sweepable_kinds
 from harness.drill.run_folder import OutFolderRefused, take
 from primitives.bootstrap import Bootstrap, BootstrapError
+from primitives.measurement_record import Sitting, add_record_option
 
 
 def drill_exit_code(summary) -> int:
@@ -188,7 +190,8 @@ def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None =
     results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log,
                     baseline=baseline, spark_master=spark_master, backend=backend,
                     keep_broker_data=keep_broker_data, plan=plan).run()
-    record_allure_results(results.run_dir, log)
+    if results.run_dir is not None:  # a drill's results carry the folder they were saved in
+        record_allure_results(results.run_dir, log)
     return results
 
 
@@ -228,8 +231,8 @@ def cmd_run(args) -> int:
         except BaselineError as e:
             print(f"mirrordrill run: {e}", file=sys.stderr)
             return EXIT_USAGE
-        for warning in baseline.warnings:
-            print(f"mirrordrill run: baseline: {warning}", file=sys.stderr)
+        for note in baseline.warnings:
+            print(f"mirrordrill run: baseline: {note}", file=sys.stderr)
     elif args.tolerance:
         print("mirrordrill run: --tolerance applies to a comparison with --baseline DIR; give the baseline run",
               file=sys.stderr)
@@ -309,6 +312,7 @@ def cmd_sweep(args) -> int:
     from harness.tools.sweep.params import SweepError, parse_params
     from harness.tools.sweep.run import Sweep
     from reports.sweep_hooks import SweepReports
+    sitting = Sitting.begin(["mirrordrill"])
     try:
         params = parse_params(args.param)
         sweep = Sweep(Path(args.file), params, Path(args.out) if args.out else None,
@@ -321,6 +325,8 @@ def cmd_sweep(args) -> int:
     print(result.table())
     print(result.recommendation())
     print(f"sweep folder: {result.out_dir} (points in {result.out_dir / 'sweep.jsonl'}, plot {result.plot})")
+    if args.record:
+        print(f"record: {sitting.write('sweep', result.to_json(), args.record)}")
     if args.report:
         from reports.render import ReportError, render
         try:
@@ -337,11 +343,13 @@ def cmd_calibrate(args) -> int:
     from harness.tools.calibrate.run import calibrate
     from harness.tools.sweep.params import SweepError
     from reports.sweep_hooks import CalibrationReports
+    sitting = Sitting.begin(["mirrordrill"])
     try:
         margin = parse_margin(args.margin)
         check_file(Path(args.file), args.replicator, args.profile)
         run = calibrate(Path(args.file), args.runs, margin, args.replicator, Path(args.out) if args.out else None,
-                        reports=CalibrationReports(), profile=args.profile)
+                        reports=CalibrationReports(), profile=args.profile,
+                        record=sitting.path_for("calibrate", args.record) if args.record else None)
     except (CalibrationError, ScenarioInvalid, SweepError) as e:
         print(f"mirrordrill calibrate: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -355,6 +363,8 @@ def cmd_calibrate(args) -> int:
         print(f"note: failed the file's current expectations, figures used anyway: {line}")
     print(f"\n# paste into {args.file} (also saved in {run.out_dir / 'calibration.yaml'}):")
     print(c.expectations_yaml(), end="")
+    if args.record:
+        print(f"record: {sitting.write('calibrate', c.to_json(), args.record)}")
     return EXIT_OK
 
 
@@ -375,6 +385,7 @@ def cmd_bench(args) -> int:
     from harness.drill.validate import ScenarioInvalid
     from harness.tools.bench.drills import REPLICATORS, BenchError, bench
     from harness.tools.sweep.params import SweepError
+    sitting = Sitting.begin(["mirrordrill"])
     files = [Path(f) for f in args.drills] if args.drills else sorted(Path("scenarios").glob("*.yaml"))
     try:
         if not args.drills:  # every shipped drill both replicators can run (a sweep or a Spark-only drill is left out)
@@ -387,6 +398,8 @@ def cmd_bench(args) -> int:
     js, md = result.save()
     print(result.markdown())
     print(f"\nsaved: {md} and {js}; the runs are in {result.out_dir}")
+    if args.record:
+        print(f"record: {sitting.write('bench-drills', result.to_json(), args.record)}")
     return EXIT_OK
 
 
@@ -453,7 +466,7 @@ def _drill_parsers(sub: argparse._SubParsersAction) -> None:
                    "on a regression beyond the tolerances even where the file's limits hold; the comparison is "
                    "printed and saved as OUT/baseline.json")
     _profile_option(s)
-    s.add_argument("--tolerance", action="append", metavar="KEY=PCT%%[+SLACK]",
+    s.add_argument("--tolerance", action="append", metavar="KEY=PCT%[+SLACK]",
                    help="how much worse than the baseline passes; KEY: latency (p50/p90/p99, default 50%%+250 ms), "
                         "rto (50%%+2 s), reprocessed (20%%+10 records), throughput (20%% less); repeatable")
     s.add_argument("--allow-cluster", action="append", metavar="NAME",
@@ -489,6 +502,7 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run every combination N times; the knee and the plot use each one's median run")
     s.add_argument("--report", action="store_true", help="also render the HTML report of every point")
+    add_record_option(s)
     _backend_arg(s)
     s.set_defaults(func=cmd_sweep)
 
@@ -501,6 +515,7 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--out", help="calibration folder (default: runs/calibrate-<drill>-<replicator>-<time>); "
                    "the same folder again resumes an interrupted calibration")
     _profile_option(s)
+    add_record_option(s)
     s.set_defaults(func=cmd_calibrate)
 
     s = sub.add_parser("bench", help="drills: pyspark and MirrorMaker 2 interleaved; startup: each drill's lab on "
@@ -510,6 +525,7 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
                    "both replicators can run, the capacity sweep's drill left out)")
     s.add_argument("--runs", type=int, default=3, metavar="N", help="runs per drill and replicator (default 3)")
     s.add_argument("--out", help="bench folder (default: runs/bench-<time>); the same folder again resumes")
+    add_record_option(s)
     s.set_defaults(func=cmd_bench)
 
 def _file_parsers(sub: argparse._SubParsersAction) -> None:
@@ -549,6 +565,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_parsers(sub)
     from harness.tools.drill_schema import add_parsers as add_schema_parser
     add_schema_parser(sub)
+    from harness.cli.docs import add_parsers as add_docs_parser
+    add_docs_parser(sub)
 
     s = sub.add_parser("test", help="run the test suite (pytest); from a checkout: ./mirrordrill test [pytest args]")
     s.set_defaults(func=cmd_test)

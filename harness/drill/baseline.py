@@ -200,10 +200,11 @@ def check_same_drill(baseline: DrillSummary, scenario_name: str, replicator: str
 
 # --------------------------------------------------------------------------- comparing
 
-def _compared(family: Family) -> list[Metric]:
-    """The family's metrics the catalogue gives a tolerance, in the order of the tolerances."""
+def _compared(family: Family) -> list[tuple[Metric, str]]:
+    """The family's metrics the catalogue gives a tolerance, each with the tolerance's name, in their order."""
     order = list(DEFAULT_TOLERANCES)
-    return sorted((m for m in metrics_of(family) if m.baseline in order), key=lambda m: order.index(m.baseline))
+    pairs = [(m, m.baseline) for m in metrics_of(family) if m.baseline is not None and m.baseline in order]
+    return sorted(pairs, key=lambda pair: order.index(pair[1]))
 
 
 def _unit_of(tolerance: str) -> str:
@@ -217,13 +218,14 @@ def compare(baseline: DrillSummary, flows: list[FlowSummary], failovers: list[Fa
     now_flows = {f.name: f for f in flows}
     for base in baseline.flows:
         new = now_flows.get(base.name)
-        rows += [_judge(m.name, base.name, m.read(base), m.read(new) if new else None, tolerances[m.baseline],
-                        new is None, higher_is_worse=not m.higher_is_better) for m in _compared("flow")]
+        rows += [_judge(m.name, base.name, m.read(base), m.read(new) if new else None, tolerances[tolerance],
+                        new is None, higher_is_worse=not m.higher_is_better) for m, tolerance in _compared("flow")]
     now_groups = _by_group(failovers)
-    for key, base in _by_group(baseline.failovers).items():
-        new = now_groups.get(key)
-        rows += [_judge(m.name, _group_scope(key), m.read(base), m.read(new) if new else None, tolerances[m.baseline],
-                        new is None, higher_is_worse=not m.higher_is_better) for m in _compared("failover")]
+    for key, base_group in _by_group(baseline.failovers).items():
+        new_group = now_groups.get(key)
+        rows += [_judge(m.name, _group_scope(key), m.read(base_group), m.read(new_group) if new_group else None,
+                        tolerances[tolerance], new_group is None, higher_is_worse=not m.higher_is_better)
+                 for m, tolerance in _compared("failover")]
     return rows
 
 
@@ -241,12 +243,11 @@ def _group_scope(key: tuple[str, str, str, int]) -> str:
     return f"{group} ({strategy}, {move}{f', #{n + 1}' if n else ''})"
 
 
-def _missing(metric: str, scope: str, base: float | None, op: str, gone: bool) -> Comparison | None:
+def _missing(metric: str, scope: str, base: float | None, op: str) -> Comparison:
+    """A figure with nothing to compare: none in the baseline, or its flow or group gone from this run."""
     if base is None:
         return Comparison(metric, scope, None, None, op, None, True, "nothing measured in the baseline")
-    if gone:
-        return Comparison(metric, scope, base, None, op, None, False, "in the baseline, not measured in this run")
-    return None
+    return Comparison(metric, scope, base, None, op, None, False, "in the baseline, not measured in this run")
 
 
 def _judge(metric: str, scope: str, base: float | None, now: float | None, tol: Tolerance, gone: bool,
@@ -254,9 +255,8 @@ def _judge(metric: str, scope: str, base: float | None, now: float | None, tol: 
     """One figure against its baseline: a ceiling when more is worse (latency, RTO), a floor when less is
     (throughput), each rounded in the lenient direction."""
     op = "<=" if higher_is_worse else ">="
-    missing = _missing(metric, scope, base, op, gone)
-    if missing is not None:
-        return missing
+    if base is None or gone:
+        return _missing(metric, scope, base, op)
     limit = _round_limit(tol.ceiling(base) if higher_is_worse else tol.floor(base), up=higher_is_worse)
     if now is None:
         return Comparison(metric, scope, base, None, op, limit, False, "measured in the baseline, not now")

@@ -119,8 +119,14 @@ def record_size_problems(s: Scenario, bad: Report) -> None:
     """Records a producer writes that Kafka would refuse as too large (RecordTooLargeException)."""
     for i, p in enumerate(s.load.producers):
         size = p.record_size
-        largest = (size.fixed if size.fixed is not None else size.uniform[1] if size.uniform is not None
-                   else round(size.normal[0] + 6 * size.normal[1]))  # beyond 6 sd: never drawn
+        if size.fixed is not None:
+            largest = size.fixed
+        elif size.uniform is not None:
+            largest = size.uniform[1]
+        elif size.normal is not None:
+            largest = round(size.normal[0] + 6 * size.normal[1])  # beyond 6 sd: never drawn
+        else:
+            continue  # SizeSpec refuses a size without a distribution
         limit, setting = _record_limit(s, p)
         if largest + RECORD_OVERHEAD > limit:
             bad(("load", "producers", i, "record_size"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from harness.drill.checker.contract import FailoverInput, FlowInput, FlowResult
 from harness.drill.checker.reference import check_failover, check_flow
@@ -11,15 +12,22 @@ from harness.drill.context import FailoverRecord
 from harness.drill.invariants import LoadFacts, producer_prefix
 from harness.drill.results import FailoverSummary, FlowPlotData, FlowSummary, LatencySample, TimelineEntry
 from harness.drill.topology import CheckPair
-from loadgen.histories.kinds import END_OFFSETS, history_files
-from loadgen.histories.reader import (
-    read_acked_sends,
-    read_lag_samples,
-    read_processed_records,
-    read_target_records,
-    read_timeline_events,
-    read_uncertain_sends,
+from loadgen.histories.kinds import (
+    ACKED_SENDS,
+    END_OFFSETS,
+    PROCESSED_RECORDS,
+    TARGET_RECORDS,
+    TIMELINE_EVENTS,
+    UNCERTAIN_SENDS,
+    HistoryKind,
+    history_files,
 )
+from loadgen.histories.reader import read_rows
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+R = TypeVar("R", bound="DataclassInstance")  # a history row
 
 
 class Histories:
@@ -27,16 +35,19 @@ class Histories:
 
     def __init__(self, directory: Path):
         self.directory = directory
-        self.acked = read_acked_sends(history_files(directory, "acked"))
-        self.uncertain = read_uncertain_sends(history_files(directory, "uncertain"))
-        self.observed = read_target_records(history_files(directory, "target"))
-        self.processed = read_processed_records(history_files(directory, "processed"))
-        self.lag = read_lag_samples(history_files(directory, END_OFFSETS))
-        self.timeline = read_timeline_events(history_files(directory, "timeline"))
+        self.acked = self._read(ACKED_SENDS)
+        self.uncertain = self._read(UNCERTAIN_SENDS)
+        self.observed = self._read(TARGET_RECORDS)
+        self.processed = self._read(PROCESSED_RECORDS)
+        self.lag = self._read(END_OFFSETS)
+        self.timeline = self._read(TIMELINE_EVENTS)
         # Each producer id acknowledges on exactly one cluster: that is where its records come from.
         self.origin_of = {a.producer_id: a.cluster for a in self.acked}
         for u in self.uncertain:
             self.origin_of.setdefault(u.producer_id, u.cluster)
+
+    def _read(self, kind: HistoryKind[R]) -> list[R]:
+        return read_rows(kind, history_files(self.directory, kind))
 
 
 def check_pair(h: Histories, pair: CheckPair) -> FlowResult:

@@ -94,7 +94,7 @@ def _copy_back(ctx: DrillContext, new: str, old: str, flows: list[FlowSpec], tim
     ctx.record(f"wipe {old}", WIPE_EVENT_KIND, t, now_ms(), "ok", "data and committed offsets deleted; started empty")
 
     t = now_ms()
-    reverse = ctx.new_replicator(flows, ctx.out_dir / FAILBACK_DIR / "copy-back")
+    reverse = _new_replicator(ctx, flows, "copy-back")
     ctx.log(f"failback: copying {new} back into {old} (logs: {', '.join(map(str, reverse.log_paths().values()))})")
     reverse.start()
     ctx.replicator = reverse
@@ -133,7 +133,9 @@ def _switch_back(ctx: DrillContext, new: str, old: str, timeout: float, original
     ctx.replicator.stop()
     ctx.retired_replicators.append(ctx.replicator)
     if reprotect is None:  # no room for both: re-protect now, after the switch (its first writes wait)
-        reprotect = _reprotect(ctx, old, new, original_flows, restore, fallback=False)
+        late = _reprotect(ctx, old, new, original_flows, restore, fallback=False)
+        assert late is not None  # without a fallback, a start that fails raises
+        reprotect = late
         outcome += f"; replication {old}->{new} restarted after the switch"
     else:
         outcome += f"; replication {old}->{new} was live before the switch"
@@ -150,7 +152,7 @@ def _reprotect(ctx: DrillContext, old: str, new: str, original_flows: list[FlowS
     None (with ``fallback``) when a Spark cluster has no task slots for it beside the copy back:
     then it starts after the switch, once the copy back is stopped."""
     t = now_ms()
-    reprotect = ctx.new_replicator(original_flows, ctx.out_dir / FAILBACK_DIR / "re-protect")
+    reprotect = _new_replicator(ctx, original_flows, "re-protect")
     if not restore:
         # the wiped primary's offsets restarted at 0 while dr keeps the copies made before the incident
         # (restored history puts each record back at its old offset: then the copies on dr still line up)
@@ -170,6 +172,12 @@ def _reprotect(ctx: DrillContext, old: str, new: str, original_flows: list[FlowS
     ctx.record(f"re-protect {old}->{new}", "failback_part", t, now_ms(), "ok",
                f"fresh replication as before the incident, live {when}")
     return reprotect
+
+
+def _new_replicator(ctx: DrillContext, flows: list[FlowSpec], folder: str) -> ReplicatorAdapter:
+    if ctx.new_replicator is None:  # run() checks before anything starts
+        raise RuntimeError("failback needs the drill's replicator factory")
+    return ctx.new_replicator(flows, ctx.out_dir / FAILBACK_DIR / folder)
 
 
 def _stop_quietly(ctx: DrillContext, replicator: ReplicatorAdapter) -> None:
@@ -229,7 +237,9 @@ def _read(bootstrap: str, topics: dict[str, str], side: int,
     out: dict[tuple[str, int], list[bytes]] = {}
     for pair in sorted(topics.items()):
         for m in read_topic(bootstrap, pair[side], security=security):
-            out.setdefault((pair[0], m.partition()), []).append(bytes(m.value() or b""))
+            partition = m.partition()
+            if partition is not None:  # read_topic returns records, which always have one
+                out.setdefault((pair[0], partition), []).append(bytes(m.value() or b""))
     return out
 
 

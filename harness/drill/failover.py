@@ -30,9 +30,10 @@ def current_lag(ctx: DrillContext, flow: str | None = None) -> int | None:
     if lags is None:
         return None
     chosen = [v for f, v in lags.items() if flow is None or f == flow]
-    if not chosen or any(v is None for v in chosen):
+    known = [v for v in chosen if v is not None]
+    if not chosen or len(known) < len(chosen):
         return None
-    return sum(chosen)
+    return sum(known)
 
 
 def lag_by_flow(ctx: DrillContext) -> dict[str, int | None] | None:
@@ -253,9 +254,10 @@ def unplanned(ctx: DrillContext, step: Failover) -> str:
     # The lost site's producers went down with it, in production. Stopped with SIGTERM they
     # drained for up to 15 s, retrying through the stable address, and once it pointed at DR
     # their retries landed there under a producer id of the lost cluster; DR's own producer,
-    # given the same id by DR, was then refused as out of sequence (MM2's failback runs,
-    # 2026-11-29). Abandoned (no wait for acks: what is pending is uncertain) they are gone
-    # before the address moves (66 ms in the failback drill); in parallel, one thread each.
+    # given the same id by DR, was then refused as out of sequence (MM2's failback runs;
+    # see docs/measurements/behind-the-code.md#harness-drill-failover-py).
+    # Abandoned (no wait for acks: what is pending is uncertain) they are gone before the address
+    # moves (tens of ms); in parallel, one thread each.
     t_stop = now_ms()
     if producers:
         with ThreadPoolExecutor(max_workers=len(producers), thread_name_prefix="failover-producers") as pool:

@@ -61,19 +61,21 @@ def bound_problems(s: Scenario, pairs: tuple[CheckPair, ...], replicator: str,
     if loss and bounds.rpo_records is None and "no_loss" not in bounds.relax:
         f = loss[0]
         bad(("timeline", f.index), f"this {f.kind} kills or cuts off {f.cluster}, so records it acknowledged may "
-                                   f"never reach the target, and the built-in no_loss invariant needs a limit: "
-                                   f"state the RPO in records per flow, 'invariants: {{rpo_records: N}}' (or, for "
-                                   f"{replicator} only, 'invariants: {{{replicator}: {{rpo_records: N}}}}'), or relax it with "
-                                   f"a reason: 'invariants: {{relax: {{no_loss: <why>}}}}'")
+                                   "never reach the target, and "
+                                   + _limit_needed("no_loss", "rpo_records", replicator, "the RPO in records"))
     repeat = repeat_faults(s)
     if repeat and bounds.duplicates is None and "no_duplicates" not in bounds.relax:
         f = repeat[0]
-        bad(("timeline", f.index), f"after this {f.kind} at-least-once delivery may copy records twice, so the "
-                                   f"built-in no_duplicates invariant needs a limit: state it per flow, "
-                                   f"'invariants: {{duplicates: N}}' (or, for {replicator} only, "
-                                   f"'invariants: {{{replicator}: {{duplicates: N}}}}'); write 0 for a replicator "
-                                   f"that must copy exactly once, or relax it with a reason: "
-                                   f"'invariants: {{relax: {{no_duplicates: <why>}}}}'")
+        bad(("timeline", f.index), f"after this {f.kind} at-least-once delivery may copy records twice, so "
+                                   + _limit_needed("no_duplicates", "duplicates", replicator, "it",
+                                                   "; write 0 for a replicator that must copy exactly once"))
+
+
+def _limit_needed(invariant: str, bound: str, replicator: str, what: str, note: str = "") -> str:
+    """How a file gives the built-in ``invariant`` the limit (``bound``) a fault demands, or relaxes it."""
+    return (f"the built-in {invariant} invariant needs a limit: state {what} per flow, 'invariants: {{{bound}: N}}' "
+            f"(or, for {replicator} only, 'invariants: {{{replicator}: {{{bound}: N}}}}'){note}, "
+            f"or relax it with a reason: 'invariants: {{relax: {{{invariant}: <why>}}}}'")
 
 
 def _row(invariant: str, name: str, passed: bool, actual, limit, op: str = "<=", note: str | None = None,

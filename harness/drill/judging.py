@@ -120,7 +120,8 @@ class Judging:
         """Where brokers and Toxiproxy ran (the backend), the JIT of the brokers it started, and where the
         replicator's Spark ran: the master as asked, the URL it resolved to, executors."""
         backend = {**env.backend.describe(), "startup_s": round(env.startup.total_s, 1) or None,
-                   # runs before and after the default became c1 differ by up to a core (README, "The brokers' JIT")
+                   # runs before and after the default became c1 differ by up to a core
+                   # (docs/explanations/architecture.md, "The brokers' JIT")
                    "broker_jit": {name: c.spec.broker_jit for name, c in env.clusters.items() if c.spec.existing is None},
                    "clusters": {name: {"security": c.spec.security_facts()} for name, c in env.clusters.items()}}
         d = self.facts.spark
@@ -139,7 +140,7 @@ class Judging:
             logs.toxiproxy = str(env.toxiproxy.process.log_path)
         if ctx is not None:
             # a failback adds replicators with the same node names: the folder tells them apart
-            logs.replicator = {(k if r.setup.workdir == out_dir / REPLICATOR_DIR else f"{k} ({r.setup.workdir.name})"): str(v)
+            logs.replicator = {(k if r.setup.folder == out_dir / REPLICATOR_DIR else f"{k} ({r.setup.folder.name})"): str(v)
                                for r in ctx.all_replicators() for k, v in r.log_paths().items()}
             logs.load = [str(r.log_path) for slot in ctx.producers for r in slot.runs]
         return logs

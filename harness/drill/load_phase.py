@@ -66,6 +66,7 @@ class LoadPhase:
             ctx.producers.append(slot)
             failover.start_producer(ctx, slot, slot.cluster, s.duration, wait=False, start_signal=start_signal)
         for slot in ctx.producers:  # all started at once: their start-ups overlap one another's
+            assert slot.runner is not None  # start_producer set it
             slot.runner.wait_held()
         return start_signal
 
@@ -137,6 +138,7 @@ def wait_producing(producers: list[ProducerSlot]) -> list[ProducingSince]:
     """When each producer began producing, watched side by side: waiting for them one after the
     other would date a producer that started while the engine waited for another too late."""
     def wait(slot: ProducerSlot) -> ProducingSince:
+        assert slot.runner is not None  # a started producer's
         slot.runner.wait_running()  # polls the load's stats file; the process was started by this thread
         return ProducingSince(time.monotonic(), now_ms())
     if not producers:
@@ -167,9 +169,10 @@ def live_lag(ctx: DrillContext) -> int | None:
     if not live:
         return 0
     lags = failover.lag_by_flow(ctx)
-    if lags is None or any(lags.get(f) is None for f in live):
+    if lags is None:
         return None
-    return sum(lags[f] for f in live)
+    known = [lag for f in live if (lag := lags.get(f)) is not None]
+    return sum(known) if len(known) == len(live) else None
 
 
 class Progress:

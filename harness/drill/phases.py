@@ -138,14 +138,16 @@ class TimelinePhase:
         self.status.step_name = name
         self.log(f"[{ctx.elapsed():5.1f}s] {name}")
         t = now_ms()
-        cond = dict(condition=start.condition, condition_held=start.condition_held,
-                    condition_checked_ts_ms=start.condition_checked_ts_ms)
+
+        def record(result: str, detail: str) -> None:
+            ctx.record(name, step.do, t, now_ms(), result, detail, condition=start.condition,
+                       condition_held=start.condition_held, condition_checked_ts_ms=start.condition_checked_ts_ms)
         try:
             outcome = steps.run_step(ctx, step)
-            ctx.record(name, step.do, t, now_ms(), "ok", outcome, **cond)
+            record("ok", outcome)
             self.log(f"[{ctx.elapsed():5.0f}s] {name}: {outcome}")
         except Exception as e:  # a failed fault is part of the result, not the end of the drill
-            ctx.record(name, step.do, t, now_ms(), "failed", str(e), **cond)
+            record("failed", str(e))
             self.outcome.step_failures.append(f"{name}: {e}")
             self.log(f"[{ctx.elapsed():5.0f}s] {name} FAILED: {e}")
         self.status.step_name = ""

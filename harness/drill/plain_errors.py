@@ -14,6 +14,7 @@ import typing
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import ErrorDetails
 
 from primitives.redaction import is_secret_key
 
@@ -62,7 +63,7 @@ def model_at(root: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
         elif origin in (typing.Union, types.UnionType):
             # a discriminated union of steps: the tag is the ``do:`` value
             members = [m for m in typing.get_args(tp) if isinstance(m, type) and issubclass(m, BaseModel)
-                       and part in typing.get_args(m.model_fields.get("do").annotation if "do" in m.model_fields else ())]
+                       and part in typing.get_args(m.model_fields["do"].annotation if "do" in m.model_fields else ())]
             if not members:
                 return None
             tp = members[0]
@@ -86,7 +87,7 @@ class _NotShown(str):
         return "a value (not shown: the field names a secret)"
 
 
-def plain_message(err: dict, root: type[BaseModel]) -> str:
+def plain_message(err: ErrorDetails, root: type[BaseModel]) -> str:
     """One pydantic error (from ``ValidationError.errors()``) as a sentence for a person."""
     kind, loc, ctx, given = err["type"], tuple(err["loc"]), err.get("ctx") or {}, err.get("input")
     if given is not None and any(isinstance(part, str) and is_secret_key(part) for part in loc):

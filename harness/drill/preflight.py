@@ -82,8 +82,8 @@ def replication_problems(s: Scenario, routes: Routes, replicator: str, error: Re
                 key = w.key.split(".", 1)[1] if w.key.startswith(f"{spec_of.name}.") else w.key
                 warn(flows + (i,) + (("settings", key) if key in flow.settings else ()), f"setting {key!r}: {w.message}")
         except (SetupError, ValueError) as err:
-            key = next((k for k in flow.settings if repr(k) in str(err)), None)
-            field = flows + (i,) + (("settings", key) if key else ())
+            named = next((k for k in flow.settings if repr(k) in str(err)), None)
+            field = flows + (i,) + (("settings", named) if named else ())
             error(field, str(err).removeprefix(f"flow {flow.source}->{flow.target}: "))
     _topic_problems(s, routes, error)
     _replicator_problems(s, replicator, error, warn, drill_dir)

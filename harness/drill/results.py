@@ -2,7 +2,7 @@
 
 On disk, in the run folder:
 
-- ``summary.json``: :class:`DrillSummary`, the contract of the README (CI jobs and dashboards
+- ``summary.json``: :class:`DrillSummary`, the contract of docs/reference/summary-json.md (CI jobs and dashboards
   read its fields, so their names and shapes do not change; ``schema`` versions it);
 - ``series/<flow>.json``: per flow, the checker's per-second series (:class:`FlowSeries`);
 - ``series/<flow>.latency.csv.gz``: per flow, one line per replicated record (first seen on

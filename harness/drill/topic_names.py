@@ -123,7 +123,7 @@ def flow_selects(flow: FlowDef, topic: str) -> bool:
     """Whether ``flow`` copies ``topic``: its ``topics`` patterns, less its excludes (MM2's default
     when it gives none). Raises ``re.error`` for a pattern that does not compile."""
     exclude = flow.topics_exclude if flow.topics_exclude is not None else list(DEFAULT_TOPICS_EXCLUDE)
-    return TopicFilter(list(flow.topics), list(exclude)).should_replicate_topic(topic)
+    return TopicFilter(tuple(flow.topics), tuple(exclude)).should_replicate_topic(topic)
 
 
 def remote_topic_name(s: Scenario, source: str, topic: str) -> str:

@@ -90,7 +90,7 @@ def _dotted(path: Path_) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
 
 
-def _scalar(node: yaml.ScalarNode) -> Any:
+def _scalar(node: yaml.Node) -> Any:
     # The resolver has already tagged the node: construct the value from that tag. (Serializing
     # the node and loading it again fails for an empty value such as "timeline:".)
     try:
@@ -143,7 +143,7 @@ def _check_depth(text: str, file: str) -> None:
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
-                raise YamlSyntaxError(file, event.start_mark.line + 1,
+                raise YamlSyntaxError(file, event.start_mark.line + 1 if event.start_mark is not None else None,
                                       f"the values are nested more than {MAX_DEPTH} levels deep; a drill file "
                                       "nests a few levels (clusters: primary: brokers)")
         elif isinstance(event, yaml.CollectionEndEvent):

@@ -10,14 +10,14 @@ import itertools
 import re
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
 from harness.lab.brokers.broker import BrokerPorts, BrokerRunner, LocalBrokerRunner, listener_name_for
-from harness.lab.brokers.cluster import ClusterSpec, KafkaCluster
+from harness.lab.brokers.cluster import ClusterClients, ClusterSpec, KafkaCluster
 from harness.lab.brokers.existing import ExistingKafkaCluster, ExistingSecurity, UpstreamNode, discover_nodes, resolve_upstream
 from harness.lab.brokers.secure import BrokerSecurity
 from harness.lab.network.stable_address import StableAddress
@@ -158,7 +158,7 @@ def plan_ports(spec: TopologySpec, take: Callable[[str], int]) -> dict[str, list
     return plan
 
 
-def proxy_routes(clusters: dict[str, KafkaCluster], a: str, b: str) -> Iterable[ProxyRoute]:
+def proxy_routes(clusters: Mapping[str, ClusterClients], a: str, b: str) -> Iterable[ProxyRoute]:
     """The proxies of the link a<->b: one per broker and direction, listening where the broker advertises."""
     for client, server in ((a, b), (b, a)):
         for broker in clusters[server].brokers:
@@ -205,7 +205,7 @@ class Environment(StartedInWith):
         self._started = False
 
     # --- access -----------------------------------------------------------------------
-    def cluster(self, name: str) -> KafkaCluster:
+    def cluster(self, name: str) -> KafkaCluster | ExistingKafkaCluster:
         try:
             return self.clusters[name]
         except KeyError:
@@ -271,21 +271,21 @@ class Environment(StartedInWith):
         self.toxiproxy.start()
         self.startup.toxiproxy_s = time.monotonic() - t0
 
-        security = self._make_security()
+        broker_security, existing_security = self._make_security()
         nodes = self._discover_existing()
         broker_ports = plan_ports(self.spec, lambda cluster: ports.take())
         runner = self.backend.broker_runner()
         for c in self.spec.clusters:
             if c.existing is not None:
-                cluster = ExistingKafkaCluster(c, nodes[c.name], broker_ports[c.name], self.workdir / c.name,
-                                               security[c.name], self.owned_prefix)
-                self.supervisor.add(cluster.proxy.process)
-                self.clusters[c.name] = cluster
+                existing = ExistingKafkaCluster(c, nodes[c.name], broker_ports[c.name], self.workdir / c.name,
+                                                existing_security[c.name], self.owned_prefix)
+                self.supervisor.add(existing.proxy.process)
+                self.clusters[c.name] = existing
                 continue
-            cluster = KafkaCluster(c, broker_ports[c.name], self.workdir / c.name, artifacts.java,
-                                   artifacts.broker_classpath, security=security.get(c.name), runner=runner)
-            self.clusters[c.name] = cluster
-            for b in cluster.brokers:
+            ours = KafkaCluster(c, broker_ports[c.name], self.workdir / c.name, artifacts.java,
+                                artifacts.broker_classpath, security=broker_security.get(c.name), runner=runner)
+            self.clusters[c.name] = ours
+            for b in ours.brokers:
                 self.supervisor.add(b.process)
 
         for a, b in self.spec.link_pairs():
@@ -299,8 +299,8 @@ class Environment(StartedInWith):
                                                            if isinstance(c, KafkaCluster) for b in c.brokers]))
         self.startup.format_s = time.monotonic() - t1
 
-        for c in self.clusters.values():
-            c.start()
+        for cluster in self.clusters.values():
+            cluster.start()
         self.log(f"started {sum(len(c.brokers) for c in self.clusters.values())} broker(s); waiting until usable")
         # Readiness is only client calls, so waiting in threads is safe (processes were
         # started from this thread).
@@ -311,27 +311,28 @@ class Environment(StartedInWith):
         self.startup.total_s = time.monotonic() - t0
         return self.startup
 
-    def _make_security(self) -> dict[str, BrokerSecurity | ExistingSecurity]:
+    def _make_security(self) -> tuple[dict[str, BrokerSecurity], dict[str, ExistingSecurity]]:
         """A CA and certificates for the secure clusters, and the settings of the existing ones, in a
-        fresh secret folder (none when every cluster is a plain one of ours)."""
+        fresh secret folder (none when every cluster is a plain one of ours); by cluster name."""
         secure = [c for c in self.spec.clusters if c.security]
         existing = [c for c in self.spec.clusters if c.existing]
         if not secure and not existing:
-            return {}
+            return {}, {}
         self.secrets = SecretDir(f"{self.workdir.parent.name}-{self.workdir.name}")
         ca = CertificateAuthority(self.secrets.path)
-        out: dict[str, BrokerSecurity | ExistingSecurity] = {}
+        ours: dict[str, BrokerSecurity] = {}
+        theirs: dict[str, ExistingSecurity] = {}
         for c in existing:
             assert c.existing is not None
             upstream = resolve_upstream(c.existing, self._refs, c.name)
-            out[c.name] = ExistingSecurity.create(c.name, upstream, self.secrets, ca)
+            theirs[c.name] = ExistingSecurity.create(c.name, upstream, self.secrets, ca)
         for c in secure:
             assert c.security is not None
-            out[c.name] = BrokerSecurity.create(c.name, c.security, c.brokers, self.secrets, ca,
-                                                c.security.resolve_password(self._refs))
+            ours[c.name] = BrokerSecurity.create(c.name, c.security, c.brokers, self.secrets, ca,
+                                                 c.security.resolve_password(self._refs))
         self.log(f"secure clusters {[c.name for c in secure]}: certificates and credentials in {self.secrets.path} "
                  "(deleted at the end)")
-        return out
+        return ours, theirs
 
     def _discover_existing(self) -> dict[str, list[UpstreamNode]]:
         """Each existing cluster's brokers, read with the team's settings; the topology gets their count."""

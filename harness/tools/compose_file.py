@@ -44,7 +44,7 @@ The quickstart lab in containers: rendered by harness/tools/compose_file.py, do 
   ./mirrordrill images build                        # the images, built here (no registry needed)
   docker compose -f docker-compose.chaos.yml up -d
 primary: 127.0.0.1:${PRIMARY_PORT:-19092}   dr: 127.0.0.1:${DR_PORT:-29092}   Toxiproxy API: 127.0.0.1:8474
-Spark master UI: 127.0.0.1:8080   Locust web UI: 127.0.0.1:8089   (README: "The chaos lab in containers")"""
+Spark master UI: 127.0.0.1:8080   Locust web UI: 127.0.0.1:8089   (docs/reference/docker-backend.md: "The chaos lab")"""
 
 
 class _PlannedLab:

@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from harness.lab.brokers.secure import BrokerSecurity
 from harness.lab.environment import Environment
 from primitives.config_refs import find_refs
 from primitives.kafka.security import ClientSecurity, jaas_quote, write_private
@@ -57,6 +58,9 @@ def connection_document(env: Environment) -> dict[str, Any]:
     clusters: dict[str, Any] = {}
     for name, cluster in env.clusters.items():
         entry: dict[str, Any] = {"bootstrap_servers": cluster.bootstrap}
+        if cluster.security is not None and not isinstance(cluster.security, BrokerSecurity):
+            # only a cluster up started has its client settings by reference in up's secret folder
+            raise ValueError(f"cluster {name} is an existing cluster: the connection file covers the clusters up starts")
         security = cluster.security.client_by_reference("connection-") if cluster.security else ClientSecurity()
         entry["security"] = security.model_dump(exclude_none=True, exclude_defaults=True) or {"protocol": "PLAINTEXT"}
         if cluster.security is not None and env.secrets is not None:

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from confluent_kafka import KafkaException, Producer, libversion
 
-from harness.lab.brokers.cluster import ClusterSpec
+from harness.lab.brokers.cluster import ClusterClients, ClusterSpec
 from harness.lab.environment import Environment, TopologySpec
 from harness.lab.network.probe import measure_round_trip
+from harness.lab.network.wan import WanLink
 from primitives import versions
 from primitives.bootstrap import Bootstrap, BootstrapError
 from primitives.kafka.reading import watermarks
@@ -99,7 +100,7 @@ class Doctor:
             self._record("start two clusters and a WAN link", t, True,
                          f"ready in {env.startup.total_s:.1f}s (storage format {env.startup.format_s:.1f}s); "
                          f"logs under {self.workdir}")
-            self._latency(env) and self._blackhole(env) and self._hard_partition(env)
+            self._link_checks(env)
         finally:
             t = time.monotonic()
             problems = env.stop()
@@ -108,69 +109,82 @@ class Doctor:
                          "; ".join(problems + [f"still running: {n}" for n in leftover]) or "no process left running")
         return self.report
 
-    def _latency(self, env: Environment) -> bool:
-        t = time.monotonic()
+    def _link_checks(self, env: Environment) -> None:
+        """Each check of the WAN link, in order; after a failed one the link is in doubt, so the rest do not run."""
         link, a = env.link("dc-a", "dc-b"), env.cluster("dc-a")
-        try:
-            before = measure_round_trip(a.wan_bootstrap("dc-b"))
-            link.set(latency_ms=INJECTED_LATENCY_MS)
-            after = measure_round_trip(a.wan_bootstrap("dc-b"))
-            link.heal()
-        except KafkaException as e:
-            return self._record("latency injection", t, False, f"client through the link failed: {e}")
-        added = after.median_ms - before.median_ms
-        expected = 2 * INJECTED_LATENCY_MS  # the request and the response each cross the link once
-        ok = 0.8 * expected <= added <= 1.6 * expected
-        return self._record(
-            "latency injection", t, ok,
+        for name, check in _LINK_CHECKS:
+            t = time.monotonic()
+            ok, detail = check(link, a)
+            if not self._record(name, t, ok, detail):
+                return
+
+
+# A check of the link from dc-a to dc-b: whether it passed, and what it saw.
+LinkCheck = Callable[[WanLink, ClusterClients], tuple[bool, str]]
+
+
+def _latency(link: WanLink, a: ClusterClients) -> tuple[bool, str]:
+    try:
+        before = measure_round_trip(a.wan_bootstrap("dc-b"))
+        link.set(latency_ms=INJECTED_LATENCY_MS)
+        after = measure_round_trip(a.wan_bootstrap("dc-b"))
+        link.heal()
+    except KafkaException as e:
+        return False, f"client through the link failed: {e}"
+    added = after.median_ms - before.median_ms
+    expected = 2 * INJECTED_LATENCY_MS  # the request and the response each cross the link once
+    return (0.8 * expected <= added <= 1.6 * expected,
             f"round trip through the link {before.median_ms:.1f} ms -> {after.median_ms:.1f} ms with "
             f"{INJECTED_LATENCY_MS} ms each way (added {added:.1f} ms, expected ~{expected} ms)")
 
-    def _blackhole(self, env: Environment) -> bool:
-        t = time.monotonic()
-        link, a = env.link("dc-a", "dc-b"), env.cluster("dc-a")
-        topic = "doctor-blackhole"
-        a.create_topics([_new_topic(topic)])
-        acks: list = []
-        producer = Producer({"bootstrap.servers": a.wan_bootstrap("dc-b"), "acks": "all",
-                             "enable.idempotence": True, "message.timeout.ms": 120000, "log_level": 0})
-        producer.produce(topic, b"warm-up", on_delivery=lambda e, m: acks.append(e))
-        producer.flush(15)
-        link.blackhole()
-        token = uuid.uuid4().hex.encode()
-        producer.produce(topic, token, on_delivery=lambda e, m: acks.append(e))
-        held_until = time.monotonic() + 3
-        while time.monotonic() < held_until:
-            producer.poll(0.1)
-        held = len(acks) == 1
-        link.heal()
-        healed_at = time.monotonic()
-        producer.flush(60)
-        delivered = len(acks) == 2 and acks[1] is None
-        count = _count_value(a.bootstrap, topic, token)
-        ok = held and delivered and count == 1
-        return self._record(
-            "blackhole partition and heal", t, ok,
+
+def _blackhole(link: WanLink, a: ClusterClients) -> tuple[bool, str]:
+    topic = "doctor-blackhole"
+    a.create_topics([_new_topic(topic)])
+    acks: list = []
+    producer = Producer({"bootstrap.servers": a.wan_bootstrap("dc-b"), "acks": "all",
+                         "enable.idempotence": True, "message.timeout.ms": 120000, "log_level": 0})
+    producer.produce(topic, b"warm-up", on_delivery=lambda e, m: acks.append(e))
+    producer.flush(15)
+    link.blackhole()
+    token = uuid.uuid4().hex.encode()
+    producer.produce(topic, token, on_delivery=lambda e, m: acks.append(e))
+    held_until = time.monotonic() + 3
+    while time.monotonic() < held_until:
+        producer.poll(0.1)
+    held = len(acks) == 1
+    link.heal()
+    healed_at = time.monotonic()
+    producer.flush(60)
+    delivered = len(acks) == 2 and acks[1] is None
+    count = _count_value(a.bootstrap, topic, token)
+    return (held and delivered and count == 1,
             f"ack held during the partition: {held}; delivered {time.monotonic() - healed_at:.1f}s after heal: "
             f"{delivered}; copies on the broker: {count} (want 1)")
 
-    def _hard_partition(self, env: Environment) -> bool:
-        t = time.monotonic()
-        link, a = env.link("dc-a", "dc-b"), env.cluster("dc-a")
-        link.partition()
-        try:
-            measure_round_trip(a.wan_bootstrap("dc-b"), samples=1, timeout_s=3)
-            refused = False
-        except KafkaException:
-            refused = True
-        link.heal()
-        try:
-            measure_round_trip(a.wan_bootstrap("dc-b"), samples=1, timeout_s=15)
-            back = True
-        except KafkaException:
-            back = False
-        return self._record("hard partition and heal", t, refused and back,
-                            f"clients refused while down: {refused}; reachable after heal: {back}")
+
+def _hard_partition(link: WanLink, a: ClusterClients) -> tuple[bool, str]:
+    link.partition()
+    refused = not _reachable(a, timeout_s=3)
+    link.heal()
+    back = _reachable(a, timeout_s=15)
+    return refused and back, f"clients refused while down: {refused}; reachable after heal: {back}"
+
+
+def _reachable(a: ClusterClients, timeout_s: float) -> bool:
+    """Whether one round trip from dc-a through the link succeeds within ``timeout_s``."""
+    try:
+        measure_round_trip(a.wan_bootstrap("dc-b"), samples=1, timeout_s=timeout_s)
+    except KafkaException:
+        return False
+    return True
+
+
+_LINK_CHECKS: tuple[tuple[str, LinkCheck], ...] = (
+    ("latency injection", _latency),
+    ("blackhole partition and heal", _blackhole),
+    ("hard partition and heal", _hard_partition),
+)
 
 
 def _new_topic(name: str):
@@ -191,7 +205,10 @@ def _count_value(bootstrap: str, topic: str, value: bytes, timeout_s: float = 15
             m = c.poll(0.5)
             if m is None or m.error():
                 continue
-            pos = m.offset() + 1
+            offset = m.offset()
+            if offset is None:
+                continue  # the client sets it on every record it returns
+            pos = offset + 1
             n += m.value() == value
         return n
     finally:

@@ -13,6 +13,7 @@ from loadgen.histories import codec
 from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
 
 if TYPE_CHECKING:  # pyspark is heavy and only the Spark checker needs it
+    from _typeshed import DataclassInstance
     from pyspark.sql.types import StructType
 
 # Options Spark needs to read these files exactly as written: Python's csv module escapes
@@ -31,7 +32,7 @@ SPARK_CSV_OPTIONS: dict[str, str] = {
 }
 
 
-R = TypeVar("R")
+R = TypeVar("R", bound="DataclassInstance")  # a history row: a dataclass, its fields the columns
 
 
 @dataclass(frozen=True)

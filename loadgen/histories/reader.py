@@ -11,22 +11,16 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
-from loadgen.histories.kinds import (
-    ACKED_SENDS,
-    END_OFFSETS,
-    PROCESSED_RECORDS,
-    TARGET_RECORDS,
-    TIMELINE_EVENTS,
-    UNCERTAIN_SENDS,
-    HistoryKind,
-)
-from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
+from loadgen.histories.kinds import HistoryKind
 
 log = logging.getLogger(__name__)
 
-R = TypeVar("R")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+R = TypeVar("R", bound="DataclassInstance")  # a history row: a dataclass, its fields the columns
 
 
 class HistoryFormatError(ValueError):
@@ -132,31 +126,6 @@ def _load_history(kind: HistoryKind[R], paths: Paths) -> HistoryRead[R]:
     return HistoryRead(rows, tuple(torn))
 
 
-def read_acked_sends(paths: Paths) -> list[AckedSend]:
-    """All acknowledged sends in these files (torn last lines skipped)."""
-    return load_history(ACKED_SENDS, paths).rows
-
-
-def read_uncertain_sends(paths: Paths) -> list[UncertainSend]:
-    """All unacknowledged sends in these files (torn last lines skipped)."""
-    return load_history(UNCERTAIN_SENDS, paths).rows
-
-
-def read_target_records(paths: Paths) -> list[TargetRecord]:
-    """All observer reads in these files (torn last lines skipped)."""
-    return load_history(TARGET_RECORDS, paths).rows
-
-
-def read_processed_records(paths: Paths) -> list[ProcessedRecord]:
-    """All consumer processings in these files (torn last lines skipped)."""
-    return load_history(PROCESSED_RECORDS, paths).rows
-
-
-def read_lag_samples(paths: Paths) -> list[LagSample]:
-    """All end-offset samples in these files (torn last lines skipped)."""
-    return load_history(END_OFFSETS, paths).rows
-
-
-def read_timeline_events(paths: Paths) -> list[TimelineEvent]:
-    """All timeline events in these files (torn last lines skipped)."""
-    return load_history(TIMELINE_EVENTS, paths).rows
+def read_rows(kind: HistoryKind[R], paths: Paths) -> list[R]:
+    """Every row of one kind in these files (torn last lines skipped)."""
+    return load_history(kind, paths).rows

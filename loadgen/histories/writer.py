@@ -6,12 +6,15 @@ import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from loadgen.histories.codec import Identifiers
 from loadgen.histories.kinds import HistoryKind
 
-R = TypeVar("R")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+R = TypeVar("R", bound="DataclassInstance")  # a history row: a dataclass, its fields the columns
 
 DEFAULT_BUFFER_BYTES = 256 * 1024
 

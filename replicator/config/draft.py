@@ -284,9 +284,9 @@ def _flow_loc(
     name: str | None,
     sub: str | None,
 ) -> Location:
-    if name in settings:
+    if name is not None and name in settings:
         return settings[name].loc
-    if name in dicts and sub is not None and sub in dicts[name]:
+    if name is not None and name in dicts and sub is not None and sub in dicts[name]:
         return dicts[name][sub].loc
     if name in fd.end_locs:
         return fd.end_locs[name]

@@ -9,7 +9,8 @@ import pytest
 from confluent_kafka.admin import NewTopic
 
 from loadgen.app_consumer import AppConsumer, CommitPolicy, StartPosition, fetch_committed_offsets
-from loadgen.histories.reader import read_processed_records
+from loadgen.histories.kinds import PROCESSED_RECORDS
+from loadgen.histories.reader import read_rows
 from tests.integration.kafka_helpers import produce_enveloped
 from tests.integration.kafka_helpers import unique_topic as unique
 
@@ -22,7 +23,7 @@ def now_ms() -> int:
 
 def rows_of(consumer: AppConsumer, cluster: str | None = None):
     consumer._writer.flush()
-    return [r for r in read_processed_records(consumer.path)
+    return [r for r in read_rows(PROCESSED_RECORDS, consumer.path)
             if cluster is None or r.cluster == cluster]
 
 

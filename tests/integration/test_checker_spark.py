@@ -22,7 +22,7 @@ from loadgen.histories.kinds import (
     history_files,
     history_path,
 )
-from loadgen.histories.reader import load_history, read_acked_sends, read_processed_records, read_target_records
+from loadgen.histories.reader import load_history, read_rows
 from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
 from loadgen.histories.writer import HistoryWriter
 
@@ -108,11 +108,11 @@ def test_spark_and_reference_agree_on_failovers(spark, tmp_path, params):
     _write(tmp_path, TARGET_RECORDS, fo.observed)
     _write(tmp_path, PROCESSED_RECORDS, fo.processed, files=2, torn_tail=b"billing,B")
 
-    processed = read_processed_records(history_files(tmp_path, PROCESSED_RECORDS))
+    processed = read_rows(PROCESSED_RECORDS, history_files(tmp_path, PROCESSED_RECORDS))
     reference = check_failover(FailoverInput(
         fo.group, fo.strategy, fo.primary, fo.dr, fo.failure_ts_ms, fo.topic_map, processed,
-        read_acked_sends(history_files(tmp_path, ACKED_SENDS)),
-        read_target_records(history_files(tmp_path, TARGET_RECORDS)), fo.dr_topics))
+        read_rows(ACKED_SENDS, history_files(tmp_path, ACKED_SENDS)),
+        read_rows(TARGET_RECORDS, history_files(tmp_path, TARGET_RECORDS)), fo.dr_topics))
     assert {k: getattr(reference, k) for k in synthetic.expected} == synthetic.expected
 
     inp = spark_checker.load_failover_input(spark, tmp_path, fo.group, fo.strategy,

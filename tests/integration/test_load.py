@@ -22,7 +22,8 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import NewPartitions, NewTopic
 
 from loadgen import envelope
-from loadgen.histories.reader import read_acked_sends, read_lag_samples, read_target_records, read_uncertain_sends
+from loadgen.histories.kinds import ACKED_SENDS, END_OFFSETS, TARGET_RECORDS, UNCERTAIN_SENDS
+from loadgen.histories.reader import read_rows
 from loadgen.lag_sampler import LagSampler
 from loadgen.observer import Observer
 from loadgen.runner import LoadRunner
@@ -89,8 +90,8 @@ def assert_ledger_matches_topic(runner: LoadRunner, bootstrap: str, topics: dict
                                 exact: bool) -> tuple[int, int]:
     """Every ledger row is in the topic at its position; with ``exact``, the topic holds
     nothing else than ledger and uncertain ids. Returns (acked, uncertain) counts."""
-    acked = read_acked_sends(runner.ledger_paths)
-    uncertain = read_uncertain_sends(runner.uncertain_paths)
+    acked = read_rows(ACKED_SENDS, runner.ledger_paths)
+    uncertain = read_rows(UNCERTAIN_SENDS, runner.uncertain_paths)
     topic = read_positions(bootstrap, topics)
     assert acked, "the ledger is empty"
     for a in acked:
@@ -150,7 +151,7 @@ def test_load_at_a_set_rate_and_the_ledger_matches_the_topic(east, tmp_path):
     assert set(stats.topics) == {a, b} and len(stats.producer_ids) == 2
     acked, _ = assert_ledger_matches_topic(runner, east.bootstrap, {a: 3, b: 1}, exact=True)
     assert acked == stats.acked
-    sizes = [r.size_bytes for r in read_acked_sends(runner.ledger_path)]
+    sizes = [r.size_bytes for r in read_rows(ACKED_SENDS, runner.ledger_path)]
     assert min(sizes) >= 200 and max(sizes) <= 2000
 
 
@@ -266,7 +267,7 @@ def test_sigterm_while_the_cluster_is_unreachable_records_pending_sends_as_uncer
     assert took < 15
     acked, uncertain = assert_ledger_matches_topic(runner, west.bootstrap, {t: 1}, exact=True)
     assert (acked, uncertain) == (stats.acked, stats.failed + stats.pending_at_shutdown)
-    reasons = {u.error.split(" (")[0] for u in read_uncertain_sends(runner.uncertain_path)}
+    reasons = {u.error.split(" (")[0] for u in read_rows(UNCERTAIN_SENDS, runner.uncertain_path)}
     assert reasons == {"no ack before shutdown"}
 
 
@@ -367,7 +368,7 @@ def test_observer_sees_every_record_including_topics_and_partitions_created_late
     assert observer.error is None
     truth = read_positions(east.bootstrap, {first: 3, later: 1})
     assert len(truth) == 200 + 100 + 90 + 2
-    rows = read_target_records(observer.path)
+    rows = read_rows(TARGET_RECORDS, observer.path)
     seen: dict[Position, tuple[str, int, bool]] = {}
     for r in rows:
         pos = (r.topic, r.partition, r.offset)
@@ -392,7 +393,7 @@ def test_stop_drains_records_produced_just_before(east, tmp_path):
     finally:
         drained = observer.stop(drain=True, timeout_s=30)
     assert drained
-    assert len({(r.partition, r.offset) for r in read_target_records(observer.path)}) == 500
+    assert len({(r.partition, r.offset) for r in read_rows(TARGET_RECORDS, observer.path)}) == 500
 
 
 # --------------------------------------------------------------------------- lag sampler
@@ -409,7 +410,7 @@ def test_lag_sampler_records_end_offsets_every_interval(east, tmp_path):
         time.sleep(1.3)
     finally:
         sampler.stop()
-    rows = read_lag_samples(sampler.path)
+    rows = read_rows(END_OFFSETS, sampler.path)
     assert sampler.samples >= 4
     assert {(r.cluster, r.topic) for r in rows} == {("east", t)}
     series: dict[int, list[tuple[int, int]]] = defaultdict(list)

@@ -21,12 +21,7 @@ from loadgen.histories.reader import (
     HistoryFormatError,
     TornLine,
     load_history,
-    read_acked_sends,
-    read_lag_samples,
-    read_processed_records,
-    read_target_records,
-    read_timeline_events,
-    read_uncertain_sends,
+    read_rows,
     valid_prefix_length,
 )
 from loadgen.histories.records import (
@@ -58,12 +53,12 @@ TIMELINE = [TimelineEvent("kill broker 1", "kill", 1000, 2000, "ok", "pid 123, s
             TimelineEvent("failover", "failover", 3000, None, "running", 'step "drain"')]
 
 CASES = [
-    (ACKED_SENDS, read_acked_sends, ACKED),
-    (UNCERTAIN_SENDS, read_uncertain_sends, UNCERTAIN),
-    (TARGET_RECORDS, read_target_records, TARGET),
-    (PROCESSED_RECORDS, read_processed_records, PROCESSED),
-    (END_OFFSETS, read_lag_samples, LAG),
-    (TIMELINE_EVENTS, read_timeline_events, TIMELINE),
+    (ACKED_SENDS, ACKED),
+    (UNCERTAIN_SENDS, UNCERTAIN),
+    (TARGET_RECORDS, TARGET),
+    (PROCESSED_RECORDS, PROCESSED),
+    (END_OFFSETS, LAG),
+    (TIMELINE_EVENTS, TIMELINE),
 ]
 
 
@@ -89,14 +84,14 @@ def test_rows_are_frozen_and_slotted():
     assert not hasattr(ACKED[0], "__dict__")
 
 
-@pytest.mark.parametrize("kind,reader,rows", CASES, ids=lambda c: getattr(c, "__name__", ""))
-def test_round_trip(tmp_path, kind, reader, rows):
+@pytest.mark.parametrize("kind,rows", CASES, ids=[kind.name for kind, _ in CASES])
+def test_round_trip(tmp_path, kind, rows):
     path = tmp_path / "h.csv"
     with HistoryWriter(kind, path) as w:
         w.write(rows[0])
         w.write_many(rows[1:])
-    assert reader([path]) == rows
-    assert reader(path) == rows  # one path works too
+    assert read_rows(kind, [path]) == rows
+    assert read_rows(kind, path) == rows  # one path works too
     assert path.read_bytes().endswith(b"\n")
 
 
@@ -119,7 +114,7 @@ def test_line_breaks_in_free_text_stay_on_one_line(tmp_path):
     with HistoryWriter(UNCERTAIN_SENDS, path) as w:
         w.write(UncertainSend("A", "t", "p", 1, 5, "first\nsecond\r\nthird\rfourth"))
     assert path.read_text().count("\n") == 2  # the header row and the record
-    assert read_uncertain_sends(path)[0].error == "first\\nsecond\\nthird\\nfourth"
+    assert read_rows(UNCERTAIN_SENDS, path)[0].error == "first\\nsecond\\nthird\\nfourth"
 
 
 def test_identifiers_that_need_quotes_round_trip(tmp_path):
@@ -127,7 +122,7 @@ def test_identifiers_that_need_quotes_round_trip(tmp_path):
     path = tmp_path / "a.csv"
     with HistoryWriter(ACKED_SENDS, path) as w:
         w.write(row)
-    assert read_acked_sends(path) == [row]
+    assert read_rows(ACKED_SENDS, path) == [row]
 
 
 def test_identifier_with_line_break_is_refused(tmp_path):
@@ -150,11 +145,11 @@ def test_buffered_until_flush_and_flush_writes_whole_lines(tmp_path):
     w.write(ACKED[0])
     assert path.read_bytes() == ACKED_SENDS.header.encode()  # the header row only
     w.flush()
-    assert read_acked_sends(path) == ACKED[:1]
+    assert read_rows(ACKED_SENDS, path) == ACKED[:1]
     w.write(ACKED[1])
-    assert read_acked_sends(path) == ACKED[:1]
+    assert read_rows(ACKED_SENDS, path) == ACKED[:1]
     w.close()
-    assert read_acked_sends(path) == ACKED
+    assert read_rows(ACKED_SENDS, path) == ACKED
     w.close()  # idempotent
     with pytest.raises(ValueError, match="closed"):
         w.write(ACKED[0])
@@ -167,9 +162,9 @@ def test_full_buffer_is_handed_over_in_whole_lines(tmp_path):
             w.write(AckedSend("A", "t", 0, i, "p", i, i, i, 1, i))
             data = path.read_bytes()
             assert data == b"" or data.endswith(b"\n")
-        assert len(read_acked_sends(path)) >= 45
+        assert len(read_rows(ACKED_SENDS, path)) >= 45
         assert w.rows_written == 50
-    assert len(read_acked_sends(path)) == 50
+    assert len(read_rows(ACKED_SENDS, path)) == 50
 
 
 def test_threads_never_interleave_lines(tmp_path):
@@ -183,7 +178,7 @@ def test_threads_never_interleave_lines(tmp_path):
             t.start()
         for t in threads:
             t.join()
-    rows = read_acked_sends(path)
+    rows = read_rows(ACKED_SENDS, path)
     assert sorted((r.producer_id, r.seq) for r in rows) == sorted(
         (f"p{n}", i) for n in range(4) for i in range(2000))
 
@@ -194,7 +189,7 @@ def test_appends_to_an_existing_file(tmp_path):
         w.write(ACKED[0])
     with HistoryWriter(ACKED_SENDS, path) as w:
         w.write(ACKED[1])
-    assert read_acked_sends(path) == ACKED
+    assert read_rows(ACKED_SENDS, path) == ACKED
 
 
 @pytest.mark.parametrize("tail", [b"A,orders,1,5", b"A,orders,1,5,p-3,2,1,2,3,12", b"A"])
@@ -208,7 +203,7 @@ def test_torn_last_line_is_skipped_and_counted(tmp_path, tail):
     assert read.rows == ACKED
     assert read.truncated == 1
     assert read.torn == (TornLine(str(path), 4, tail.decode()),)  # line 1 is the header row
-    assert read_acked_sends(path) == ACKED
+    assert read_rows(ACKED_SENDS, path) == ACKED
 
 
 def test_torn_file_without_any_complete_line(tmp_path):
@@ -226,7 +221,7 @@ def test_many_files_and_empty_files(tmp_path):
             w.write(row)
     (tmp_path / "empty.csv").write_bytes(b"")
     paths.append(tmp_path / "empty.csv")
-    assert read_acked_sends(paths) == ACKED
+    assert read_rows(ACKED_SENDS, paths) == ACKED
 
 
 def test_appending_after_a_torn_record_is_refused(tmp_path):
@@ -247,14 +242,14 @@ def test_a_bad_complete_line_is_an_error_not_a_skip(tmp_path, line):
     path = tmp_path / "a.csv"
     path.write_text(f"A,orders,0,1,p,1,1,2,3,4\n{line}\nA,orders,0,2,p,2,1,2,3,4\n")
     with pytest.raises(HistoryFormatError, match=r"a\.csv:2"):
-        read_acked_sends(path)
+        read_rows(ACKED_SENDS, path)
 
 
 def test_bad_boolean_is_an_error(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("B,t,0,1,p,1,5,True,4\n")
     with pytest.raises(HistoryFormatError):
-        read_target_records(path)
+        read_rows(TARGET_RECORDS, path)
 
 
 def test_history_paths(tmp_path):
@@ -302,7 +297,7 @@ def test_every_file_starts_with_its_header_row_and_reads_back(tmp_path):
     with HistoryWriter(ACKED_SENDS, path) as w:  # appending does not repeat it
         w.write(ACKED[0])
     assert path.read_text().count("cluster,topic") == 1
-    assert read_acked_sends(path) == [*ACKED, ACKED[0]]
+    assert read_rows(ACKED_SENDS, path) == [*ACKED, ACKED[0]]
 
 
 def test_end_offsets_files_are_named_for_what_they_hold(tmp_path):
@@ -312,11 +307,10 @@ def test_end_offsets_files_are_named_for_what_they_hold(tmp_path):
 
 def test_timeline_condition_round_trip(tmp_path):
     from loadgen.histories.kinds import TIMELINE_EVENTS
-    from loadgen.histories.reader import read_timeline_events
     from loadgen.histories.records import TimelineEvent
     rows = [TimelineEvent("kill", "kill_broker", 1, 2, "ok", "done", "lag <= 0 on primary->dr", False, 5),
             TimelineEvent("heal", "heal", 3, None, "ok", "")]
     path = tmp_path / "t.csv"
     with HistoryWriter(TIMELINE_EVENTS, path) as w:
         w.write_many(rows)
-    assert read_timeline_events(path) == rows
+    assert read_rows(TIMELINE_EVENTS, path) == rows

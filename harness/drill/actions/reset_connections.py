@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.drill.actions.base import NotUndoable, StepFacts, StepProblem, TimelineFacts
+from harness.drill.actions.base import NotUndoable, StepFacts
 from harness.drill.actions.link_action import LinkAction
 from harness.drill.context import DrillContext
 from harness.drill.schema import ResetConnections
@@ -11,14 +11,7 @@ from harness.drill.schema import ResetConnections
 class ResetConnectionsAction(LinkAction):
     step_type = ResetConnections
     facts = {"reset_connections": StepFacts(duplicates=True)}  # closed mid-request, then retried
-
-    def validate(self, step: ResetConnections, facts: TimelineFacts) -> list[StepProblem]:
-        problems = super().validate(step, facts)
-        if step.direction is not None:
-            # accepted and ignored, it would make the drill look one-way when it is not
-            problems.append(StepProblem(("direction",), "reset_connections closes the link's connections, which carry "
-                                                        "both directions; remove 'direction'"))
-        return problems
+    whole_link = "reset_connections closes the link's connections, which carry both directions; remove 'direction'"
 
     def apply(self, ctx: DrillContext, step: ResetConnections) -> str:
         ctx.env.link(*step.link).reset_connections()

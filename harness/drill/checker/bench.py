@@ -14,14 +14,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from harness.drill.checker.contract import FlowInput
 from harness.drill.checker.reference import check_flow as reference_check
 from harness.drill.checker.synthetic import COUNTS, FaultPlan, synthesize_flow
 from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS, HistoryKind, history_files, history_path
-from loadgen.histories.reader import read_acked_sends, read_target_records, read_uncertain_sends
+from loadgen.histories.reader import read_rows
 from loadgen.histories.writer import HistoryWriter
 from primitives.cpu import process_cpu_seconds
+from primitives.measurement_record import Sitting, add_record_option
 
 
 def _faults(records: int) -> FaultPlan:
@@ -50,8 +52,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-spark", action="store_true", help="reference only")
     parser.add_argument("--spark-master", default="local[2]")
     parser.add_argument("--driver-memory", default="1g")
+    add_record_option(parser)
+    sitting = Sitting.begin(["python", "-m", "harness.drill.checker.bench"], argv)
     args = parser.parse_args(argv)
+    figures: dict[str, Any] = {"records": args.records, "seed": args.seed, "partitions": args.partitions}
+    code = _bench(args, figures)
+    if args.record and code == 0:
+        print(f"record: {sitting.write('bench-checker', figures, args.record)}")
+    return code
 
+
+def _bench(args: argparse.Namespace, figures: dict[str, Any]) -> int:
+    """The benchmark's figures into ``figures``; 1 if an implementation disagrees with the injected faults."""
     with tempfile.TemporaryDirectory(prefix="mirrordrill-bench-") as tmp:
         directory = Path(tmp)
         t = time.perf_counter()
@@ -70,9 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         del synthetic, flow  # the reference reads its own copy from the files
 
         t, cpu = time.perf_counter(), time.process_time()
-        acked = read_acked_sends(history_files(directory, ACKED_SENDS))
-        observed = read_target_records(history_files(directory, TARGET_RECORDS))
-        uncertain = read_uncertain_sends(history_files(directory, UNCERTAIN_SENDS))
+        acked = read_rows(ACKED_SENDS, history_files(directory, ACKED_SENDS))
+        observed = read_rows(TARGET_RECORDS, history_files(directory, TARGET_RECORDS))
+        uncertain = read_rows(UNCERTAIN_SENDS, history_files(directory, UNCERTAIN_SENDS))
         read_s = time.perf_counter() - t
         t = time.perf_counter()
         reference = reference_check(FlowInput(source, target, topic_map, acked, observed,
@@ -88,12 +100,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reference: read {read_s:.1f}s + check {check_s:.1f}s = {total:.1f}s wall, "
               f"{cpu:.1f}s CPU -> {args.records / total:,.0f} records/s verified "
               f"({args.records / cpu:,.0f} per CPU-second)")
+        figures["reference"] = {"read_s": read_s, "check_s": check_s, "cpu_s": cpu, "records_s": args.records / total}
         if args.no_spark:
             return 0
-        return _bench_spark(args, directory, source, target, topic_map, timeline, reference)
+        return _bench_spark(args, directory, (source, target, topic_map, timeline), reference, figures)
 
 
-def _bench_spark(args, directory, source, target, topic_map, timeline, reference) -> int:
+def _bench_spark(args, directory, flow, reference, figures: dict[str, Any]) -> int:
+    source, target, topic_map, timeline = flow
     from pyspark.sql import SparkSession
 
     from harness.drill.checker import spark as spark_checker
@@ -109,7 +123,10 @@ def _bench_spark(args, directory, source, target, topic_map, timeline, reference
     spark.sparkContext.setLogLevel("ERROR")
     print(f"spark session up in {time.perf_counter() - t:.1f}s ({args.spark_master}, "
           f"driver memory {args.driver_memory})")
-    jvm = spark.sparkContext._gateway.proc.pid  # spark-submit execs the driver JVM
+    gateway = spark.sparkContext._gateway
+    if gateway is None:
+        raise RuntimeError("the Spark session started without a JVM gateway")
+    jvm = gateway.proc.pid  # spark-submit execs the driver JVM
     try:
         t, cpu = time.perf_counter(), (process_cpu_seconds(jvm) or 0.0) + time.process_time()
         inp = spark_checker.load_flow_input(spark, directory, source, target, topic_map,
@@ -120,6 +137,8 @@ def _bench_spark(args, directory, source, target, topic_map, timeline, reference
     finally:
         spark.stop()
     agree = on_spark == reference
+    figures["spark"] = {"master": args.spark_master, "wall_s": spark_s, "cpu_s": cpu,
+                        "records_s": args.records / spark_s, "agrees": agree}
     print(f"spark:     {spark_s:.1f}s wall, {cpu:.1f}s CPU (driver JVM + Python) -> "
           f"{args.records / spark_s:,.0f} records/s verified "
           f"({args.records / cpu:,.0f} per CPU-second)")

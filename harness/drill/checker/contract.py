@@ -257,7 +257,7 @@ class FlowResult(ReplicationFigures):
 
     def summary(self) -> dict[str, Any]:
         """The flow's entry in ``summary.json`` (contract names first, extras after)."""
-        out = {"source": self.source, "target": self.target, "topics": list(self.topics)}
+        out: dict[str, Any] = {"source": self.source, "target": self.target, "topics": list(self.topics)}
         out.update(_figures_dict(self))
         out["by_topic"] = {t: _figures_dict(r) for t, r in self.by_topic.items()}
         out["samples"] = {k: [list(i) for i in v] for k, v in asdict(self.samples).items()}

@@ -180,7 +180,8 @@ def offset_lag_series(source_ends: Mapping[tuple[str, int, int], int],
     total: list[int | None] = []
     for i in range(end - start + 1):
         column = [s.values[i] for s in by_partition.values()]
-        total.append(None if None in column else sum(column))
+        known = [v for v in column if v is not None]
+        total.append(sum(known) if len(known) == len(column) else None)
     return SecondSeries(start, tuple(total)), by_partition
 
 
@@ -197,11 +198,13 @@ def flow_series(acks: Mapping[PartitionSecond, int], caught_up: Mapping[Partitio
 
 def max_lag_during(lag: SecondSeries, start_ts_ms: int, end_ts_ms: int | None) -> int | None:
     """Highest exact lag at the end of the seconds an event touched."""
-    if not lag.values:
+    end_s = lag.end_s
+    if end_s is None:  # no values
         return None
     first = max(start_ts_ms // 1000, lag.start_s)
-    last = lag.end_s if end_ts_ms is None else min(end_ts_ms // 1000, lag.end_s)
-    values = [lag.values[s - lag.start_s] for s in range(first, last + 1)]
+    last = end_s if end_ts_ms is None else min(end_ts_ms // 1000, end_s)
+    # the exact lag has a value every second: the filter only tells the type so
+    values = [v for s in range(first, last + 1) if (v := lag.values[s - lag.start_s]) is not None]
     return max(values) if values else None
 
 

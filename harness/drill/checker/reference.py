@@ -172,8 +172,10 @@ class _FlowCounts:
             topic = led.first.topic
         elif mid in uncertain_topic:
             topic = uncertain_topic[mid]
-        else:
+        elif seen is not None:
             topic = self.topic_map[seen.first[1]]
+        else:
+            return  # neither acked, uncertain nor seen: the id is in no history
         if led is not None:
             self._acked(topic, mid, led, seen)
         if seen is not None:
@@ -383,7 +385,7 @@ def _check_failover(inp: FailoverInput) -> FailoverResult:
         reprocessed_across_failover=sum(1 for mid in dr_processings if mid in before_failure),
         rto_s=None if dr_first_after is None else (dr_first_after - failure) / 1000,
         rpo_records=len(rpo),
-        rpo_window_s=None if not rpo else (last_rpo - first_rpo) / 1000,
+        rpo_window_s=None if first_rpo is None or last_rpo is None else (last_rpo - first_rpo) / 1000,
         rpo_first_ack_ts_ms=first_rpo,
         rpo_last_ack_ts_ms=last_rpo,
         skipped_sample=first_ids(skipped),

@@ -93,7 +93,7 @@ def load_failover_input(spark: SparkSession, directory: str | os.PathLike, group
 def _require_nearest_rank(spark: SparkSession) -> None:
     # Spark >= 3.5 computes percentile_disc as the value at rank ceil(q*n) (checked
     # against the reference in the integration tests); the legacy setting does not.
-    if spark.conf.get("spark.sql.legacy.percentileDiscCalculation").lower() == "true":
+    if (spark.conf.get("spark.sql.legacy.percentileDiscCalculation") or "").lower() == "true":
         raise CheckerInputError("spark.sql.legacy.percentileDiscCalculation=true breaks "
                                 "nearest-rank percentiles; unset it for the checker")
 

@@ -236,7 +236,7 @@ class CommandReplicator(ProcessReplicator):
         self.extra_env = {str(k): str(v) for k, v in (env or {}).items()}
         self.settle_s = settle_s
         self.translate_timeout_s = translate_timeout_s
-        self.root = setup.workdir / "command"
+        self.root = setup.folder / "command"
         self._procs: dict[str, ManagedProcess] = {}
         for flow in setup.flows:
             workdir = self.root / flow_folder(flow)

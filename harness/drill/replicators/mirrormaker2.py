@@ -114,7 +114,7 @@ def plan_nodes(setup: ReplicationSetup, root: Path) -> list[Mm2Node]:
             for (target, location), flows in groups.items()]
 
 
-class MirrorMaker2Replicator(NodeReplicator):
+class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
     """Real Apache MirrorMaker 2 (Kafka's ``connect-mirror`` jars) in dedicated mode."""
 
     kind = "mirrormaker2"
@@ -162,7 +162,7 @@ class MirrorMaker2Replicator(NodeReplicator):
             classpath = classpath or (artifacts.mirrormaker_classpath if artifacts
                                       else bootstrap.jvm_classpath("mirrormaker"))
         self._java, self._classpath = java, tuple(Path(p) for p in classpath)
-        self.nodes = self.with_secret_dir(plan_nodes(setup, setup.workdir / "mirrormaker2"))
+        self.nodes = self.with_secret_dir(plan_nodes(setup, setup.folder / "mirrormaker2"))
         for node in self.nodes:
             node.process = ManagedProcess(name=node.name, argv=self._argv(node), log_path=node.log_path,
                                           cwd=node.workdir, stop_timeout_s=DEFAULT_STOP_GRACE_S)
@@ -360,7 +360,7 @@ class MirrorMaker2Replicator(NodeReplicator):
         }
 
 
-def _short_argv(argv: list[str]) -> list[str]:
+def _short_argv(argv: Sequence[str]) -> list[str]:
     # The classpath is dozens of jars; a report needs to know where they are, not each name.
     out = list(argv)
     if "-cp" in out:

@@ -8,7 +8,7 @@ from abc import abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from confluent_kafka import KafkaException
 
@@ -167,22 +167,25 @@ class ProcessNode:
         return self.workdir / self.log_name
 
 
-class NodeReplicator(ProcessReplicator):
+NodeT = TypeVar("NodeT", bound=ProcessNode)  # a replicator's own kind of node
+
+
+class NodeReplicator(ProcessReplicator, Generic[NodeT]):
     """A replicator run as one process per node, each with its own rendered properties file and
     log: MirrorMaker 2 and ours alike."""
 
-    nodes: list[ProcessNode]
+    nodes: list[NodeT]
 
     label: ClassVar[str]  # what the readiness error calls the replicator
     # how often ``_wait_ready`` asks the nodes: each time is up to this much between ready and the load
     ready_poll_s: ClassVar[float] = 1.0
 
     @abstractmethod
-    def render(self, node: ProcessNode) -> str:
+    def render(self, node: NodeT) -> str:
         """The properties text of one node's process (needs the environment's addresses)."""
 
     @abstractmethod
-    def _node_not_ready(self, node: ProcessNode, started_at: float, log: str) -> list[str]:
+    def _node_not_ready(self, node: NodeT, started_at: float, log: str) -> list[str]:
         """Why ``node`` is not ready yet ([] when it is); ``log`` is what it logged since starting."""
 
     def _wait_ready(self, started_at: float, log_offsets: dict[str, int], deadline: float) -> None:
@@ -205,7 +208,7 @@ class NodeReplicator(ProcessReplicator):
         raise ReplicatorNotReady(f"{self.label} not ready after {self.ready_timeout_s:.0f}s: "
                                  + "; ".join(reasons) + "\n" + tails)
 
-    def with_secret_dir(self, nodes: list[Any]) -> list[Any]:
+    def with_secret_dir(self, nodes: list[NodeT]) -> list[NodeT]:
         """``nodes`` with their properties placed in the environment's secret folder when it has one.
 
         Set before any command line is built: the process must read the real file there.
@@ -233,7 +236,7 @@ class NodeReplicator(ProcessReplicator):
     def processes(self) -> list[ManagedProcess]:
         return [n.process for n in self.nodes if n.process is not None]
 
-    def node_summary(self, node: ProcessNode) -> dict[str, Any]:
+    def node_summary(self, node: NodeT) -> dict[str, Any]:
         """What describe() says of every node: where its files are and its redacted properties."""
         text = node.properties
         if text is None:

@@ -84,7 +84,7 @@ def plan_nodes(setup: ReplicationSetup, root: Path) -> list[ReplicatorNode]:
     return [ReplicatorNode(loc, flows, root / loc) for loc, flows in sorted(by_location.items())]
 
 
-class PySparkReplicator(NodeReplicator):
+class PySparkReplicator(NodeReplicator[ReplicatorNode]):
     """mirrordrill's own replicator (Spark Structured Streaming), one process per location."""
 
     kind = "pyspark"
@@ -138,7 +138,7 @@ class PySparkReplicator(NodeReplicator):
         self._artifacts = artifacts
         self._java = artifacts.java if artifacts is not None else None
         self._jars = replicator_jars(artifacts)
-        self.nodes = self.with_secret_dir(plan_nodes(setup, setup.workdir / "pyspark"))
+        self.nodes = self.with_secret_dir(plan_nodes(setup, setup.folder / "pyspark"))
         for node in self.nodes:
             if self.spark.submitted:  # the command line needs the master's URL: written at start
                 node.process = SubmittedDriver(name=node.name, argv=[], log_path=node.log_path, cwd=node.workdir,
@@ -207,8 +207,9 @@ class PySparkReplicator(NodeReplicator):
         if status is not None:
             check_slots_per_process(status, self.spark.slots,
                                     {node.name: self._realtime_partitions(node) for node in self.nodes})
-        archive, launcher = package_replicator(self.setup.workdir / "pyspark" / "package")
+        archive, launcher = package_replicator(self.setup.folder / "pyspark" / "package")
         for node in self.nodes:
+            assert node.process is not None  # made with the node, in __init__
             node.process.argv = submit_argv(self.spark, url, self._jars,
                                             archive, launcher,
                                             [*self._app_args(node), "--jars", ",".join(str(j) for j in self._jars)])

@@ -163,6 +163,12 @@ class ReplicationSetup:
         for flow in self.flows:
             self.flow_config(flow)
 
+    @property
+    def folder(self) -> Path:
+        """``workdir`` as ``__post_init__`` resolved it (the field is optional only as an argument)."""
+        assert self.workdir is not None
+        return self.workdir
+
     # --- naming -----------------------------------------------------------------------
     def replication_policy(self, source: str | None = None) -> DefaultReplicationPolicy:
         """The naming policy; ``source`` is the flow's source alias (what identity names cannot tell)."""

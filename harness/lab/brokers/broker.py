@@ -47,7 +47,7 @@ class BrokerSettings:
     cluster_id: str
     quorum_voters: str
     java: str
-    classpath: tuple[Path, ...]
+    classpath: tuple[str | Path, ...]  # jars, or a JVM wildcard such as a container's libs/*
     heap_mb: int = 512
     properties: dict[str, str] = field(default_factory=dict)
     security: BrokerSecurity | None = None
@@ -58,13 +58,13 @@ def broker_jvm_options(heap_mb: int, jit: str, log4j: str | Path, logs_dir: str 
     """A broker JVM's options, for a local broker process and a broker container alike.
 
     ``jit`` ``c1`` by default: a drill's brokers start with the drill and live for minutes, and
-    with the JVM's tiered default they compiled for C2 all through it. On the crash drill (one
-    broker a cluster, 200 records/s; 2-core machine, 2026-11-28) the two brokers used 1.33 cores
-    in the load's first 15 s, 0.60 of them compiling, and 0.90 (0.47) while the replicator was
-    down and restarting; with C1 only 0.80 (0.14) and 0.45 (0.01). The restart's first record
-    moved at 12.85 s median against 16.9 s, and a 600,000-record drain ran 10-26% faster for
-    either replicator (README, "The brokers' JIT"). ``tiered`` is there for a long run whose
-    brokers should reach C2's code (``broker_jit`` of a drill file's cluster)."""
+    with the JVM's tiered default they compiled for C2 all through it, on cores the replicator
+    and the load need: with C1 only a restart's first record moved sooner and a backlog drained
+    faster for either replicator
+    (see docs/measurements/behind-the-code.md#harness-lab-brokers-broker-py;
+    docs/explanations/architecture.md, "The brokers' JIT").
+    ``tiered`` is there for
+    a long run whose brokers should reach C2's code (``broker_jit`` of a drill file's cluster)."""
     return [
         f"-Xms{min(256, heap_mb)}m", f"-Xmx{heap_mb}m", *jit_flags(jit),
         "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError",
@@ -131,7 +131,8 @@ class KafkaBroker:
             raise KeyError(f"broker {self.name} has no WAN link to cluster {from_cluster!r}") from None
 
     def properties(self) -> dict[str, str]:
-        """The broker's server.properties, listeners laid out as the README's "How an emulated data center is wired" describes."""
+        """The broker's server.properties, listeners laid out as docs/explanations/architecture.md ("How an
+        emulated data center is wired") describes."""
         sec = self.settings.security
         client_protocol = sec.client_protocol if sec else "PLAINTEXT"
         listeners = [f"LOCAL://{LOOPBACK}:{self.ports.local}"]

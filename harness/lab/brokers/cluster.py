@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
@@ -89,6 +90,17 @@ def new_cluster_id() -> str:
             return cid
 
 
+class ClusterSecurity(Protocol):
+    """What the clients' side reads of a cluster's security: ``BrokerSecurity`` for a cluster we start,
+    ``existing.ExistingSecurity`` for a team's."""
+
+    def client(self) -> ResolvedSecurity: ...
+
+    def client_file(self, kind: str = ...) -> Path: ...
+
+    def secret_values(self) -> list[str]: ...
+
+
 class ClusterClients:
     """What the drill's clients need of a cluster, whoever runs it: addresses, security, admin,
     topic creation and a real readiness check. Subclasses provide ``name``, ``brokers`` (each with
@@ -97,7 +109,7 @@ class ClusterClients:
 
     name: str
     brokers: list
-    security = None
+    security: ClusterSecurity | None = None
     # Where the readiness check writes; an existing cluster uses a name under the drill's prefix.
     ready_topic = READY_TOPIC
 
@@ -149,7 +161,7 @@ class ClusterClients:
     def ensure_users(self, timeout_s: float = 30.0) -> None:
         """Create (or update) the SCRAM user of a secure cluster, as the harness's certificate on INTERNAL."""
         sec = self.security
-        if sec is None or not sec.needs_users:
+        if not isinstance(sec, BrokerSecurity) or not sec.needs_users:  # an existing cluster's users are the team's
             return
         internal = ",".join(f"127.0.0.1:{b.ports.internal}" for b in self.brokers)
         admin = AdminClient({"bootstrap.servers": internal, "log_level": 0, **sec.admin().librdkafka()})
@@ -197,7 +209,7 @@ class KafkaCluster(ClusterClients):
     """The brokers of one data center the harness starts, with whole-cluster lifecycle."""
 
     def __init__(self, spec: ClusterSpec, ports: list[BrokerPorts], workdir: Path,
-                 java: str, classpath: tuple[Path, ...], security: BrokerSecurity | None = None,
+                 java: str, classpath: tuple[str | Path, ...], security: BrokerSecurity | None = None,
                  runner: BrokerRunner | None = None, cluster_id: str | None = None):
         if len(ports) != spec.brokers:
             raise ValueError(f"cluster {spec.name}: {spec.brokers} brokers but {len(ports)} port sets")

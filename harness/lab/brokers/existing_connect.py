@@ -29,7 +29,8 @@ def client_config(cluster: ExistingClusterDef, base_dir: Path | None,
 
 def admin_for(cluster: ExistingClusterDef, base_dir: Path | None) -> AdminClient:
     """An Admin client for the cluster; errors surface on its first request."""
-    return AdminClient(client_config(cluster, base_dir) | {"socket.timeout.ms": "10000"})
+    conf: dict[str, str | int | float | bool] = {**client_config(cluster, base_dir), "socket.timeout.ms": "10000"}
+    return AdminClient(conf)
 
 
 def principal_of(cluster: ExistingClusterDef) -> str | None:

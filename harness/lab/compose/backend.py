@@ -18,6 +18,7 @@ import subprocess
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.lab.brokers.broker import KafkaBroker, LocalBrokerRunner
 from harness.lab.compose.container import ContainerProcess
@@ -25,6 +26,9 @@ from harness.lab.compose.lab import BrokerImage, broker_service, toxiproxy_servi
 from harness.lab.compose.project import ComposeRun
 from harness.lab.compose.spark import SparkDaemonLauncher
 from harness.lab.compose.spec import DRILL_LABEL, Service
+
+if TYPE_CHECKING:  # the docker package is imported when the backend opens
+    from harness.lab.docker.images import ImageSet
 
 NAME = "docker"
 # the images a drill's containers need (the replicator and the load run on the host)
@@ -70,7 +74,7 @@ class DockerBackend:
         self._broker_image: BrokerImage | None = None
         self._watchdog: subprocess.Popen | None = None
         self._workdir: Path | None = None
-        self._image_set = None
+        self._image_set: ImageSet | None = None
 
     def open(self, workdir: Path) -> None:
         from harness.lab.docker import images as img
@@ -93,6 +97,7 @@ class DockerBackend:
     def _image(self, name: str) -> str:
         """The image's tag, built first when it is missing or stale."""
         images = self._image_set
+        assert images is not None, "open() first"
         if images.status(name) != "fresh":
             self.log(f"building the {name} image the docker backend needs (once; ./mirrordrill images build "
                      "does it ahead)")

@@ -23,7 +23,8 @@ COMPOSE_PROJECT_LABEL = "com.docker.compose.project"
 class DockerCli(Protocol):
     """What this module needs of a Docker engine (``harness.lab.docker.engine.Engine``)."""
 
-    cli: str
+    @property
+    def cli(self) -> str: ...
 
     def run(self, args: Sequence[str], *, check: bool = True, timeout: float | None = 120,
             **kwargs) -> subprocess.CompletedProcess: ...

@@ -128,6 +128,7 @@ def docker_import(cli: str, rootfs: Path, ref: str, changes: list[str], log_path
         args += ["--change", change]
     with open(log_path, "w") as log:
         tar = subprocess.Popen(["tar", "-C", str(rootfs), "--numeric-owner", "-c", "."], stdout=subprocess.PIPE)
+        assert tar.stdout is not None  # stdout=PIPE
         imp = subprocess.run([*args, "-", ref], stdin=tar.stdout, stdout=log, stderr=subprocess.STDOUT)
         tar.stdout.close()
         tar_rc = tar.wait()

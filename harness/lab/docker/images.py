@@ -271,6 +271,7 @@ class ImageSet:
                "--label", f"{INPUTS_LABEL}={digest}", str(ctx)]
         with open(log_path, "w") as log:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+            assert proc.stdout is not None  # stdout=PIPE
             for line in proc.stdout:
                 log.write(line)
                 if line.startswith("Step "):  # progress: one line per Dockerfile step

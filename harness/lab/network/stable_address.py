@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.lab.brokers.cluster import KafkaCluster
+from harness.lab.brokers.cluster import ClusterClients
 from harness.lab.network.toxiproxy import ToxiproxyClient
 from primitives.ports import LOOPBACK
 
@@ -32,13 +32,13 @@ class StableAddress:
     def proxy_name(self, slot: int) -> str:
         return f"{self.name}-{slot + 1}"
 
-    def create(self, cluster: KafkaCluster) -> None:
+    def create(self, cluster: ClusterClients) -> None:
         for slot, port in enumerate(self.ports):
             self.client.create_proxy(self.proxy_name(slot), port, self._upstream(cluster, slot))
         self.points_to = cluster.name
         self.history.append(cluster.name)
 
-    def point_to(self, cluster: KafkaCluster) -> None:
+    def point_to(self, cluster: ClusterClients) -> None:
         """Re-point every slot at ``cluster``'s brokers (slot i -> broker i, wrapping round)."""
         for slot in range(len(self.ports)):
             self.client.set_upstream(self.proxy_name(slot), self._upstream(cluster, slot))
@@ -50,5 +50,5 @@ class StableAddress:
             self.client.delete_proxy(self.proxy_name(slot))
 
     @staticmethod
-    def _upstream(cluster: KafkaCluster, slot: int) -> str:
+    def _upstream(cluster: ClusterClients, slot: int) -> str:
         return cluster.brokers[slot % len(cluster.brokers)].local_address

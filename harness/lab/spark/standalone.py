@@ -106,7 +106,8 @@ class SparkStandaloneCluster:
         self.master.start()
         self._wait(lambda s: s.get("status") == "ALIVE", deadline, "the master to answer", [self.master])
         for w in self.workers:
-            Path(w.cwd).mkdir(parents=True, exist_ok=True)
+            if w.cwd is not None:  # each worker has its own folder (see __init__)
+                w.cwd.mkdir(parents=True, exist_ok=True)
             w.start()
         self.wait_workers(len(self.workers), deadline)
         return time.monotonic() - t0

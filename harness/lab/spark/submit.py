@@ -75,10 +75,11 @@ class SubmittedDriver(ManagedProcess):
     driver."""
 
     def terminate(self, sig: int = signal.SIGTERM) -> None:
-        if not self.running:
+        jvm = self.pid
+        if jvm is None or not self.running:
             return
-        children = _children(self.pid)
-        targets = [pid for pid in children if _is_python(pid)] or [self.pid]
+        children = _children(jvm)
+        targets = [pid for pid in children if _is_python(pid)] or [jvm]
         for pid in targets:
             try:
                 os.kill(pid, sig)

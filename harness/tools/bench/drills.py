@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.drill import run_folder
-from harness.drill.metrics import METRICS, Metric
+from harness.drill.metrics import METRICS, BenchColumn, Metric
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS
 from harness.drill.results import DrillSummary, ResultsUnavailable, load_results
 from harness.tools.calibrate.run import machine
@@ -43,25 +43,27 @@ _START_UP = {"first_start_s": ("start s", 1), "restart_s": ("restart s", 1)}
 
 def figure_columns() -> dict[str, tuple[str, int]]:
     """figure -> (column heading, digits shown), in the table's order."""
-    columns = {**_START_UP, **{m.bench.figure: (m.bench.heading, m.bench.digits) for m in _bench_metrics()}}
+    columns = {**_START_UP, **{column.figure: (column.heading, column.digits) for _, column in _bench_metrics()}}
     return {k: columns[k] for k in sorted(columns, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER))}
 
 
-def _bench_metrics() -> list[Metric]:
-    return [m for m in METRICS.values() if m.bench is not None]
+def _bench_metrics() -> list[tuple[Metric, BenchColumn]]:
+    return [(m, m.bench) for m in METRICS.values() if m.bench is not None]
 
 
-def _metric_figure(m: Metric, summary: DrillSummary) -> float | None:
+def _metric_figure(m: Metric, column: BenchColumn, summary: DrillSummary) -> float | None:
     """One metric over the run's flows or groups, as its bench column combines it."""
-    entries = {"flow": [(f.name, f) for f in summary.flows], "failover": [(g.group, g) for g in summary.failovers],
-               "failback": [(b.name, b) for b in summary.failbacks]}[m.family]
+    families: dict[str, Sequence[tuple[str, object]]] = {
+        "flow": [(f.name, f) for f in summary.flows], "failover": [(g.group, g) for g in summary.failovers],
+        "failback": [(b.name, b) for b in summary.failbacks]}
+    entries = families[m.family]
     per_scope: dict[str, float] = {}
     for scope, entry in entries:
         if (value := m.read(entry)) is not None:
             per_scope[scope] = max(per_scope.get(scope, value), value)
     if not per_scope:
         return None
-    return sum(per_scope.values()) if m.bench.combine == "sum" else max(per_scope.values())
+    return sum(per_scope.values()) if column.combine == "sum" else max(per_scope.values())
 
 
 SHIFT_KEY = "failover_shift_s"
@@ -79,9 +81,9 @@ def checkpoint_phases(drill: dict, runs: int) -> tuple[float, ...] | None:
     Why: a group's replay after an unplanned failover is the load's rate times the age of the newest
     checkpoint at the kill. Both replicators emit checkpoints every interval from their process's
     start, and the drill kills at a fixed second, so N runs at the file's time meet one phase N
-    times, and which phase each replicator meets decided the comparison (secure-failover,
-    2026-11-27: ours 451-499 against MM2's 265-368 at the file's 20 s; over the cycle 295 against
-    298). Evenly spread phases make the mean the replay over the whole cycle, for each replicator."""
+    times, and which phase each replicator meets decided the comparison
+    (see docs/measurements/behind-the-code.md#harness-tools-bench-drills-py). Evenly spread phases
+    make the mean the replay over the whole cycle, for each replicator."""
     steps = [s for s in drill.get("timeline") or [] if isinstance(s, dict)]
     if not any(s.get("do") == "unplanned_failover" and s.get("at") is not None for s in steps):
         return None
@@ -112,7 +114,7 @@ def figures(summary: DrillSummary) -> dict[str, float | None]:
     def worst(values):
         values = [v for v in values if v is not None]
         return max(values) if values else None
-    return {**{m.bench.figure: _metric_figure(m, summary) for m in _bench_metrics()},
+    return {**{column.figure: _metric_figure(m, column, summary) for m, column in _bench_metrics()},
             "first_start_s": worst(t.get("first_record_s") for t in firsts),
             "restart_s": worst(t.get("first_record_s") for t in later)}
 
@@ -157,32 +159,43 @@ class BenchResult:
 
     def markdown(self) -> str:
         """The medians as a markdown table, pyspark and MM2 in adjacent rows per drill."""
-        columns = figure_columns()
-        head = ["drill", "replicator", "passed"] + [h for h, _ in columns.values()]
         lines = [f"Medians of {self.runs} interleaved run(s) per replicator, {self.started}, on {self.machine} "
                  f"(load average after the runs: {self.load_after}). Start/restart: seconds from the "
                  f"replicator process's start to its first record moved (the bundled replicator reports it; "
                  f"MM2 does not).", "",
-                 "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for c in self.cells:
-            m = c.medians
-            row = [c.drill, c.replicator, c.passed] + [_fmt(m[k], digits) for k, (_, digits) in columns.items()]
-            if c.phase_spread and m["reprocessed"] is not None:
-                row[3 + list(columns).index("reprocessed")] += "*"
-            lines.append("| " + " | ".join(row) + " |")
-        if any(c.phase_spread for c in self.cells):
-            lines += ["", "\\* The mean over runs whose unplanned failover came evenly later through one checkpoint "
-                          "interval (0, 1/N, ... of it), the same phases for both replicators: the replay over the "
-                          "whole checkpoint cycle, not the phase one fixed kill time meets."]
+                 *side_by_side_table([{"drill": c.drill, "replicator": c.replicator, "passed": c.passed,
+                                        "medians": c.medians, "phase_spread": c.phase_spread} for c in self.cells])]
         return "\n".join(lines)
 
+    def to_json(self) -> dict:
+        """What bench.json holds, and a measurement record's figures."""
+        return {"runs": self.runs, "started": self.started, "machine": self.machine, "load_after": self.load_after,
+                "cells": [{**asdict(c), "medians": c.medians, "passed": c.passed} for c in self.cells]}
+
     def save(self) -> tuple[Path, Path]:
-        doc = {"runs": self.runs, "started": self.started, "machine": self.machine, "load_after": self.load_after,
-               "cells": [{**asdict(c), "medians": c.medians, "passed": c.passed} for c in self.cells]}
         js, md = self.out_dir / "bench.json", self.out_dir / "bench.md"
-        js.write_text(json.dumps(doc, indent=2, default=str))
+        js.write_text(json.dumps(self.to_json(), indent=2, default=str))
         md.write_text(self.markdown() + "\n")
         return js, md
+
+
+def side_by_side_table(cells: list[dict]) -> list[str]:
+    """The table's lines from cells as bench.json (and a measurement record) keeps them: drill,
+    replicator, passed, medians, phase_spread."""
+    columns = figure_columns()
+    head = ["drill", "replicator", "passed"] + [h for h, _ in columns.values()]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for c in cells:
+        m = c["medians"]
+        row = [c["drill"], c["replicator"], c["passed"]] + [_fmt(m.get(k), digits) for k, (_, digits) in columns.items()]
+        if c.get("phase_spread") and m.get("reprocessed") is not None:
+            row[3 + list(columns).index("reprocessed")] += "*"
+        lines.append("| " + " | ".join(row) + " |")
+    if any(c.get("phase_spread") for c in cells):
+        lines += ["", "\\* The mean over runs whose unplanned failover came evenly later through one checkpoint "
+                      "interval (0, 1/N, ... of it), the same phases for both replicators: the replay over the "
+                      "whole checkpoint cycle, not the phase one fixed kill time meets."]
+    return lines
 
 
 def _fmt(v: float | None, digits: int) -> str:

@@ -27,6 +27,7 @@ from loadgen.histories.writer import HistoryWriter
 from loadgen.runner import LoadRunner
 from loadgen.spec import LoadSpec, LoadStats
 from primitives.cpu import waited_children_cpu_seconds
+from primitives.measurement_record import Sitting, add_record_option
 
 UNTHROTTLED = 1_000_000.0
 
@@ -59,7 +60,10 @@ def run_load(bootstrap: str, topic: str, workdir: Path, rate: float, args) -> tu
             raise SystemExit(f"load process failed (exit {code}); see {runner.log_path}")
     finally:
         runner.stop()
-    return runner.stats(), waited_children_cpu_seconds() - cpu0
+    stats, cpu_s = runner.stats(), waited_children_cpu_seconds() - cpu0
+    if stats is None:
+        raise SystemExit(f"load process wrote no stats; see {runner.log_path}")
+    return stats, cpu_s
 
 
 def describe(label: str, s: LoadStats, cpu_s: float) -> str:
@@ -78,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--producer", nargs="*", default=[], metavar="K=V",
                    help="extra producer settings, e.g. linger.ms=20")
     p.add_argument("--workdir", help="keep files here (default: a temporary folder, removed)")
+    add_record_option(p)
+    sitting = Sitting.begin(["python", "-m", "harness.tools.bench.load"], argv)
     args = p.parse_args(argv)
 
     workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="mirrordrill-bench-"))
@@ -90,12 +96,14 @@ def main(argv: list[str] | None = None) -> int:
             cluster.create_topics([NewTopic("bench", args.partitions, 1)])
             ceiling, cpu = run_load(cluster.bootstrap, "bench", workdir / "load", UNTHROTTLED, args)
             print(describe("unthrottled", ceiling, cpu))
+            runs = [{"label": "unthrottled", "cpu_s": cpu, "stats": ceiling.model_dump()}]
             best: LoadStats | None = None
             target = ceiling.achieved_rate * 0.9
             for _ in range(4):
                 stats, cpu = run_load(cluster.bootstrap, "bench", workdir / "load", target, args)
                 held = stats.achieved_rate >= 0.95 * target and stats.failed == 0
                 print(describe("held" if held else "not held", stats, cpu))
+                runs.append({"label": "held" if held else "not held", "cpu_s": cpu, "stats": stats.model_dump()})
                 if held:
                     best = stats
                     break
@@ -110,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print("no sustained rate found (the machine is too busy?)")
         print(f"ledger writer alone: {rows_s:,.0f} rows/s")
+        if args.record:
+            figures = {"settings": {k: v for k, v in vars(args).items() if k != "record"}, "ledger_rows_s": rows_s,
+                       "runs": runs, "max_sustained_records_s": None if best is None else best.achieved_rate}
+            print(f"record: {sitting.write('bench-load', figures, args.record)}")
         return 0 if best is not None else 1
     finally:
         if not args.workdir:

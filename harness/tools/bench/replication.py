@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from primitives.cpu import tree_cpu_seconds
+from primitives.measurement_record import Sitting, add_record_option
 
 MB = 1_000_000  # SI megabytes, as the checker's throughput_mb_s
 
@@ -385,13 +386,14 @@ def _check_latency(run: _LatencyRun, res: BenchResult) -> None:
     """The reference checker's figures of phase 2, into ``res``."""
     from harness.drill.checker.contract import FlowInput
     from harness.drill.checker.reference import check_flow
-    from loadgen.histories.reader import read_acked_sends, read_target_records, read_uncertain_sends
+    from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS
+    from loadgen.histories.reader import read_rows
 
     remote, topic = res.remote_topic, res.topic
-    observed = after_boundaries(read_target_records([run.observed]), run.boundaries)
+    observed = after_boundaries(read_rows(TARGET_RECORDS, [run.observed]), run.boundaries)
     figures = check_flow(FlowInput(source="src", target="dst", topic_map={remote: topic},
-                                   acked=read_acked_sends(run.ledgers), observed=observed,
-                                   uncertain=read_uncertain_sends(run.uncertain)))
+                                   acked=read_rows(ACKED_SENDS, run.ledgers), observed=observed,
+                                   uncertain=read_rows(UNCERTAIN_SENDS, run.uncertain)))
     lat = figures.latency_ms
     res.latency_acked, res.latency_replicated, res.latency_count = figures.acked, figures.replicated, lat.count
     res.p50_ms, res.p90_ms, res.p99_ms, res.max_ms = lat.p50, lat.p90, lat.p99, lat.max
@@ -418,6 +420,7 @@ def parse_args(argv: list[str] | None):
     p.add_argument("--drain-timeout", type=float, default=120.0, help="seconds (default 120)")
     p.add_argument("--keep-broker-data", action="store_true",
                    help="keep the brokers' log segments (deleted by default; logs stay)")
+    add_record_option(p)
     args = p.parse_args(argv)
     try:
         args.replicators = parse_replicators(args.replicators)
@@ -436,6 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     from harness.lab.environment import Environment, TopologySpec
     from primitives.bootstrap import Bootstrap
 
+    sitting = Sitting.begin(["python", "-m", "harness.tools.bench.replication"], argv)
     args = parse_args(argv)
     out = Path(args.out or f"/tmp/mirrordrill/bench-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -492,6 +496,8 @@ def main(argv: list[str] | None = None) -> int:
           "out);\n  cpu s: replicator process tree CPU in that time; latency: first seen on dst minus send.")
     print("The machine is shared: figures are noisy and only comparable within one run (see load averages).")
     print(f"bench.json: {out / 'bench.json'}")
+    if args.record:
+        print(f"record: {sitting.write('bench-replication', doc, args.record)}")
     return 130 if interrupted else (1 if any(r.error for r in results) else 0)
 
 

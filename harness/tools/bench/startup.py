@@ -73,12 +73,15 @@ class StartupBench:
             lines.append(f"| {d} | {cells} | {'; '.join(failed) or 0} |")
         return "\n".join(lines)
 
+    def to_json(self) -> dict:
+        """What startup.json holds, and a measurement record's figures."""
+        return {"started": self.started, "machine": self.machine, "runs": self.runs,
+                "backends": list(self.backends), "samples": [asdict(s) for s in self.samples]}
+
     def save(self) -> tuple[Path, Path]:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         js, md = self.out_dir / "startup.json", self.out_dir / "startup.md"
-        js.write_text(json.dumps({"started": self.started, "machine": self.machine, "runs": self.runs,
-                                  "backends": list(self.backends), "samples": [asdict(s) for s in self.samples]},
-                                 indent=2))
+        js.write_text(json.dumps(self.to_json(), indent=2))
         md.write_text(self.markdown() + "\n")
         return js, md
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness.drill.metrics import Family, Metric, metrics_of
@@ -63,7 +64,7 @@ def _two_figures(v: float, up: bool) -> float:
     return round(n * step, 10)
 
 
-def suggest(kind: Metric, values: list[float], margin: float) -> Limit | None:
+def suggest(kind: Metric, values: list[float | None], margin: float) -> Limit | None:
     """The limit for ``kind`` given what the runs measured (``None``: nothing was measured)."""
     seen = [v for v in values if v is not None]
     if not seen:
@@ -108,9 +109,11 @@ def observe(summaries: list[DrillSummary]) -> list[Observed]:
                 min(o.values[run], value) if kind.higher_is_better else max(o.values[run], value))
 
     for run, s in enumerate(summaries):
-        for family, entries in (("flow", [(f.name, f) for f in s.flows]),
-                                ("failover", [(g.group, g) for g in s.failovers]),
-                                ("failback", [(b.name, b) for b in s.failbacks])):
+        sections: tuple[tuple[Family, Sequence[tuple[str, object]]], ...] = (
+            ("flow", [(f.name, f) for f in s.flows]),
+            ("failover", [(g.group, g) for g in s.failovers]),
+            ("failback", [(b.name, b) for b in s.failbacks]))
+        for family, entries in sections:
             for scope, entry in entries:
                 for kind in calibrated(family):
                     add(kind, scope, run, kind.read(entry))
@@ -133,10 +136,20 @@ class Calibration:
         lines = [self.header, "expectations:"]
         for o in self.observed:
             limit = suggest(o.kind, o.values, self.margin)
-            if limit is None or not o.kind.calibrate.suggested:
+            if limit is None or o.kind.calibrate is None or not o.kind.calibrate.suggested:
                 continue
             lines.append(f"  {o.key(self._is_scoped(o))}: {limit.yaml_value()}")
         return "\n".join(lines) + "\n"
+
+    def to_json(self) -> dict:
+        """The ranges and suggested limits as data (a measurement record's figures)."""
+        observed = []
+        for o in self.observed:
+            rule = o.kind.calibrate
+            limit = suggest(o.kind, o.values, self.margin) if rule is not None and rule.suggested else None
+            observed.append({"metric": o.key(True), "values": o.values,
+                             "suggested": None if limit is None else f"{limit.op} {_fmt(limit.value)}"})
+        return {"header": self.header, "margin": self.margin, "observed": observed}
 
     def range_table(self) -> str:
         runs = max((len(o.values) for o in self.observed), default=0)
@@ -144,7 +157,8 @@ class Calibration:
         lines = [head + f"{'min':>10}{'median':>10}{'max':>10}  suggested"]
         for o in self.observed:
             limit = suggest(o.kind, o.values, self.margin)
-            shown = ("-" if limit is None else f"{limit.op} {_fmt(limit.value)}") if o.kind.calibrate.suggested else \
+            suggested = o.kind.calibrate is not None and o.kind.calibrate.suggested  # every observed metric has one
+            shown = ("-" if limit is None else f"{limit.op} {_fmt(limit.value)}") if suggested else \
                 "(shown only: too noisy to limit)"
             cells = "".join(f"{_cell(v):>10}" for v in o.values)
             lo, mid, hi = o.spread()

@@ -11,13 +11,12 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from harness.drill.replicators import sweepable_kinds
 from harness.drill.results import DrillSummary, ResultsUnavailable, load_results
 from harness.tools.calibrate.limits import Calibration, CalibrationError, observe
-from harness.tools.sweep.measure import fmt_load, load_avg
 from harness.tools.sweep.points import SweepParam
 from harness.tools.sweep.run import Sweep, SweepReports
 
@@ -42,14 +41,16 @@ def machine() -> str:
         return f"{os.cpu_count()} cores"
 
 
-def header(drill_file: Path, summaries: list[DrillSummary], margin: float, load: str, profile: str = "full") -> str:
-    """The comment line above the expectations: what was measured, when, where, with what margin."""
+def header(drill_file: Path, summaries: list[DrillSummary], margin: float, profile: str = "full",
+           record: Path | None = None) -> str:
+    """The comment above the expectations: what was measured, with what margin, and the record that
+    keeps the sitting (its date, machine and figures: a drill file carries no dated sitting)."""
     s = summaries[0]
     mode = f" ({s.replicator_mode})" if s.replicator_mode not in ("n/a", "") else ""
-    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     at = f" at the {profile} profile" if profile != "full" else ""
+    sitting = f"the sitting: {record.as_posix()}" if record else "run with --record to keep the sitting as a record"
     return (f"# calibrated by 'mirrordrill calibrate': {len(summaries)} run(s) of {drill_file.name}{at} with "
-            f"{s.replicator}{mode}, {when}, on {machine()} (load avg {load} after the runs); margin "
+            f"{s.replicator}{mode} ({sitting}); margin "
             f"{margin:.0%}: limits = worst run x {1 + margin:g} (+100 ms on latencies, +1 s on RTO and "
             f"convergence; throughput and acked >= worst run x {1 - margin:g}), rounded to 2 figures; "
             f"counts that were 0 in every run stay 0")
@@ -57,8 +58,9 @@ def header(drill_file: Path, summaries: list[DrillSummary], margin: float, load:
 
 def calibrate(drill_file: Path, runs: int, margin: float, replicator: str | None = None, out_dir: Path | None = None,
               reports: SweepReports | None = None, log: Callable[[str], None] | None = None,
-              profile: str = "full") -> CalibrationRun:
-    """Run the drill ``runs`` times (resuming in ``out_dir`` if it holds some) and suggest its limits."""
+              profile: str = "full", record: Path | None = None) -> CalibrationRun:
+    """Run the drill ``runs`` times (resuming in ``out_dir`` if it holds some) and suggest its limits;
+    ``record`` is the measurement record the caller writes of this sitting, named in the header."""
     if runs < 1:
         raise CalibrationError(f"--runs {runs}: run the drill at least once (3 is the project's practice)")
     log = log or (lambda m: print(f"mirrordrill calibrate: {m}", file=sys.stderr, flush=True))
@@ -92,7 +94,6 @@ def calibrate(drill_file: Path, runs: int, margin: float, replicator: str | None
     if not summaries:
         raise CalibrationError(f"no run of {drill_file} finished with figures to calibrate from"
                                + (f" ({'; '.join(left_out)})" if left_out else "") + f"; see {sweep.out_dir}")
-    calibration = Calibration(header(drill_file, summaries, margin, fmt_load(load_avg()), profile), observe(summaries),
-                              margin)
+    calibration = Calibration(header(drill_file, summaries, margin, profile, record), observe(summaries), margin)
     (sweep.out_dir / CALIBRATION_FILE).write_text(calibration.range_table() + "\n\n" + calibration.expectations_yaml())
     return CalibrationRun(calibration, sweep.out_dir, used, left_out, failed_now)

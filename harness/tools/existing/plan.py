@@ -138,8 +138,11 @@ def _acls(admin, fp: ClusterFootprint, principal: str | None, cluster_ops, confi
     if isinstance(configs, dict) and not configs.get("authorizer.class.name"):
         return Check("permissions", "ok", "the cluster has no authorizer (authorizer.class.name is empty): every "
                                           "operation is allowed")
-    anyone = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None,
-                              AclOperation.ANY, AclPermissionType.ANY)
+    # None matches any name, principal and host, as AclBindingFilter documents; the __init__ it
+    # inherits from AclBinding is annotated str for them
+    anyone = AclBindingFilter(
+        ResourceType.ANY, None, ResourcePatternType.ANY, None, None,  # type: ignore[arg-type]  # None: any, as documented
+        AclOperation.ANY, AclPermissionType.ANY)
     try:
         bindings = admin.describe_acls(anyone, request_timeout=TIMEOUT_S).result()
     except KafkaException as e:

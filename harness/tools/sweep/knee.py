@@ -54,7 +54,8 @@ def recommend(result: SweepResult) -> str:
     lo_u, hi_u = TARGET_UTILISATION
     out = []
     for label, all_pts in lines_of(result.representative(), swept, others).items():
-        pts = [pt for pt in all_pts if not pt.error and pt.capacity]
+        measured = [(pt, capacity) for pt in all_pts if not pt.error and (capacity := pt.capacity)]
+        pts = [pt for pt, _ in measured]
         if not pts:
             failed = [pt for pt in all_pts if pt.error]
             out.append(f"{label or 'all'}: nothing replicated while load ran at any {swept}"
@@ -63,15 +64,14 @@ def recommend(result: SweepResult) -> str:
                           "micro-batch took longer than the load; lengthen the drill's duration)"))
             continue
         if all(pt.lag_bounded for pt in pts):
-            best = max(pts, key=lambda pt: pt.capacity)
+            best, most = max(measured, key=lambda m: m[1])
             out.append(f"{label or 'all'}: no knee: the flow kept up with the offered load at every {swept} "
-                       f"(up to {best.capacity:,.0f} records/s at {swept}={best.params[swept]}), so these are "
+                       f"(up to {most:,.0f} records/s at {swept}={best.params[swept]}), so these are "
                        f"lower bounds of its capacity and 75-80% of them would undersize nothing; raise the "
                        f"drill's rate (or its producers' users) until lag grows")
             continue
-        knee = find_knee([(pt.params[swept], pt.capacity) for pt in pts])
-        at_knee = next(pt for pt in pts if pt.params[swept] == knee)
-        cap = at_knee.capacity
+        knee = find_knee([(pt.params[swept], capacity) for pt, capacity in measured])
+        at_knee, cap = next((pt, capacity) for pt, capacity in measured if pt.params[swept] == knee)
         ceiling = f", {at_knee.of_ceiling:.0%} of the machine ceiling" if at_knee.of_ceiling else ""
         # The knee is where more of the parameter stops paying; when the best setting is the largest
         # swept, no knee was seen, and saying "stops growing" there would contradict "still growing".

@@ -42,7 +42,8 @@ def measure_point(run_dir: Path, params: dict, cpu: CpuMeter | float, seconds: f
     if s.backlog_records:
         offered = None  # a backlog written up front is not a rate: the mean would mix it with start-up
     catch_up = catch_up_of(series, s.timeline) if series is not None else None
-    wan_per_record = wan_bytes_per_record(s.wan_bytes, flow.name, f.replicated) if f is not None else None
+    wan_per_record = (wan_bytes_per_record(s.wan_bytes, flow.name, f.replicated)
+                      if flow is not None and f is not None else None)
     cpu_s = cpu.cpu_s if isinstance(cpu, CpuMeter) else float(cpu)
     if cores is None and load_s:
         cores = round(cpu_s / load_s, 2)

@@ -167,8 +167,9 @@ def shift_incident(drill: dict, seconds: Any) -> None:
 
     Both replicators emit checkpoints on a fixed clock that starts with their process, and a drill
     kills the primary at a fixed second: every run of a drill then meets the same phase of that
-    clock, and the phase, not the replicator, decides how much a group replays (secure-failover,
-    2026-11-27: the kill moved through the 5 s cycle gave 80-467 records for ours, 53-653 for MM2).
+    clock, and the phase, not the replicator, decides how much a group replays (the spread over
+    one cycle is several times its low end:
+    see docs/measurements/behind-the-code.md#harness-tools-sweep-params-py).
     Shifting the incident by a fraction of the interval per run samples the whole cycle; the steps
     before it, and what leads up to it, stay as written."""
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.tools.sweep.knee import recommend, swept_key
@@ -41,12 +41,20 @@ class SweepResult:
             groups.setdefault(json.dumps(pt.params, sort_keys=True), []).append(pt)
         out = []
         for runs in groups.values():
-            ok = sorted((pt for pt in runs if not pt.error and pt.capacity is not None), key=lambda pt: pt.capacity)
+            measured = [(capacity, pt) for pt in runs if not pt.error and (capacity := pt.capacity) is not None]
+            ok = [pt for _, pt in sorted(measured, key=lambda m: m[0])]
             out.append(ok[(len(ok) - 1) // 2] if ok else runs[-1])
         return out
 
     def table(self) -> str:
         return render_table(self)
+
+    def to_json(self) -> dict:
+        """What sweep.jsonl holds, in one object (a measurement record's figures)."""
+        return {"params": [asdict(p) for p in self.params], "points": [asdict(p) for p in self.points],
+                "ceiling": None if self.ceiling is None else asdict(self.ceiling),
+                "ceiling_after": None if self.ceiling_after is None else asdict(self.ceiling_after),
+                "interrupted": self.interrupted}
 
     def recommendation(self) -> str:
         return recommend(self)

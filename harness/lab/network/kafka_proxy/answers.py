@@ -21,6 +21,12 @@ CLUSTER_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 31, 53
 NOT_LEADER_OR_FOLLOWER = 6  # for the owned partitions of a refused Produce: the client retries them alone
 ERROR_OF_KIND = {"topic": TOPIC_AUTHORIZATION_FAILED, "group": GROUP_AUTHORIZATION_FAILED,
                  "transactional id": TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "cluster": CLUSTER_AUTHORIZATION_FAILED}
+REFUSED_BY = "refused by mirrordrill's Kafka proxy"
+
+
+def _message(refusal: Refusal) -> str:
+    """The error message of a refused request's answer, where its layout has one."""
+    return f"{REFUSED_BY}: {refusal.reason}"
 
 
 @dataclass
@@ -30,21 +36,21 @@ class _Body:
     flexible: bool
     out: bytearray = field(default_factory=bytearray)
 
-    def i8(self, v: int) -> _Body:
-        self.out += struct.pack(">b", v)
+    def _put(self, fmt: str, v: int) -> _Body:
+        self.out += struct.pack(fmt, v)
         return self
+
+    def i8(self, v: int) -> _Body:
+        return self._put(">b", v)
 
     def i16(self, v: int) -> _Body:
-        self.out += struct.pack(">h", v)
-        return self
+        return self._put(">h", v)
 
     def i32(self, v: int) -> _Body:
-        self.out += struct.pack(">i", v)
-        return self
+        return self._put(">i", v)
 
     def i64(self, v: int) -> _Body:
-        self.out += struct.pack(">q", v)
-        return self
+        return self._put(">q", v)
 
     def s(self, v: str | None) -> _Body:
         self.out += string(v, self.flexible)
@@ -84,7 +90,7 @@ def _produce(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guard.Owne
     if r.int16() == 0:
         return False  # acks=0: the client waits for no answer
     r.int32()
-    message = f"refused by mirrordrill's Kafka proxy: {refusal.reason}"
+    message = _message(refusal)
     b.n(len(topics := _produce_topics(r, b.flexible)))
     for name, parts in topics:
         if refusal.write.kind == "transactional id":
@@ -107,18 +113,24 @@ def _produce(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guard.Owne
     return True
 
 
-def _create_topics(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guard.Owner) -> bool:
-    names = [w.name for w in guard.writes(19, v, frame)]
-    if v >= 2:
+def _topic_names(b: _Body, api_key: int, v: int, frame: bytes, throttle_from: int) -> list[str]:
+    """The topics a CreateTopics/DeleteTopics request names, after writing what precedes their results:
+    the throttle time (from version ``throttle_from``) and the results' count."""
+    names = [w.name for w in guard.writes(api_key, v, frame)]
+    if v >= throttle_from:
         b.i32(0)
     b.n(len(names))
-    for name in names:
+    return names
+
+
+def _create_topics(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guard.Owner) -> bool:
+    for name in _topic_names(b, 19, v, frame, throttle_from=2):
         b.s(name)
         if v >= 7:
             b.out += bytes(16)  # topic_id: none
         b.i16(TOPIC_AUTHORIZATION_FAILED)  # an owned name in the same request too: the request is one
         if v >= 1:
-            b.s(f"refused by mirrordrill's Kafka proxy: {refusal.reason}")
+            b.s(_message(refusal))
         if v >= 5:
             b.i32(-1).i16(-1).n(-1)  # num_partitions, replication_factor, configs: unknown
         b.tags()
@@ -126,14 +138,10 @@ def _create_topics(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guar
 
 
 def _delete_topics(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guard.Owner) -> bool:
-    names = [w.name for w in guard.writes(20, v, frame)]
-    if v >= 1:
-        b.i32(0)
-    b.n(len(names))
-    for name in names:
+    for name in _topic_names(b, 20, v, frame, throttle_from=1):
         b.s(name).i16(TOPIC_AUTHORIZATION_FAILED)
         if v >= 5:
-            b.s(f"refused by mirrordrill's Kafka proxy: {refusal.reason}")
+            b.s(_message(refusal))
         b.tags()
     return True
 
@@ -146,7 +154,7 @@ def _named_results(api_key: int, with_message: bool):
         for write in found:
             b.s(write.name).i16(ERROR_OF_KIND[write.kind])
             if with_message:
-                b.s(f"refused by mirrordrill's Kafka proxy: {refusal.reason}")
+                b.s(_message(refusal))
             b.tags()
         return True
     return answer
@@ -156,7 +164,7 @@ def _acls(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guard.Owner, 
     count = body_reader(frame, b.flexible).array_len(b.flexible)
     b.i32(0).n(max(count, 0))
     for _ in range(max(count, 0)):
-        b.i16(CLUSTER_AUTHORIZATION_FAILED).s("refused by mirrordrill's Kafka proxy: a drill changes no ACL")
+        b.i16(CLUSTER_AUTHORIZATION_FAILED).s(f"{REFUSED_BY}: a drill changes no ACL")
         if delete:
             b.n(0)  # matching_acls
         b.tags()
@@ -169,7 +177,7 @@ def _configs(b: _Body, v: int, frame: bytes, refusal: Refusal, owner: guard.Owne
     for kind, name in resources:
         code = {guard.TOPIC_RESOURCE: TOPIC_AUTHORIZATION_FAILED,
                 guard.GROUP_RESOURCE: GROUP_AUTHORIZATION_FAILED}.get(kind, CLUSTER_AUTHORIZATION_FAILED)
-        b.i16(code).s(f"refused by mirrordrill's Kafka proxy: {refusal.reason}").i8(kind).s(name).tags()
+        b.i16(code).s(_message(refusal)).i8(kind).s(name).tags()
     return True
 
 

@@ -128,15 +128,23 @@ def _produce(r: Reader, v: int, f: bool) -> list[Write]:
     txn = _txn_id(r.string(f)) if v >= 3 else []
     r.int16(), r.int32()  # acks, timeout_ms
 
+    def partition(p: Reader) -> None:
+        p.int32()  # index
+        _bytes(p, f)  # records
+
     def partitions(rd: Reader) -> None:
-        _array(rd, f, lambda p: (p.int32(), _bytes(p, f)))
+        _array(rd, f, partition)
     return txn + _topics(r, f, partitions)
 
 
 def _create_topics(r: Reader, v: int, f: bool) -> list[Write]:
+    def assignment(a: Reader) -> None:
+        a.int32()  # partition
+        _int32s(a, f)  # broker ids
+
     def rest(rd: Reader) -> None:
         rd.int32(), rd.int16()  # num_partitions, replication_factor
-        _array(rd, f, lambda a: (a.int32(), _int32s(a, f)))  # assignments: partition, broker ids
+        _array(rd, f, assignment)
         _array(rd, f, lambda c: (c.string(f), c.string(f)))
     return _topics(r, f, rest)
 
@@ -159,7 +167,10 @@ def _create_partitions(r: Reader, v: int, f: bool) -> list[Write]:
 
 
 def _delete_records(r: Reader, v: int, f: bool) -> list[Write]:
-    return _topics(r, f, lambda rd: _array(rd, f, lambda p: (p.int32(), p.skip(8))))
+    def partition(p: Reader) -> None:
+        p.int32()  # index
+        p.skip(8)  # offset
+    return _topics(r, f, lambda rd: _array(rd, f, partition))
 
 
 def config_resources(r: Reader, f: bool, incremental: bool) -> list[tuple[int, str]]:

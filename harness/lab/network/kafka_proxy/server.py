@@ -26,6 +26,7 @@ import ssl
 import struct
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from harness.lab.network.kafka_proxy import answers, guard, wire
@@ -106,7 +107,7 @@ class KafkaProxyServer:
         try:
             for listener in self.spec.listeners:
                 server = await asyncio.start_server(
-                    lambda r, w, lst=listener: self._serve(lst, r, w), LOOPBACK, listener.listen_port,
+                    partial(self._serve, listener), LOOPBACK, listener.listen_port,
                     ssl=self._downstream_ssl, reuse_address=True)
                 self._servers.append(server)
         except OSError:
@@ -127,6 +128,7 @@ class KafkaProxyServer:
     async def _serve(self, listener: ProxyListener, client_r: asyncio.StreamReader,
                      client_w: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
+        assert task is not None  # asyncio runs each connection's callback as a task of its own
         self._connections.add(task)
         try:
             await self._proxy(listener, client_r, client_w)
@@ -191,6 +193,7 @@ class KafkaProxyServer:
         """The frame to forward (Metadata may lose its auto-creation flag), or None once refused and answered."""
         owner = self._owner
         assert owner is not None
+        refusal: guard.Refusal | None
         if header.api_key == guard.METADATA:
             result = guard.without_auto_creation(owner, header.api_version, frame)
             if isinstance(result, bytes):

@@ -87,8 +87,8 @@ class KafkaProxySpec(BaseModel):
         if not self.listeners:
             out.append("no listeners: give one ProxyListener per (broker, location)")
         for node, address in self.upstream.items():
-            host, sep, port = address.rpartition(":")
-            if not sep or not host or not port.isdigit():
+            host, sep, port_text = address.rpartition(":")
+            if not sep or not host or not port_text.isdigit():
                 out.append(f"upstream of node {node} is {address!r}: write it as host:port")
         ports = [listener.listen_port for listener in self.listeners]
         for port in sorted({p for p in ports if ports.count(p) > 1}):

@@ -1,0 +1,157 @@
+"""The measurement tables of the manual and the README, generated from the records in docs/measurements/*.json.
+
+A figure is written once, by the command that measured it (``--record``), so a page cannot drift
+from what was measured. Each table sits between two marker comments in its page; the text around
+it is hand-written and stays as it is. ``mirrordrill docs`` rewrites the tables, and a unit test
+fails when a committed one differs from what the records give.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.tools.bench.drills import side_by_side_table
+from primitives.measurement_record import RECORDS_DIR, read_records
+
+Record = dict[str, Any]
+BASELINE = "mirrormaker2"  # the replicator every table compares against
+
+
+@dataclass(frozen=True)
+class Table:
+    """One generated table: the page it sits in, the marker name, the record kind it reads and
+    how it renders the newest record of that kind that ``applies``."""
+
+    page: Path
+    name: str
+    kind: str
+    render: Callable[[Record, str], list[str]]  # (record, link to its file from the page) -> lines
+    applies: Callable[[Record], bool] = lambda record: True
+
+
+def _begin(name: str) -> str:
+    return f"<!-- generated:{name} by ./mirrordrill docs from the newest record; edit the record, not this table -->"
+
+
+def _end(name: str) -> str:
+    return f"<!-- /generated:{name} -->"
+
+
+def _sitting(record: Record, link: str) -> str:
+    m = record.get("machine") or {}
+    machine = ", ".join(x for x in (f"{m['cores']} cores" if m.get("cores") else "",
+                                    m.get("cpu_model") or "",
+                                    f"{m['memory_gib']} GiB" if m.get("memory_gib") else "") if x)
+    return (f"Record [{Path(link).name}]({link}): {record['date']}, commit {str(record['commit'])[:12]}"
+            + (f", {machine}" if machine else "") + ".")
+
+
+def bench_table(record: Record, link: str) -> list[str]:
+    """Every drill with each replicator: the medians, as ``bench drills`` prints them."""
+    return [_sitting(record, link), "", *side_by_side_table(record["figures"]["cells"])]
+
+
+def _pair(cells: dict[str, Record], key: str) -> str:
+    """Ours / MM2; runs passed as '3 / 2 of 3'."""
+    if key == "passed":
+        passed = [str((cells.get(rep) or {}).get("passed", "-/-")).split("/") for rep in ("pyspark", BASELINE)]
+        return f"{passed[0][0]} / {passed[1][0]} of {passed[0][-1]}"
+    values = [(cells.get(rep) or {}).get("medians", {}).get(key) for rep in ("pyspark", BASELINE)]
+    return " / ".join("-" if v is None else f"{v:,.0f}" for v in values)
+
+
+def readme_table(record: Record, link: str) -> list[str]:
+    """The README's short table: per drill, ours against MM2 on what a drill is judged by."""
+    by_drill: dict[str, dict[str, Record]] = {}
+    for c in record["figures"]["cells"]:
+        by_drill.setdefault(c["drill"], {})[c["replicator"]] = c
+    lines = [_sitting(record, link) + " Medians, ours / MirrorMaker 2:", "",
+             "| drill | runs passed | duplicates | p99 ms | reprocessed |", "|---|---|---|---|---|"]
+    lines += [f"| {drill} | {_pair(cells, 'passed')} | {_pair(cells, 'duplicates')} | "
+              f"{_pair(cells, 'latency_p99_ms')} | {_pair(cells, 'reprocessed')} |" for drill, cells in by_drill.items()]
+    return lines
+
+
+def _capacity(point: Record) -> float | None:
+    """A point's capacity as the sweep compares it (SweepPoint.capacity): the backlog's rate, else
+    the saturated rate, else what it carried."""
+    for key in ("backlog_records_s", "saturated_records_s", "sustained_records_s", "replicated_records_s"):
+        if point.get(key) is not None:
+            return float(point[key])
+    return None
+
+
+def _is_capacity_comparison(record: Record) -> bool:
+    params = {p["key"]: p["values"] for p in record["figures"].get("params", [])}
+    return BASELINE in params.get("replicator", []) and "num_streams" in params
+
+
+def capacity_table(record: Record, link: str) -> list[str]:
+    """Each replicator's median records/s (each run as taken) per ``num_streams``, and its ratio to MM2's."""
+    runs: dict[tuple[str, int], list[float]] = {}
+    for pt in record["figures"]["points"]:
+        if pt.get("error") is None and (capacity := _capacity(pt)) is not None:
+            p = pt["params"]
+            label = p["replicator"] if p["replicator"] == BASELINE or "mode" not in p else f"{p['replicator']}, {p['mode']}"
+            runs.setdefault((label, int(p["num_streams"])), []).append(capacity)
+    streams = sorted({n for _, n in runs})
+    labels = list(dict.fromkeys(label for label, _ in runs))
+    median = {key: statistics.median_low(values) for key, values in runs.items()}
+    lines = [_sitting(record, link) + " Records/s: the median (each run as taken), and its ratio to MM2's.", "",
+             "| replicator | " + " | ".join(f"`num_streams` {n} | ratio" for n in streams) + " |",
+             "|---|" + "---|---|" * len(streams)]
+    for label in labels:
+        cells = []
+        for n in streams:
+            values = runs.get((label, n))
+            if not values:
+                cells += ["-", ""]
+                continue
+            base = median.get((BASELINE, n))
+            ratio = f"{median[(label, n)] / base:.2f}×" if base and label != BASELINE else ""
+            cells += [f"{median[(label, n)]:,.0f} ({' / '.join(f'{v:,.0f}' for v in values)})", ratio]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
+MEASUREMENTS = Path("docs") / "measurements"
+TABLES = (
+    Table(MEASUREMENTS / "bench.md", "bench-drills", "bench-drills", bench_table),
+    Table(MEASUREMENTS / "capacity.md", "capacity", "sweep", capacity_table, _is_capacity_comparison),
+    Table(Path("README.md"), "latest-against-mirrormaker2", "bench-drills", readme_table),
+)
+
+
+def _newest(root: Path, table: Table) -> tuple[Record, Path]:
+    directory = root / RECORDS_DIR
+    found = [(r, p) for r, p in read_records(directory, table.kind) if table.applies(r)]
+    if not found:
+        raise ValueError(f"{table.page}: no {table.kind} record in {directory} for its table '{table.name}'")
+    return found[-1]
+
+
+def render_page(root: Path, table: Table, text: str) -> str:
+    """``text`` (the page) with the table between its markers rendered from the newest record."""
+    record, path = _newest(root, table)
+    link = Path(os.path.relpath(path, root / table.page.parent)).as_posix()
+    pattern = re.compile(re.escape(_begin(table.name)) + r"\n.*?" + re.escape(_end(table.name)), re.S)
+    if not pattern.search(text):
+        raise ValueError(f"{table.page}: no markers for the table '{table.name}' ({_begin(table.name)} ... "
+                         f"{_end(table.name)})")
+    body = "\n".join([_begin(table.name), *table.render(record, link), _end(table.name)])
+    return pattern.sub(lambda _: body, text, count=1)
+
+
+def measurement_pages(root: Path) -> dict[Path, str]:
+    """Each page holding a generated table (relative to ``root``) with its tables as the records give them."""
+    pages: dict[Path, str] = {}
+    for table in TABLES:
+        text = pages.get(table.page) or (root / table.page).read_text()
+        pages[table.page] = render_page(root, table, text)
+    return pages

@@ -1,0 +1,106 @@
+"""The measurement tables of the manual and the README come from the records: a new record changes
+the table, a table edited by hand or left behind a newer record is stale, and a page that lost its
+markers is refused rather than silently left as it was."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.tools.measurement_tables import TABLES, measurement_pages, render_page
+from primitives.measurement_record import RECORDS_DIR, Sitting
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """The pages with tables and the committed records, copied."""
+    for table in TABLES:
+        (tmp_path / table.page).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / table.page, tmp_path / table.page)
+    shutil.copytree(REPO / RECORDS_DIR, tmp_path / RECORDS_DIR, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("*.md"))
+    return tmp_path
+
+
+def _cell(drill: str, replicator: str, p99: float) -> dict:
+    return {"drill": drill, "replicator": replicator, "passed": "1/1", "phase_spread": False,
+            "medians": {"duplicates": 0, "latency_p50_ms": 50, "latency_p99_ms": p99}}
+
+
+def test_the_committed_tables_are_what_the_records_give():
+    pages = measurement_pages(REPO)
+    assert sorted(map(str, pages)) == sorted({str(t.page) for t in TABLES})
+    assert all((REPO / path).read_text() == text for path, text in pages.items())
+
+
+def test_a_newer_record_makes_the_committed_tables_stale_until_regenerated(checkout):
+    sitting = Sitting.begin(["mirrordrill"], ["bench", "drills", "--runs", "1"])
+    path = sitting.write("bench-drills", {"runs": 1, "cells": [_cell("quickstart", "pyspark", 4321),
+                                                               _cell("quickstart", "mirrormaker2", 9876)]},
+                         checkout / RECORDS_DIR)
+    pages = measurement_pages(checkout)
+    bench = pages[Path("docs/measurements/bench.md")]
+    assert bench != (checkout / "docs/measurements/bench.md").read_text()
+    assert f"[{path.name}]({path.name})" in bench
+    assert "| quickstart | pyspark | 1/1 | 0 | 50 | 4,321 |" in bench
+    assert "| failover-strategies |" not in bench  # the older record's rows are gone
+    readme = pages[Path("README.md")]
+    assert f"(docs/measurements/{path.name})" in readme
+    assert "| quickstart | 1 / 1 of 1 | 0 / 0 | 4,321 / 9,876 | - / - |" in readme
+    # the hand-written text around the tables is kept
+    assert readme.startswith("# mirrordrill") and "## Results" in readme
+
+
+def test_the_capacity_table_compares_each_replicator_to_mm2_at_its_stream_count(checkout):
+    points = [{"params": {"replicator": rep, "mode": "realtime", "num_streams": n}, "run": run,
+               "backlog_records_s": rate}
+              for rep, n, run, rate in [("pyspark", 2, 1, 3000), ("pyspark", 2, 2, 1000), ("pyspark", 2, 3, 2000),
+                                        ("mirrormaker2", 2, 1, 1000)]]
+    figures = {"params": [{"key": "replicator", "values": ["pyspark", "mirrormaker2"]},
+                          {"key": "num_streams", "values": [2]}], "points": points}
+    Sitting.begin(["mirrordrill"], []).write("sweep", figures, checkout / RECORDS_DIR)
+    page = measurement_pages(checkout)[Path("docs/measurements/capacity.md")]
+    assert "| pyspark, realtime | 2,000 (3,000 / 1,000 / 2,000) | 2.00× |" in page
+    assert "| mirrormaker2 | 1,000 (1,000) |  |" in page
+
+
+def test_a_page_without_its_markers_is_refused(checkout):
+    table = TABLES[0]
+    text = (checkout / table.page).read_text()
+    stripped = "\n".join(line for line in text.splitlines() if not line.startswith("<!-- generated:"))
+    with pytest.raises(ValueError, match="no markers"):
+        render_page(checkout, table, stripped)
+
+
+def test_no_record_of_the_kind_is_refused(checkout):
+    for path in (checkout / RECORDS_DIR).glob("bench-drills-*.json"):
+        path.unlink()
+    with pytest.raises(ValueError, match="no bench-drills record"):
+        measurement_pages(checkout)
+
+
+def test_every_committed_record_is_a_record_with_a_source_or_a_command():
+    for path in sorted((REPO / RECORDS_DIR).glob("*.json")):
+        doc = json.loads(path.read_text())
+        assert doc["format"] == 1 and doc["kind"] and doc["figures"], path
+        assert doc.get("source") or doc.get("command"), path
+
+
+def test_a_recorded_bench_renders_the_table_bench_printed(tmp_path):
+    from harness.tools.bench.drills import BenchCell, BenchResult, figure_columns
+    from harness.tools.measurement_tables import bench_table
+    runs = [{"passed": True, **{k: None for k in figure_columns()}, "reprocessed": r, "latency_p99_ms": 300}
+            for r in (100, 200, 600)]
+    result = BenchResult(tmp_path, 3, [BenchCell("failback", "pyspark", runs=runs, phase_spread=True),
+                                       BenchCell("failback", "mirrormaker2", runs=runs[:1])],
+                         "2026-12-04 08:00 UTC", "1.0 1.0 1.0", "2 cores")
+    path = Sitting.begin(["mirrordrill"], ["bench", "drills"]).write("bench-drills", result.to_json(), tmp_path)
+    record = json.loads(path.read_text())  # as the generator reads it: through JSON
+    printed = result.markdown().split("\n\n", 1)[1]
+    assert "| failback | pyspark | 3/3 | - | - | 300 | - | 300* |" in printed
+    assert "\n".join(bench_table(record, path.name)).endswith(printed)
