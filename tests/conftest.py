@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-
 # The folders in the order their tests start: on the suite's parallel part (tests/suite.py) the
 # long integration modules start first and the many short unit modules fill the workers' ends,
 # instead of one long module starting last and running alone.
