@@ -22,7 +22,6 @@ def pytest_addoption(parser):
                     help="where the drills' and the shared integration clusters' brokers and Toxiproxy run: local "
                          "processes (default) or containers of a Compose project (docker; starts an engine as "
                          "root with apt, builds the images it lacks)")
-    group.addoption("--run-slow", action="store_true", default=False, help="run tests marked slow (long drills)")
 
 
 # The run's own Allure report (results through allure-pytest, one single-file report at the end),

@@ -12,14 +12,17 @@ from pathlib import Path
 
 import pytest
 
+# The folders in the order their tests start: on the suite's parallel part (tests/suite.py) the
+# long integration modules start first and the many short unit modules fill the workers' ends,
+# instead of one long module starting last and running alone.
+_FOLDER_ORDER = ("tests/integration", "tests/containers", "tests/drills", "tests/mutants", "tests/unit")
+
 
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--run-slow"):
-        return
-    skip = pytest.mark.skip(reason="long-running: pass --run-slow to run it")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+    def rank(item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return next((i for i, folder in enumerate(_FOLDER_ORDER) if path.startswith(folder + "/")), len(_FOLDER_ORDER))
+    items.sort(key=rank)  # stable: the order within a folder is pytest's
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,9 @@ from harness.drill.replicators import FlowSpec, ReplicationSetup, make_replicato
 from harness.drill.replicators.command import CommandReplicator
 from tests.integration.kafka_helpers import produce_values, read_values, unique_topic
 
-pytestmark = pytest.mark.integration
+# serial: failed on the suite's parallel part in its first trial (a load of 8-17 beside it), not yet
+# explained; it runs alone until it is (issue 42)
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 PIPE = Path(__file__).parent / "fixtures" / "pipe_replicator.py"
 COMMAND = [

@@ -51,6 +51,7 @@ FAILOVER_FIELDS = {"group", "strategy", "skipped", "reprocessed", "rto_s", "rpo_
 EXPECTATION_FIELDS = {"name", "passed", "actual", "limit"}
 
 
+@pytest.mark.serial  # times within 0.5 s and 1.5 s of the load's start and the replicator's log
 def test_planned_failover_writes_the_summary_contract(artifacts, tmp_path):
     path = tmp_path / "tiny.yaml"
     path.write_text(TINY_PLANNED_FAILOVER)
@@ -142,6 +143,7 @@ expectations:
 """
 
 
+@pytest.mark.serial  # times within 0.5 s and 1.5 s of the load's start and the replicator's log
 def test_a_record_copied_before_the_replicator_is_ready_is_dated_when_it_was_copied(artifacts, tmp_path):
     """A real-time query copies a backlog beside its warm-up, seconds before it counts as ready.
 

@@ -22,7 +22,9 @@ from harness.lab.environment import Environment, TopologySpec
 from .kafka_helpers import unique_topic, wait_for
 from .resume_helpers import exactly_once, produce
 
-pytestmark = pytest.mark.integration
+# serial: failed on the suite's parallel part in its first trial (a load of 8-17 beside it), not yet
+# explained; it runs alone until it is (issue 42)
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 REFRESH_S = float(DRILL_FLOW_INTERVALS["refresh.topics.interval.seconds"])
 

@@ -12,7 +12,8 @@ from harness.lab.network.probe import measure_round_trip
 
 from .kafka_helpers import new_topic, produce_values, read_values, unique_topic
 
-pytestmark = pytest.mark.integration
+# serial: latencies measured in milliseconds against the link's injected ones
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 TIMER_SLACK_MS = 2  # Toxiproxy's latency toxic sleeps exactly; this covers the clock's granularity
 

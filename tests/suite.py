@@ -1,0 +1,55 @@
+"""The whole suite in two parts: what may share the cores, in parallel, then what must run alone.
+
+``./mirrordrill test`` with no arguments runs this. Most tests wait on something (a JVM starting,
+a broker electing, a poll): two of them side by side on pytest-xdist's workers fill the machine's
+two cores instead of one. Drills and the tests marked ``serial`` assert on wall-clock figures
+(latency limits calibrated on a quiet machine, "within 1.5 s" of an event), so they run
+afterwards, one at a time, with nothing beside them. Both parts write into one Allure results
+folder, so the run's report covers all of it; the exit status is the worse of the two.
+
+With arguments (``./mirrordrill test tests/unit -k foo``) the wrapper runs pytest itself, once,
+in one process: a person choosing tests chooses how they run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+# Enough work for two cores; each worker has its own session-scoped clusters and Spark.
+WORKERS = os.environ.get("MIRRORDRILL_TEST_WORKERS", "2")
+ALONE = "drill or serial"
+RESULTS = "test-results/allure-results"
+
+
+def parts(extra: list[str]) -> list[tuple[str, list[str]]]:
+    """Each part's name and pytest arguments."""
+    return [
+        (f"in parallel on {WORKERS} workers",
+         ["-n", WORKERS, "--dist", "loadscope", "-m", f"not ({ALONE})", *extra]),
+        # The same results folder, not cleaned: the report at the end holds both parts.
+        ("alone, one at a time", ["-m", ALONE, "--alluredir", RESULTS, *extra]),
+    ]
+
+
+def main(argv: list[str]) -> int:
+    # Ctrl-C reaches pytest too (one process group): pytest stops its tests and processes and
+    # exits 2; this process only waits for it. A handler of our own, unlike SIG_IGN, is not
+    # inherited through exec, so pytest still gets Python's KeyboardInterrupt.
+    signal.signal(signal.SIGINT, lambda signum, frame: None)
+    worst = 0
+    for name, args in parts(argv):
+        print(f"mirrordrill test: the tests that run {name}", file=sys.stderr, flush=True)
+        status = subprocess.call([sys.executable, "-m", "pytest", *args])
+        # 5 is pytest's "no tests collected": a part can be empty when a person's -k selects none.
+        if status not in (0, 5):
+            worst = max(worst, status)
+        if status == 2:  # interrupted (Ctrl-C): the person asked to stop, not to go on to the next part
+            break
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
