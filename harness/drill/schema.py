@@ -41,8 +41,7 @@ Wait = Annotated[Seconds, at_most_seconds(B.MAX_WAIT_S, "for one wait")]
 class ClusterDef(_M):
     brokers: Annotated[int, at_most(B.MAX_BROKERS, "brokers per cluster (each is a JVM on this machine)")] = Field(1, ge=1)
     heap_mb: Annotated[int, at_most(B.MAX_HEAP_MB, "MB of heap per broker")] = Field(512, ge=128)
-    # the brokers' JIT (primitives.jvm_jit): c1 for brokers that live as long as a drill
-    # (harness.lab.brokers.broker.broker_jvm_options), tiered to let them reach C2's code
+    # the brokers' JIT (primitives.jvm_jit): c1 for drill-long brokers, tiered to reach C2's code
     broker_jit: Literal["c1", "tiered"] = "c1"
     broker_properties: dict[str, str | int | bool] = Field(default_factory=dict)
     # SASL_SSL or mutual TLS on the brokers the harness starts (harness/lab/brokers/secure.py).
@@ -387,9 +386,8 @@ class Failback(StepBase):
     source: str = Field(alias="from")  # the new primary (where applications run now)
     target: str = Field(alias="to")  # the old primary, to be wiped and rebuilt
     switch_back: bool = False
-    # Also copy the old primary's pre-incident records (kept on the new primary as
-    # "<old>.<topic>") back under their original names, as Cluster Linking's reverse-and-truncate
-    # does; only replicators that can (see ReplicatorAdapter.cannot_restore_history), the rest say why not.
+    # Also copy the old primary's pre-incident records ("<old>.<topic>" on the new primary) back under
+    # their original names, as Cluster Linking's reverse-and-truncate does (where the replicator can).
     restore_history: bool = False
     timeout: Wait = 180.0  # for the copy back to converge
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -401,8 +399,7 @@ class WaitDrain(StepBase):
     timeout: Wait = 120.0
 
 
-# The built-in step models; each ``do:`` value of these has one action in harness/drill/actions/.
-# More join through harness.drill.actions.registry.register_action (see register_step_type).
+# The built-in step models, one action each in harness/drill/actions/; more join by register_action.
 STEP_TYPES = (SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep, ClusterStep, ReplicatorStep,
               SparkWorkerStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain,
               RunbookStep)
@@ -415,8 +412,8 @@ def step_union(step_types: tuple[type[BaseModel], ...]) -> Any:
 
 
 if TYPE_CHECKING:
-    # The union is built at run time (registered step models join it), so the type checker sees
-    # the base every step model subclasses; code reading one kind's field narrows with isinstance.
+    # Built at run time (registered models join it): the type checker sees the base every step
+    # model subclasses, and code reading one kind's field narrows with isinstance.
     Step: TypeAlias = StepBase
 else:
     Step = step_union(STEP_TYPES)
