@@ -363,6 +363,7 @@ class Environment(StartedInWith):
         problems = self.supervisor.stop_all() if self._started else []
         self._started = False
         problems += self.backend.close()
+        self._ports.close()  # after the listeners stopped: other runs may take these ports now
         if not self.keep_broker_data:
             self._remove_broker_data()
         if self.secrets is not None:
