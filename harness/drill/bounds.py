@@ -70,7 +70,7 @@ def at_most_items(limit: int, what: str) -> AfterValidator:
 
 def cluster_partition_problems(s: Scenario, bad: Report) -> None:
     """The partitions on each cluster, declared and created by steps, within what its brokers serve."""
-    from harness.drill.schema import AddPartitions, CreateTopic  # here: schema imports this module for its bounds
+    from harness.drill.schema_timeline import AddPartitions, CreateTopic  # here: the schema imports this module for its bounds
     # per cluster, per topic: its latest partition count (add_partitions gives the new total)
     latest: dict[str, dict[str, tuple[int, tuple]]] = {}
     places = [(t.cluster, t.name, t.partitions, ("topics", i, "partitions")) for i, t in enumerate(s.topics)]

@@ -38,7 +38,7 @@ from harness.drill.replicators.interface import ReplicatorAdapter
 from harness.drill.replicators.setup import FlowSpec
 from harness.drill.results import FailbackSummary
 from harness.drill.run_folder import FAILBACK_DIR
-from harness.drill.schema import Failback, Failover
+from harness.drill.schema_timeline import Failback, Failover
 from harness.lab.spark.deployment import SparkDeploymentError
 from loadgen.observer import Observer
 from primitives.kafka.reading import read_topic

@@ -17,7 +17,7 @@ from confluent_kafka.admin import NewTopic
 from harness.drill.context import ConsumerSlot, DrillContext, FailoverRecord, ProducerSlot, new_app_consumer, now_ms
 from harness.drill.run_folder import LOAD_DIR
 from harness.drill.runbook import run_failover_runbook
-from harness.drill.schema import Failover
+from harness.drill.schema_timeline import Failover
 from loadgen.app_consumer import StartPosition
 from loadgen.runner import LoadRunner
 from loadgen.spec import LoadSpec

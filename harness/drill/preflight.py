@@ -23,7 +23,8 @@ from harness.drill.replicators import replicator_class
 from harness.drill.replicators.command import check_command, program_problem
 from harness.drill.replicators.errors import SetupError
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from harness.drill.schema import Failover, Scenario
+from harness.drill.schema import Scenario
+from harness.drill.schema_timeline import Failover
 from harness.drill.topology import topology_of
 from harness.lab.brokers.cluster import ClusterSpec
 from harness.lab.environment import TopologySpec

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.drill.context import DrillContext, now_ms
-from harness.drill.schema import Failover, RunbookCommandDef, Scenario
+from harness.drill.schema import Scenario
+from harness.drill.schema_timeline import Failover, RunbookCommandDef
 from primitives.config_refs import ConfigRefError, RefResolver, has_ref
 from primitives.process import ManagedProcess, program_path_problem
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 
-from harness.drill.schema import Failover, RunbookCommandDef, RunbookStep, Scenario
+from harness.drill.schema import Scenario
+from harness.drill.schema_timeline import Failover, RunbookCommandDef, RunbookStep
 from primitives.config_refs import check_ref_syntax
 from primitives.redaction import literal_secret_keys, literal_secret_options, secret_keys
 

@@ -14,7 +14,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.drill.schema import CreateTopic, Failover, FlowDef, Scenario
+from harness.drill.schema import FlowDef, Scenario
+from harness.drill.schema_timeline import CreateTopic, Failover
 from replicator.filters import DEFAULT_TOPICS_EXCLUDE, TopicFilter
 from replicator.policy import policy_from_name
 

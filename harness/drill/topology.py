@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
 from harness.drill.replicators.setup import FlowSpec
-from harness.drill.schema import CreateTopic, Failover, FlowDef, Scenario
+from harness.drill.schema import FlowDef, Scenario
+from harness.drill.schema_timeline import CreateTopic, Failover
 from harness.drill.topic_names import flow_selects, remote_topic_name
 from harness.lab.brokers.cluster import ClusterSpec
 from harness.lab.environment import TopologySpec

@@ -14,6 +14,7 @@ from harness.drill.actions.registry import action_for
 from harness.drill.bounds import cluster_partition_problems, record_size_problems
 from harness.drill.broker_settings import broker_property_problems
 from harness.drill.existing_checks import existing_cluster_problems, with_anchored_patterns
+from harness.drill.file_format import FORMAT, format_problem
 from harness.drill.invariants import bound_problems
 from harness.drill.plain_errors import did_you_mean, either, plain_message
 from harness.drill.plan import DrillPlan, Routes, plan_of, routes_of
@@ -21,7 +22,8 @@ from harness.drill.preflight import replication_problems
 from harness.drill.profile import apply_profile
 from harness.drill.references import reference_problems
 from harness.drill.replicators import replicator_kinds
-from harness.drill.schema import Failback, Failover, Scenario, parse_expectation
+from harness.drill.schema import Scenario, parse_expectation
+from harness.drill.schema_timeline import Failback, Failover
 from harness.drill.secret_checks import secret_problems
 from harness.drill.step_targets import step_target_problems
 from harness.drill.topic_names import topic_name_problems
@@ -129,6 +131,8 @@ def check_text(text: str, file: str, replicator: str | None = None, profile: str
                                                                "replication, load, timeline, expectations")])
     # Top-level "x-…" keys hold anchors for merge keys, as Compose files keep them: not drill fields.
     data = {k: v for k, v in data.items() if not (isinstance(k, str) and k.startswith("x-"))}
+    if (unreadable := format_problem(data.get("format", FORMAT))) is not None:
+        raise ScenarioInvalid([Problem(file, source.line_of(("format",)), "format", unreadable)])
     # the same keys and lines as the file: only values change (durations) or are replaced (limits)
     data = apply_profile(data, profile)
     try:

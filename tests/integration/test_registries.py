@@ -17,7 +17,7 @@ from harness.drill.engine import Drill
 from harness.drill.metrics import Metric, register_metric, unregister_metric
 from harness.drill.replicators import RunInputs, register_replicator_kind, unregister_replicator_kind
 from harness.drill.replicators.command import CommandReplicator
-from harness.drill.schema import _LinkStep
+from harness.drill.schema_timeline import _LinkStep
 from harness.drill.validate import ScenarioInvalid, parse_scenario
 from harness.lab.network.wan import LinkConditions
 from reports.labels import faults

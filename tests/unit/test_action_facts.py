@@ -14,7 +14,7 @@ from harness.drill.actions.cluster_action import ClusterAction
 from harness.drill.actions.registry import ACTIONS, register_action, step_facts, unregister_action
 from harness.drill.checker.contract import SecondSeries
 from harness.drill.invariants import loss_faults, repeat_faults
-from harness.drill.schema import StepBase
+from harness.drill.schema_timeline import StepBase
 from harness.drill.validate import ScenarioInvalid, parse_scenario
 from harness.tools.sweep.measure import catch_up_of
 from reports.labels import faults

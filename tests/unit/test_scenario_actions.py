@@ -12,7 +12,8 @@ from pydantic import TypeAdapter
 from harness.drill import steps
 from harness.drill.actions.base import Action, NotUndoable
 from harness.drill.actions.registry import ACTION_TYPES, ACTIONS, action_for
-from harness.drill.schema import Scenario, Step, do_values
+from harness.drill.schema import Scenario
+from harness.drill.schema_timeline import Step, do_values
 
 
 def step_models() -> list[type]:

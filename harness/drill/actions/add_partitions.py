@@ -7,7 +7,7 @@ from confluent_kafka.admin import NewPartitions
 from harness.drill.actions.base import NotUndoable, StepProblem, TimelineFacts
 from harness.drill.actions.cluster_action import TopicAction
 from harness.drill.context import DrillContext
-from harness.drill.schema import AddPartitions, CreateTopic
+from harness.drill.schema_timeline import AddPartitions, CreateTopic
 
 
 class AddPartitionsAction(TopicAction):

@@ -15,7 +15,8 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from harness.drill.context import DrillContext
-from harness.drill.schema import Scenario, do_values
+from harness.drill.schema import Scenario
+from harness.drill.schema_timeline import do_values
 
 
 @dataclass(frozen=True)

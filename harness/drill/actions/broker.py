@@ -10,7 +10,7 @@ from harness.drill.actions.base import NotUndoable, StepFacts, StepProblem, Time
 from harness.drill.actions.cluster_action import ClusterAction
 from harness.drill.actions.lifecycle_action import LifecycleAction
 from harness.drill.context import DrillContext
-from harness.drill.schema import BrokerStep, CreateTopic
+from harness.drill.schema_timeline import BrokerStep, CreateTopic
 from primitives.kafka.topics import partition_leader
 
 

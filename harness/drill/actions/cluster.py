@@ -6,7 +6,7 @@ from harness.drill.actions.base import StepFacts
 from harness.drill.actions.cluster_action import ClusterAction
 from harness.drill.actions.lifecycle_action import LifecycleAction
 from harness.drill.context import DrillContext
-from harness.drill.schema import ClusterStep
+from harness.drill.schema_timeline import ClusterStep
 
 # A cluster (re)started by a step is waited for this long: the steps after it expect it serving.
 CLUSTER_READY_TIMEOUT_S = 180

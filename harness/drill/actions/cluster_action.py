@@ -6,7 +6,7 @@ from collections.abc import Collection
 from typing import ClassVar
 
 from harness.drill.actions.base import Action, StepProblem, TimelineFacts
-from harness.drill.schema import CreateTopic
+from harness.drill.schema_timeline import CreateTopic
 
 
 class ClusterAction(Action):

@@ -7,7 +7,7 @@ from confluent_kafka.admin import NewTopic
 from harness.drill.actions.base import NotUndoable, StepProblem, TimelineFacts
 from harness.drill.actions.cluster_action import TopicAction
 from harness.drill.context import DrillContext
-from harness.drill.schema import CreateTopic
+from harness.drill.schema_timeline import CreateTopic
 
 
 class CreateTopicAction(TopicAction):

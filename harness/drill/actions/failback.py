@@ -6,7 +6,7 @@ from harness.drill import failback
 from harness.drill.actions.base import NotUndoable, StepFacts, StepProblem, TimelineFacts
 from harness.drill.actions.move_action import MoveAction
 from harness.drill.context import DrillContext
-from harness.drill.schema import Failback, Failover
+from harness.drill.schema_timeline import Failback, Failover
 
 
 class FailbackAction(MoveAction):

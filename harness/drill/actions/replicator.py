@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.drill.actions.base import StepFacts
 from harness.drill.actions.lifecycle_action import LifecycleAction
 from harness.drill.context import DrillContext
-from harness.drill.schema import ReplicatorStep
+from harness.drill.schema_timeline import ReplicatorStep
 
 
 class ReplicatorAction(LifecycleAction):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.drill.actions.base import NotUndoable, StepFacts
 from harness.drill.actions.link_action import LinkAction
 from harness.drill.context import DrillContext
-from harness.drill.schema import ResetConnections
+from harness.drill.schema_timeline import ResetConnections
 
 
 class ResetConnectionsAction(LinkAction):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.drill import runbook
 from harness.drill.actions.base import Action, NotUndoable, StepProblem, TimelineFacts
 from harness.drill.context import DrillContext
-from harness.drill.schema import RunbookStep
+from harness.drill.schema_timeline import RunbookStep
 
 
 class RunbookAction(Action):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.drill.actions.link_action import LinkAction
 from harness.drill.context import DrillContext
-from harness.drill.schema import SetLink
+from harness.drill.schema_timeline import SetLink
 from harness.lab.network.wan import LinkConditions
 
 

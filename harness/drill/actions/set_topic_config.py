@@ -6,7 +6,7 @@ from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 
 from harness.drill.actions.cluster_action import TopicAction
 from harness.drill.context import DrillContext
-from harness.drill.schema import CreateTopic, SetTopicConfig
+from harness.drill.schema_timeline import CreateTopic, SetTopicConfig
 
 
 class SetTopicConfigAction(TopicAction):

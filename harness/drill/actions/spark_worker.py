@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.drill.actions.base import Action, StepFacts, StepProblem, TimelineFacts
 from harness.drill.context import DrillContext
 from harness.drill.replicators import replicator_class
-from harness.drill.schema import SparkWorkerStep
+from harness.drill.schema_timeline import SparkWorkerStep
 from harness.lab.spark.deployment import STANDALONE
 from harness.lab.spark.standalone import StandaloneSpec
 

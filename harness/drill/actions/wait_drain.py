@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.drill import failover
 from harness.drill.actions.base import Action, NotUndoable, StepFacts
 from harness.drill.context import DrillContext
-from harness.drill.schema import WaitDrain
+from harness.drill.schema_timeline import WaitDrain
 
 
 class WaitDrainAction(Action):

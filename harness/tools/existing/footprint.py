@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 
 from harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
-from harness.drill.schema import AddPartitions, CreateTopic, Failover, Scenario, SetTopicConfig
+from harness.drill.schema import Scenario
+from harness.drill.schema_timeline import AddPartitions, CreateTopic, Failover, SetTopicConfig
 from replicator.policy import HEARTBEATS_TOPIC, policy_from_name
 
 
