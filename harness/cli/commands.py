@@ -22,6 +22,8 @@ from pathlib import Path
 from harness.cli.exit_codes import EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401
 from harness.drill.replicators import replicator_kinds, sweepable_kinds
 from harness.drill.run_folder import OutFolderRefused, take
+from harness.drill.shipped import drill_argument
+from primitives.about import mirrordrill_version
 from primitives.bootstrap import Bootstrap, BootstrapError
 from primitives.measurement_record import Sitting, add_record_option
 
@@ -159,25 +161,6 @@ def cmd_up(args) -> int:
 
 
 # --- validate / run ----------------------------------------------------------------------
-def cmd_validate(args) -> int:
-    """Check drill files before anything starts (exit 2 when one cannot run, as ``run`` would)."""
-    from harness.drill.validate import ScenarioInvalid, check_file
-    failed = 0
-    for path in args.files:
-        try:
-            checked = check_file(Path(path), args.replicator, args.profile, secrets=not args.no_secrets)
-            s = checked.scenario
-            for warning in checked.warnings:
-                print(str(warning), file=sys.stderr)
-            print(f"{path}: ok ({s.name}: {len(s.clusters)} clusters, {len(s.replication.flows)} flows, "
-                  f"{len(s.timeline)} steps, {len(s.expectations)} expectations"
-                  f"{f', {len(checked.warnings)} warning(s)' if checked.warnings else ''})")
-        except ScenarioInvalid as e:
-            failed += 1
-            print(str(e), file=sys.stderr)
-    return EXIT_USAGE if failed else EXIT_OK
-
-
 def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None = None, artifacts=None,
               log=None, baseline=None, spark_master: str | None = None, backend: str | None = None,
               keep_broker_data: bool = False, plan=None):
@@ -450,7 +433,7 @@ def _drill_parsers(sub: argparse._SubParsersAction) -> None:
     """The subcommands run, replicate and report: a drill, the replicator on its own, a run's report."""
     s = sub.add_parser("run", help="run a drill file: topology, replicator, load, faults, failover, checks",
                        epilog=EXIT_CODES_HELP)
-    s.add_argument("file", help="a drill file (see scenarios/)")
+    s.add_argument("file", type=drill_argument, help="a drill file, or a shipped drill's name (mirrordrill drills)")
     s.add_argument("--replicator", choices=replicator_kinds(),
                    help="the replicator under test (default: the file's replication.replicator)")
     s.add_argument("--out", help="output folder (default: runs/<scenario>-<replicator>-<time>)")
@@ -492,7 +475,7 @@ def _drill_parsers(sub: argparse._SubParsersAction) -> None:
 def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     """The subcommands sweep, calibrate and bench: many drills, measured."""
     s = sub.add_parser("sweep", help="run a drill per parameter combination; throughput, latency, CPU, the knee")
-    s.add_argument("file", help="a drill file; each point runs it with the parameters applied")
+    s.add_argument("file", type=drill_argument, help="a drill file (or a shipped drill's name); each point runs it with the parameters applied")
     s.add_argument("--param", action="append", required=True, metavar="KEY=V1,V2,...",
                    help="num_streams (tasks.max), linger.ms (producer.linger.ms), compression "
                         "(producer.compression.type), replicator, mode, rate, backlog, the WAN's latency_ms and "
@@ -507,7 +490,7 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("calibrate", help="run a drill N times; print each figure's range and suggested expectations")
-    s.add_argument("file", help="a drill file (see scenarios/)")
+    s.add_argument("file", type=drill_argument, help="a drill file, or a shipped drill's name (mirrordrill drills)")
     s.add_argument("--runs", type=int, default=3, metavar="N", help="how many runs (default 3)")
     s.add_argument("--replicator", choices=sweepable_kinds(),
                    help="the replicator under test (default: the file's replication.replicator)")
@@ -521,7 +504,7 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("bench", help="drills: pyspark and MirrorMaker 2 interleaved; startup: each drill's lab on "
                        "both backends alternately; medians side by side")
     s.add_argument("what", choices=["drills", "startup"], help="what to benchmark: drills or startup")
-    s.add_argument("--drills", nargs="+", metavar="FILE", help="drill files (default: every scenarios/*.yaml "
+    s.add_argument("--drills", nargs="+", metavar="FILE", type=drill_argument, help="drill files (default: every scenarios/*.yaml "
                    "both replicators can run, the capacity sweep's drill left out)")
     s.add_argument("--runs", type=int, default=3, metavar="N", help="runs per drill and replicator (default 3)")
     s.add_argument("--out", help="bench folder (default: runs/bench-<time>); the same folder again resumes")
@@ -529,19 +512,9 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=cmd_bench)
 
 def _file_parsers(sub: argparse._SubParsersAction) -> None:
-    """The subcommands validate and up: a drill file checked, or its clusters started to try things by hand."""
-    s = sub.add_parser("validate", help="check drill files without running anything")
-    s.add_argument("files", nargs="+")
-    s.add_argument("--replicator", choices=replicator_kinds(),
-                   help="check for this replicator, as 'run --replicator' would (default: each file's own)")
-    s.add_argument("--no-secrets", action="store_true",
-                   help="do not resolve ${env:}/${file:}/${dir:} references (a CI lint job holding no secrets); "
-                        "run always resolves them")
-    _profile_option(s)
-    s.set_defaults(func=cmd_validate)
-
+    """The subcommand up: a drill file's clusters started to try things by hand."""
     s = sub.add_parser("up", help="start clusters and WAN links, print how to connect, run until Ctrl-C")
-    s.add_argument("file", nargs="?", help="a drill file: start its clusters (with their security) and links")
+    s.add_argument("file", nargs="?", type=drill_argument, help="a drill file (or a shipped drill's name): start its clusters (with their security) and links")
     s.add_argument("--clusters", help="comma-separated cluster names, without a drill file (default: primary,dr)")
     s.add_argument("--connection-file", metavar="PATH",
                    help="write each cluster's bootstrap servers and client settings here (secrets by reference)")
@@ -554,12 +527,15 @@ def _file_parsers(sub: argparse._SubParsersAction) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mirrordrill", description="The mirrordrill command line. Chaos and failover "
                                 "drills for Kafka cross-cluster replication.", epilog=EXIT_CODES_HELP)
+    p.add_argument("--version", action="version", version=f"mirrordrill {mirrordrill_version()}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     _machine_parsers(sub)
     _drill_parsers(sub)
     _measuring_parsers(sub)
     _file_parsers(sub)
+    from harness.cli.drill_files import add_parsers as add_drill_file_parsers
+    add_drill_file_parsers(sub, _profile_option)
 
     from harness.tools.existing.commands import add_parsers
     add_parsers(sub)

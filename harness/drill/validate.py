@@ -27,6 +27,7 @@ from harness.drill.schema_timeline import Failback, Failover
 from harness.drill.secret_checks import secret_problems
 from harness.drill.step_targets import step_target_problems
 from harness.drill.topic_names import topic_name_problems
+from harness.drill.shipped import missing_drill_hint
 from harness.drill.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
 from harness.lab.environment import CLUSTER_NAME
 from primitives.config_refs import RefResolver
@@ -107,7 +108,7 @@ def check_file(path: Path, replicator: str | None = None, profile: str | None = 
     always does) every ``${env:}``/``${file:}``/``${dir:}`` reference is resolved too, its value unused."""
     path = Path(path)
     if not path.exists():
-        raise ScenarioInvalid([Problem(str(path), None, "(file)", "no such file")])
+        raise ScenarioInvalid([Problem(str(path), None, "(file)", missing_drill_hint(str(path)))])
     try:
         text = read_drill_text(path)
     except YamlSyntaxError as e:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 from harness.drill.replicators import replicator_kinds
+from harness.drill.shipped import drill_argument
 from harness.lab.brokers import owned_names as cleaning
 from harness.lab.brokers.existing_connect import admin_for
-from harness.tools.existing.plan import plan, render
+from harness.tools.existing.plan import as_json, plan, render
 from primitives.kafka.existing_cluster import ExistingClusterDef
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -36,14 +38,18 @@ def cmd_plan(args) -> int:
     except ScenarioInvalid as e:
         print(str(e), file=sys.stderr)
         return EXIT_USAGE
-    if not scenario.existing_clusters():
-        print(f"{args.file}: the drill declares no existing cluster; it starts its own clusters and touches nothing else")
-        return EXIT_OK
     plans = plan(scenario, Path(args.file).resolve().parent, args.replicator, check=not args.offline)
-    print(render(plans))
     failed = [p.footprint.cluster for p in plans if not p.passed]
+    if args.json:
+        print(json.dumps({"file": args.file, "scenario": scenario.name, "ok": not failed, "clusters": as_json(plans)},
+                         indent=2))
+    elif not plans:
+        print(f"{args.file}: the drill declares no existing cluster; it starts its own clusters and touches nothing else")
+    else:
+        print(render(plans))
     if failed:
-        print(f"mirrordrill plan: checks failed on {', '.join(failed)} (see above)", file=sys.stderr)
+        print(f"mirrordrill plan: checks failed on {', '.join(failed)}{'' if args.json else ' (see above)'}",
+              file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
 
@@ -143,9 +149,11 @@ def add_parsers(sub) -> None:
     """The ``plan`` and ``cleanup`` sub-commands."""
     s = sub.add_parser("plan", help="print what a drill would create or change on existing clusters, and check it "
                                     "read-only against them")
-    s.add_argument("file", help="a drill file with existing clusters")
+    s.add_argument("file", type=drill_argument, help="a drill file with existing clusters")
     s.add_argument("--replicator", choices=replicator_kinds(),
                    help="plan for this replicator instead of the file's own")
+    s.add_argument("--json", action="store_true", help="the plan as JSON on stdout (per existing cluster: topics, "
+                   "groups, permissions, forced settings, checks, ok); the exit code is the same")
     s.add_argument("--offline", action="store_true", help="print the plan without contacting the clusters")
     s.set_defaults(func=cmd_plan)
     s = sub.add_parser("cleanup", help="list, then delete (asked, or --yes) the topics and consumer groups under a "
@@ -155,7 +163,7 @@ def add_parsers(sub) -> None:
                                    "y on a terminal, or --yes. Without a terminal and without --yes it deletes "
                                    "nothing (exit 2). The prefix is the drill's owned_prefix; another one needs the "
                                    "clusters named with --cluster.")
-    s.add_argument("file", nargs="?", help="the drill file: its owned_prefix, its existing clusters and how to reach them")
+    s.add_argument("file", nargs="?", type=drill_argument, help="the drill file: its owned_prefix, its existing clusters and how to reach them")
     s.add_argument("--prefix", help="a prefix other than the drill's owned_prefix (then --cluster is required); "
                                     "required with --bootstrap")
     s.add_argument("--cluster", action="append", metavar="NAME", help="only this existing cluster (repeatable); with "

@@ -6,7 +6,7 @@ describes ACLs and broker configs, and compares them with the drill's footprint.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from confluent_kafka import KafkaException
@@ -206,3 +206,15 @@ def render(plans: list[ClusterPlan]) -> str:
             lines.append("  checks against the cluster (read-only):")
             lines += [f"    [{c.status:9}] {c.name}: {c.detail}" for c in p.checks]
     return "\n".join(lines)
+
+
+def as_json(plans: list[ClusterPlan]) -> list[dict]:
+    """The plan as data, the same facts as ``render``: what CI reads from ``plan --json``."""
+    return [{
+        "cluster": p.footprint.cluster, "bootstrap": p.bootstrap, "owned_prefix": p.footprint.prefix,
+        "topics": [asdict(t) for t in p.footprint.topics], "groups": sorted(set(p.footprint.groups)),
+        "acls_changed": list(p.footprint.acls_changed), "broker_configs_changed": [],
+        "replicator_settings": {k: {"value": v, "why": why} for k, (v, why) in p.footprint.replicator_settings.items()},
+        "permissions": [asdict(perm) for perm in p.footprint.permissions],
+        "checks": [asdict(c) for c in p.checks], "ok": p.passed,
+    } for p in plans]
