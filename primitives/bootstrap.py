@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from primitives import versions
+from primitives.package_sources import PackageSource, go_source, maven_source, npm_source
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REPLICATOR_JVM_DIR = REPO_ROOT / "replicator" / "jvm"
@@ -57,6 +58,12 @@ def _digest(*paths: Path) -> str:
     for p in paths:
         h.update(p.read_bytes())
     return h.hexdigest()[:12]
+
+
+def _reach(source: PackageSource, also: str = "") -> str:
+    """The hint after a failed download: the source the tool used, and where that was set."""
+    return (f"Check that {source.url} is reachable{f' {also}' if also else ''} ({source.tool}'s source: "
+            f"{source.origin}), then rerun.")
 
 
 def _require_tool(name: str, why: str, install_hint: str) -> str:
@@ -118,7 +125,7 @@ class Bootstrap:
         cmd = [mvn, "-B", "-q", "-f", str(versions.POM_PATH), "-P", profile,
                "dependency:copy-dependencies", "-DincludeScope=runtime",
                f"-DoutputDirectory={tmp}"]
-        self._run(cmd, f"mvn ({profile})", "Check that Maven Central is reachable, then rerun.")
+        self._run(cmd, f"mvn ({profile})", _reach(maven_source()))
         if not any(tmp.glob("*.jar")):
             raise BootstrapError(f"Maven resolved no jars for profile {profile!r}; see {self._log_path(f'mvn ({profile})')}")
         (tmp / ".complete").touch()
@@ -142,7 +149,7 @@ class Bootstrap:
                     build = tmp / "build"
                     shutil.copytree(REPLICATOR_JVM_DIR, build, ignore=shutil.ignore_patterns("target"))
                     self._run([mvn, "-B", "-q", "package", "-DskipTests"], "mvn (replicator-jvm)",
-                              "Check that Maven Central is reachable and javac (JDK 17) is installed, then rerun.",
+                              _reach(maven_source(), "and that javac (JDK 17) is installed"),
                               cwd=build)
                     shutil.copy2(build / "target" / jar.name, tmp / jar.name)
                     shutil.rmtree(build)
@@ -168,7 +175,7 @@ class Bootstrap:
                     env = dict(os.environ, GOBIN=str(tmp), CGO_ENABLED="0", GOFLAGS="-mod=mod")
                     env.setdefault("GOTOOLCHAIN", "local")
                     self._run([go, "install", f"{versions.TOXIPROXY_MODULE}/cmd/server@{versions.TOXIPROXY_VERSION}"],
-                              "go install (toxiproxy)", "Check that the Go module proxy is reachable, then rerun.",
+                              "go install (toxiproxy)", _reach(go_source()),
                               env=env)
                     (tmp / "server").rename(tmp / "toxiproxy-server")
                     (tmp / ".complete").touch()
@@ -192,7 +199,7 @@ class Bootstrap:
                     shutil.copy2(ALLURE_DIR / "package.json", tmp)
                     shutil.copy2(lock, tmp)
                     self._run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                              "npm ci (allure)", "Check that the npm registry is reachable, then rerun.", cwd=tmp)
+                              "npm ci (allure)", _reach(npm_source()), cwd=tmp)
                     (tmp / ".complete").touch()
                     shutil.rmtree(dest, ignore_errors=True)
                     tmp.rename(dest)

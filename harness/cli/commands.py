@@ -66,6 +66,10 @@ def cmd_setup(args) -> int:
     print(f"spark connector: {a.spark_kafka_jars[0].parent} ({len(a.spark_kafka_jars)} jars)")
     print(f"toxiproxy:       {a.toxiproxy_server}")
     print(f"allure:          {a.allure_cli}")
+    from primitives.package_sources import package_sources
+    print("downloads came from (each tool's own settings; mirrordrill sets no registry):")
+    for source in package_sources():
+        print(f"  {source.describe()}")
     return EXIT_OK
 
 
