@@ -546,6 +546,8 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.tools.drill_schema import add_parsers as add_schema_parser
     add_schema_parser(sub)
     from harness.cli.docs import add_parsers as add_docs_parser
+    from harness.tools.init import add_parsers as add_init_parser
+    add_init_parser(sub)
     add_docs_parser(sub)
 
     s = sub.add_parser("test", help="run the test suite (pytest); from a checkout: ./mirrordrill test [pytest args]")
