@@ -138,3 +138,24 @@ def test_the_checker_reports_a_replicator_stop_per_partition_from_acks_and_first
     assert summary["stall_s"] == 5.49
     assert summary["stall_by_partition"] == {"orders-0": {"stall_s": 5.49, "started_ms": base + 510},
                                              "orders-1": {"stall_s": 5.0, "started_ms": base + 4_000}}
+
+
+def test_the_lag_and_latency_plots_mark_the_longest_stall(monkeypatch):
+    from harness.drill.results import FlowResults, FlowSummary, LatencySample
+    from reports import plots
+
+    base = 1_700_000_000_000
+    acked = [_ack(p, 100 * p + i, base + 10 * i) for p in (0, 1) for i in range(10)]
+    seen = [_read(0, i, base + 10 * i + 5) for i in range(10)]
+    seen += [_read(1, 100 + i, base + 3_000 + i) for i in range(10)]  # partition 1 waits from +0 to +3 s
+    result = check_flow(FlowInput("A", "B", {"A.orders": "orders"}, acked, seen))
+    flow = FlowResults("A->B", FlowSummary.of(result.summary(), "A->B", ()), result.series,
+                       (LatencySample(base + 3_000, 3_000),))
+    figures = []
+    monkeypatch.setattr(plots, "_png", lambda fig: figures.append(fig) or b"")
+    plots.lag_plot(flow, [], base)
+    plots.latency_over_time_plot(flow, [], base)
+    for fig in figures:
+        spans = [p for p in fig.axes[0].patches if p.get_label() == "longest stall: 3.0 s (orders-1)"]
+        assert len(spans) == 1 and spans[0].get_hatch() == "//"
+        assert spans[0].get_x() == 0.0 and spans[0].get_width() == 3.0
