@@ -159,3 +159,20 @@ def test_the_lag_and_latency_plots_mark_the_longest_stall(monkeypatch):
         spans = [p for p in fig.axes[0].patches if p.get_label() == "longest stall: 3.0 s (orders-1)"]
         assert len(spans) == 1 and spans[0].get_hatch() == "//"
         assert spans[0].get_x() == 0.0 and spans[0].get_width() == 3.0
+
+
+def test_an_expectation_on_the_stall_is_judged_from_the_flow_summary():
+    from harness.drill.metrics import METRICS
+    from harness.drill.results import FlowSummary
+    from harness.drill.schema import parse_expectation
+
+    base = 1_700_000_000_000
+    acked = [_ack(0, i, base + 10 * i) for i in range(10)]
+    seen = [_read(0, i, base + 4_000 + i) for i in range(10)]  # waited from +0 to +4 s
+    entry = FlowSummary.of(check_flow(FlowInput("A", "B", {"A.orders": "orders"}, acked, seen)).summary(),
+                           "A->B", ())
+    actual = METRICS["stall_s"].read(entry)
+    assert actual == 4.0
+    assert parse_expectation("stall_s", 5).holds(actual)
+    assert not parse_expectation("stall_s", "< 4").holds(actual)
+    assert not parse_expectation("stall_s[A->B]", 3.5).holds(actual)
