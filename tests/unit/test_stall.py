@@ -176,3 +176,23 @@ def test_an_expectation_on_the_stall_is_judged_from_the_flow_summary():
     assert parse_expectation("stall_s", 5).holds(actual)
     assert not parse_expectation("stall_s", "< 4").holds(actual)
     assert not parse_expectation("stall_s[A->B]", 3.5).holds(actual)
+
+
+def test_the_end_of_drill_table_prints_each_flows_stall():
+    import json
+    from pathlib import Path
+
+    from harness.drill.results import SCHEMA, DrillSummary, FlowSummary
+    from harness.drill.summary import render_table
+
+    base = 1_700_000_000_000
+    acked = [_ack(0, i, base + 10 * i) for i in range(10)]
+    seen = [_read(0, i, base + 4_000 + i) for i in range(10)]
+    flow = FlowSummary.of(check_flow(FlowInput("A", "B", {"A.orders": "orders"}, acked, seen)).summary(), "A->B", ())
+    raw = {**json.loads((Path(__file__).parent / "fixtures" / "summary-before-schema.json").read_text()),
+           "schema": SCHEMA, "flows": [flow.model_dump(mode="json", by_alias=True)]}
+    lines = render_table(DrillSummary.model_validate(raw)).splitlines()
+    head = next(line for line in lines if line.strip().startswith("flow"))
+    row = next(line for line in lines if line.strip().startswith("A->B"))
+    assert head.split()[-3:] == ["stall", "s", "rec/s"]
+    assert row.split()[-2] == "4.0"
