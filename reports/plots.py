@@ -41,6 +41,19 @@ def _shade(ax, windows: list[Window], t0_ms: int) -> None:
                    label=w.label + ("" if w.outcome in ("ok", "") else f" ({w.outcome})"))
 
 
+def _mark_stall(ax, flow: FlowResults, t0_ms: int) -> None:
+    """The flow's longest stall (its worst partition's) as a hatched span, so a flat stretch of
+    the lag plot reads as a stop of the replicator, not a quiet source."""
+    stalls = [(s.stall_s, name, s.started_ms) for name, s in flow.summary.stall_by_partition.items()
+              if s.started_ms is not None and s.stall_s > 0]
+    if not stalls:
+        return
+    stall_s, partition, started_ms = max(stalls, key=lambda s: (s[0], -s[2]))
+    start = (started_ms - t0_ms) / 1000
+    ax.axvspan(start, start + stall_s, facecolor="none", edgecolor="black", hatch="//", linewidth=0.8,
+               label=f"longest stall: {stall_s:.1f} s ({partition})")
+
+
 def _timed_png(fig: Figure, ax, windows: list[Window], t0_ms: int, title: str, ylabel: str) -> bytes:
     """A plot over the drill's seconds, faults shaded, finished the same way for every series."""
     _shade(ax, windows, t0_ms)
@@ -69,6 +82,7 @@ def lag_plot(flow: FlowResults, windows: list[Window], t0_ms: int) -> bytes:
         if off:
             ax.plot(*_seconds(off, t0_ms), label="offset lag (source end - target end)", color="tab:cyan",
                     linewidth=1, linestyle="--")
+    _mark_stall(ax, flow, t0_ms)
     return _timed_png(fig, ax, windows, t0_ms, f"{flow.name}: replication lag", "records")
 
 
@@ -94,6 +108,7 @@ def latency_over_time_plot(flow: FlowResults, windows: list[Window], t0_ms: int)
         for q, colour in ((0.5, "tab:blue"), (0.99, "tab:orange"), (1.0, "tab:red")):
             ys = [_quantile(sorted(by_second[s]), q) for s in secs]
             ax.plot(xs, ys, label="max" if q == 1.0 else f"p{int(q * 100)}", color=colour, linewidth=1.2)
+    _mark_stall(ax, flow, t0_ms)
     return _timed_png(fig, ax, windows, t0_ms, f"{flow.name}: replication latency by arrival second", "ms")
 
 

@@ -56,6 +56,7 @@ class Tolerance:
 DEFAULT_TOLERANCES: dict[str, Tolerance] = {
     "latency": Tolerance(0.5, 250.0),      # ms; p50, p90, p99
     "rto": Tolerance(0.5, 2.0),            # s
+    "stall": Tolerance(0.5, 2.0),          # s, as the RTO: both time a restart
     "reprocessed": Tolerance(0.2, 10.0),   # records
     "throughput": Tolerance(0.2, 0.0),     # records/s, a floor
 }

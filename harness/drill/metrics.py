@@ -95,6 +95,9 @@ BUILT_IN: tuple[Metric, ...] = (
     Metric("throughput_records_s", "records/s", higher_is_better=True, baseline="throughput",
            bench=BenchColumn("throughput_records_s", "records/s", 0)),
     Metric("throughput_mb_s", "MB/s", higher_is_better=True, calibrate=None),
+    # the longest time a source partition held uncopied records while no copy arrived
+    Metric("stall_s", "s", calibrate=CalibrateRule(DURATION_SLACK_S), baseline="stall",
+           bench=BenchColumn("stall_s", "stall s", 1, "worst")),
     _records("failover.skipped", "failover"),
     _records("failover.reprocessed", "failover", baseline="reprocessed",
              bench=BenchColumn("reprocessed", "reprocessed", 0)),

@@ -135,12 +135,23 @@ class IdSamples(_Model):
     in_flight: list[tuple[str, int]] = []
 
 
+class PartitionStall(_Model):
+    """One source partition's longest stall (``harness.drill.checker.stall``)."""
+
+    stall_s: float
+    started_ms: int | None  # epoch ms the stall began; None when there was none
+
+
 class FlowSummary(Figures, _FlowHead):
     """A flow's entry in summary.json: source, target, topics, figures, then the details.
 
     (Bases in this order so the JSON keeps its historical key order.)
     """
 
+    # The longest stall over the flow's source partitions, in seconds, and each partition's,
+    # keyed ``topic-partition``; None and empty in summaries written before the stall was measured.
+    stall_s: float | None = None
+    stall_by_partition: dict[str, PartitionStall] = {}
     by_topic: dict[str, Figures]
     samples: IdSamples
     events: list[EventImpact]

@@ -48,12 +48,12 @@ def render_table(summary: DrillSummary) -> str:
     if summary.error:
         lines.append(f"  error: {summary.error}")
     head = (f"  {'flow':<28}{'acked':>9}{'replicated':>11}{'lost':>7}{'dups':>7}{'reord':>7}{'corrupt':>8}{'unexp':>7}"
-            f"{'p50 ms':>8}{'p99 ms':>8}{'rec/s':>9}")
+            f"{'p50 ms':>8}{'p99 ms':>8}{'stall s':>8}{'rec/s':>9}")
     lines.append(head)
     for f in summary.flows:
         lines.append(f"  {f.name:<28}{f.acked:>9}{f.replicated:>11}{f.lost:>7}{f.duplicates:>7}"
                      f"{f.reordered:>7}{f.corrupted:>8}{f.unexpected:>7}{_n(f.latency_ms.p50):>8}"
-                     f"{_n(f.latency_ms.p99):>8}{_n(f.throughput_records_s):>9}")
+                     f"{_n(f.latency_ms.p99):>8}{_n(f.stall_s):>8}{_n(f.throughput_records_s):>9}")
     if summary.failovers:
         lines.append(f"  {'group (strategy, move)':<28}{'skipped':>9}{'reprocessed':>12}{'RTO s':>8}{'RPO recs':>10}")
         for g in summary.failovers:

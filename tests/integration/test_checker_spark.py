@@ -242,3 +242,36 @@ def test_spark_in_flight_is_only_above_the_last_seen_record(spark, tmp_path):
     drained = spark_checker.check_flow(spark_checker.load_flow_input(spark, tmp_path, "A", "B",
                                                                      {"A.t": "t"}, drained=True))
     assert (drained.lost, drained.in_flight) == (2, 0)
+
+
+def _stall_history(seed: int) -> tuple[list[AckedSend], list[TargetRecord], list[LagSample]]:
+    """Three partitions copied with random delays, stops and lost records; some copies seen before
+    their ack, some first sightings shared by several records (ties on both sides)."""
+    rng, t0 = random.Random(seed), 1_700_000_000_000
+    acked, observed, samples = [], [], []
+    for p in range(3):
+        stop_at, stop_ms = rng.randrange(20, 80), rng.choice((0, 700, 3_000))
+        for i in range(100):
+            ack = t0 + 10 * i + rng.randrange(0, 4)
+            acked.append(AckedSend("A", "t", p, i, f"p{p}", i, ack - 1, ack, 100, i))
+            if rng.random() < 0.03:
+                continue  # lost
+            seen = ack + rng.choice((-2, 0, 5, 20)) + (stop_ms if i >= stop_at else 0)
+            observed.append(TargetRecord("B", "A.t", p, i, f"p{p}", i, seen, True, i))
+            if rng.random() < 0.05:  # a duplicate read much later: not an arrival
+                observed.append(TargetRecord("B", "A.t", p, 1000 + i, f"p{p}", i, seen + 9_000, True, i))
+        samples.append(LagSample(t0 + 12_000 + p, "A", "t", p, 100))
+    return acked, observed, samples
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_spark_and_reference_agree_on_the_stall(spark, tmp_path, seed):
+    acked, observed, samples = _stall_history(seed)
+    _write(tmp_path, ACKED_SENDS, acked, files=2)
+    _write(tmp_path, TARGET_RECORDS, observed)
+    _write(tmp_path, END_OFFSETS, samples)
+    reference = check_flow(FlowInput("A", "B", {"A.t": "t"}, acked, observed, lag_samples=samples))
+    assert reference.stall.stall_s and reference.stall.stall_s > 0.5
+    assert len(reference.stall.by_partition) == 3
+    on_spark = spark_checker.check_flow(spark_checker.load_flow_input(spark, tmp_path, "A", "B", {"A.t": "t"}))
+    assert on_spark.stall == reference.stall

@@ -24,11 +24,12 @@ from harness.drill.run_folder import BASELINE_FILE
 BEFORE = Path(__file__).parent / "fixtures" / "summary-before-schema.json"
 
 
-def _summary(p50=89, p90=3378, p99=5019, throughput=99.5, failovers=()) -> DrillSummary:
+def _summary(p50=89, p90=3378, p99=5019, throughput=99.5, failovers=(), stall=6.2) -> DrillSummary:
     raw = {**json.loads(BEFORE.read_text()), "schema": SCHEMA}
     flow = raw["flows"][0]
     flow["latency_ms"].update(p50=p50, p90=p90, p99=p99)
     flow["throughput_records_s"] = throughput
+    flow["stall_s"] = stall
     raw["failovers"] = [_failover(**f).model_dump(mode="json", by_alias=True) for f in failovers]
     return DrillSummary.model_validate(raw)
 
@@ -49,7 +50,7 @@ def test_the_same_figures_pass():
     assert rows and all(r.passed for r in rows.values())
     assert set(rows) == {("latency_ms.p50", "primary->dr"), ("latency_ms.p90", "primary->dr"),
                          ("latency_ms.p99", "primary->dr"), ("throughput_records_s", "primary->dr"),
-                         ("failover.rto_s", "billing (translated, primary->dr)"),
+                         ("stall_s", "primary->dr"), ("failover.rto_s", "billing (translated, primary->dr)"),
                          ("failover.reprocessed", "billing (translated, primary->dr)")}
 
 
@@ -71,6 +72,14 @@ def test_throughput_is_a_floor():
     row = rows[("throughput_records_s", "primary->dr")]
     assert (row.op, row.limit, row.passed) == (">=", 160.0, False)
     assert _rows(_summary(throughput=200.0), _summary(throughput=400.0))[("throughput_records_s", "primary->dr")].passed
+
+
+def test_a_stall_that_doubled_fails():
+    row = _rows(_summary(stall=6.2), _summary(stall=12.4))[("stall_s", "primary->dr")]
+    assert (row.op, row.limit, row.passed) == ("<=", 6.2 * 1.5 + 2.0, False)
+    assert _rows(_summary(stall=6.2), _summary(stall=11.3))[("stall_s", "primary->dr")].passed
+    older = _rows(_summary(stall=None), _summary(stall=12.4))[("stall_s", "primary->dr")]
+    assert older.passed and older.note == "nothing measured in the baseline"
 
 
 def test_rto_and_reprocessed_per_group_and_strategy():
@@ -118,7 +127,7 @@ def test_tolerances_from_flags_override_the_defaults():
 
 @pytest.mark.parametrize("spec", ["latency", "latency=fast", "p99=20%", "latency=", "throughput=20"])
 def test_a_bad_tolerance_names_the_valid_form(spec):
-    with pytest.raises(BaselineError, match=r"KEY=PERCENT%\[\+SLACK\].*latency, rto, reprocessed, throughput"):
+    with pytest.raises(BaselineError, match=r"KEY=PERCENT%\[\+SLACK\].*latency, rto, stall, reprocessed, throughput"):
         parse_tolerances([spec])
 
 

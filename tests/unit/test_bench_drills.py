@@ -81,8 +81,8 @@ def test_medians_skip_missing_figures_and_the_table_pairs_the_replicators(tmp_pa
     result = BenchResult(tmp_path, 3, [ours, theirs], "2026-11-23 19:00 UTC", "12.0 9.0 8.0", "2 cores")
     md = result.markdown().splitlines()
     rows = [line for line in md if line.startswith("| crash")]
-    assert rows == ["| crash | pyspark | 3/3 | 0 | - | 400 | - | - | - | - | - |",
-                    "| crash | mirrormaker2 | 0/1 | 248 | - | - | - | - | - | - | - |"]
+    assert rows == ["| crash | pyspark | 3/3 | 0 | - | 400 | - | - | - | - | - | - |",
+                    "| crash | mirrormaker2 | 0/1 | 248 | - | - | - | - | - | - | - | - |"]
     js, table = result.save()
     assert js.exists() and table.read_text().startswith("Medians of 3 interleaved run(s)")
 
@@ -136,7 +136,7 @@ def test_reprocessing_over_the_checkpoint_cycle_is_the_mean_of_its_phases(tmp_pa
     assert spread.medians["reprocessed"] == 295.3333333333333 and fixed.medians["reprocessed"] == 339
     assert spread.medians["latency_p99_ms"] == 250  # every other figure is still the median
     md = BenchResult(tmp_path, 3, [spread], "2026-11-28 02:00 UTC", "1.0 1.0 1.0", "2 cores").markdown()
-    assert "| secure-failover | pyspark | 3/3 | - | - | 250 | - | 295* |" in md
+    assert "| secure-failover | pyspark | 3/3 | - | - | 250 | - | - | 295* |" in md
     assert "the replay over the whole checkpoint cycle" in md
 
 

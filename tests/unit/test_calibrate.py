@@ -100,6 +100,16 @@ def test_observe_gathers_each_metric_over_the_runs():
     assert observed[("lost", "primary->dr")] == [0, 2]
 
 
+def test_the_stall_gets_the_worst_run_plus_margin_and_a_second_and_older_runs_are_left_out():
+    runs = [_summary(), _summary()]
+    for stall, run in zip((6.2, 7.9), runs, strict=True):
+        run.flows[0].stall_s = stall
+    observed = {(o.kind.name, o.scope): o.values for o in observe(runs)}
+    assert observed[("stall_s", "primary->dr")] == [6.2, 7.9]
+    assert _paste(Calibration("# calibrated by test", observe(runs), 0.5))["stall_s"] == "<= 13"  # 7.9 x 1.5 + 1
+    assert "stall_s" not in _paste(Calibration("# calibrated by test", observe([_summary()]), 0.5))
+
+
 def test_a_group_moved_twice_is_judged_by_its_worse_move():
     s = _summary(failovers=[("billing", 5, 2.0), ("billing", 40, 9.0)])
     observed = {(o.kind.name, o.scope): o.values for o in observe([s])}

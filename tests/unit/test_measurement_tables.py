@@ -102,5 +102,5 @@ def test_a_recorded_bench_renders_the_table_bench_printed(tmp_path):
     path = Sitting.begin(["mirrordrill"], ["bench", "drills"]).write("bench-drills", result.to_json(), tmp_path)
     record = json.loads(path.read_text())  # as the generator reads it: through JSON
     printed = result.markdown().split("\n\n", 1)[1]
-    assert "| failback | pyspark | 3/3 | - | - | 300 | - | 300* |" in printed
+    assert "| failback | pyspark | 3/3 | - | - | 300 | - | - | 300* |" in printed
     assert "\n".join(bench_table(record, path.name)).endswith(printed)

@@ -78,11 +78,12 @@ def test_the_built_in_metrics_keep_their_facts():
                                         "failback.history_records"}
     assert [m.name for m in calibrated("flow")] == [
         "lost", "duplicates", "reordered", "corrupted", "unexpected", "latency_ms.p50", "latency_ms.p90",
-        "latency_ms.p99", "latency_ms.max", "acked", "throughput_records_s"]
+        "latency_ms.p99", "latency_ms.max", "stall_s", "acked", "throughput_records_s"]
     assert [m.name for m in calibrated("failover")] == [
         "failover.skipped", "failover.reprocessed", "failover.rto_s", "failover.rpo_records"]
     assert {m.name: m.baseline for m in METRICS.values() if m.baseline} == {
         "latency_ms.p50": "latency", "latency_ms.p90": "latency", "latency_ms.p99": "latency",
-        "throughput_records_s": "throughput", "failover.reprocessed": "reprocessed", "failover.rto_s": "rto"}
-    assert list(figure_columns()) == ["duplicates", "latency_p50_ms", "latency_p99_ms", "rto_s", "reprocessed",
+        "throughput_records_s": "throughput", "failover.reprocessed": "reprocessed", "failover.rto_s": "rto",
+        "stall_s": "stall"}
+    assert list(figure_columns()) == ["duplicates", "latency_p50_ms", "latency_p99_ms", "stall_s", "rto_s", "reprocessed",
                                       "first_start_s", "restart_s", "throughput_records_s"]

@@ -39,7 +39,10 @@ ADDED = {"schema", "backlog_records",
          # issue 13: the bytes each WAN link carried (the sweep's WAN bytes per record)
          "wan_bytes"}
 # issue 14: per flow (and topic), records still on their way when a drill was interrupted
-ADDED_IN_FLOWS = {".flows[].in_flight", ".flows[].by_topic.orders.in_flight", ".flows[].samples.in_flight"}
+ADDED_IN_FLOWS = {".flows[].in_flight", ".flows[].by_topic.orders.in_flight", ".flows[].samples.in_flight",
+                  # issue 47: the stall (None and empty when read from a summary that lacked it)
+                  ".flows[].stall_s", ".flows[].stall_by_partition"}
+ADDED_FLOW_FIELDS = ("in_flight", "stall_s", "stall_by_partition")
 
 
 def _old() -> dict:
@@ -59,7 +62,8 @@ def test_a_summary_written_now_has_every_field_of_before_with_the_same_values():
     old = _old()
     new = DrillSummary.model_validate({**old, "schema": SCHEMA}).to_json()
     assert _keys(new) - {f".{k}" for k in ADDED} - ADDED_IN_FLOWS == _keys(old)
-    flows = [{k: v for k, v in f.items() if k != "in_flight"} for f in new["flows"]]
+    flows = [{k: v for k, v in f.items() if k not in ADDED_FLOW_FIELDS} for f in new["flows"]]
+    assert [(f["stall_s"], f["stall_by_partition"]) for f in new["flows"]] == [(None, {})] * len(flows)
     for f in flows:
         f["by_topic"] = {t: {k: v for k, v in fig.items() if k != "in_flight"} for t, fig in f["by_topic"].items()}
         f["samples"] = {k: v for k, v in f["samples"].items() if k != "in_flight"}
@@ -68,7 +72,8 @@ def test_a_summary_written_now_has_every_field_of_before_with_the_same_values():
                          "versions", "drill_sha256", "environment", "replicator_starts", "verdict",
                          "invariants", "wan_bytes"]  # schema first, additions last
     keys = list(old["flows"][0])
-    keys.insert(keys.index("latency_count") + 1, "in_flight")  # with the figures, before the details
+    at = keys.index("latency_count") + 1
+    keys[at:at] = ADDED_FLOW_FIELDS  # with the figures, before the details
     assert list(new["flows"][0]) == keys
     assert new["verdict"] == ("passed" if old["passed"] else "failed")
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from harness.drill.checker.stall import NOT_MEASURED, FlowStall
 from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
 
 MessageId = tuple[str, int]
@@ -254,11 +255,14 @@ class FlowResult(ReplicationFigures):
     series: FlowSeries
     samples: IdSamples
     events: tuple[EventImpact, ...]
+    stall: FlowStall = NOT_MEASURED  # see harness.drill.checker.stall
 
     def summary(self) -> dict[str, Any]:
         """The flow's entry in ``summary.json`` (contract names first, extras after)."""
         out: dict[str, Any] = {"source": self.source, "target": self.target, "topics": list(self.topics)}
         out.update(_figures_dict(self))
+        out["stall_s"] = self.stall.stall_s
+        out["stall_by_partition"] = self.stall.summary_by_partition()
         out["by_topic"] = {t: _figures_dict(r) for t, r in self.by_topic.items()}
         out["samples"] = {k: [list(i) for i in v] for k, v in asdict(self.samples).items()}
         out["events"] = [asdict(e) for e in self.events]

@@ -33,6 +33,7 @@ from harness.drill.checker.contract import (
     wipe_times,
 )
 from harness.drill.checker.figures import Tally, event_impact, figure_fields, first_ids, flow_series, latency_stats
+from harness.drill.checker.stall import FlowStall, PartitionKey, flow_stall
 from loadgen.histories.records import AckedSend, TimelineEvent
 
 Position = tuple[str, int, int]  # (topic, partition, offset)
@@ -104,7 +105,26 @@ def _check_flow(inp: FlowInput) -> FlowResult:
         topic_map=topic_map, by_topic=counts.by_topic(), series=series,
         samples=IdSamples(**{k: first_ids(v) for k, v in counts.kinds.items()}),
         events=_event_impacts(inp.timeline, ledger, sightings, in_flight, series.lag),
+        stall=_stall(inp, ledger, sightings, set(source_topics)),
         **figure_fields(total, latency_stats(all_latencies)))
+
+
+def _stall(inp: FlowInput, ledger: dict[MessageId, _Ledger], sightings: dict[MessageId, _Sighting],
+           source_topics: set[str]) -> FlowStall:
+    """Per source partition, its ids' first ack and first sighting; the observation ends at the
+    flow's latest first ack, first sighting or end-offset sample (see checker.stall)."""
+    partitions: dict[PartitionKey, tuple[list[int], list[int | None]]] = {}
+    for mid, led in ledger.items():
+        acked, copied = partitions.setdefault((led.first.topic, led.first.partition), ([], []))
+        seen = sightings.get(mid)
+        acked.append(led.first.ack_ts_ms)
+        copied.append(None if seen is None else seen.first[0])
+    samples = (s.ts_ms for s in inp.lag_samples
+               if (s.cluster == inp.source and s.topic in source_topics)
+               or (s.cluster == inp.target and s.topic in inp.topic_map))
+    end = max((*(led.first.ack_ts_ms for led in ledger.values()),
+               *(s.first[0] for s in sightings.values()), *samples), default=None)
+    return flow_stall(partitions, end)
 
 
 def _ledger(inp: FlowInput, source_topics: set[str]) -> dict[MessageId, _Ledger]:

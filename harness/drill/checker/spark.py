@@ -32,6 +32,7 @@ from harness.drill.checker.contract import (
 )
 from harness.drill.checker.figures import Tally, event_impact, figure_fields, flow_series
 from harness.drill.checker.spark_io import load_history
+from harness.drill.checker.spark_stall import spark_flow_stall
 from loadgen.histories.kinds import ACKED_SENDS, END_OFFSETS, PROCESSED_RECORDS, TARGET_RECORDS, UNCERTAIN_SENDS, history_files
 from loadgen.histories.records import TimelineEvent
 
@@ -286,13 +287,18 @@ def _flow_counts(ids: DataFrame):
     return acks, caught_up, first_seen
 
 
+def _on_flow(inp: SparkFlowInput, source_topics: list[str], remotes: list[str]) -> tuple[Column, Column]:
+    """End-offset samples of the flow's source partitions, and of its target partitions."""
+    col = F.col
+    return ((col("cluster") == inp.source) & col("topic").isin(source_topics),
+            (col("cluster") == inp.target) & col("topic").isin(remotes))
+
+
 def _latest_end_offsets(inp: SparkFlowInput, source_topics: list[str], remotes: list[str]):
     """End offset of the last sample in each second, per partition, for both sides."""
     if inp.lag_samples is None:
         return {}, {}
-    col = F.col
-    on_source = (col("cluster") == inp.source) & col("topic").isin(source_topics)
-    on_target = (col("cluster") == inp.target) & col("topic").isin(remotes)
+    on_source, on_target = _on_flow(inp, source_topics, remotes)
     rows = (inp.lag_samples.where(on_source | on_target)
             .groupBy(on_source.alias("is_source"), "topic", "partition",
                      _seconds("ts_ms").alias("sec"))
@@ -340,6 +346,8 @@ def check_flow(inp: SparkFlowInput) -> FlowResult:
             "uncertain_delivered": F.col("uncertain_delivered")})
         acks, caught_up, first_seen = _flow_counts(ids)
         event_counts = _event_counts(ids, inp.timeline)
+        on_source, on_target = _on_flow(inp, source_topics, remotes)
+        stall = spark_flow_stall(ids, inp.lag_samples, on_source | on_target)
     finally:
         ids.unpersist()
 
@@ -358,7 +366,7 @@ def check_flow(inp: SparkFlowInput) -> FlowResult:
     return FlowResult(
         source=inp.source, target=inp.target, topics=tuple(source_topics),
         topic_map=topic_map, by_topic=by_topic, series=series,
-        samples=IdSamples(**samples), events=events,
+        samples=IdSamples(**samples), events=events, stall=stall,
         **figure_fields(tallies.get(None, Tally()), latencies.get(None, empty)))
 
 

@@ -36,7 +36,7 @@ REPLICATORS = ("pyspark", "mirrormaker2")
 
 # The table's columns in order: the catalogue's metrics with a bench column (harness/drill/metrics.py)
 # and the bench's own start-up figures; a registered metric's column comes after these.
-_ORDER = ("duplicates", "latency_p50_ms", "latency_p99_ms", "rto_s", "reprocessed", "first_start_s", "restart_s",
+_ORDER = ("duplicates", "latency_p50_ms", "latency_p99_ms", "stall_s", "rto_s", "reprocessed", "first_start_s", "restart_s",
           "throughput_records_s")
 _START_UP = {"first_start_s": ("start s", 1), "restart_s": ("restart s", 1)}
 

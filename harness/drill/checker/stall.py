@@ -1,0 +1,126 @@
+"""The stall: how long a source partition held records not yet copied while no copy arrived.
+
+Latency percentiles hide a replicator that stops: records acknowledged during the stop all wait,
+but the percentiles only grow with how many of them there were. The stall is the stop itself.
+
+Per source partition, over its records (each with its first acknowledgement time on the source
+and its first arrival time on the target, None when it never arrived):
+
+- a record is *outstanding* from its acknowledgement (inclusive) until its copy arrives
+  (exclusive); a record whose copy arrived before its acknowledgement never is; one that never
+  arrived (lost, or still in flight) is outstanding until ``end_ms``, the end of the observation;
+- an *arrival* is the first arrival of any of the partition's records (a copy seen before its
+  acknowledgement counts too: the replicator was moving);
+- the stall is the longest interval ``[start, end)`` during which at least one record was
+  outstanding at every moment and no arrival fell strictly inside. It ends at an arrival or at
+  ``end_ms``; a tie keeps the earliest start.
+
+Everything is in integer epoch milliseconds, so both checkers agree to the millisecond.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+PartitionKey = tuple[str, int]  # (source topic, source partition)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionStall:
+    """One source partition's longest stall; ``started_ms`` is None when there was none."""
+
+    stall_ms: int
+    started_ms: int | None
+
+    @property
+    def stall_s(self) -> float:
+        return self.stall_ms / 1000
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        """The partition's entry of ``stall_by_partition`` in summary.json."""
+        return {"stall_s": self.stall_s, "started_ms": self.started_ms}
+
+
+NO_STALL = PartitionStall(0, None)
+
+
+@dataclass(frozen=True, slots=True)
+class FlowStall:
+    """A flow's stall: the longest over its source partitions, and each partition's.
+
+    ``stall_s`` is None only for a result that did not measure it (an older summary); a flow
+    with no acknowledged record has 0 and no partitions.
+    """
+
+    stall_s: float | None
+    by_partition: Mapping[PartitionKey, PartitionStall]
+
+    def summary_by_partition(self) -> dict[str, dict[str, float | int | None]]:
+        """``stall_by_partition`` of summary.json, keyed ``topic-partition`` as Kafka names a partition."""
+        return {partition_name(key): s.as_dict() for key, s in sorted(self.by_partition.items())}
+
+
+NOT_MEASURED = FlowStall(None, {})
+
+
+def partition_name(key: PartitionKey) -> str:
+    """``orders-3``: Kafka's own spelling of a topic partition (the partition is after the last dash)."""
+    return f"{key[0]}-{key[1]}"
+
+
+def partition_stall(acked_ms: Sequence[int], copied_ms: Sequence[int | None], end_ms: int) -> PartitionStall:
+    """The longest stall of one source partition (see the module's docstring).
+
+    ``acked_ms[i]`` and ``copied_ms[i]`` belong to the same record. An ``end_ms`` earlier than some
+    time in the arrays is taken as the latest of them: the observation lasted at least that long.
+    """
+    if len(acked_ms) != len(copied_ms):
+        raise ValueError("acked_ms and copied_ms differ in length")
+    starts: Counter[int] = Counter()  # time -> records that became outstanding then
+    ends: Counter[int] = Counter()    # time -> outstanding records whose copy arrived then
+    arrivals: set[int] = set()
+    for acked, copied in zip(acked_ms, copied_ms, strict=True):
+        if copied is not None:
+            arrivals.add(copied)
+        if copied is None or copied > acked:
+            starts[acked] += 1
+            if copied is not None:
+                ends[copied] += 1
+    times = sorted(starts.keys() | arrivals)
+    if not times:
+        return NO_STALL
+    end_ms = max(end_ms, times[-1], *acked_ms)
+
+    best = NO_STALL
+    outstanding, started = 0, None
+    for t in times:
+        if t in arrivals:  # an arrival closes the stall running until now
+            if started is not None and t - started > best.stall_ms:
+                best = PartitionStall(t - started, started)
+            started = None
+        outstanding += starts[t] - ends[t]
+        if outstanding > 0 and started is None:
+            started = t
+    if started is not None and end_ms - started > best.stall_ms:
+        best = PartitionStall(end_ms - started, started)
+    return best
+
+
+def flow_stall(partitions: Mapping[PartitionKey, tuple[Sequence[int], Sequence[int | None]]],
+               end_ms: int | None) -> FlowStall:
+    """Each partition's stall from its records' ``(acked_ms, copied_ms)`` arrays, and the longest.
+
+    ``end_ms``: when the observation ended (None: at the latest time in the arrays).
+    """
+    by_partition = {}
+    for key, (acked, copied) in partitions.items():
+        by_partition[key] = partition_stall(acked, copied, end_ms if end_ms is not None else 0)
+    return stall_of_partitions(by_partition)
+
+
+def stall_of_partitions(by_partition: Mapping[PartitionKey, PartitionStall]) -> FlowStall:
+    """A flow's stall from its partitions' (0 when it has none: nothing was ever held back)."""
+    longest = max((s.stall_ms for s in by_partition.values()), default=0)
+    return FlowStall(longest / 1000, dict(sorted(by_partition.items())))
