@@ -21,6 +21,7 @@ from harness.drill.plain_errors import did_you_mean
 from harness.drill.replicators import replicator_kinds
 from harness.lab.brokers.secure import LocalClusterSecurity
 from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
+from loadgen.payload import PAYLOAD_FIELD, PayloadSpec
 from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
 from primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
 
@@ -158,6 +159,7 @@ class ProducerDef(_M):
     rate: Annotated[float, at_most(B.MAX_RATE, "records/s per producer")] = Field(gt=0, description="records/s")
     record_size: SizeSpec = SizeSpec(fixed=1024)
     keys: KeySpec = KeySpec()
+    payload: Annotated[PayloadSpec, PAYLOAD_FIELD] = PayloadSpec()
     users: int = Field(1, ge=1, le=100)
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
     name: str | None = None
@@ -231,8 +233,7 @@ class StepBase(_M):
         # Each step model declares ``do`` as a Literal of its names (the union's discriminator);
         # declared here for the type checker only, so the fields' order and the schema stay the models' own.
         do: str
-    # With both, the step waits for ``at`` and then for ``when``: "at 20 s, once replication
-    # keeps up" -- a fault injected before a slow replicator has started measures nothing.
+    # With both: ``at``, then ``when``: "at 20 s, once replication keeps up" (a fault before a replicator runs measures nothing)
     at: Seconds | None = None  # seconds after the load starts
     when: WhenDef | None = None
     name: str | None = None
@@ -563,8 +564,7 @@ class Scenario(_M):
 
     name: str = Field(pattern=r"^[A-Za-z0-9._-]+$")
     description: str = ""
-    clusters: Annotated[dict[str, ClusterDef], at_most_items(B.MAX_CLUSTERS, "clusters in one drill")] = \
-        Field(min_length=1)
+    clusters: Annotated[dict[str, ClusterDef], at_most_items(B.MAX_CLUSTERS, "clusters in one drill")] = Field(min_length=1)
     links: list[LinkDef] | None = None  # None: every pair of clusters, clean
     topics: Annotated[list[TopicDef], at_most_items(B.MAX_TOPICS, "topics in one drill")] = Field(default_factory=list)
     replication: ReplicationDef

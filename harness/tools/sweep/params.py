@@ -212,5 +212,14 @@ def record_size(drill: dict) -> int:
     return 1024
 
 
+def absolute_sample_files(drill: dict, drill_dir: Path) -> None:
+    """Make the producers' relative ``payload: {file: ...}`` paths absolute: each point's drill file is
+    written into the sweep folder, from where the drill's own folder is not where they are read."""
+    for p in drill.get("load", {}).get("producers", []):
+        payload = p.get("payload") if isinstance(p, dict) else None
+        if isinstance(payload, dict) and isinstance(payload.get("file"), str):
+            payload["file"] = str((drill_dir / payload["file"]).resolve())
+
+
 def partitions(drill: dict) -> int:
     return max([int(t.get("partitions", 3)) for t in drill.get("topics", [])] or [3])

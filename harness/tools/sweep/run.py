@@ -17,7 +17,15 @@ from harness.drill import run_folder
 from harness.tools.sweep.ceiling import measure_ceiling
 from harness.tools.sweep.journal import Journal
 from harness.tools.sweep.measure import failed_point, fmt_load, load_avg, measure_point
-from harness.tools.sweep.params import SweepError, apply_params, combinations, partitions, record_size, validate_drill
+from harness.tools.sweep.params import (
+    SweepError,
+    absolute_sample_files,
+    apply_params,
+    combinations,
+    partitions,
+    record_size,
+    validate_drill,
+)
 from harness.tools.sweep.points import SweepParam, SweepPoint
 from harness.tools.sweep.result import SweepResult
 from harness.tools.sweep.table import fmt
@@ -73,6 +81,7 @@ class Sweep:
         load_scenario(self.drill_file)  # fail before anything starts
         text = self.drill_file.read_text()
         self.drill = yaml.safe_load(text)
+        absolute_sample_files(self.drill, self.drill_file.resolve().parent)
         self.fingerprint = hashlib.sha256(text.encode()).hexdigest()
         self.params = params
         name = self.drill.get("name", self.drill_file.stem)
