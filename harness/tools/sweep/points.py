@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 MIN_SATURATED_S = 5  # fewer saturated seconds than this measure start-up, not a rate
+LOAD_HELD = 0.95  # the load produced at least this share of the rate asked: as bench load judges a rate held
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,9 @@ class SweepPoint:
     record_bytes: int | None = None
     # seconds from the end of the drill's outage (heal, replicator back) until the lag was back to normal
     catch_up_s: float | None = None
+    # records/s the drill's producers on the flow's source were asked for (their rates): more than
+    # the load produced means the point measured the load's ceiling, not the replicator's
+    asked_records_s: float | None = None
     run: int = 1  # with --repeat, which run of this combination
     of_ceiling: float | None = None
     load_avg: tuple[float, float, float] | None = None  # os.getloadavg() when the point finished
@@ -68,6 +72,12 @@ class SweepPoint:
         if self.saturated:
             return self.saturated_records_s
         return self.sustained_records_s if self.sustained_records_s is not None else self.replicated_records_s
+
+    @property
+    def load_short(self) -> bool:
+        """The load produced less than the rate asked (``LOAD_HELD``): its own ceiling, not the flow's."""
+        return (self.asked_records_s is not None and self.produced_records_s is not None
+                and self.produced_records_s < LOAD_HELD * self.asked_records_s)
 
     @property
     def backlog_too_short(self) -> bool:

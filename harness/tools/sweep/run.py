@@ -21,6 +21,7 @@ from harness.tools.sweep.params import (
     SweepError,
     absolute_sample_files,
     apply_params,
+    asked_rate,
     combinations,
     partitions,
     record_size,
@@ -166,7 +167,8 @@ class Sweep:
         from harness.drill.validate import check_file
         run_dir.mkdir(parents=True, exist_ok=True)
         scenario_file = run_dir.parent / f"{run_dir.name}.yaml"
-        scenario_file.write_text(yaml.safe_dump(apply_params(self.drill, combo), sort_keys=False))
+        content = apply_params(self.drill, combo)
+        scenario_file.write_text(yaml.safe_dump(content, sort_keys=False))
         t0 = time.monotonic()
         project, extra = point_containers(self.backend, run_dir.name)
         # the replicator's processes, and Spark standalone's executors (the workers start them in their folders)
@@ -181,6 +183,7 @@ class Sweep:
             point = measure_point(run_dir, combo, cpu, time.monotonic() - t0)
         except Exception as e:  # a drill that could not be checked: kept as a failed point
             point = failed_point(run_dir, combo, cpu.cpu_s, time.monotonic() - t0, e)
+        point.asked_records_s = asked_rate(content)
         if self.reports is not None:
             self.reports.record_point(run_dir, combo, point)
         return point
@@ -199,6 +202,8 @@ class Sweep:
             return
         of = f" ({pt.of_ceiling:.0%} of the ceiling)" if pt.of_ceiling is not None else ""
         offered = "a backlog" if pt.produced_records_s is None else f"{fmt(pt.produced_records_s)} records/s"
+        if pt.load_short:
+            offered += f" (LOAD SHORT: {fmt(pt.asked_records_s)} asked)"
         lag = pt.lag_label if pt.saturated or pt.lag_bounded or pt.backlog_records_s is not None else "GROWING"
         short = " (too short for a steady rate: sweep a larger backlog)" if pt.backlog_too_short else ""
         self.log(f"[{i}/{n}] {slug}: {fmt(pt.capacity)} records/s carried of {offered}{of}, "
