@@ -349,3 +349,16 @@ def test_a_point_whose_load_fell_short_of_its_rate_is_flagged_with_the_figures(t
     rec = result.recommendation()
     assert "the load produced less than it was asked at rate=8000 (4,810 of 8,000/s)" in rec
     assert "rate=2000 (" not in rec
+
+
+def test_wan_bytes_and_cpu_are_drawn_side_by_side_when_the_link_was_measured(tmp_path):
+    from PIL import Image
+
+    from reports.sweep_plot import draw_wan_cpu_plot
+    rows = [{"params": {"compression": c}, "wan_bytes_per_record": w, "replicator_cpu_cores": cpu}
+            for c, w, cpu in (("none", 420.0, 0.6), ("lz4", 180.0, 0.7), ("zstd", 120.0, 0.8))]
+    png = draw_wan_cpu_plot(tmp_path / "wan-cpu.png", rows, "compression", [])
+    assert png == tmp_path / "wan-cpu.png" and Image.open(png).format == "PNG"
+    no_link = [{**r, "wan_bytes_per_record": None} for r in rows]
+    assert draw_wan_cpu_plot(tmp_path / "none.png", no_link, "compression", []) is None
+    assert not (tmp_path / "none.png").exists()
