@@ -10,7 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 MIN_SATURATED_S = 5  # fewer saturated seconds than this measure start-up, not a rate
-LOAD_HELD = 0.95  # the load produced at least this share of the rate asked: as bench load judges a rate held
+# The load produced at least this share of the rate asked. Looser than bench load's 5%: a point's offered
+# rate is the mean over the load's seconds, the last of them partial, which alone reads up to ~7% low
+# over the short profile's 15 s window.
+LOAD_HELD = 0.90
 
 
 @dataclass(frozen=True)
