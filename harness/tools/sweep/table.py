@@ -33,7 +33,7 @@ def _wan(pt) -> str:
         return "–"
     if not pt.record_bytes:
         return fmt(pt.wan_bytes_per_record)
-    return f"{fmt(pt.wan_bytes_per_record)} (+{pt.wan_bytes_per_record / pt.record_bytes - 1:.0%})"
+    return f"{fmt(pt.wan_bytes_per_record)} ({pt.wan_bytes_per_record / pt.record_bytes - 1:+.0%})"  # compressed: below
 
 
 def _offered(pt) -> str:
@@ -64,7 +64,8 @@ def render_table(result: SweepResult) -> str:
          f"{pt.of_ceiling:.0%}" if pt.of_ceiling is not None else "–",
          pt.lag_label if pt.backlog_records_s is not None or pt.saturated else
          "bounded" if pt.lag_bounded else f"GROWING ({fmt(pt.final_lag)})",
-         fmt(pt.latency_p50_ms), fmt(pt.latency_p99_ms), fmt(pt.replicator_cpu_cores),
+         fmt(pt.latency_p50_ms), fmt(pt.latency_p99_ms),
+         "–" if pt.replicator_cpu_cores is None else f"{pt.replicator_cpu_cores:.2f}",  # a codec's cost is hundredths
          _wan(pt), fmt(pt.catch_up_s), fmt(pt.lost), f"{pt.load_avg[0]:.1f}" if pt.load_avg else "–"]
         if not pt.error else [f"FAILED: {pt.error[:60]}"] + [""] * 10)
         for pt in result.points]
@@ -77,8 +78,9 @@ def render_table(result: SweepResult) -> str:
                  "stayed queued; otherwise replicated records/s while load ran, and with lag bounded its "
                  "capacity is at least that")
     lines.append("WAN B/record: bytes the WAN link carried in the flow's direction (Toxiproxy's counters) per "
-                 "record replicated, and how much that exceeds the records' own size; catch-up s: from the "
-                 "end of the drill's outage (heal, replicator back) until the lag was back to what it was before")
+                 "record replicated, and how much more (or, compressed, less) that is than the records' own size; "
+                 "catch-up s: from the end of the drill's outage (heal, replicator back) until the lag was back to what "
+                 "it was before")
     lines += load_short_lines(result)
     if result.ceiling:
         c = result.ceiling
