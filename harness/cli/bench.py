@@ -42,7 +42,7 @@ def add_load_options(parser) -> None:
     """``bench load``'s own options, on the bench subcommand's parser."""
     parser.add_argument("--sizes", default="100,1024,10240", metavar="B,B,...",
                         help="load: record sizes in bytes (default 100,1024,10240)")
-    parser.add_argument("--seconds", type=float, default=2.0, help="load: seconds of each load run (default 2)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="load: seconds of each load run (default 3)")
     parser.add_argument("--users", type=int, default=1, help="load: Locust users in the load process (default 1)")
     parser.add_argument("--producer", action="append", default=[], metavar="K=V",
                         help="load: a producer setting of the load, e.g. linger.ms=20 (repeatable)")
