@@ -127,8 +127,10 @@ def _sweep_lines(ax, rows: list[dict], param: str, metric: str, series_keys: lis
         label = ", ".join(f"{k}={r['params'][k]}" for k in series_keys) or metric
         lines.setdefault(label, []).append((r["params"][param], r.get(metric)))
     for label, pts in lines.items():
-        pts = sorted((x, y) for x, y in pts if y is not None)
+        pts = [(x, y) for x, y in pts if y is not None]
         numeric = all(isinstance(x, (int, float)) for x, _ in pts)
+        if numeric:  # names (compression=none,lz4,zstd) stay in the order the sweep gave them
+            pts.sort()
         xs = [x if numeric else str(x) for x, _ in pts]
         ax.plot(xs, [y for _, y in pts], marker="o", label=label)
     ax.set(title=f"{ylabel} vs {param}", xlabel=param, ylabel=ylabel)
