@@ -21,6 +21,7 @@ gigabytes per second; no fast CRC-32C package is a dependency of the project.
 Payloads are random bytes over the full 0..255 range, deterministic per (producer id,
 seq, size): a copy can be regenerated and compared, and a replicator that round-trips
 values through text (a classic cast bug) corrupts them visibly instead of silently.
+A payload model (loadgen/payload.py) may fill them instead: the checksum covers them all the same.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import random
 import re
 import struct
 import zlib
+from collections.abc import Callable
 from typing import NamedTuple, Protocol
 
 MAGIC = 0xD7
@@ -98,22 +100,27 @@ class PayloadSource:
 
 
 class EnvelopeEncoder:
-    """Builds record values for one producer id (its id bytes and payload pool cached)."""
+    """Builds record values for one producer id (its id bytes and payload pool cached).
+
+    ``body``, when given, makes each payload from (seq, the payload size asked for) instead of the
+    random pool: a payload model's (loadgen/payload.py); the envelope in front is the same.
+    """
 
     __slots__ = ("producer_id", "_pid", "_payloads")
 
-    def __init__(self, producer_id: str) -> None:
+    def __init__(self, producer_id: str, body: Callable[[int, int], bytes] | None = None) -> None:
         self.producer_id = check_producer_id(producer_id)
         self._pid = producer_id.encode("ascii")
-        self._payloads = PayloadSource(producer_id)
+        self._payloads = body or PayloadSource(producer_id).payload
 
     def overhead(self) -> int:
         """Bytes of envelope in front of the payload."""
         return HEADER_SIZE + len(self._pid)
 
     def encode(self, seq: int, send_ts_ms: int, value_size: int) -> tuple[bytes, int]:
-        """A value of ``value_size`` bytes (at least the envelope) and its checksum."""
-        payload = self._payloads.payload(seq, value_size - HEADER_SIZE - len(self._pid))
+        """A value of ``value_size`` bytes (at least the envelope; a payload model's body may make it
+        another length) and its checksum."""
+        payload = self._payloads(seq, value_size - HEADER_SIZE - len(self._pid))
         body = _BODY.pack(seq, send_ts_ms, len(self._pid)) + self._pid
         crc = zlib.crc32(payload, zlib.crc32(body))
         return b"".join((struct.pack(">BBI", MAGIC, VERSION, crc), body, payload)), crc

@@ -88,7 +88,7 @@ class ProducerClient:
         self.producer_id = producer_id
         self._fire = fire
         self._cluster = session.spec.cluster
-        self._encoder = EnvelopeEncoder(producer_id)
+        self._encoder = EnvelopeEncoder(producer_id, session.bodies(producer_id))
         self._pending: dict[int, tuple[str, int, int, int]] = {}  # seq -> topic, ts, size, crc
         self._closing = False
         self._closed = False
@@ -233,6 +233,7 @@ class LoadSession:
         self.stats_path = Path(spec.output_dir) / f"load-stats.{tag}.json"
         self.acked = HistoryWriter(ACKED_SENDS, self.ledger_path)
         self.uncertain = HistoryWriter(UNCERTAIN_SENDS, self.uncertain_path)
+        self.bodies = spec.payload.bodies(spec.seed)  # a sample file is read once, for every user
         self.clients: list[ProducerClient] = []
         self._connected_ahead: list[ProducerClient] = []  # made before the release, handed out first
         self.connected_ahead = 0  # of those, how many got their topics' metadata

@@ -5,6 +5,7 @@ Record sizes and keys are written the way a drill file writes them::
 
     record_size: {fixed: 1024} | {uniform: [256, 4096]} | {normal: [1024, 200]}
     keys: none | {uniform: 1000} | {hot: {keys: 1000, hot_keys: 3, fraction: 0.8}}
+    payload: random | {json: {fields: ...}} | {file: PATH} | {compress_ratio: R}  (loadgen/payload.py)
     topics: [orders, payments]  (round robin)  |  {orders: 3, payments: 1}  (weighted)
 """
 
@@ -20,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from loadgen.envelope import PRODUCER_ID
+from loadgen.payload import PayloadSpec
 from primitives.config_refs import parse_properties
 
 MAX_RECORD_BYTES = 16 * 1024 * 1024
@@ -253,6 +255,7 @@ class LoadSpec(_Strict):
     users: int = Field(default=1, ge=1, le=1000)
     record_size: SizeSpec = SizeSpec(fixed=1024)
     keys: KeySpec = KeySpec()
+    payload: PayloadSpec = PayloadSpec()  # a sample file's path is absolute here (PayloadSpec.resolved)
     producer: dict[str, str | int | float | bool] = Field(default_factory=dict)
     producer_id_prefix: str = "load"
     # Security settings live in a 0600 file outside the run folder: this spec is saved in it.

@@ -135,16 +135,17 @@ def _quantile(ordered: list[int], q: float) -> int:
     return ordered[min(rank, len(ordered)) - 1]
 
 
-def sweep_plot(rows: list[dict], param: str, metric: str, series_keys: list[str], ylabel: str) -> bytes:
-    """``metric`` against the swept ``param``, one line per combination of the other settings."""
-    fig, ax = plt.subplots(figsize=_SIZE)
+def _sweep_lines(ax, rows: list[dict], param: str, metric: str, series_keys: list[str], ylabel: str) -> None:
+    """``metric`` against ``param`` on ``ax``, one line per combination of ``series_keys``."""
     lines: dict[str, list[tuple]] = {}
     for r in rows:
         label = ", ".join(f"{k}={r['params'][k]}" for k in series_keys) or metric
         lines.setdefault(label, []).append((r["params"][param], r.get(metric)))
     for label, pts in lines.items():
-        pts = sorted((x, y) for x, y in pts if y is not None)
+        pts = [(x, y) for x, y in pts if y is not None]
         numeric = all(isinstance(x, (int, float)) for x, _ in pts)
+        if numeric:  # names (compression=none,lz4,zstd) stay in the order the sweep gave them
+            pts.sort()
         xs = [x if numeric else str(x) for x, _ in pts]
         ax.plot(xs, [y for _, y in pts], marker="o", label=label)
     ax.set(title=f"{ylabel} vs {param}", xlabel=param, ylabel=ylabel)
@@ -156,4 +157,19 @@ def sweep_plot(rows: list[dict], param: str, metric: str, series_keys: list[str]
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
+
+
+def sweep_plot(rows: list[dict], param: str, metric: str, series_keys: list[str], ylabel: str) -> bytes:
+    """``metric`` against the swept ``param``, one line per combination of the other settings."""
+    fig, ax = plt.subplots(figsize=_SIZE)
+    _sweep_lines(ax, rows, param, metric, series_keys, ylabel)
+    return _png(fig)
+
+
+def sweep_pair_plot(rows: list[dict], param: str, series_keys: list[str],
+                    panels: tuple[tuple[str, str], tuple[str, str]]) -> bytes:
+    """Two metrics against the swept ``param`` side by side: ``panels`` is ((metric, label), (metric, label))."""
+    fig, axes = plt.subplots(1, 2, figsize=_SIZE)
+    for ax, (metric, label) in zip(axes, panels, strict=True):
+        _sweep_lines(ax, rows, param, metric, series_keys, label)
     return _png(fig)

@@ -24,9 +24,13 @@ class SweepReports:
             label_point_results(run_dir / "allure-results", combo, capacity, point.lag_label)
 
     def draw_plot(self, result) -> Path | None:
-        from reports.sweep_plot import draw_sweep_plot
+        from reports.sweep_plot import draw_sweep_plot, draw_wan_cpu_plot
         # a point that replicated nothing is a measurement (0), a point that failed to run is not
         capacities = [(p.params, p.capacity) for p in result.representative() if not p.error and p.capacity is not None]
+        draw_wan_cpu_plot(result.out_dir / "sweep-wan-cpu.png",
+                          [{"params": p.params, "wan_bytes_per_record": p.wan_bytes_per_record,
+                            "replicator_cpu_cores": p.replicator_cpu_cores} for p in result.representative() if not p.error],
+                          result.swept, result.others)
         return draw_sweep_plot(result.out_dir / "sweep-throughput.png", capacities, result.swept, result.others,
                                result.ceiling.records_s if result.ceiling else None)
 

@@ -366,9 +366,9 @@ def _profile_option(s) -> None:
 def cmd_bench(args) -> int:
     """Every drill (or --drills) for pyspark and MirrorMaker 2, interleaved, N runs each; the medians side by side."""
     from reports.sweep_hooks import CalibrationReports
-    if args.what == "startup":
-        from harness.cli.bench import cmd_bench_startup
-        return cmd_bench_startup(args)
+    if args.what in ("startup", "load"):
+        from harness.cli import bench as bench_cli
+        return bench_cli.cmd_bench_startup(args) if args.what == "startup" else bench_cli.cmd_bench_load(args)
     from harness.drill.validate import ScenarioInvalid
     from harness.tools.bench.drills import REPLICATORS, BenchError, bench
     from harness.tools.sweep.params import SweepError
@@ -506,13 +506,15 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=cmd_calibrate)
 
     s = sub.add_parser("bench", help="drills: pyspark and MirrorMaker 2 interleaved; startup: each drill's lab on "
-                       "both backends alternately; medians side by side")
-    s.add_argument("what", choices=["drills", "startup"], help="what to benchmark: drills or startup")
+                       "both backends alternately, medians side by side; load: one load process's highest rate")
+    s.add_argument("what", choices=["drills", "startup", "load"], help="what to benchmark: drills, startup or load")
     s.add_argument("--drills", nargs="+", metavar="FILE", type=drill_argument, help="drill files (default: every scenarios/*.yaml "
                    "both replicators can run, the capacity sweep's drill left out)")
     s.add_argument("--runs", type=int, default=3, metavar="N", help="runs per drill and replicator (default 3)")
     s.add_argument("--out", help="bench folder (default: runs/bench-<time>); the same folder again resumes")
     add_record_option(s)
+    from harness.cli.bench import add_load_options
+    add_load_options(s)
     s.set_defaults(func=cmd_bench)
 
 def _file_parsers(sub: argparse._SubParsersAction) -> None:

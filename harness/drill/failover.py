@@ -73,6 +73,7 @@ def start_producer(ctx: DrillContext, slot: ProducerSlot, cluster: str, duration
     topics = d.topics if isinstance(d.topics, dict) else list(d.topics)
     spec = LoadSpec(cluster=cluster, bootstrap_servers=ctx.bootstrap_for(cluster), topics=topics,
                     rate=d.rate, duration_s=duration_s, users=d.users, record_size=d.record_size, keys=d.keys,
+                    payload=d.payload.resolved(ctx.drill_dir),
                     producer=dict(d.settings), producer_id_prefix=f"{d.name or 'load'}-{cluster}",
                     output_dir=ctx.histories, client_properties_file=ctx.env.cluster(cluster).security_file(),
                     start_signal=start_signal)

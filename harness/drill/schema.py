@@ -22,6 +22,7 @@ from harness.drill.schema_base import _M, Latency, Partitions, Seconds, Wait, _j
 from harness.drill.schema_timeline import Step, step_union
 from harness.lab.brokers.secure import LocalClusterSecurity
 from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
+from loadgen.payload import PAYLOAD_FIELD, PayloadSpec
 from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
 from primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
 
@@ -133,6 +134,7 @@ class ProducerDef(_M):
     rate: Annotated[float, at_most(B.MAX_RATE, "records/s per producer")] = Field(gt=0, description="records/s")
     record_size: SizeSpec = SizeSpec(fixed=1024)
     keys: KeySpec = KeySpec()
+    payload: Annotated[PayloadSpec, PAYLOAD_FIELD] = PayloadSpec()
     users: int = Field(1, ge=1, le=100)
     settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
     name: str | None = None
@@ -330,8 +332,7 @@ class Scenario(_M):
     format: Literal[1] = Field(1, description="the drill-file format version (harness/drill/file_format.py)")
     name: str = Field(pattern=r"^[A-Za-z0-9._-]+$")
     description: str = ""
-    clusters: Annotated[dict[str, ClusterDef], at_most_items(B.MAX_CLUSTERS, "clusters in one drill")] = \
-        Field(min_length=1)
+    clusters: Annotated[dict[str, ClusterDef], at_most_items(B.MAX_CLUSTERS, "clusters in one drill")] = Field(min_length=1)
     links: list[LinkDef] | None = None  # None: every pair of clusters, clean
     topics: Annotated[list[TopicDef], at_most_items(B.MAX_TOPICS, "topics in one drill")] = Field(default_factory=list)
     replication: ReplicationDef

@@ -16,6 +16,7 @@ from harness.drill.broker_settings import broker_property_problems
 from harness.drill.existing_checks import existing_cluster_problems, with_anchored_patterns
 from harness.drill.file_format import FORMAT, format_problem
 from harness.drill.invariants import bound_problems
+from harness.drill.payload_checks import payload_problems
 from harness.drill.plain_errors import did_you_mean, either, plain_message
 from harness.drill.plan import DrillPlan, Routes, plan_of, routes_of
 from harness.drill.preflight import replication_problems
@@ -214,6 +215,7 @@ def cross_check(s: Scenario, data: dict, src: SourceMap, refs: RefResolver | Non
     topic_name_problems(s, bad)
     cluster_partition_problems(s, bad)
     record_size_problems(s, bad)
+    payload_problems(s, bad, _drill_dir(src.file))
     secret_problems(s, bad)
     facts = TimelineFacts(scenario=s, links=frozenset(links), flows=frozenset(flows),
                           topics={c: frozenset(names) for c, names in topics.items()},

@@ -120,11 +120,57 @@ def capacity_table(record: Record, link: str) -> list[str]:
     return lines
 
 
+def load_ceiling_table(record: Record, link: str) -> list[str]:
+    """``bench load``: per record size, the highest rate one load process held, and its unthrottled rate."""
+    f = record["figures"]
+    settings = f.get("settings") or {}
+    busy = (record.get("machine") or {}).get("load_average_start")
+    lines = [_sitting(record, link) + f" One load process, {settings.get('users', 1)} user(s), "
+             f"{settings.get('seconds', '?')} s per run, acks=all, idempotence on"
+             + (f"; load average {busy[0]:g} at the start (the broker and whatever else ran shared the cores)."
+                if busy else "."), "",
+             "| record size | max sustained records/s | MB/s | unthrottled records/s |", "|---|---|---|---|"]
+    for size in f["sizes"]:
+        top = size.get("unthrottled_records_s")
+        held, mb = size.get("max_sustained_records_s"), size.get("max_sustained_mb_s")
+        lines.append(f"| {size['record_bytes']:,} B | {'-' if held is None else f'{held:,.0f}'} | "
+                     f"{'-' if mb is None else f'{mb:,.1f}'} | {'-' if top is None else f'{top:,.0f}'} |")
+    if f.get("two_workers") is None and f.get("two_workers_note"):
+        lines += ["", f"2 workers: {f['two_workers_note']}."]
+    return lines
+
+
+def _is_compression_sweep(record: Record) -> bool:
+    return any(p["key"] == "compression" for p in record["figures"].get("params", []))
+
+
+def compression_table(record: Record, link: str) -> list[str]:
+    """A sweep over ``compression``: WAN bytes per record beside the replicator's CPU, per point."""
+    points = [pt for pt in record["figures"]["points"] if pt.get("error") is None]
+    base = next((pt.get("wan_bytes_per_record") for pt in points if pt["params"].get("compression") == "none"), None)
+    lines = [_sitting(record, link), "",
+             "| compression | records/s carried | record bytes | WAN bytes per record | vs none | replicator CPU cores "
+             "| load avg |", "|---|---|---|---|---|---|---|"]
+
+    def num(v: Any, digits: int = 0) -> str:
+        return "-" if v is None else f"{v:,.{digits}f}"
+    for pt in points:
+        wan = pt.get("wan_bytes_per_record")
+        share = f"{wan / base - 1:+.0%}" if wan is not None and base else "-"
+        carried = pt.get("sustained_records_s") or pt.get("replicated_records_s")
+        lines.append(f"| {pt['params']['compression']} | {num(carried)} | {num(pt.get('record_bytes'))} | "
+                     f"{num(wan, 1)} | {share} | {num(pt.get('replicator_cpu_cores'), 2)} | "
+                     f"{num((pt.get('load_avg') or [None])[0], 1)} |")
+    return lines
+
+
 MEASUREMENTS = Path("docs") / "measurements"
 TABLES = (
     Table(MEASUREMENTS / "bench.md", "bench-drills", "bench-drills", bench_table),
     Table(MEASUREMENTS / "capacity.md", "capacity", "sweep", capacity_table, _is_capacity_comparison),
     Table(Path("README.md"), "latest-against-mirrormaker2", "bench-drills", readme_table),
+    Table(MEASUREMENTS / "load.md", "load-ceiling", "bench-load", load_ceiling_table),
+    Table(MEASUREMENTS / "load.md", "compression", "sweep", compression_table, _is_compression_sweep),
 )
 
 

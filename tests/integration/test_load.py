@@ -155,6 +155,32 @@ def test_load_at_a_set_rate_and_the_ledger_matches_the_topic(east, tmp_path):
     assert min(sizes) >= 200 and max(sizes) <= 2000
 
 
+def test_payload_models_fill_the_body_and_the_ledger_still_matches(east, tmp_path):
+    t = unique("load-payload")
+    east.create_topics([NewTopic(t, 2, 1)])
+    fields = {"user": {"ids": 40}, "status": {"enum": ["new", "paid"]}, "note": {"words": 3}}
+    spec = load_spec(east.bootstrap, [t], rate=300, duration_s=3, payload={"json": {"fields": fields}})
+    runner = LoadRunner(spec, tmp_path / "load")
+    try:
+        runner.start()
+        assert runner.wait(60) == 0, runner.log_path.read_text()[-3000:]
+    finally:
+        runner.stop()
+    acked, _ = assert_ledger_matches_topic(runner, east.bootstrap, {t: 2}, exact=True)
+    assert acked == runner.stats().acked > 0
+    c = Consumer({"bootstrap.servers": east.bootstrap, "group.id": unique("payload"), "log_level": 3})
+    try:
+        c.assign([TopicPartition(t, p, OFFSET_BEGINNING) for p in range(2)])
+        values = [m.value() for m in c.consume(50, timeout=10) if m.error() is None]
+    finally:
+        c.close()
+    assert values
+    for value in values:
+        env = envelope.decode(value)
+        body = json.loads(value[len(value) - env.payload_size:])
+        assert list(body) == list(fields) and 0 <= body["user"] < 40 and body["status"] in ("new", "paid")
+
+
 def test_sigterm_mid_run_stops_cleanly_and_the_ledger_still_matches(east, tmp_path):
     t = unique("load-term")
     east.create_topics([NewTopic(t, 2, 1)])

@@ -69,6 +69,27 @@ def test_the_capacity_table_compares_each_replicator_to_mm2_at_its_stream_count(
     assert "| mirrormaker2 | 1,000 (1,000) |  |" in page
 
 
+def test_the_load_page_shows_the_load_ceiling_and_compression_s_bytes_beside_its_cpu(checkout):
+    sitting = Sitting.begin(["mirrordrill"], [])
+    sitting.write("bench-load", {"settings": {"seconds": 2, "users": 1}, "sizes": [
+        {"record_bytes": 100, "max_sustained_records_s": 9000.0, "max_sustained_mb_s": 0.9,
+         "unthrottled_records_s": 11000.0},
+        {"record_bytes": 10240, "max_sustained_records_s": None, "max_sustained_mb_s": None,
+         "unthrottled_records_s": 900.0}], "two_workers": None, "two_workers_note": "not measured"},
+        checkout / RECORDS_DIR / "bench-load-test.json")
+    points = [{"params": {"compression": c}, "sustained_records_s": 480.0, "record_bytes": 250,
+               "wan_bytes_per_record": wan, "replicator_cpu_cores": cpu}
+              for c, wan, cpu in [("none", 300.0, 0.5), ("zstd", 120.0, 0.75)]]
+    sitting.write("sweep", {"params": [{"key": "compression", "values": ["none", "zstd"]}], "points": points},
+                  checkout / RECORDS_DIR / "sweep-compression-test.json")
+    page = measurement_pages(checkout)[Path("docs/measurements/load.md")]
+    assert "| 100 B | 9,000 | 0.9 | 11,000 |" in page and "| 10,240 B | - | - | 900 |" in page
+    assert "2 workers: not measured." in page
+    assert "| none | 480 | 250 | 300.0 | +0% | 0.50 | - |" in page and "| zstd | 480 | 250 | 120.0 | -60% | 0.75 | - |" in page
+    # the capacity page keeps reading replicator comparisons only
+    assert "compression" not in measurement_pages(checkout)[Path("docs/measurements/capacity.md")]
+
+
 def test_a_page_without_its_markers_is_refused(checkout):
     table = TABLES[0]
     text = (checkout / table.page).read_text()

@@ -327,3 +327,38 @@ def test_mirrormaker2_runs_once_where_only_the_bundled_replicator_s_keys_vary():
     mm2 = apply_params(drill, grid[-1])
     assert mm2["replication"] == {"replicator": "mirrormaker2", "flows": [
         {"source": "a", "target": "b", "settings": {"tasks.max": 4}}]}  # no spark section, no mode
+
+
+def test_a_point_whose_load_fell_short_of_its_rate_is_flagged_with_the_figures(tmp_path):
+    from harness.tools.sweep.params import asked_rate, parse_params
+    from harness.tools.sweep.result import SweepResult
+    drill = {"replication": {"flows": [{"source": "a", "target": "b"}]},
+             "load": {"producers": [{"cluster": "a", "rate": 3000}, {"cluster": "a", "rate": 1000},
+                                    {"cluster": "b", "rate": 500}]}}
+    assert asked_rate(drill) == 4000.0  # the producers on the flow's source only
+    params = parse_params(["rate=2000,8000"])
+    kept_up, short = _sweep_point(1, "pyspark", 1990.0, bounded=True), _sweep_point(1, "pyspark", 4800.0, bounded=True)
+    kept_up.params, short.params = {"rate": 2000}, {"rate": 8000}
+    kept_up.produced_records_s, kept_up.asked_records_s = 1995.0, 2000.0
+    short.produced_records_s, short.asked_records_s = 4810.0, 8000.0
+    assert short.load_short and not kept_up.load_short
+    result = SweepResult(tmp_path, params, [kept_up, short], None)
+    table = result.table()
+    assert "4,810.0 LOAD SHORT of 8,000" in table and "1,995.0 LOAD SHORT" not in table
+    assert "LOAD SHORT at rate=8000: the load achieved 4,810 of the offered 8,000 records/s" in table
+    rec = result.recommendation()
+    assert "the load produced less than it was asked at rate=8000 (4,810 of 8,000/s)" in rec
+    assert "rate=2000 (" not in rec
+
+
+def test_wan_bytes_and_cpu_are_drawn_side_by_side_when_the_link_was_measured(tmp_path):
+    from PIL import Image
+
+    from reports.sweep_plot import draw_wan_cpu_plot
+    rows = [{"params": {"compression": c}, "wan_bytes_per_record": w, "replicator_cpu_cores": cpu}
+            for c, w, cpu in (("none", 420.0, 0.6), ("lz4", 180.0, 0.7), ("zstd", 120.0, 0.8))]
+    png = draw_wan_cpu_plot(tmp_path / "wan-cpu.png", rows, "compression", [])
+    assert png == tmp_path / "wan-cpu.png" and Image.open(png).format == "PNG"
+    no_link = [{**r, "wan_bytes_per_record": None} for r in rows]
+    assert draw_wan_cpu_plot(tmp_path / "none.png", no_link, "compression", []) is None
+    assert not (tmp_path / "none.png").exists()

@@ -1,1 +1,1 @@
-"""Benchmarks: figures, not tests (``python -m harness.tools.bench.replication``, ``python -m harness.tools.bench.load``)."""
+"""Benchmarks: figures, not tests (``mirrordrill bench drills|startup|load``, ``python -m harness.tools.bench.replication``)."""

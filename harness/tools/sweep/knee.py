@@ -46,6 +46,18 @@ def find_knee(points: list[tuple[Any, float]]) -> Any:
     return next(x for x, y in pts if y >= (1 - KNEE_GAIN) * best)
 
 
+def _load_short_note(pts: list[SweepPoint], swept: str) -> str:
+    """What to say of a line whose load produced less than it was asked: those points measured the load."""
+    short = [pt for pt in pts if pt.load_short]
+    if not short:
+        return ""
+    where = ", ".join(f"{swept}={pt.params[swept]} ({pt.produced_records_s:,.0f} of {pt.asked_records_s:,.0f}/s)"
+                      for pt in short)
+    return (f"; BUT the load produced less than it was asked at {where}: there the figure is the load's ceiling, "
+            "not the replicator's; split the rate over more producers or users (one load process's ceiling: "
+            "mirrordrill bench load)")
+
+
 def recommend(result: SweepResult) -> str:
     """Per line of the plot, the knee of the swept parameter and a size at 75–80% utilisation."""
     if not result.points:
@@ -56,6 +68,7 @@ def recommend(result: SweepResult) -> str:
     for label, all_pts in lines_of(result.representative(), swept, others).items():
         measured = [(pt, capacity) for pt in all_pts if not pt.error and (capacity := pt.capacity)]
         pts = [pt for pt, _ in measured]
+        short = _load_short_note(pts, swept)
         if not pts:
             failed = [pt for pt in all_pts if pt.error]
             out.append(f"{label or 'all'}: nothing replicated while load ran at any {swept}"
@@ -68,7 +81,7 @@ def recommend(result: SweepResult) -> str:
             out.append(f"{label or 'all'}: no knee: the flow kept up with the offered load at every {swept} "
                        f"(up to {most:,.0f} records/s at {swept}={best.params[swept]}), so these are "
                        f"lower bounds of its capacity and 75-80% of them would undersize nothing; raise the "
-                       f"drill's rate (or its producers' users) until lag grows")
+                       f"drill's rate (or its producers' users) until lag grows" + short)
             continue
         knee = find_knee([(pt.params[swept], capacity) for pt, capacity in measured])
         at_knee, cap = next((pt, capacity) for pt, capacity in measured if pt.params[swept] == knee)
@@ -94,5 +107,5 @@ def recommend(result: SweepResult) -> str:
         if at_knee.lag_bounded:
             text += ("; the flow kept up with the offered load there, so this is a lower bound: "
                      "raise the drill's rate to find the real ceiling")
-        out.append(text)
+        out.append(text + short)
     return "\n".join(out)

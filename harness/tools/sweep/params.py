@@ -212,5 +212,21 @@ def record_size(drill: dict) -> int:
     return 1024
 
 
+def asked_rate(drill: dict) -> float | None:
+    """Records/s the producers on the first flow's source are asked for (None with no producer there)."""
+    source = drill["replication"]["flows"][0]["source"]
+    rates = [float(p["rate"]) for p in drill.get("load", {}).get("producers", []) if p.get("cluster") == source]
+    return sum(rates) if rates else None
+
+
+def absolute_sample_files(drill: dict, drill_dir: Path) -> None:
+    """Make the producers' relative ``payload: {file: ...}`` paths absolute: each point's drill file is
+    written into the sweep folder, from where the drill's own folder is not where they are read."""
+    for p in drill.get("load", {}).get("producers", []):
+        payload = p.get("payload") if isinstance(p, dict) else None
+        if isinstance(payload, dict) and isinstance(payload.get("file"), str):
+            payload["file"] = str((drill_dir / payload["file"]).resolve())
+
+
 def partitions(drill: dict) -> int:
     return max([int(t.get("partitions", 3)) for t in drill.get("topics", [])] or [3])

@@ -10,6 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 MIN_SATURATED_S = 5  # fewer saturated seconds than this measure start-up, not a rate
+# The load produced at least this share of the rate asked. Looser than bench load's 5%: a point's offered
+# rate is the mean over the load's seconds, the last of them partial, which alone reads up to ~7% low
+# over the short profile's 15 s window.
+LOAD_HELD = 0.90
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,9 @@ class SweepPoint:
     record_bytes: int | None = None
     # seconds from the end of the drill's outage (heal, replicator back) until the lag was back to normal
     catch_up_s: float | None = None
+    # records/s the drill's producers on the flow's source were asked for (their rates): more than
+    # the load produced means the point measured the load's ceiling, not the replicator's
+    asked_records_s: float | None = None
     run: int = 1  # with --repeat, which run of this combination
     of_ceiling: float | None = None
     load_avg: tuple[float, float, float] | None = None  # os.getloadavg() when the point finished
@@ -68,6 +75,12 @@ class SweepPoint:
         if self.saturated:
             return self.saturated_records_s
         return self.sustained_records_s if self.sustained_records_s is not None else self.replicated_records_s
+
+    @property
+    def load_short(self) -> bool:
+        """The load produced less than the rate asked (``LOAD_HELD``): its own ceiling, not the flow's."""
+        return (self.asked_records_s is not None and self.produced_records_s is not None
+                and self.produced_records_s < LOAD_HELD * self.asked_records_s)
 
     @property
     def backlog_too_short(self) -> bool:

@@ -17,7 +17,16 @@ from harness.drill import run_folder
 from harness.tools.sweep.ceiling import measure_ceiling
 from harness.tools.sweep.journal import Journal
 from harness.tools.sweep.measure import failed_point, fmt_load, load_avg, measure_point
-from harness.tools.sweep.params import SweepError, apply_params, combinations, partitions, record_size, validate_drill
+from harness.tools.sweep.params import (
+    SweepError,
+    absolute_sample_files,
+    apply_params,
+    asked_rate,
+    combinations,
+    partitions,
+    record_size,
+    validate_drill,
+)
 from harness.tools.sweep.points import SweepParam, SweepPoint
 from harness.tools.sweep.result import SweepResult
 from harness.tools.sweep.table import fmt
@@ -73,6 +82,7 @@ class Sweep:
         load_scenario(self.drill_file)  # fail before anything starts
         text = self.drill_file.read_text()
         self.drill = yaml.safe_load(text)
+        absolute_sample_files(self.drill, self.drill_file.resolve().parent)
         self.fingerprint = hashlib.sha256(text.encode()).hexdigest()
         self.params = params
         name = self.drill.get("name", self.drill_file.stem)
@@ -157,7 +167,8 @@ class Sweep:
         from harness.drill.validate import check_file
         run_dir.mkdir(parents=True, exist_ok=True)
         scenario_file = run_dir.parent / f"{run_dir.name}.yaml"
-        scenario_file.write_text(yaml.safe_dump(apply_params(self.drill, combo), sort_keys=False))
+        content = apply_params(self.drill, combo)
+        scenario_file.write_text(yaml.safe_dump(content, sort_keys=False))
         t0 = time.monotonic()
         project, extra = point_containers(self.backend, run_dir.name)
         # the replicator's processes, and Spark standalone's executors (the workers start them in their folders)
@@ -172,6 +183,7 @@ class Sweep:
             point = measure_point(run_dir, combo, cpu, time.monotonic() - t0)
         except Exception as e:  # a drill that could not be checked: kept as a failed point
             point = failed_point(run_dir, combo, cpu.cpu_s, time.monotonic() - t0, e)
+        point.asked_records_s = asked_rate(content)
         if self.reports is not None:
             self.reports.record_point(run_dir, combo, point)
         return point
@@ -190,6 +202,8 @@ class Sweep:
             return
         of = f" ({pt.of_ceiling:.0%} of the ceiling)" if pt.of_ceiling is not None else ""
         offered = "a backlog" if pt.produced_records_s is None else f"{fmt(pt.produced_records_s)} records/s"
+        if pt.load_short:
+            offered += f" (LOAD SHORT: {fmt(pt.asked_records_s)} asked)"
         lag = pt.lag_label if pt.saturated or pt.lag_bounded or pt.backlog_records_s is not None else "GROWING"
         short = " (too short for a steady rate: sweep a larger backlog)" if pt.backlog_too_short else ""
         self.log(f"[{i}/{n}] {slug}: {fmt(pt.capacity)} records/s carried of {offered}{of}, "

@@ -33,7 +33,22 @@ def _wan(pt) -> str:
         return "–"
     if not pt.record_bytes:
         return fmt(pt.wan_bytes_per_record)
-    return f"{fmt(pt.wan_bytes_per_record)} (+{pt.wan_bytes_per_record / pt.record_bytes - 1:.0%})"
+    return f"{fmt(pt.wan_bytes_per_record)} ({pt.wan_bytes_per_record / pt.record_bytes - 1:+.0%})"  # compressed: below
+
+
+def _offered(pt) -> str:
+    """Records/s the load produced; with ``LOAD SHORT`` when that fell short of the rate asked."""
+    if pt.produced_records_s is None:
+        return "backlog"
+    return fmt(pt.produced_records_s) + (f" LOAD SHORT of {pt.asked_records_s:,.0f}" if pt.load_short else "")
+
+
+def load_short_lines(result: SweepResult) -> list[str]:
+    """One line per point whose load produced less than it was asked: what it carried is the load's ceiling."""
+    return [f"LOAD SHORT at {', '.join(f'{k}={v}' for k, v in pt.params.items())}: the load achieved "
+            f"{pt.produced_records_s:,.0f} of the offered {pt.asked_records_s:,.0f} records/s, so what this point "
+            "carried is bounded by the load, not by the replicator (one load process's ceiling: mirrordrill bench load)"
+            for pt in result.points if not pt.error and pt.load_short]
 
 
 def render_table(result: SweepResult) -> str:
@@ -45,11 +60,12 @@ def render_table(result: SweepResult) -> str:
     if repeated:
         head = head[:len(keys)] + ["run"] + head[len(keys):]
     rows = [[str(pt.params.get(k)) for k in keys] + ([str(pt.run)] if repeated else []) + (
-        [fmt(pt.produced_records_s) if pt.produced_records_s is not None else "backlog", fmt(pt.capacity),
+        [_offered(pt), fmt(pt.capacity),
          f"{pt.of_ceiling:.0%}" if pt.of_ceiling is not None else "–",
          pt.lag_label if pt.backlog_records_s is not None or pt.saturated else
          "bounded" if pt.lag_bounded else f"GROWING ({fmt(pt.final_lag)})",
-         fmt(pt.latency_p50_ms), fmt(pt.latency_p99_ms), fmt(pt.replicator_cpu_cores),
+         fmt(pt.latency_p50_ms), fmt(pt.latency_p99_ms),
+         "–" if pt.replicator_cpu_cores is None else f"{pt.replicator_cpu_cores:.2f}",  # a codec's cost is hundredths
          _wan(pt), fmt(pt.catch_up_s), fmt(pt.lost), f"{pt.load_avg[0]:.1f}" if pt.load_avg else "–"]
         if not pt.error else [f"FAILED: {pt.error[:60]}"] + [""] * 10)
         for pt in result.points]
@@ -62,8 +78,10 @@ def render_table(result: SweepResult) -> str:
                  "stayed queued; otherwise replicated records/s while load ran, and with lag bounded its "
                  "capacity is at least that")
     lines.append("WAN B/record: bytes the WAN link carried in the flow's direction (Toxiproxy's counters) per "
-                 "record replicated, and how much that exceeds the records' own size; catch-up s: from the "
-                 "end of the drill's outage (heal, replicator back) until the lag was back to what it was before")
+                 "record replicated, and how much more (or, compressed, less) that is than the records' own size; "
+                 "catch-up s: from the end of the drill's outage (heal, replicator back) until the lag was back to what "
+                 "it was before")
+    lines += load_short_lines(result)
     if result.ceiling:
         c = result.ceiling
         lines.append(f"machine ceiling: ProducerPerformance {c.produce_records_s:,.0f}/s into the target, plain "
