@@ -37,21 +37,24 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from confluent_kafka import KafkaException, TopicPartition
 
+from harness.drill.replicators import mm2_assignment
 from harness.drill.replicators.checkpoint_catch_up import await_carried_checkpoints
 from harness.drill.replicators.errors import ReplicatorError
 from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, CheckpointWait, RunInputs
 from harness.drill.replicators.measurements import ReplicatorMetrics
 from harness.drill.replicators.mm2_topics import read_checkpoints, read_heartbeats
-from harness.drill.replicators.processes import NodeReplicator, ProcessNode
+from harness.drill.replicators.processes import NodeReplicator, ProcessNode, read_log_since
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from harness.lab.brokers.broker import LOG4J_CONFIG
 from primitives.bootstrap import Artifacts, Bootstrap
 from primitives.kafka.reading import ends_after_last_record
+from primitives.ports import LOOPBACK
 from primitives.process import ManagedProcess
 from primitives.redaction import redact_settings
 from primitives.versions import kafka_version
@@ -67,15 +70,16 @@ DRILL_WORKER_INTERVALS: Mapping[str, str] = {"offset.flush.interval.ms": "5000"}
 STARTUP_SETTINGS: Mapping[str, str] = {"plugin.discovery": "service_load"}
 """Start-up speed only: skip Connect's reflective plugin scan (MM2 logs this advice itself)."""
 
-EXACTLY_ONCE_TOP_SETTINGS: Mapping[str, str] = {
-    # Zombie fencing goes from a follower to the leader over Connect's internal REST API, which
-    # dedicated mode only brings up on request. Port 0: several MM2 processes share one host, and
-    # the URL a worker advertises falls back to the port it bound. Loopback only: the default
-    # (http://:8083) listens on every interface.
+INTERNAL_REST_SETTINGS: Mapping[str, str] = {
+    # Zombie fencing (exactly-once) and task configs sent from a follower to the leader (several
+    # nodes) go over Connect's internal REST API, which dedicated mode only brings up on request
+    # (KIP-710). ``listeners`` is set per node to a reserved loopback port (``rest_settings``): the
+    # default (http://:8083) listens on every interface. No ``admin.listeners`` or
+    # ``rest.advertised.*``: MM2's REST server serves the internal endpoints alone, on the
+    # listener, and advertises the listener's own host.
     "dedicated.mode.enable.internal.rest": "true",
-    "listeners": "http://127.0.0.1:0",
 }
-"""Top-level keys of MM2's exactly-once mode (KIP-618 in dedicated mode, as Kafka's ops docs give it)."""
+"""Top-level keys of MM2's internal REST (as Kafka's ops docs give it for exactly-once in dedicated mode)."""
 
 EXACTLY_ONCE_WORKER_SETTINGS: Mapping[str, str] = {"exactly.once.source.support": "enabled"}
 """Per target (``B.``): MM2 reads it only there; a top-level one is silently ignored."""
@@ -83,14 +87,21 @@ EXACTLY_ONCE_WORKER_SETTINGS: Mapping[str, str] = {"exactly.once.source.support"
 EXACTLY_ONCE_FLOW_SETTINGS: Mapping[str, str] = {"consumer.isolation.level": "read_committed"}
 """``MirrorSourceConnector`` declares exactly-once support only when it reads the source committed."""
 
+_JOINED_GROUP = re.compile(r"Successfully joined group with generation")
 _STARTED_SOURCE = re.compile(r"Started MirrorSourceConnector with \d+ topic-partitions")
 
 
 # ======================================================================================
 # The processes
 # ======================================================================================
+@dataclass
 class Mm2Node(ProcessNode):
-    """One MM2 process: the flows into ``target`` whose replicator runs in ``location``."""
+    """One MM2 process: the flows into ``target`` whose replicator runs in ``location``; ``replica``
+    of ``replicas`` processes with the same configuration that form one Connect group."""
+
+    replica: int = 0
+    replicas: int = 1
+    rest_port: int | None = None  # its internal REST listener on 127.0.0.1, when that is on
 
     config_name = "mm2.properties"
     log_name = "mm2.log"
@@ -102,16 +113,21 @@ class Mm2Node(ProcessNode):
     @property
     def name(self) -> str:
         where = "" if self.location == self.target else f" (at {self.location})"
-        return f"mirrormaker2 {self.target}{where}"
+        replica = f" node {self.replica}" if self.replicas > 1 else ""
+        return f"mirrormaker2 {self.target}{where}{replica}"
 
 
-def plan_nodes(setup: ReplicationSetup, root: Path) -> list[Mm2Node]:
-    """Group flows into MM2 processes: one per (target, location)."""
+def plan_nodes(setup: ReplicationSetup, root: Path, replicas: int = 1) -> list[Mm2Node]:
+    """Group flows into MM2 processes: ``replicas`` per (target, location), each in its own folder."""
     groups: dict[tuple[str, str], list[FlowSpec]] = {}
     for flow in setup.flows:
         groups.setdefault((flow.target, flow.location), []).append(flow)
-    return [Mm2Node(location, flows, root / (target if location == target else f"{target}-at-{location}"))
-            for (target, location), flows in groups.items()]
+    nodes = []
+    for (target, location), flows in groups.items():
+        folder = root / (target if location == target else f"{target}-at-{location}")
+        nodes += [Mm2Node(location, flows, folder if replicas == 1 else folder / f"node-{i}", replica=i, replicas=replicas)
+                  for i in range(replicas)]
+    return nodes
 
 
 class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
@@ -128,8 +144,10 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
 
     @classmethod
     def options_for(cls, replication, run: RunInputs) -> dict:
+        mm2 = replication.mirrormaker2
         opts: dict = {"artifacts": run.artifacts} if run.artifacts is not None else {}
-        return opts | ({"exactly_once": True} if replication.mirrormaker2.exactly_once else {})
+        return opts | ({"exactly_once": True} if mm2.exactly_once else {}) | {
+            "nodes": mm2.nodes, "worker_settings": {k: _property(v) for k, v in mm2.worker.items()}}
 
     @classmethod
     def version(cls) -> str:
@@ -142,12 +160,15 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
     def __init__(self, setup: ReplicationSetup, *, heap_mb: int = 512, drill_intervals: bool = True,
                  worker_settings: Mapping[str, str] | None = None, exactly_once: bool = False,
                  artifacts: Artifacts | None = None, java: str | None = None,
-                 classpath: Sequence[Path] | None = None, ready_timeout_s: float | None = None) -> None:
+                 classpath: Sequence[Path] | None = None, ready_timeout_s: float | None = None,
+                 nodes: int = 1) -> None:
         """``worker_settings`` are Connect worker keys for every target (``<target>.<key>``).
 
         ``exactly_once``: MM2's exactly-once mode (``exactly.once.source.support = enabled``): each
         poll's records and their source offsets go to the target in one transaction, so a
         ``read_committed`` consumer sees no copy twice after MM2 is killed. Off by default, as in MM2.
+
+        ``nodes``: processes per target with the same configuration, one Connect group (internal REST on).
 
         The JVM and jars come from ``java``/``classpath``, else ``artifacts``, else the bootstrap cache.
         """
@@ -162,7 +183,8 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
             classpath = classpath or (artifacts.mirrormaker_classpath if artifacts
                                       else bootstrap.jvm_classpath("mirrormaker"))
         self._java, self._classpath = java, tuple(Path(p) for p in classpath)
-        self.nodes = self.with_secret_dir(plan_nodes(setup, setup.folder / "mirrormaker2"))
+        self.replicas = nodes
+        self.nodes = self.with_secret_dir(plan_nodes(setup, setup.folder / "mirrormaker2", nodes))
         for node in self.nodes:
             node.process = ManagedProcess(name=node.name, argv=self._argv(node), log_path=node.log_path,
                                           cwd=node.workdir, stop_timeout_s=DEFAULT_STOP_GRACE_S)
@@ -213,9 +235,29 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
             node.flows, node.location,
             flow_defaults={f.name: self.flow_defaults(f) for f in node.flows},
             cluster_settings={node.target: self.worker_defaults(node.target)},
-            top_settings={**STARTUP_SETTINGS, **(EXACTLY_ONCE_TOP_SETTINGS if self.exactly_once else {})},
+            top_settings={**STARTUP_SETTINGS, **self.rest_settings(node)},
             resolve_addresses=resolve_addresses,
         )
+
+    @property
+    def internal_rest(self) -> bool:
+        """Exactly-once fencing and several nodes in one group both need workers to reach each other."""
+        return self.exactly_once or self.replicas > 1
+
+    def rest_settings(self, node: Mm2Node) -> dict[str, str]:
+        """Internal REST on loopback: the worker advertises (and is named after) the URL it binds."""
+        if not self.internal_rest:
+            return {}
+        return {**INTERNAL_REST_SETTINGS, "listeners": f"http://{LOOPBACK}:{node.rest_port or 0}"}
+
+    def _prepare(self) -> None:
+        # A reserved port per node, kept over restarts: the node's worker id (hence the task
+        # assignment in the status topic) names it, and a port chosen by bind(0) is known only to the JVM.
+        take_port = getattr(self.setup.env, "take_port", None)
+        for node in self.nodes:
+            if self.internal_rest and node.rest_port is None and take_port is not None:
+                node.rest_port = take_port()
+        super()._prepare()
 
     def render(self, node: Mm2Node) -> str:
         """The ``mm2.properties`` text of one process (needs the environment's addresses)."""
@@ -235,9 +277,37 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
         flow = self.setup.flow(source, target)
         return next(n for n in self.nodes if flow in n.flows)
 
+    def _wait_ready(self, started_at: float, log_offsets: dict[str, int], deadline: float) -> None:
+        self._start_offsets = dict(log_offsets)  # a group's checks read every member's log
+        super()._wait_ready(started_at, log_offsets, deadline)
+
+    def _group_log(self, node: Mm2Node) -> str:
+        """What every node of ``node``'s group logged since the start: one of them runs the connector."""
+        offsets = getattr(self, "_start_offsets", {})
+        return "".join(read_log_since(n.log_path, offsets.get(n.name, 0)) for n in self.nodes
+                       if n.target == node.target and n.location == node.location)
+
+    def _joined(self, node: Mm2Node, log: str) -> list[str]:
+        joined = len(_JOINED_GROUP.findall(log))
+        return [] if joined >= len(node.flows) else [f"{node.name}: {joined}/{len(node.flows)} herders joined their group"]
+
+    def _node_back(self, node: Mm2Node, started_at: float, log: str) -> list[str]:
+        """A restarted node of a group is back once its herders joined their groups again (the
+        connector may stay on another node); a lone node as at its first start."""
+        return self._joined(node, log) if node.replicas > 1 else self._node_not_ready(node, started_at, log)
+
     def _node_not_ready(self, node: Mm2Node, started_at: float, log: str) -> list[str]:
-        """Ready when, for every flow, MM2 emits heartbeats into the target, its source connector has
+        """Several nodes: each has joined its groups, and the first also checks the group as one node.
+        One node: ready when, for every flow, MM2 emits heartbeats into the target, its source connector has
         started, and (if the source has topics to copy) a source task is replicating them."""
+        if node.replicas > 1:
+            joined = self._joined(node, log)
+            if node.replica > 0:
+                return joined
+            return joined + self._flows_not_ready(node, started_at, self._group_log(node))
+        return self._flows_not_ready(node, started_at, log)
+
+    def _flows_not_ready(self, node: Mm2Node, started_at: float, log: str) -> list[str]:
         since_ms = int(started_at * 1000) - 1000
         reasons = []
         started = len(_STARTED_SOURCE.findall(log))
@@ -256,6 +326,36 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
                 if not re.search(pattern, log):
                     reasons.append(f"{flow.name}: no source task replicating yet")
         return reasons
+
+    # --- which node holds which task ------------------------------------------------------
+    def _node_of_worker(self, flow: str, worker_id: str) -> int | None:
+        """The index of the node a Connect worker id names (by its REST port; the only one of a lone group)."""
+        source, _, target = flow.partition("->")
+        group = [i for i, n in enumerate(self.nodes) if any(f.source == source and f.target == target for f in n.flows)]
+        if len(group) == 1:
+            return group[0]
+        port = mm2_assignment.worker_port(worker_id)
+        return next((i for i in group if self.nodes[i].rest_port == port), None) if port else None
+
+    def _flow_pairs(self) -> list[tuple[str, str]]:
+        return [(f.source, f.target) for f in self.setup.flows]
+
+    def task_assignment(self) -> dict[str, int | str] | None:
+        """``"<A->B> <task>" -> node index``, from Connect's status topic (mm2_assignment)."""
+        return mm2_assignment.assignment(self.setup, self._flow_pairs(), self._node_of_worker)
+
+    def node_copying(self, topic: str, partition: int) -> int:
+        """The node running the MirrorSourceTask whose configuration assigns it the partition."""
+        found = mm2_assignment.copying_task(self.setup, self._flow_pairs(), topic, partition)
+        if found is None:
+            raise ReplicatorError(f"no MirrorSourceTask is assigned {topic}-{partition} (mm2-configs topics)")
+        source, target, task = found
+        state, worker = mm2_assignment.task_workers(self.setup, source, target).get(task, ("UNASSIGNED", ""))
+        node = self._node_of_worker(f"{source}->{target}", worker)
+        if state != "RUNNING" or node is None:
+            raise ReplicatorError(f"{source}->{target} {task} copies {topic}-{partition} but runs on no node now "
+                                  f"({state}, worker {worker or 'none'})")
+        return node
 
     def forget_source_positions(self, source: str) -> None:
         """MM2 keeps a flow's source positions in Connect's offsets topic on the target
@@ -352,6 +452,7 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
         return {
             "kind": self.kind, "policy": self.setup.policy, "separator": self.setup.separator,
             "heap_mb": self.heap_mb, "drill_intervals": self.drill_intervals, "exactly_once": self.exactly_once,
+            "nodes_per_target": self.replicas, "worker_settings": redact_settings(self.worker_settings),
             "flows": [{"name": f.name, "topics": list(f.topics), "topics_exclude": list(f.topics_exclude),
                        "placement": f.placement, "settings": redact_settings(f.settings)} for f in self.setup.flows],
             "processes": nodes,
@@ -368,3 +469,8 @@ def _short_argv(argv: Sequence[str]) -> list[str]:
         jars = out[i].split(":")
         out[i] = f"<{len(jars)} jars in {Path(jars[0]).parent}>"
     return out
+
+
+def _property(value: str | int | float | bool) -> str:
+    # YAML's true/false become Java's spelling, as a properties file expects
+    return str(value).lower() if isinstance(value, bool) else str(value)
