@@ -115,7 +115,9 @@ class ReplicatorNodeStep(StepBase):
     """One process of the replicator, where the ``*_replicator`` steps act on all of them."""
 
     do: Literal["kill_replicator_node", "bounce_replicator_node", "pause_replicator_node"]
-    node: int | None = Field(None, ge=0, description="the node's index (replicator.processes in summary.json)")
+    node: int | None = Field(None, ge=0, description=(
+        "which node, from 0: MirrorMaker 2 runs mirrormaker2.nodes per target (targets in flow order), "
+        "ours one per location (in name order)"))
     copying: CopyingDef | None = Field(None, description="the node that copies this source partition")
     duration: Seconds | None = Field(None, gt=0, description="pause_replicator_node: how long it stays stopped")
 

@@ -37,7 +37,9 @@ ADDED = {"schema", "backlog_records",
          # issue 12: where the replicator's Spark ran; issue 13: each replicator start's timings
          "environment", "replicator_starts",
          # issue 13: the bytes each WAN link carried (the sweep's WAN bytes per record)
-         "wan_bytes"}
+         "wan_bytes",
+         # issue 47: which replicator node held which task before and after each node fault
+         "node_faults"}
 # issue 14: per flow (and topic), records still on their way when a drill was interrupted
 ADDED_IN_FLOWS = {".flows[].in_flight", ".flows[].by_topic.orders.in_flight", ".flows[].samples.in_flight"}
 

@@ -37,19 +37,19 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from confluent_kafka import KafkaException, TopicPartition
 
-from harness.drill.replicators import mm2_assignment
+from harness.drill.replicators import mm2_group
 from harness.drill.replicators.checkpoint_catch_up import await_carried_checkpoints
 from harness.drill.replicators.errors import ReplicatorError
 from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, CheckpointWait, RunInputs
 from harness.drill.replicators.measurements import ReplicatorMetrics
-from harness.drill.replicators.mm2_topics import read_checkpoints, read_heartbeats
-from harness.drill.replicators.processes import NodeReplicator, ProcessNode, read_log_since
+from harness.drill.replicators.mm2_group import Mm2Node, plan_nodes
+from harness.drill.replicators.mm2_topics import read_checkpoints, read_heartbeats, upstream_heartbeat_age
+from harness.drill.replicators.processes import NodeReplicator
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from harness.lab.brokers.broker import LOG4J_CONFIG
 from primitives.bootstrap import Artifacts, Bootstrap
@@ -87,49 +87,12 @@ EXACTLY_ONCE_WORKER_SETTINGS: Mapping[str, str] = {"exactly.once.source.support"
 EXACTLY_ONCE_FLOW_SETTINGS: Mapping[str, str] = {"consumer.isolation.level": "read_committed"}
 """``MirrorSourceConnector`` declares exactly-once support only when it reads the source committed."""
 
-_JOINED_GROUP = re.compile(r"Successfully joined group with generation")
 _STARTED_SOURCE = re.compile(r"Started MirrorSourceConnector with \d+ topic-partitions")
 
 
 # ======================================================================================
 # The processes
 # ======================================================================================
-@dataclass
-class Mm2Node(ProcessNode):
-    """One MM2 process: the flows into ``target`` whose replicator runs in ``location``; ``replica``
-    of ``replicas`` processes with the same configuration that form one Connect group."""
-
-    replica: int = 0
-    replicas: int = 1
-    rest_port: int | None = None  # its internal REST listener on 127.0.0.1, when that is on
-
-    config_name = "mm2.properties"
-    log_name = "mm2.log"
-
-    @property
-    def target(self) -> str:
-        return self.flows[0].target  # every flow of a node replicates into the same cluster
-
-    @property
-    def name(self) -> str:
-        where = "" if self.location == self.target else f" (at {self.location})"
-        replica = f" node {self.replica}" if self.replicas > 1 else ""
-        return f"mirrormaker2 {self.target}{where}{replica}"
-
-
-def plan_nodes(setup: ReplicationSetup, root: Path, replicas: int = 1) -> list[Mm2Node]:
-    """Group flows into MM2 processes: ``replicas`` per (target, location), each in its own folder."""
-    groups: dict[tuple[str, str], list[FlowSpec]] = {}
-    for flow in setup.flows:
-        groups.setdefault((flow.target, flow.location), []).append(flow)
-    nodes = []
-    for (target, location), flows in groups.items():
-        folder = root / (target if location == target else f"{target}-at-{location}")
-        nodes += [Mm2Node(location, flows, folder if replicas == 1 else folder / f"node-{i}", replica=i, replicas=replicas)
-                  for i in range(replicas)]
-    return nodes
-
-
 class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
     """Real Apache MirrorMaker 2 (Kafka's ``connect-mirror`` jars) in dedicated mode."""
 
@@ -184,6 +147,7 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
                                       else bootstrap.jvm_classpath("mirrormaker"))
         self._java, self._classpath = java, tuple(Path(p) for p in classpath)
         self.replicas = nodes
+        self._start_offsets: dict[str, int] = {}  # each log's size at the last start: a group's checks read them all
         self.nodes = self.with_secret_dir(plan_nodes(setup, setup.folder / "mirrormaker2", nodes))
         for node in self.nodes:
             node.process = ManagedProcess(name=node.name, argv=self._argv(node), log_path=node.log_path,
@@ -278,33 +242,23 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
         return next(n for n in self.nodes if flow in n.flows)
 
     def _wait_ready(self, started_at: float, log_offsets: dict[str, int], deadline: float) -> None:
-        self._start_offsets = dict(log_offsets)  # a group's checks read every member's log
+        self._start_offsets = dict(log_offsets)
         super()._wait_ready(started_at, log_offsets, deadline)
-
-    def _group_log(self, node: Mm2Node) -> str:
-        """What every node of ``node``'s group logged since the start: one of them runs the connector."""
-        offsets = getattr(self, "_start_offsets", {})
-        return "".join(read_log_since(n.log_path, offsets.get(n.name, 0)) for n in self.nodes
-                       if n.target == node.target and n.location == node.location)
-
-    def _joined(self, node: Mm2Node, log: str) -> list[str]:
-        joined = len(_JOINED_GROUP.findall(log))
-        return [] if joined >= len(node.flows) else [f"{node.name}: {joined}/{len(node.flows)} herders joined their group"]
 
     def _node_back(self, node: Mm2Node, started_at: float, log: str) -> list[str]:
         """A restarted node of a group is back once its herders joined their groups again (the
         connector may stay on another node); a lone node as at its first start."""
-        return self._joined(node, log) if node.replicas > 1 else self._node_not_ready(node, started_at, log)
+        return mm2_group.joined_problems(node, log) if node.replicas > 1 else self._node_not_ready(node, started_at, log)
 
     def _node_not_ready(self, node: Mm2Node, started_at: float, log: str) -> list[str]:
         """Several nodes: each has joined its groups, and the first also checks the group as one node.
         One node: ready when, for every flow, MM2 emits heartbeats into the target, its source connector has
         started, and (if the source has topics to copy) a source task is replicating them."""
         if node.replicas > 1:
-            joined = self._joined(node, log)
+            joined = mm2_group.joined_problems(node, log)
             if node.replica > 0:
                 return joined
-            return joined + self._flows_not_ready(node, started_at, self._group_log(node))
+            return joined + self._flows_not_ready(node, started_at, mm2_group.group_log(self.nodes, node, self._start_offsets))
         return self._flows_not_ready(node, started_at, log)
 
     def _flows_not_ready(self, node: Mm2Node, started_at: float, log: str) -> list[str]:
@@ -328,34 +282,11 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
         return reasons
 
     # --- which node holds which task ------------------------------------------------------
-    def _node_of_worker(self, flow: str, worker_id: str) -> int | None:
-        """The index of the node a Connect worker id names (by its REST port; the only one of a lone group)."""
-        source, _, target = flow.partition("->")
-        group = [i for i, n in enumerate(self.nodes) if any(f.source == source and f.target == target for f in n.flows)]
-        if len(group) == 1:
-            return group[0]
-        port = mm2_assignment.worker_port(worker_id)
-        return next((i for i in group if self.nodes[i].rest_port == port), None) if port else None
-
-    def _flow_pairs(self) -> list[tuple[str, str]]:
-        return [(f.source, f.target) for f in self.setup.flows]
-
     def task_assignment(self) -> dict[str, int | str] | None:
-        """``"<A->B> <task>" -> node index``, from Connect's status topic (mm2_assignment)."""
-        return mm2_assignment.assignment(self.setup, self._flow_pairs(), self._node_of_worker)
+        return mm2_group.task_assignment(self.setup, self.nodes)
 
     def node_copying(self, topic: str, partition: int) -> int:
-        """The node running the MirrorSourceTask whose configuration assigns it the partition."""
-        found = mm2_assignment.copying_task(self.setup, self._flow_pairs(), topic, partition)
-        if found is None:
-            raise ReplicatorError(f"no MirrorSourceTask is assigned {topic}-{partition} (mm2-configs topics)")
-        source, target, task = found
-        state, worker = mm2_assignment.task_workers(self.setup, source, target).get(task, ("UNASSIGNED", ""))
-        node = self._node_of_worker(f"{source}->{target}", worker)
-        if state != "RUNNING" or node is None:
-            raise ReplicatorError(f"{source}->{target} {task} copies {topic}-{partition} but runs on no node now "
-                                  f"({state}, worker {worker or 'none'})")
-        return node
+        return mm2_group.node_copying(self.setup, self.nodes, topic, partition)
 
     def forget_source_positions(self, source: str) -> None:
         """MM2 keeps a flow's source positions in Connect's offsets topic on the target
@@ -429,21 +360,8 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
     def metrics(self) -> ReplicatorMetrics | None:
         """End-offset lag and rates per partition, plus each flow's upstream heartbeat age."""
         sample = self._probe.sample()
-        notes = [*sample.notes, *filter(None, (self._heartbeat_age(flow) for flow in self.setup.flows))]
+        notes = [*sample.notes, *filter(None, (upstream_heartbeat_age(self.setup, flow) for flow in self.setup.flows))]
         return ReplicatorMetrics(sample.taken_at, sample.method, sample.partitions, tuple(notes))
-
-    def _heartbeat_age(self, flow: FlowSpec) -> str | None:
-        """How old the newest upstream heartbeat of the flow on its target is (None: none in the last minute)."""
-        topic = self.setup.remote_topic(flow.source, "heartbeats")
-        try:
-            newest = max((h.timestamp_ms for h in self.heartbeats(flow.target, topic,
-                                                                  since_ms=int(time.time() * 1000) - 60_000)),
-                         default=None)
-        except (KafkaException, TimeoutError):
-            return None
-        if newest is None:
-            return None
-        return f"{flow.name}: newest upstream heartbeat on {flow.target} is {time.time() * 1000 - newest:.0f} ms old"
 
     # --- description ------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
