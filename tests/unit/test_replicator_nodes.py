@@ -4,8 +4,6 @@ that a paused node is resumed on every way out of the step."""
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
 import threading
 import time
@@ -233,18 +231,30 @@ def test_a_paused_node_is_resumed_when_the_step_ends(two_sleepers):
     assert "SIGSTOP" in outcome and "SIGCONT" in outcome
 
 
+class CtrlCWhileWaiting:
+    """``stop_requested`` of a drill whose user presses Ctrl-C mid-pause: in the main thread, where
+    the engine runs its steps, SIGINT raises KeyboardInterrupt out of the wait."""
+
+    def __init__(self, after_s: float):
+        self.after_s = after_s
+
+    def wait(self, timeout: float | None = None) -> bool:
+        time.sleep(self.after_s)
+        raise KeyboardInterrupt
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
 def test_a_paused_node_is_resumed_when_the_run_is_interrupted(two_sleepers):
-    ctx = SimpleNamespace(replicator=two_sleepers, stop_requested=threading.Event())
+    ctx = SimpleNamespace(replicator=two_sleepers, stop_requested=CtrlCWhileWaiting(0.3))
     step = parse_scenario(with_step("at: 5s, do: pause_replicator_node, node: 0, duration: 60s",
                                     with_mm2("nodes: 2")), "d.yaml").timeline[0]
     proc = two_sleepers.nodes[0].process
-    # Ctrl-C mid-pause: the drill runs its steps in the main thread, where SIGINT raises
-    interrupt = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    started = time.monotonic()
-    interrupt.start()
+    seen: list[str] = []
+    watcher = threading.Timer(0.15, lambda: seen.append(_state(proc.pid)))
+    watcher.start()
     with pytest.raises(KeyboardInterrupt):
         action_for(step).apply(ctx, step)
-    assert time.monotonic() - started < 10
+    watcher.join()
+    assert seen == ["T"]  # it was stopped while the step waited
     assert _state(proc.pid) != "T" and not proc.paused
     assert two_sleepers.node_faults()[0]["step"] == "pause_replicator_node"

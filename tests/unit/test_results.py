@@ -68,7 +68,7 @@ def test_a_summary_written_now_has_every_field_of_before_with_the_same_values():
     assert {k: v for k, v in new.items() if k not in ADDED} | {"flows": flows} == old
     assert list(new) == ["schema", *old, "backlog_records", "started_ms", "load_started_ms", "replicator_mode",
                          "versions", "drill_sha256", "environment", "replicator_starts", "verdict",
-                         "invariants", "wan_bytes"]  # schema first, additions last
+                         "invariants", "wan_bytes", "node_faults"]  # schema first, additions last
     keys = list(old["flows"][0])
     keys.insert(keys.index("latency_count") + 1, "in_flight")  # with the figures, before the details
     assert list(new["flows"][0]) == keys

@@ -42,19 +42,16 @@ from typing import Any
 
 from confluent_kafka import KafkaException, TopicPartition
 
-from harness.drill.replicators import mm2_group
 from harness.drill.replicators.checkpoint_catch_up import await_carried_checkpoints
 from harness.drill.replicators.errors import ReplicatorError
 from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, CheckpointWait, RunInputs
 from harness.drill.replicators.measurements import ReplicatorMetrics
-from harness.drill.replicators.mm2_group import Mm2Node, plan_nodes
+from harness.drill.replicators.mm2_group import Mm2Group, Mm2Node, plan_nodes
 from harness.drill.replicators.mm2_topics import read_checkpoints, read_heartbeats, upstream_heartbeat_age
-from harness.drill.replicators.processes import NodeReplicator
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from harness.lab.brokers.broker import LOG4J_CONFIG
 from primitives.bootstrap import Artifacts, Bootstrap
 from primitives.kafka.reading import ends_after_last_record
-from primitives.ports import LOOPBACK
 from primitives.process import ManagedProcess
 from primitives.redaction import redact_settings
 from primitives.versions import kafka_version
@@ -70,16 +67,6 @@ DRILL_WORKER_INTERVALS: Mapping[str, str] = {"offset.flush.interval.ms": "5000"}
 STARTUP_SETTINGS: Mapping[str, str] = {"plugin.discovery": "service_load"}
 """Start-up speed only: skip Connect's reflective plugin scan (MM2 logs this advice itself)."""
 
-INTERNAL_REST_SETTINGS: Mapping[str, str] = {
-    # Zombie fencing (exactly-once) and task configs sent from a follower to the leader (several
-    # nodes) go over Connect's internal REST API, which dedicated mode only brings up on request
-    # (KIP-710). ``listeners`` is set per node to a reserved loopback port (``rest_settings``): the
-    # default (http://:8083) listens on every interface. No ``admin.listeners`` or
-    # ``rest.advertised.*``: MM2's REST server serves the internal endpoints alone, on the
-    # listener, and advertises the listener's own host.
-    "dedicated.mode.enable.internal.rest": "true",
-}
-"""Top-level keys of MM2's internal REST (as Kafka's ops docs give it for exactly-once in dedicated mode)."""
 
 EXACTLY_ONCE_WORKER_SETTINGS: Mapping[str, str] = {"exactly.once.source.support": "enabled"}
 """Per target (``B.``): MM2 reads it only there; a top-level one is silently ignored."""
@@ -93,7 +80,7 @@ _STARTED_SOURCE = re.compile(r"Started MirrorSourceConnector with \d+ topic-part
 # ======================================================================================
 # The processes
 # ======================================================================================
-class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
+class MirrorMaker2Replicator(Mm2Group):
     """Real Apache MirrorMaker 2 (Kafka's ``connect-mirror`` jars) in dedicated mode."""
 
     kind = "mirrormaker2"
@@ -203,26 +190,6 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
             resolve_addresses=resolve_addresses,
         )
 
-    @property
-    def internal_rest(self) -> bool:
-        """Exactly-once fencing and several nodes in one group both need workers to reach each other."""
-        return self.exactly_once or self.replicas > 1
-
-    def rest_settings(self, node: Mm2Node) -> dict[str, str]:
-        """Internal REST on loopback: the worker advertises (and is named after) the URL it binds."""
-        if not self.internal_rest:
-            return {}
-        return {**INTERNAL_REST_SETTINGS, "listeners": f"http://{LOOPBACK}:{node.rest_port or 0}"}
-
-    def _prepare(self) -> None:
-        # A reserved port per node, kept over restarts: the node's worker id (hence the task
-        # assignment in the status topic) names it, and a port chosen by bind(0) is known only to the JVM.
-        take_port = getattr(self.setup.env, "take_port", None)
-        for node in self.nodes:
-            if self.internal_rest and node.rest_port is None and take_port is not None:
-                node.rest_port = take_port()
-        super()._prepare()
-
     def render(self, node: Mm2Node) -> str:
         """The ``mm2.properties`` text of one process (needs the environment's addresses)."""
         config = self.node_config(node)
@@ -240,26 +207,6 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
     def node_for(self, source: str, target: str) -> Mm2Node:
         flow = self.setup.flow(source, target)
         return next(n for n in self.nodes if flow in n.flows)
-
-    def _wait_ready(self, started_at: float, log_offsets: dict[str, int], deadline: float) -> None:
-        self._start_offsets = dict(log_offsets)
-        super()._wait_ready(started_at, log_offsets, deadline)
-
-    def _node_back(self, node: Mm2Node, started_at: float, log: str) -> list[str]:
-        """A restarted node of a group is back once its herders joined their groups again (the
-        connector may stay on another node); a lone node as at its first start."""
-        return mm2_group.joined_problems(node, log) if node.replicas > 1 else self._node_not_ready(node, started_at, log)
-
-    def _node_not_ready(self, node: Mm2Node, started_at: float, log: str) -> list[str]:
-        """Several nodes: each has joined its groups, and the first also checks the group as one node.
-        One node: ready when, for every flow, MM2 emits heartbeats into the target, its source connector has
-        started, and (if the source has topics to copy) a source task is replicating them."""
-        if node.replicas > 1:
-            joined = mm2_group.joined_problems(node, log)
-            if node.replica > 0:
-                return joined
-            return joined + self._flows_not_ready(node, started_at, mm2_group.group_log(self.nodes, node, self._start_offsets))
-        return self._flows_not_ready(node, started_at, log)
 
     def _flows_not_ready(self, node: Mm2Node, started_at: float, log: str) -> list[str]:
         since_ms = int(started_at * 1000) - 1000
@@ -280,13 +227,6 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
                 if not re.search(pattern, log):
                     reasons.append(f"{flow.name}: no source task replicating yet")
         return reasons
-
-    # --- which node holds which task ------------------------------------------------------
-    def task_assignment(self) -> dict[str, int | str] | None:
-        return mm2_group.task_assignment(self.setup, self.nodes)
-
-    def node_copying(self, topic: str, partition: int) -> int:
-        return mm2_group.node_copying(self.setup, self.nodes, topic, partition)
 
     def forget_source_positions(self, source: str) -> None:
         """MM2 keeps a flow's source positions in Connect's offsets topic on the target
