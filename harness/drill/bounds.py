@@ -31,6 +31,7 @@ MAX_BACKLOG_RECORDS = 10_000_000  # per backlog entry
 MAX_STEPS = 500
 MAX_LATENCY_MS = 60_000  # a WAN link's added delay
 MAX_DURATION_S = 24 * 3600  # of load
+MAX_REPLICATOR_NODES = 8  # MirrorMaker 2 processes per target (each a JVM on this machine)
 MAX_WAIT_S = 6 * 3600  # any one timeout: drain, a condition, a runbook command, a failback's copy
 
 

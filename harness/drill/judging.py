@@ -108,7 +108,8 @@ class Judging:
             logs=self._log_paths(ctx, env), rerun=self._rerun_line(),
             backlog_records=sum(b.records for b in s.load.backlog),
             environment=self._environment_facts(env), wan_bytes=dict(f.wan_bytes),
-            replicator_starts=[t for r in (ctx.all_replicators() if ctx else []) for t in r.start_times()])
+            replicator_starts=[t for r in (ctx.all_replicators() if ctx else []) for t in r.start_times()],
+            node_faults=[f for r in (ctx.all_replicators() if ctx else []) for f in r.node_faults()])
 
     def _rerun_line(self) -> str:
         f = self.facts

@@ -142,6 +142,10 @@ def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Repo
     if r.mirrormaker2.exactly_once and "mirrormaker2" not in reads:
         warn(("replication", "mirrormaker2", "exactly_once"),
              f"exactly_once applies to MirrorMaker 2 only (run --replicator mirrormaker2); {own} ignores it")
+    for name in sorted({"nodes", "worker"} & r.mirrormaker2.model_fields_set):
+        if "mirrormaker2" not in reads:
+            warn(("replication", "mirrormaker2", name),
+                 f"{name} applies to MirrorMaker 2 only (run --replicator mirrormaker2); {own} ignores it")
     if r.mirrormaker2.exactly_once:
         for i, f in enumerate(r.flows):
             level = str(f.settings.get("consumer.isolation.level", "read_committed"))

@@ -323,6 +323,10 @@ class DrillSummary(_Model):
     # Bytes each WAN link carried each way over the whole drill ({"a<->b": {"a->b": n, "b->a": n}}),
     # from Toxiproxy's counters: records, headers, protocol and the replicator's own traffic.
     wan_bytes: dict[str, dict[str, int]] = {}
+    # Each *_replicator_node fault: step, node (index), node_name, at_ms, and which node held which
+    # task ("<A->B> <task>" -> node index, or the task's state) before it and after it (at the next
+    # node fault, or at the end while the replicator still ran); null where the replicator does not tell.
+    node_faults: list[dict[str, Any]] = []
 
     @model_validator(mode="after")
     def _derived(self):

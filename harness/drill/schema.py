@@ -99,12 +99,37 @@ class SparkDef(_M):
         return v
 
 
+# Connect worker keys the adapter sets itself: a drill changing them would split the group, move its
+# internal topics or expose the REST listener beyond loopback.
+MM2_OWNED_WORKER_KEYS = frozenset({
+    "group.id", "bootstrap.servers", "offset.storage.topic", "config.storage.topic", "status.storage.topic",
+    "listeners", "admin.listeners", "rest.advertised.host.name", "rest.advertised.listener", "rest.advertised.port",
+    "dedicated.mode.enable.internal.rest"})
+
+
 class MirrorMaker2Def(_M):
     """How MirrorMaker 2 runs when it is the replicator (mirrormaker2 only)."""
 
     # exactly.once.source.support = enabled: each poll's records and their source offsets are one
     # transaction on the target, so read_committed consumers see no copy twice after MM2 dies
     exactly_once: bool = False
+    # dedicated-mode processes per target with the same configuration: one Connect group, whose
+    # tasks spread over them (internal REST on 127.0.0.1 only, KIP-710)
+    nodes: Annotated[int, at_most(B.MAX_REPLICATOR_NODES, "MirrorMaker 2 processes per target")] = Field(
+        1, ge=1, description="MirrorMaker 2 processes per target, forming one Connect group")
+    # Connect worker settings for every target's herders (scheduled.rebalance.max.delay.ms,
+    # session.timeout.ms, heartbeat.interval.ms...), written as <target>.<key> in mm2.properties
+    worker: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="Connect worker settings of every target's herders (<target>.<key>)")
+
+    @field_validator("worker")
+    @classmethod
+    def _not_owned(cls, v: dict) -> dict:
+        owned = sorted(k for k in v if k in MM2_OWNED_WORKER_KEYS or k.startswith("listeners"))
+        if owned:
+            raise ValueError(f"{', '.join(owned)}: set by the harness (MirrorMaker 2's group, topics, addresses "
+                             "and loopback REST listener); remove them")
+        return v
 
 
 class ReplicationDef(_M):

@@ -104,6 +104,36 @@ class ReplicatorStep(StepBase):
                 "pause_replicator", "resume_replicator"]
 
 
+class CopyingDef(_M):
+    """The replicator node whose task copies this source partition at the moment the step runs."""
+
+    topic: str
+    partition: int = Field(0, ge=0)
+
+
+class ReplicatorNodeStep(StepBase):
+    """One process of the replicator, where the ``*_replicator`` steps act on all of them."""
+
+    do: Literal["kill_replicator_node", "bounce_replicator_node", "pause_replicator_node"]
+    node: int | None = Field(None, ge=0, description=(
+        "which node, from 0: MirrorMaker 2 runs mirrormaker2.nodes per target (targets in flow order), "
+        "ours one per location (in name order)"))
+    copying: CopyingDef | None = Field(None, description="the node that copies this source partition")
+    duration: Seconds | None = Field(None, gt=0, description="pause_replicator_node: how long it stays stopped")
+
+    @model_validator(mode="after")
+    def _one_node(self):
+        if (self.node is None) == (self.copying is None):
+            raise ValueError(f"{self.do} needs the node by index (node: 0) or by what it copies "
+                             "(copying: {topic: T, partition: P}), one of the two")
+        if self.do == "pause_replicator_node" and self.duration is None:
+            raise ValueError("pause_replicator_node needs a duration (e.g. duration: 30s): the node is "
+                             "resumed (SIGCONT) when it ends")
+        if self.do != "pause_replicator_node" and self.duration is not None:
+            raise ValueError(f"'duration' applies to pause_replicator_node only; {self.do} does not wait: remove it")
+        return self
+
+
 class SparkWorkerStep(StepBase):
     # A Spark worker's machine dies: the worker and its executors are SIGKILLed; Spark reruns
     # their tasks elsewhere. Needs replication.spark.master: standalone.
@@ -198,7 +228,7 @@ class WaitDrain(StepBase):
 
 # The built-in step models, one action each in harness/drill/actions/; more join by register_action.
 STEP_TYPES = (SetLink, Blackhole, Partition, Heal, ResetConnections, BrokerStep, ClusterStep, ReplicatorStep,
-              SparkWorkerStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain,
+              ReplicatorNodeStep, SparkWorkerStep, CreateTopic, AddPartitions, SetTopicConfig, Failover, Failback, WaitDrain,
               RunbookStep)
 
 

@@ -219,6 +219,10 @@ class Environment(StartedInWith):
             raise UnknownCluster(f"no WAN link between {a!r} and {b!r}; links are "
                                  f"{sorted(link.name for link in self.links.values())}") from None
 
+    def take_port(self) -> int:
+        """A loopback port reserved for a listener of something the lab runs (until the lab stops)."""
+        return self._ports.take()
+
     def add_stable_address(self, points_to: str, name: str = "clients") -> StableAddress:
         """A stable bootstrap address for applications, resolving to ``points_to`` for now."""
         cluster = self.cluster(points_to)

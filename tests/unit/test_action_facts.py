@@ -114,6 +114,7 @@ def test_the_built_in_faults_keep_their_facts():
         return {do for do in ACTIONS if getattr(step_facts(do), fact)}
 
     assert dos("duplicates") == {"kill_replicator", "stop_replicator", "restart_replicator", "kill_spark_worker",
+                                 "kill_replicator_node", "bounce_replicator_node", "pause_replicator_node",
                                  "kill_broker", "stop_broker", "restart_broker", "kill_cluster", "stop_cluster",
                                  "restart_cluster", "partition", "blackhole", "reset_connections",
                                  "unplanned_failover", "failback"}

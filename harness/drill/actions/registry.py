@@ -16,6 +16,7 @@ from harness.drill.actions.failover import FailoverAction
 from harness.drill.actions.heal import HealAction
 from harness.drill.actions.partition import PartitionAction
 from harness.drill.actions.replicator import ReplicatorAction
+from harness.drill.actions.replicator_node import ReplicatorNodeAction
 from harness.drill.actions.reset_connections import ResetConnectionsAction
 from harness.drill.actions.runbook import RunbookAction
 from harness.drill.actions.set_link import SetLinkAction
@@ -26,7 +27,7 @@ from harness.drill.schema import set_step_types
 
 ACTION_TYPES: tuple[type[Action], ...] = (
     SetLinkAction, BlackholeAction, PartitionAction, HealAction, ResetConnectionsAction,
-    BrokerAction, ClusterStepAction, ReplicatorAction, SparkWorkerAction,
+    BrokerAction, ClusterStepAction, ReplicatorAction, ReplicatorNodeAction, SparkWorkerAction,
     CreateTopicAction, AddPartitionsAction, SetTopicConfigAction,
     FailoverAction, FailbackAction, WaitDrainAction, RunbookAction,
 )

@@ -125,6 +125,11 @@ class ReplicatorAdapter(StartedInWith, ABC):
     def metrics(self) -> ReplicatorMetrics | None:
         """Per topic-partition rates, lag and latency where the replicator can tell."""
 
+    def node_faults(self) -> list[dict[str, Any]]:
+        """Each fault a ``*_replicator_node`` step did to one node: the step, the node, when, and
+        which node held which task before it and after it (where the replicator tells). Empty by default."""
+        return []
+
     def start_times(self) -> list[dict[str, Any]]:
         """Each start of this replicator's processes seen so far: when it began (epoch ms) and
         seconds from it to the first record moved, with the phases on the way where the

@@ -46,8 +46,8 @@ from harness.drill.replicators.checkpoint_catch_up import await_carried_checkpoi
 from harness.drill.replicators.errors import ReplicatorError
 from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, CheckpointWait, RunInputs
 from harness.drill.replicators.measurements import ReplicatorMetrics
-from harness.drill.replicators.mm2_topics import read_checkpoints, read_heartbeats
-from harness.drill.replicators.processes import NodeReplicator, ProcessNode
+from harness.drill.replicators.mm2_group import Mm2Group, Mm2Node, plan_nodes
+from harness.drill.replicators.mm2_topics import read_checkpoints, read_heartbeats, upstream_heartbeat_age
 from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from harness.lab.brokers.broker import LOG4J_CONFIG
 from primitives.bootstrap import Artifacts, Bootstrap
@@ -67,15 +67,6 @@ DRILL_WORKER_INTERVALS: Mapping[str, str] = {"offset.flush.interval.ms": "5000"}
 STARTUP_SETTINGS: Mapping[str, str] = {"plugin.discovery": "service_load"}
 """Start-up speed only: skip Connect's reflective plugin scan (MM2 logs this advice itself)."""
 
-EXACTLY_ONCE_TOP_SETTINGS: Mapping[str, str] = {
-    # Zombie fencing goes from a follower to the leader over Connect's internal REST API, which
-    # dedicated mode only brings up on request. Port 0: several MM2 processes share one host, and
-    # the URL a worker advertises falls back to the port it bound. Loopback only: the default
-    # (http://:8083) listens on every interface.
-    "dedicated.mode.enable.internal.rest": "true",
-    "listeners": "http://127.0.0.1:0",
-}
-"""Top-level keys of MM2's exactly-once mode (KIP-618 in dedicated mode, as Kafka's ops docs give it)."""
 
 EXACTLY_ONCE_WORKER_SETTINGS: Mapping[str, str] = {"exactly.once.source.support": "enabled"}
 """Per target (``B.``): MM2 reads it only there; a top-level one is silently ignored."""
@@ -89,32 +80,7 @@ _STARTED_SOURCE = re.compile(r"Started MirrorSourceConnector with \d+ topic-part
 # ======================================================================================
 # The processes
 # ======================================================================================
-class Mm2Node(ProcessNode):
-    """One MM2 process: the flows into ``target`` whose replicator runs in ``location``."""
-
-    config_name = "mm2.properties"
-    log_name = "mm2.log"
-
-    @property
-    def target(self) -> str:
-        return self.flows[0].target  # every flow of a node replicates into the same cluster
-
-    @property
-    def name(self) -> str:
-        where = "" if self.location == self.target else f" (at {self.location})"
-        return f"mirrormaker2 {self.target}{where}"
-
-
-def plan_nodes(setup: ReplicationSetup, root: Path) -> list[Mm2Node]:
-    """Group flows into MM2 processes: one per (target, location)."""
-    groups: dict[tuple[str, str], list[FlowSpec]] = {}
-    for flow in setup.flows:
-        groups.setdefault((flow.target, flow.location), []).append(flow)
-    return [Mm2Node(location, flows, root / (target if location == target else f"{target}-at-{location}"))
-            for (target, location), flows in groups.items()]
-
-
-class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
+class MirrorMaker2Replicator(Mm2Group):
     """Real Apache MirrorMaker 2 (Kafka's ``connect-mirror`` jars) in dedicated mode."""
 
     kind = "mirrormaker2"
@@ -128,8 +94,10 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
 
     @classmethod
     def options_for(cls, replication, run: RunInputs) -> dict:
+        mm2 = replication.mirrormaker2
         opts: dict = {"artifacts": run.artifacts} if run.artifacts is not None else {}
-        return opts | ({"exactly_once": True} if replication.mirrormaker2.exactly_once else {})
+        return opts | ({"exactly_once": True} if mm2.exactly_once else {}) | {
+            "nodes": mm2.nodes, "worker_settings": {k: _property(v) for k, v in mm2.worker.items()}}
 
     @classmethod
     def version(cls) -> str:
@@ -142,12 +110,15 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
     def __init__(self, setup: ReplicationSetup, *, heap_mb: int = 512, drill_intervals: bool = True,
                  worker_settings: Mapping[str, str] | None = None, exactly_once: bool = False,
                  artifacts: Artifacts | None = None, java: str | None = None,
-                 classpath: Sequence[Path] | None = None, ready_timeout_s: float | None = None) -> None:
+                 classpath: Sequence[Path] | None = None, ready_timeout_s: float | None = None,
+                 nodes: int = 1) -> None:
         """``worker_settings`` are Connect worker keys for every target (``<target>.<key>``).
 
         ``exactly_once``: MM2's exactly-once mode (``exactly.once.source.support = enabled``): each
         poll's records and their source offsets go to the target in one transaction, so a
         ``read_committed`` consumer sees no copy twice after MM2 is killed. Off by default, as in MM2.
+
+        ``nodes``: processes per target with the same configuration, one Connect group (internal REST on).
 
         The JVM and jars come from ``java``/``classpath``, else ``artifacts``, else the bootstrap cache.
         """
@@ -162,7 +133,9 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
             classpath = classpath or (artifacts.mirrormaker_classpath if artifacts
                                       else bootstrap.jvm_classpath("mirrormaker"))
         self._java, self._classpath = java, tuple(Path(p) for p in classpath)
-        self.nodes = self.with_secret_dir(plan_nodes(setup, setup.folder / "mirrormaker2"))
+        self.replicas = nodes
+        self._start_offsets: dict[str, int] = {}  # each log's size at the last start: a group's checks read them all
+        self.nodes = self.with_secret_dir(plan_nodes(setup, setup.folder / "mirrormaker2", nodes))
         for node in self.nodes:
             node.process = ManagedProcess(name=node.name, argv=self._argv(node), log_path=node.log_path,
                                           cwd=node.workdir, stop_timeout_s=DEFAULT_STOP_GRACE_S)
@@ -213,7 +186,7 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
             node.flows, node.location,
             flow_defaults={f.name: self.flow_defaults(f) for f in node.flows},
             cluster_settings={node.target: self.worker_defaults(node.target)},
-            top_settings={**STARTUP_SETTINGS, **(EXACTLY_ONCE_TOP_SETTINGS if self.exactly_once else {})},
+            top_settings={**STARTUP_SETTINGS, **self.rest_settings(node)},
             resolve_addresses=resolve_addresses,
         )
 
@@ -235,9 +208,7 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
         flow = self.setup.flow(source, target)
         return next(n for n in self.nodes if flow in n.flows)
 
-    def _node_not_ready(self, node: Mm2Node, started_at: float, log: str) -> list[str]:
-        """Ready when, for every flow, MM2 emits heartbeats into the target, its source connector has
-        started, and (if the source has topics to copy) a source task is replicating them."""
+    def _flows_not_ready(self, node: Mm2Node, started_at: float, log: str) -> list[str]:
         since_ms = int(started_at * 1000) - 1000
         reasons = []
         started = len(_STARTED_SOURCE.findall(log))
@@ -329,21 +300,8 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
     def metrics(self) -> ReplicatorMetrics | None:
         """End-offset lag and rates per partition, plus each flow's upstream heartbeat age."""
         sample = self._probe.sample()
-        notes = [*sample.notes, *filter(None, (self._heartbeat_age(flow) for flow in self.setup.flows))]
+        notes = [*sample.notes, *filter(None, (upstream_heartbeat_age(self.setup, flow) for flow in self.setup.flows))]
         return ReplicatorMetrics(sample.taken_at, sample.method, sample.partitions, tuple(notes))
-
-    def _heartbeat_age(self, flow: FlowSpec) -> str | None:
-        """How old the newest upstream heartbeat of the flow on its target is (None: none in the last minute)."""
-        topic = self.setup.remote_topic(flow.source, "heartbeats")
-        try:
-            newest = max((h.timestamp_ms for h in self.heartbeats(flow.target, topic,
-                                                                  since_ms=int(time.time() * 1000) - 60_000)),
-                         default=None)
-        except (KafkaException, TimeoutError):
-            return None
-        if newest is None:
-            return None
-        return f"{flow.name}: newest upstream heartbeat on {flow.target} is {time.time() * 1000 - newest:.0f} ms old"
 
     # --- description ------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -352,6 +310,7 @@ class MirrorMaker2Replicator(NodeReplicator[Mm2Node]):
         return {
             "kind": self.kind, "policy": self.setup.policy, "separator": self.setup.separator,
             "heap_mb": self.heap_mb, "drill_intervals": self.drill_intervals, "exactly_once": self.exactly_once,
+            "nodes_per_target": self.replicas, "worker_settings": redact_settings(self.worker_settings),
             "flows": [{"name": f.name, "topics": list(f.topics), "topics_exclude": list(f.topics_exclude),
                        "placement": f.placement, "settings": redact_settings(f.settings)} for f in self.setup.flows],
             "processes": nodes,
@@ -368,3 +327,8 @@ def _short_argv(argv: Sequence[str]) -> list[str]:
         jars = out[i].split(":")
         out[i] = f"<{len(jars)} jars in {Path(jars[0]).parent}>"
     return out
+
+
+def _property(value: str | int | float | bool) -> str:
+    # YAML's true/false become Java's spelling, as a properties file expects
+    return str(value).lower() if isinstance(value, bool) else str(value)

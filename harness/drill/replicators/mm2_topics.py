@@ -6,7 +6,11 @@ so MirrorMaker 2 and the bundled replicator read their checkpoints through these
 
 from __future__ import annotations
 
-from harness.drill.replicators.setup import ReplicationSetup
+import time
+
+from confluent_kafka import KafkaException
+
+from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from primitives.kafka.reading import read_topic
 from replicator.mm2_format import Checkpoint, Heartbeat
 
@@ -45,3 +49,17 @@ def latest_checkpoints(setup: ReplicationSetup, group: str, source: str,
     """The group's latest checkpoint per remote partition (as named on the target)."""
     # a group's checkpoints of one partition share a key, so one partition of the topic: the last read is the newest
     return {(cp.topic, cp.partition): cp for cp in read_checkpoints(setup, source, target, group)}
+
+
+def upstream_heartbeat_age(setup: ReplicationSetup, flow: FlowSpec) -> str | None:
+    """How old the newest upstream heartbeat of the flow on its target is (None: none in the last minute)."""
+    topic = setup.remote_topic(flow.source, "heartbeats")
+    try:
+        newest = max((h.timestamp_ms for h in read_heartbeats(setup, flow.target, topic,
+                                                              since_ms=int(time.time() * 1000) - 60_000)),
+                     default=None)
+    except (KafkaException, TimeoutError):
+        return None
+    if newest is None:
+        return None
+    return f"{flow.name}: newest upstream heartbeat on {flow.target} is {time.time() * 1000 - newest:.0f} ms old"

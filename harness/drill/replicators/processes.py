@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from confluent_kafka import KafkaException
 
-from harness.drill.replicators.errors import ReplicatorNotReady
+from harness.drill.replicators.errors import ReplicatorError, ReplicatorNotReady
 from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, ReplicatorAdapter
 from harness.drill.replicators.measurements import OffsetLagProbe, ReplicatorMetrics
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
@@ -175,6 +175,7 @@ class NodeReplicator(ProcessReplicator, Generic[NodeT]):
     log: MirrorMaker 2 and ours alike."""
 
     nodes: list[NodeT]
+    _node_faults: list[dict[str, Any]]  # see note_node_fault
 
     label: ClassVar[str]  # what the readiness error calls the replicator
     # how often ``_wait_ready`` asks the nodes: each time is up to this much between ready and the load
@@ -236,6 +237,99 @@ class NodeReplicator(ProcessReplicator, Generic[NodeT]):
     def processes(self) -> list[ManagedProcess]:
         return [n.process for n in self.nodes if n.process is not None]
 
+    # --- one node at a time (the *_replicator_node steps) ------------------------------
+    def __init__(self, setup: ReplicationSetup, ready_timeout_s: float | None = None) -> None:
+        super().__init__(setup, ready_timeout_s)
+        self._node_faults = []
+
+    def node(self, index: int) -> NodeT:
+        """The node at ``index`` of ``nodes`` (summary.json lists them in this order)."""
+        if not 0 <= index < len(self.nodes):
+            raise ReplicatorError(f"{self.label} has nodes 0..{len(self.nodes) - 1}; there is no node {index}")
+        return self.nodes[index]
+
+    def node_copying(self, topic: str, partition: int) -> int:
+        """The index of the node whose work covers ``partition`` of source ``topic`` now. By default
+        the first whose flows select the topic (a process runs every partition of its flows)."""
+        for i, node in enumerate(self.nodes):
+            if any(topic in self._probe.selected_topics(flow) for flow in node.flows):
+                return i
+        raise ReplicatorError(f"no node of {self.label} copies topic {topic!r}")
+
+    def task_assignment(self) -> dict[str, int | str] | None:
+        """Which node holds which task now (task -> node index), where the replicator tells; else None."""
+        return None
+
+    def note_node_fault(self, kind: str, index: int, at_ms: int) -> None:
+        """Keep a node fault with the assignment before it; it is the previous fault's "after"."""
+        before = self._assignment_now()
+        if self._node_faults and self._node_faults[-1].get("after") is None:
+            self._node_faults[-1]["after"] = before
+        self._node_faults.append({"step": kind, "node": index, "node_name": self.node(index).name,
+                                  "at_ms": at_ms, "before": before, "after": None})
+
+    def _assignment_now(self) -> dict[str, int | str] | None:
+        try:
+            return self.task_assignment()
+        except (KafkaException, TimeoutError, OSError, ReplicatorError):
+            return None  # a cluster that is down: the fault is still recorded
+
+    def node_faults(self) -> list[dict[str, Any]]:
+        return [dict(f) for f in self._node_faults]
+
+    def stop(self, grace_s: float = DEFAULT_STOP_GRACE_S) -> None:
+        # the last fault's "after": the assignment at the end, read while the group still runs
+        if self._node_faults and self._node_faults[-1].get("after") is None:
+            self._node_faults[-1]["after"] = self._assignment_now()
+        super().stop(grace_s)
+
+    def kill_node(self, index: int) -> str:
+        proc = self._process_of(index)
+        proc.kill()
+        return f"killed {proc.name} (SIGKILL)"
+
+    def bounce_node(self, index: int, timeout_s: float | None = None) -> str:
+        """Stop the node cleanly, start it again with the same configuration, wait until it is back."""
+        node, proc = self.node(index), self._process_of(index)
+        proc.stop()
+        offset = node.log_path.stat().st_size if node.log_path.exists() else 0
+        started_at = time.time()
+        proc.start()
+        deadline = time.monotonic() + (timeout_s or self.ready_timeout_s)
+        reasons = ["not checked yet"]
+        while time.monotonic() < deadline:
+            if not proc.running:
+                raise ReplicatorNotReady(f"{proc.name} exited (code {proc.returncode}) after its restart; "
+                                         f"log: {proc.log_path}")
+            try:
+                reasons = self._node_back(node, started_at, read_log_since(node.log_path, offset))
+            except (KafkaException, TimeoutError) as err:
+                reasons = [f"{node.name}: could not check yet: {err}"]
+            if not reasons:
+                return f"stopped {proc.name} cleanly and started it again"
+            time.sleep(self.ready_poll_s)
+        raise ReplicatorNotReady(f"{proc.name} not back after {self.ready_timeout_s:.0f}s: " + "; ".join(reasons))
+
+    def _node_back(self, node: NodeT, started_at: float, log: str) -> list[str]:
+        """Why a restarted node is not back yet; by default what its first start waits for."""
+        return self._node_not_ready(node, started_at, log)
+
+    def pause_node(self, index: int) -> str:
+        proc = self._process_of(index)
+        proc.pause()
+        return f"paused {proc.name} (SIGSTOP)"
+
+    def resume_node(self, index: int) -> str:
+        proc = self._process_of(index)
+        proc.resume()
+        return f"resumed {proc.name} (SIGCONT)"
+
+    def _process_of(self, index: int) -> ManagedProcess:
+        node = self.node(index)
+        if node.process is None:
+            raise ReplicatorError(f"{node.name} has no process")
+        return node.process
+
     def node_summary(self, node: NodeT) -> dict[str, Any]:
         """What describe() says of every node: where its files are and its redacted properties."""
         text = node.properties
@@ -244,6 +338,7 @@ class NodeReplicator(ProcessReplicator, Generic[NodeT]):
                 text = self.render(node)
             except Exception as err:  # addresses exist only once the environment runs
                 text = f"# not rendered yet: {err}"
-        return {"name": node.name, "flows": [f.name for f in node.flows], "config_path": str(node.config_path),
+        return {"index": self.nodes.index(node), "name": node.name, "flows": [f.name for f in node.flows],
+                "config_path": str(node.config_path),
                 "log_path": str(node.log_path), "pid": node.process.pid if node.process else None,
                 "properties": redact_properties(text)}

@@ -22,6 +22,8 @@ _SHORTHANDS = {"num_streams": "tasks.max", "linger.ms": "producer.linger.ms", "b
 COMPRESSION_TYPES = ("none", "gzip", "snappy", "lz4", "zstd")  # Kafka's, for producers and topics alike
 # sweep keys that set every WAN link of the drill (both ways), as its ``links:`` entries spell them
 LINK_KEYS = ("latency_ms", "bandwidth_kb_s")
+MM2_NODES_KEY = "mm2_nodes"  # replication.mirrormaker2.nodes
+MM2_WORKER_PREFIX = "mm2_worker."  # mm2_worker.<key>: a Connect worker setting, replication.mirrormaker2.worker.<key>
 
 
 class SweepError(ValueError):
@@ -54,14 +56,17 @@ def parse_params(specs: list[str]) -> list[SweepParam]:
 
 
 SWEEP_KEYS = ("replicator", "mode", "driver_jit", "broker_jit", "rate", "duration", "backlog", "profile", "compression",
-              "failover_shift_s", *LINK_KEYS, *_SHORTHANDS)
-"""``--param`` keys that are not flow settings (any other key is one, checked as the adapters check it)."""
+              "failover_shift_s", MM2_NODES_KEY, *LINK_KEYS, *_SHORTHANDS)
+"""``--param`` keys that are not flow settings (any other key is one, checked as the adapters check it;
+``mm2_worker.<key>`` is a Connect worker setting of MirrorMaker 2)."""
 
 
 def check_key(key: str, value: Any) -> None:
     """SweepError (with "did you mean") for a key that is neither a sweep key nor a valid flow setting."""
     if key in SWEEP_KEYS:
         return
+    if key.startswith(MM2_WORKER_PREFIX) and len(key) > len(MM2_WORKER_PREFIX):
+        return  # checked with the drill (validate_drill), as the drill file's own worker settings are
     from harness.drill.preflight import flow_setting_problem
     problem = flow_setting_problem(key, value)
     if problem is None:
@@ -128,6 +133,10 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
                 raise SweepError(f"broker_jit={value!r}: the drill starts no broker (every cluster is existing:)")
             for cluster in started:
                 cluster["broker_jit"] = value
+        elif key == MM2_NODES_KEY:
+            d["replication"].setdefault("mirrormaker2", {})["nodes"] = value
+        elif key.startswith(MM2_WORKER_PREFIX):
+            d["replication"].setdefault("mirrormaker2", {}).setdefault("worker", {})[key[len(MM2_WORKER_PREFIX):]] = value
         elif key == "rate":
             for p in d.get("load", {}).get("producers", []):
                 p["rate"] = value
