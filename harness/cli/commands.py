@@ -479,7 +479,8 @@ def _drill_parsers(sub: argparse._SubParsersAction) -> None:
 def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     """The subcommands sweep, calibrate and bench: many drills, measured."""
     s = sub.add_parser("sweep", help="run a drill per parameter combination; throughput, latency, CPU, the knee")
-    s.add_argument("file", type=drill_argument, help="a drill file (or a shipped drill's name); each point runs it with the parameters applied")
+    s.add_argument("file", type=drill_argument,
+                   help="a drill file (or a shipped drill's name); each point runs it with the parameters applied")
     s.add_argument("--param", action="append", required=True, metavar="KEY=V1,V2,...",
                    help="num_streams (tasks.max), linger.ms (producer.linger.ms), compression "
                         "(producer.compression.type), replicator, mode, rate, backlog, the WAN's latency_ms and "
@@ -508,7 +509,8 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("bench", help="drills: pyspark and MirrorMaker 2 interleaved; startup: each drill's lab on "
                        "both backends alternately, medians side by side; load: one load process's highest rate")
     s.add_argument("what", choices=["drills", "startup", "load"], help="what to benchmark: drills, startup or load")
-    s.add_argument("--drills", nargs="+", metavar="FILE", type=drill_argument, help="drill files (default: every scenarios/*.yaml "
+    s.add_argument("--drills", nargs="+", metavar="FILE", type=drill_argument,
+                   help="drill files (default: every scenarios/*.yaml "
                    "both replicators can run, the capacity sweep's drill left out)")
     s.add_argument("--runs", type=int, default=3, metavar="N", help="runs per drill and replicator (default 3)")
     s.add_argument("--out", help="bench folder (default: runs/bench-<time>); the same folder again resumes")
@@ -520,7 +522,8 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
 def _file_parsers(sub: argparse._SubParsersAction) -> None:
     """The subcommand up: a drill file's clusters started to try things by hand."""
     s = sub.add_parser("up", help="start clusters and WAN links, print how to connect, run until Ctrl-C")
-    s.add_argument("file", nargs="?", type=drill_argument, help="a drill file (or a shipped drill's name): start its clusters (with their security) and links")
+    s.add_argument("file", nargs="?", type=drill_argument,
+                   help="a drill file (or a shipped drill's name): start its clusters (with their security) and links")
     s.add_argument("--clusters", help="comma-separated cluster names, without a drill file (default: primary,dr)")
     s.add_argument("--connection-file", metavar="PATH",
                    help="write each cluster's bootstrap servers and client settings here (secrets by reference)")

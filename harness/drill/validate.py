@@ -26,9 +26,9 @@ from harness.drill.replicators import replicator_kinds
 from harness.drill.schema import Scenario, parse_expectation
 from harness.drill.schema_timeline import Failback, Failover
 from harness.drill.secret_checks import secret_problems
+from harness.drill.shipped import missing_drill_hint
 from harness.drill.step_targets import step_target_problems
 from harness.drill.topic_names import topic_name_problems
-from harness.drill.shipped import missing_drill_hint
 from harness.drill.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
 from harness.lab.environment import CLUSTER_NAME
 from primitives.config_refs import RefResolver

@@ -163,7 +163,8 @@ def add_parsers(sub) -> None:
                                    "y on a terminal, or --yes. Without a terminal and without --yes it deletes "
                                    "nothing (exit 2). The prefix is the drill's owned_prefix; another one needs the "
                                    "clusters named with --cluster.")
-    s.add_argument("file", nargs="?", type=drill_argument, help="the drill file: its owned_prefix, its existing clusters and how to reach them")
+    s.add_argument("file", nargs="?", type=drill_argument,
+                   help="the drill file: its owned_prefix, its existing clusters and how to reach them")
     s.add_argument("--prefix", help="a prefix other than the drill's owned_prefix (then --cluster is required); "
                                     "required with --bootstrap")
     s.add_argument("--cluster", action="append", metavar="NAME", help="only this existing cluster (repeatable); with "
