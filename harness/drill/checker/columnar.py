@@ -101,8 +101,9 @@ def check_flow(inp: FlowInput | ColumnarFlowInput) -> FlowResult:
     topic_map = dict(columnar.topic_map)
     source_topics = sorted(set(topic_map.values()))
     ids = _verdicts(columnar, topic_map, source_topics)
-    series = flow_series(*_second_counts(ids), *_latest_end_offsets(columnar, source_topics, topic_map),
-                         topic_map)
+    acks, caught_up, first_seen = _second_counts(ids)
+    source_ends, target_ends = _latest_end_offsets(columnar, source_topics, topic_map)
+    series = flow_series(acks, caught_up, first_seen, source_ends, target_ends, topic_map)
     by_topic = _by_topic(ids, source_topics)
     total = Tally()
     for t in by_topic.values():
@@ -141,8 +142,10 @@ def _verdicts(inp: ColumnarFlowInput, topic_map: dict[str, str], source_topics: 
                  .group_by(ID).agg(u_topic=_C("topic").min()))
     wipes = wipe_times(inp.timeline, inp.source)
 
-    ledger = (acked.sort(["ack_ts_ms", "topic", "partition", "offset"], maintain_order=True)
-              .group_by(ID).agg(_C("topic", "partition", "offset", "send_ts_ms", "ack_ts_ms",
+    # Sorted by id first, the group-bys below take each id's rows as one run (cheaper than
+    # hashing them apart); stable sorts keep ties in input order.
+    ledger = (acked.sort([*ID, "ack_ts_ms", "topic", "partition", "offset"], maintain_order=True)
+              .group_by(ID, maintain_order=True).agg(_C("topic", "partition", "offset", "send_ts_ms", "ack_ts_ms",
                                    "size_bytes").first(),
                                 positions=pl.struct("topic", "partition", "offset").n_unique())
               .with_columns(acked=pl.lit(True), epoch=_epoch(_C("ack_ts_ms"), wipes)))
@@ -150,8 +153,8 @@ def _verdicts(inp: ColumnarFlowInput, topic_map: dict[str, str], source_topics: 
     foreign = (observed.select(*ID, "checksum").unique()
                .join(acked.select(*ID, "checksum").unique(), on=[*ID, "checksum"], how="anti")
                .select(ID).unique().with_columns(foreign=pl.lit(True)))
-    sightings = (observed.sort(["seen_ts_ms", "topic", "partition", "offset"], maintain_order=True)
-                 .group_by(ID).agg(_C("seen_ts_ms").first(), remote=_C("topic").first(),
+    sightings = (observed.sort([*ID, "seen_ts_ms", "topic", "partition", "offset"], maintain_order=True)
+                 .group_by(ID, maintain_order=True).agg(_C("seen_ts_ms").first(), remote=_C("topic").first(),
                                    t_partition=_C("partition").first(),
                                    t_offset=_C("offset").first(),
                                    t_positions=pl.struct("topic", "partition", "offset").n_unique(),
