@@ -85,12 +85,16 @@ def read_frame(kind: HistoryKind[Any], paths: Paths) -> pl.DataFrame:
 def _parse(kind: HistoryKind[Any], path: str, body: bytes, lines: int) -> pl.DataFrame:
     """The complete lines of one file; its header row, when it has one, skipped."""
     schema = frame_schema(kind)
+    # Booleans are read as text and checked here: Polars would also take "True" or "TRUE", which
+    # the format (and the row reader) refuses.
+    booleans = [c for c, t in schema.items() if t == pl.Boolean]
     header = kind.header.encode("utf-8")
     skip = 1 if body.startswith(header) else 0  # files without one (hand-made) are read too
     if lines - skip == 0:
         return pl.DataFrame(schema=schema)
     try:
-        frame = pl.read_csv(io.BytesIO(body), has_header=False, skip_lines=skip, schema=schema,
+        frame = pl.read_csv(io.BytesIO(body), has_header=False, skip_lines=skip,
+                            schema=schema | dict.fromkeys(booleans, pl.String),
                             quote_char='"', separator=",", empty_string_is_null=False,
                             truncate_ragged_lines=False, raise_if_empty=False)
     except (pl.exceptions.PolarsError, ValueError) as exc:
@@ -100,6 +104,11 @@ def _parse(kind: HistoryKind[Any], path: str, body: bytes, lines: int) -> pl.Dat
     if frame.height != lines - skip:
         raise HistoryFormatError(f"{path}: {lines - skip} lines but {frame.height} "
                                  f"{kind.row_type.__name__} records")
+    for c in booleans:
+        if not frame[c].is_in(["true", "false", ""]).all():
+            raise HistoryFormatError(f"{path}: {kind.row_type.__name__} records with {c} not true or false")
+    frame = frame.with_columns(pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c) == "true").alias(c)
+                               for c in booleans)
     required = [c for c in kind.fields if c not in _optional(kind)]
     missing = [c for c in required if frame[c].null_count()]
     if missing:
