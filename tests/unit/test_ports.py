@@ -11,6 +11,10 @@ import pytest
 
 from primitives.ports import BLOCK, PortAllocator, ephemeral_range, listener_range
 
+# Windows for the tests below: above the ephemeral range, where neither outgoing connections nor
+# the listeners of drills running beside the tests take ports (those come from below it).
+SPARE = ephemeral_range()[1] + 1 if ephemeral_range()[1] + 1 + 6 * BLOCK <= 65536 else listener_range(ephemeral_range())[0]
+
 
 def test_listeners_get_ports_below_the_ephemeral_range_when_it_leaves_room():
     assert listener_range((32768, 60999)) == (10000, 32768)
@@ -41,7 +45,7 @@ def test_ports_on_this_machine_are_outside_its_ephemeral_range(tmp_path):
 
 
 def test_two_allocators_never_share_a_port_and_a_closed_one_gives_its_block_back(tmp_path):
-    window = (20000, 20000 + 2 * BLOCK)  # room for exactly two blocks
+    window = (SPARE, SPARE + 2 * BLOCK)  # room for exactly two blocks
     a = PortAllocator(lock_dir=tmp_path, ports=window)
     b = PortAllocator(lock_dir=tmp_path, ports=window)
     from_a = {a.take() for _ in range(BLOCK)}
@@ -55,7 +59,7 @@ def test_two_allocators_never_share_a_port_and_a_closed_one_gives_its_block_back
 
 
 def test_a_block_another_process_holds_is_skipped_until_that_process_ends(tmp_path):
-    window = (21000, 21000 + 2 * BLOCK)
+    window = (SPARE + 2 * BLOCK, SPARE + 4 * BLOCK)
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys
         from pathlib import Path
@@ -77,7 +81,7 @@ def test_a_block_another_process_holds_is_skipped_until_that_process_ends(tmp_pa
 
 
 def test_a_port_something_listens_on_is_not_given_out(tmp_path):
-    window = (22000, 22000 + BLOCK)
+    window = (SPARE + 4 * BLOCK, SPARE + 5 * BLOCK)
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", window[0]))
         busy.listen()

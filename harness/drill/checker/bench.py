@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.drill.checker.contract import FlowInput
-from harness.drill.checker.reference import check_flow as reference_check
+from harness.drill.checker.columnar import ColumnarFlowInput
+from harness.drill.checker.columnar import check_flow as reference_check
 from harness.drill.checker.synthetic import COUNTS, FaultPlan, synthesize_flow
+from loadgen.histories.columnar import read_frame
 from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS, HistoryKind, history_files, history_path
-from loadgen.histories.reader import read_rows
 from loadgen.histories.writer import HistoryWriter
 from primitives.cpu import process_cpu_seconds
 from primitives.measurement_record import Sitting, add_record_option
@@ -82,13 +82,13 @@ def _bench(args: argparse.Namespace, figures: dict[str, Any]) -> int:
         del synthetic, flow  # the reference reads its own copy from the files
 
         t, cpu = time.perf_counter(), time.process_time()
-        acked = read_rows(ACKED_SENDS, history_files(directory, ACKED_SENDS))
-        observed = read_rows(TARGET_RECORDS, history_files(directory, TARGET_RECORDS))
-        uncertain = read_rows(UNCERTAIN_SENDS, history_files(directory, UNCERTAIN_SENDS))
+        acked = read_frame(ACKED_SENDS, history_files(directory, ACKED_SENDS))
+        observed = read_frame(TARGET_RECORDS, history_files(directory, TARGET_RECORDS))
+        uncertain = read_frame(UNCERTAIN_SENDS, history_files(directory, UNCERTAIN_SENDS))
         read_s = time.perf_counter() - t
         t = time.perf_counter()
-        reference = reference_check(FlowInput(source, target, topic_map, acked, observed,
-                                              uncertain, (), timeline))
+        reference = reference_check(ColumnarFlowInput(source, target, topic_map, acked, observed,
+                                                      uncertain, (), timeline))
         check_s = time.perf_counter() - t
         cpu = time.process_time() - cpu
         del acked, observed, uncertain
