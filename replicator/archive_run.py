@@ -35,6 +35,7 @@ def main(archive: str, jars: list[Path], bootstrap: str) -> None:
     from pyspark.sql import SparkSession
 
     from replicator.driver_jvm import jit_flags, session_settings
+    from replicator.headers import LONG_BYTES_FUNCTION, register_long_bytes
 
     tmp = Path(tempfile.mkdtemp(prefix="mirrordrill-archive-run-"))
     master = "local[6]"
@@ -44,12 +45,13 @@ def main(archive: str, jars: list[Path], bootstrap: str) -> None:
         session_settings(jars, tmp, flags, master))
     spark = SparkSession.builder.config(conf=conf).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    register_long_bytes(spark)
     gateway = SparkContext._gateway
     if gateway is None:
         raise RuntimeError("the Spark session started without a JVM gateway")
     proc = gateway.proc
     try:
-        spark.range(100).selectExpr("concat('t.', cast(id as string)) as topic", "unhex(lpad(hex(id), 16, '0')) as v",
+        spark.range(100).selectExpr("concat('t.', cast(id as string)) as topic", f"{LONG_BYTES_FUNCTION}(id) as v",
                                     "filter(array(named_struct('key', 'k', 'value', cast('x' as binary))), "
                                     "h -> h.key NOT IN ('a'))").collect()
         if bootstrap:

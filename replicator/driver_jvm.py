@@ -207,7 +207,11 @@ class DriverStart:
         if self._error is not None:
             raise self._error
         from pyspark.sql import SparkSession
-        return SparkSession.builder.config(conf=self._conf(master)).getOrCreate()
+
+        from replicator.headers import register_long_bytes
+        spark = SparkSession.builder.config(conf=self._conf(master)).getOrCreate()
+        register_long_bytes(spark)
+        return spark
 
     def abandon(self, timeout_s: float = 60.0) -> None:
         """No session was made (the process failed before it): stop the JVM now, not at the process's exit."""

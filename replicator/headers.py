@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from replicator.policy import PROVENANCE_HEADER
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 # Carries the source timestamp from the Spark job to the producer interceptor, which makes it
 # the record's timestamp and removes the header (Spark's Kafka sink has no timestamp column).
@@ -18,12 +22,25 @@ SOURCE_OFFSET_HEADER = "mirrordrill.src.offset"
 
 INTERNAL_HEADERS = (TIMESTAMP_HEADER, SOURCE_OFFSET_HEADER)
 
+# The Spark SQL function that makes both headers' values: a BIGINT as 8 big-endian bytes, from the
+# replicator's jar (replicator/jvm: Spark's ANSI mode refuses CAST(bigint AS BINARY), and the SQL
+# detour through hex strings cost a task thread more than the rest of the headers together).
+LONG_BYTES_FUNCTION = "mirrordrill_long_bytes"
+LONG_BYTES_CLASS = "io.mirrordrill.replicator.BigEndianLong"
+
 __all__ = ["TIMESTAMP_HEADER", "SOURCE_OFFSET_HEADER", "PROVENANCE_HEADER", "INTERNAL_HEADERS",
+           "LONG_BYTES_FUNCTION", "LONG_BYTES_CLASS", "register_long_bytes",
            "RecordHeaders", "header_pairs", "encode_offset", "decode_offset", "source_offset_of"]
 
 # The client's type for Message.headers(): a consumed record's headers come as (key, value)
 # pairs; the mapping form is one a producer may be handed.
 RecordHeaders = Mapping[str, str | bytes | None] | Sequence[tuple[str, str | bytes | None]]
+
+
+def register_long_bytes(spark: SparkSession) -> None:
+    """Make ``LONG_BYTES_FUNCTION`` callable in the session's SQL (the jar is on its classpath)."""
+    from pyspark.sql.types import BinaryType
+    spark.udf.registerJavaFunction(LONG_BYTES_FUNCTION, LONG_BYTES_CLASS, BinaryType())
 
 
 def encode_offset(offset: int) -> bytes:

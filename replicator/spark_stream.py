@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from replicator.config.flow import MICROBATCH_TRIGGER_DEFAULT, REALTIME_TRIGGER_DEFAULT
-from replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, TIMESTAMP_HEADER
+from replicator.headers import LONG_BYTES_FUNCTION, PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, TIMESTAMP_HEADER
 from replicator.planted_faults import DataPathFault
 
 if TYPE_CHECKING:
@@ -98,8 +98,8 @@ class StreamPlan:
 
 
 def _bytes8(col_sql: str) -> str:
-    """SQL for a BIGINT as 8 big-endian bytes (non-negative values: offsets, epoch millis)."""
-    return f"unhex(lpad(hex({col_sql}), 16, '0'))"
+    """SQL for a BIGINT as 8 big-endian bytes (offsets, epoch millis), through the replicator's jar."""
+    return f"{LONG_BYTES_FUNCTION}({col_sql})"
 
 
 def transform(df: DataFrame, plan: StreamPlan) -> DataFrame:
