@@ -4,7 +4,7 @@ file, the CLI and the run folder like a built-in one, and the built-in ones keep
 
 from __future__ import annotations
 
-from importlib.metadata import EntryPoint
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 import pytest
@@ -111,9 +111,25 @@ def test_the_cli_offers_every_kind_and_calibrate_the_sweepable_ones(echo):
     assert sweepable_kinds() == ("pyspark", "mirrormaker2")
 
 
+def test_the_built_in_kinds_come_through_mirrordrills_own_entry_points():
+    ours = {ep.name: ep.value for ep in entry_points(group=kinds.ENTRY_POINT_GROUP)
+            if ep.dist is not None and ep.dist.name == "mirrordrill"}
+    assert set(kinds.BUILT_IN_KINDS) <= set(ours)
+    assert {kind: REPLICATOR_KINDS[kind] for kind in kinds.BUILT_IN_KINDS} == {
+        kind: ours[kind] for kind in kinds.BUILT_IN_KINDS}
+
+
+def test_without_mirrordrills_metadata_the_registry_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(kinds, "entry_points", lambda group: [])
+    with pytest.raises(kinds.MissingBuiltInKinds, match="pyspark, mirrormaker2, command: .*install the package"):
+        kinds._register_entry_points()
+
+
 def test_an_installed_package_adds_a_kind_through_its_entry_point(monkeypatch):
-    installed = [EntryPoint("echo", "tests.unit.test_replicator_kinds:EchoReplicator", kinds.ENTRY_POINT_GROUP),
-                 EntryPoint("pyspark", "elsewhere:Imposter", kinds.ENTRY_POINT_GROUP)]
+    # an imposter listed before mirrordrill's own entry point still cannot take a built-in name
+    installed = [EntryPoint("pyspark", "elsewhere:Imposter", kinds.ENTRY_POINT_GROUP),
+                 *entry_points(group=kinds.ENTRY_POINT_GROUP),
+                 EntryPoint("echo", "tests.unit.test_replicator_kinds:EchoReplicator", kinds.ENTRY_POINT_GROUP)]
     asked = []
     monkeypatch.setattr(kinds, "entry_points", lambda group: asked.append(group) or installed)
     try:

@@ -1,9 +1,10 @@
 """Replicator adapters: one interface (``ReplicatorAdapter``), several kinds, one factory.
 
 Kinds are registered by dotted path and imported only when used, so a drill against MM2
-never imports Spark. The built-in kinds are lines in ``BUILT_IN_KINDS``; an installed package
-adds one through the entry point group ``mirrordrill.replicators`` (name: the kind, value:
-``module:Class``), and code (a test, a plugin) with ``register_replicator_kind``. Everything
+never imports Spark. Every kind comes through the entry point group ``mirrordrill.replicators``
+(name: the kind, value: ``module:Class``): the built-in ones from mirrordrill's own
+pyproject.toml, others from any installed package; code (a test) adds one with
+``register_replicator_kind``. Everything
 else about a kind (its options, version, mode, the drill-file fields it reads) is declared on
 its adapter class (see ``ReplicatorAdapter``), so the drill file, the CLI and the engine read the
 kinds from here and their facts from the class, and name none.
@@ -27,21 +28,21 @@ from harness.drill.replicators.processes import ProcessReplicator
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 
 ENTRY_POINT_GROUP = "mirrordrill.replicators"
+DISTRIBUTION = "mirrordrill"  # the package whose entry points are the built-in kinds
 
-# In the order the CLI offers them; the first is the drill file's default.
-BUILT_IN_KINDS: Mapping[str, str] = MappingProxyType({
-    "pyspark": "harness.drill.replicators.pyspark:PySparkReplicator",
-    "mirrormaker2": "harness.drill.replicators.mirrormaker2:MirrorMaker2Replicator",
-    "command": "harness.drill.replicators.command:CommandReplicator",
-})
+# The kinds mirrordrill's own package declares (pyproject.toml), in the order the CLI offers
+# them; the first is the drill file's default. Other packages' kinds follow, by name.
+BUILT_IN_KINDS: tuple[str, ...] = ("pyspark", "mirrormaker2", "command")
 
-_kinds: dict[str, str | type[ReplicatorAdapter]] = dict(BUILT_IN_KINDS)
+_kinds: dict[str, str | type[ReplicatorAdapter]] = {}
 REPLICATOR_KINDS: Mapping[str, str | type[ReplicatorAdapter]] = MappingProxyType(_kinds)
 """Every replicator kind, as ``module:Class`` or the class itself (a subclass of ``ReplicatorAdapter``);
 a read-only view that follows registration."""
 
 __all__ = [
+    "BUILT_IN_KINDS",
     "FlowSpec",
+    "MissingBuiltInKinds",
     "OffsetLagProbe",
     "PartitionMetrics",
     "ProcessReplicator",
@@ -93,15 +94,32 @@ def sweepable_kinds() -> tuple[str, ...]:
     return tuple(kind for kind in _kinds if replicator_class(kind).sweepable)
 
 
+class MissingBuiltInKinds(RuntimeError):
+    """mirrordrill's own entry points are not installed: its package metadata is missing."""
+
+
 def _register_entry_points() -> None:
-    """The kinds installed packages declare. One that reuses a taken name is left out, with a
-    warning: a plugin cannot replace a built-in replicator under the drill files that name it."""
+    """The kinds installed packages declare, built-in ones first. A second package that reuses a
+    taken name is left out, with a warning: a plugin cannot replace a built-in replicator under the
+    drill files that name it."""
+    declared: dict[str, str] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in _kinds:
+        ours = ep.dist is not None and ep.dist.name == DISTRIBUTION
+        taken = declared.get(ep.name)
+        # the same name and class twice is one package seen twice (an editable install's metadata
+        # beside a build's), not a conflict
+        if (ep.name in BUILT_IN_KINDS and not ours) or (taken is not None and taken != ep.value):
             warnings.warn(f"{ENTRY_POINT_GROUP} entry point {ep.name!r} ({ep.value}) is left out: "
                           "that replicator kind exists already", stacklevel=2)
         else:
-            _kinds[ep.name] = ep.value
+            declared.setdefault(ep.name, ep.value)
+    missing = [kind for kind in BUILT_IN_KINDS if kind not in declared]
+    if missing:
+        raise MissingBuiltInKinds(
+            f"no {ENTRY_POINT_GROUP} entry point for {', '.join(missing)}: mirrordrill's package metadata is "
+            "not installed; install the package (pip install mirrordrill, or ./mirrordrill from a checkout)")
+    for kind in (*BUILT_IN_KINDS, *sorted(set(declared) - set(BUILT_IN_KINDS))):
+        _kinds[kind] = declared[kind]
 
 
 _register_entry_points()
