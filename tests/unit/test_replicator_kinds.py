@@ -4,7 +4,7 @@ file, the CLI and the run folder like a built-in one, and the built-in ones keep
 
 from __future__ import annotations
 
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
@@ -112,11 +112,22 @@ def test_the_cli_offers_every_kind_and_calibrate_the_sweepable_ones(echo):
 
 
 def test_the_built_in_kinds_come_through_mirrordrills_own_entry_points():
-    ours = {ep.name: ep.value for ep in entry_points(group=kinds.ENTRY_POINT_GROUP)
+    ours = {ep.name: ep.value for ep in kinds.entry_points(group=kinds.ENTRY_POINT_GROUP)
             if ep.dist is not None and ep.dist.name == "mirrordrill"}
     assert set(kinds.BUILT_IN_KINDS) <= set(ours)
     assert {kind: REPLICATOR_KINDS[kind] for kind in kinds.BUILT_IN_KINDS} == {
         kind: ours[kind] for kind in kinds.BUILT_IN_KINDS}
+
+
+def test_a_stale_metadata_folder_on_the_path_does_not_hide_the_built_in_kinds(tmp_path, monkeypatch):
+    # what an older build leaves in a checkout: mirrordrill's metadata without the group
+    stale = tmp_path / "mirrordrill.egg-info"
+    stale.mkdir()
+    (stale / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: mirrordrill\nVersion: 0.0.1\n")
+    (stale / "entry_points.txt").write_text("[console_scripts]\nmirrordrill = harness.cli.commands:main\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kinds._register_entry_points()
+    assert replicator_kinds()[:3] == kinds.BUILT_IN_KINDS
 
 
 def test_without_mirrordrills_metadata_the_registry_says_how_to_install_it(monkeypatch):
@@ -128,7 +139,7 @@ def test_without_mirrordrills_metadata_the_registry_says_how_to_install_it(monke
 def test_an_installed_package_adds_a_kind_through_its_entry_point(monkeypatch):
     # an imposter listed before mirrordrill's own entry point still cannot take a built-in name
     installed = [EntryPoint("pyspark", "elsewhere:Imposter", kinds.ENTRY_POINT_GROUP),
-                 *entry_points(group=kinds.ENTRY_POINT_GROUP),
+                 *kinds.entry_points(group=kinds.ENTRY_POINT_GROUP),
                  EntryPoint("echo", "tests.unit.test_replicator_kinds:EchoReplicator", kinds.ENTRY_POINT_GROUP)]
     asked = []
     monkeypatch.setattr(kinds, "entry_points", lambda group: asked.append(group) or installed)

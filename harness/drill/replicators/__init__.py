@@ -15,9 +15,10 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import re
 import warnings
 from collections.abc import Mapping
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, distributions
 from types import MappingProxyType
 from typing import Any
 
@@ -98,13 +99,26 @@ class MissingBuiltInKinds(RuntimeError):
     """mirrordrill's own entry points are not installed: its package metadata is missing."""
 
 
+def canonical(name: str) -> str:
+    """A distribution's name as packaging compares them (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def entry_points(group: str) -> list[EntryPoint]:
+    """``group``'s entry points of every installed distribution. Unlike importlib's own
+    ``entry_points``, a distribution seen twice is read twice: a stale ``mirrordrill.egg-info`` in a
+    checkout on ``PYTHONPATH`` (left by an older build) would otherwise hide the environment's
+    current metadata, and with it the built-in kinds."""
+    return [ep for dist in distributions() for ep in dist.entry_points.select(group=group)]
+
+
 def _register_entry_points() -> None:
     """The kinds installed packages declare, built-in ones first. A second package that reuses a
     taken name is left out, with a warning: a plugin cannot replace a built-in replicator under the
     drill files that name it."""
     declared: dict[str, str] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ours = ep.dist is not None and ep.dist.name == DISTRIBUTION
+        ours = ep.dist is not None and canonical(ep.dist.name) == DISTRIBUTION
         taken = declared.get(ep.name)
         # the same name and class twice is one package seen twice (an editable install's metadata
         # beside a build's), not a conflict
