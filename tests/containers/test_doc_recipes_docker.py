@@ -1,0 +1,68 @@
+"""The docker pages' recipes as a new user types them, on a fresh cache: an empty HOME (so no Compose
+plugin and an empty MIRRORDRILL_HOME) that shares only the download caches and the Python environment.
+Skipped, with the reason, where no engine can be found or started (conftest.py's ``docker_engine``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.doc_recipes import commands, script
+from tests.integration.recipe_shell import bash, recipe_env, scratch_checkout
+
+pytestmark = [pytest.mark.integration, pytest.mark.serial]  # the chaos lab takes fixed ports; Compose builds with Go
+
+TEST = "tests/containers/test_doc_recipes_docker.py::test_the_docker_recipes_on_a_fresh_cache"
+# Downloads only: what the fresh HOME shares with this one (Maven, Go modules and build cache, pip, npm).
+DOWNLOAD_CACHES = (".m2", "go", ".cache/go-build", ".cache/pip", ".npm")
+
+
+def fresh_home(root: Path) -> dict[str, str]:
+    """An environment whose HOME is new: MIRRORDRILL_HOME and ~/.docker start empty."""
+    real = Path.home()
+    home = root / "home"
+    cache = home / ".cache" / "mirrordrill"
+    cache.mkdir(parents=True)
+    for name in DOWNLOAD_CACHES:
+        if (real / name).exists():
+            (home / name).parent.mkdir(parents=True, exist_ok=True)
+            (home / name).symlink_to(real / name)
+    # the wrapper's Python environment is not what these recipes install: share it, named as the wrapper names it
+    venv = Path(sys.executable).parents[1]
+    (cache / venv.name).symlink_to(venv)
+    env = recipe_env(HOME=str(home))
+    env.pop("MIRRORDRILL_HOME", None)
+    return env
+
+
+def test_the_docker_recipes_on_a_fresh_cache(docker_engine, tmp_path):
+    checkout = scratch_checkout(tmp_path / "checkout")
+    env = fresh_home(tmp_path)
+
+    doctor, fix, build, only = commands("containers-docker", TEST)
+    before = bash(doctor, checkout, 120, env)
+    assert before.returncode != 0 and "docker compose v2" in before.stdout, before.stdout  # nothing built yet
+    fixed = bash(fix, checkout, 1800, env)
+    assert fixed.returncode == 0, fixed.stdout[-4000:]
+    assert (Path(env["HOME"]) / ".docker" / "cli-plugins" / "docker-compose").exists()
+    built = bash(build, checkout, 600, env)
+    assert built.returncode == 0 and "docker compose v2 plugin:" in built.stdout, built.stdout[-4000:]
+    assert "up to date" in built.stdout and "built in" not in built.stdout, built.stdout  # --fix built them all
+    broker = bash(only, checkout, 300, env)
+    assert broker.returncode == 0 and "mirrordrill/broker" in broker.stdout, broker.stdout
+    assert "docker compose v2 plugin" not in broker.stdout
+
+    assert commands("docker-backend", TEST) == [build]  # the backend page's first step is the same command
+
+    lab = script("chaos-lab", TEST)
+    down = commands("chaos-lab", TEST)[-1]
+    try:
+        done = bash(lab, checkout, 900, env)
+    finally:
+        bash(down, checkout, 300, env)
+    out = done.stdout
+    assert done.returncode == 0, out[-6000:]
+    assert "\nhello\n" in out and "Processed a total of 1 messages" in out, out[-6000:]
+    assert '"name":"latency"' in out.replace(" ", ""), out[-3000:]
