@@ -133,8 +133,9 @@ SUITE = Part("tests/suite.py::main", MAPPED, "./mirrordrill test",
              why="the command that runs this suite (tests/suite.py): whoever runs the suite runs it")
 SHIPPED_DRILL = ("the drill tests run this very file (every shipped drill), at its short profile; the docs' "
                  "command runs the full profile of the same file")
-MEASUREMENT = ("a measurement command (each point a drill; the docs say how long it took): the sweep command "
-               "runs on a tiny drill in tests/integration/test_sweep.py")
+MEASUREMENT = ("a measurement command (each point a drill run, three runs a point; the page gives the half hour it "
+               "took): the drill it sweeps, scenarios/sweep-capacity.yaml, runs in the drill tests, and the sweep "
+               "the command builds on a tiny drill in tests/integration/test_sweep.py")
 QUICKSTART = "./mirrordrill run scenarios/quickstart.yaml"
 
 COVERAGE: dict[str, tuple[Part, ...]] = {
@@ -183,12 +184,13 @@ COVERAGE: dict[str, tuple[Part, ...]] = {
     "planned-failover": (Part(DRILLS, MAPPED, why=SHIPPED_DRILL),),
     "unplanned-failover": (Part(DRILLS, MAPPED, why=SHIPPED_DRILL),),
     "failback": (Part(DRILLS, MAPPED, why=SHIPPED_DRILL),),
-    "capacity-sweep": (Part("tests/integration/test_sweep.py::test_two_point_sweep_writes_table_plot_recommendation_"
-                            "and_resumes", MAPPED, why=MEASUREMENT),),
-    "capacity-sweep-modes": (Part("tests/integration/test_sweep.py::test_two_point_sweep_writes_table_plot_"
-                                  "recommendation_and_resumes", MAPPED, why=MEASUREMENT),),
-    "sizing-compression-sweep": (Part("tests/integration/test_sweep.py::test_two_point_sweep_writes_table_plot_"
-                                      "recommendation_and_resumes", MAPPED, why=MEASUREMENT),),
+    "capacity-sweep": (Part(DRILLS, MAPPED, why=MEASUREMENT),),
+    "capacity-sweep-modes": (Part(DRILLS, MAPPED, why=MEASUREMENT),),
+    "sizing-compression-sweep": (
+        Part("tests/integration/test_sweep.py::test_two_point_sweep_writes_table_plot_recommendation_and_resumes",
+             MAPPED, why="a measurement command (one drill run per codec): the sweep the command builds runs over "
+                         "a tiny drill there (num_streams); tests/unit/test_sweep.py applies the compression "
+                         "parameter to a drill"),),
     "containers-docker": (Part(DOCKER),),
     "docker-backend": (
         Part(DOCKER, starts="./mirrordrill images build"),

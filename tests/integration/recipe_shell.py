@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -30,7 +31,26 @@ def recipe_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+# A failing line ends the script (-e), and a job the recipe started in the background (`up ... &`) must
+# not outlive it: it would hold the clusters and the output pipe. A person's shell would keep it too;
+# the person would then press Ctrl-C.
+STOP_JOBS = "trap 'jobs -p | xargs -r kill 2>/dev/null; wait' EXIT\n"
+
+
 def bash(script: str, cwd: Path, timeout_s: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """``script`` in bash, stopping at the first failing line (``-e -o pipefail``), output and errors merged."""
-    return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd, env=env or recipe_env(),
-                          text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout_s)
+    """``script`` in bash, stopping at the first failing line (``-e -o pipefail``), output and errors merged;
+    its background jobs are stopped when it ends, and everything it started when it runs out of time."""
+    proc = subprocess.Popen(["bash", "-e", "-o", "pipefail", "-c", STOP_JOBS + script], cwd=cwd,
+                            env=env or recipe_env(), text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        out, _ = proc.communicate(timeout=120)
+        raise AssertionError(f"recipe still running after {timeout_s:.0f}s:\n{out[-4000:]}") from None
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out)
