@@ -16,6 +16,7 @@ or an entry names a test that does not exist or does not name the recipe.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,6 +117,11 @@ def commands(recipe_id: str, test: str) -> list[str]:
     if not lines:
         raise LookupError(f"recipe {recipe_id}: no command line is run by {test}")
     return lines
+
+
+def words(script_text: str) -> list[list[str]]:
+    """Each line's words as bash splits them, comments left out: two pages show the same command."""
+    return [shlex.split(line, comments=True) for line in script_text.splitlines()]
 
 
 def script(recipe_id: str, test: str) -> str:
