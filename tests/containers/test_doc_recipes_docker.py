@@ -4,39 +4,16 @@ Skipped, with the reason, where no engine can be found or started (conftest.py's
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.doc_recipes import commands, script, words
-from tests.integration.recipe_shell import bash, recipe_env, scratch_checkout
+from tests.integration.recipe_shell import bash, fresh_home, scratch_checkout
 
 pytestmark = pytest.mark.integration
 
 TEST = "tests/containers/test_doc_recipes_docker.py::test_the_docker_recipes_on_a_fresh_cache"
-# Downloads only: what the fresh HOME shares with this one (Maven, Go modules and build cache, pip, npm).
-DOWNLOAD_CACHES = (".m2", "go", ".cache/go-build", ".cache/pip", ".npm")
-
-
-def fresh_home(root: Path) -> dict[str, str]:
-    """An environment whose HOME is new: MIRRORDRILL_HOME and ~/.docker start empty."""
-    real = Path.home()
-    home = root / "home"
-    cache = home / ".cache" / "mirrordrill"
-    cache.mkdir(parents=True)
-    for name in DOWNLOAD_CACHES:
-        if (real / name).exists():
-            (home / name).parent.mkdir(parents=True, exist_ok=True)
-            (home / name).symlink_to(real / name)
-    # the wrapper's Python environment is not what these recipes install: share it, named as the wrapper names it
-    venv = Path(sys.executable).parents[1]
-    (cache / venv.name).symlink_to(venv)
-    env = recipe_env(HOME=str(home))
-    env.pop("MIRRORDRILL_HOME", None)
-    return env
-
-
 def test_the_docker_recipes_on_a_fresh_cache(docker_engine, tmp_path):
     checkout = scratch_checkout(tmp_path / "checkout")
     env = fresh_home(tmp_path)

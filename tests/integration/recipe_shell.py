@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 from tests.doc_recipes import REPO
@@ -29,6 +30,28 @@ def recipe_env(**extra: str) -> dict[str, str]:
     without the checkout on PYTHONPATH: the scratch copy's wrapper puts itself there."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return {**env, **extra}
+
+
+# Downloads only: what the fresh HOME shares with this one (Maven, Go modules and build cache, pip, npm).
+DOWNLOAD_CACHES = (".m2", "go", ".cache/go-build", ".cache/pip", ".npm")
+
+
+def fresh_home(root: Path) -> dict[str, str]:
+    """An environment whose HOME is new: MIRRORDRILL_HOME and ~/.docker start empty."""
+    real = Path.home()
+    home = root / "home"
+    cache = home / ".cache" / "mirrordrill"
+    cache.mkdir(parents=True)
+    for name in DOWNLOAD_CACHES:
+        if (real / name).exists():
+            (home / name).parent.mkdir(parents=True, exist_ok=True)
+            (home / name).symlink_to(real / name)
+    # the wrapper's Python environment is not what these recipes install: share it, named as the wrapper names it
+    venv = Path(sys.executable).parents[1]
+    (cache / venv.name).symlink_to(venv)
+    env = recipe_env(HOME=str(home))
+    env.pop("MIRRORDRILL_HOME", None)
+    return env
 
 
 # A failing line ends the script (-e), and a job the recipe started in the background (`up ... &`) must

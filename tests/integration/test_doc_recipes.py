@@ -17,7 +17,7 @@ from confluent_kafka.admin import NewTopic
 
 from tests.doc_recipes import REPO, script, words
 from tests.integration.kafka_helpers import produce_values, unique_topic, values_in, wait_for
-from tests.integration.recipe_shell import bash, recipe_env, scratch_checkout
+from tests.integration.recipe_shell import bash, fresh_home, recipe_env, scratch_checkout
 
 pytestmark = pytest.mark.integration
 
@@ -70,29 +70,33 @@ def test_the_quick_recipes_as_typed(checkout):
 
 
 @pytest.mark.serial  # the quickstart's latency limit is calibrated on a quiet machine
-def test_the_first_drill_as_typed(checkout):
-    validated = bash(script("first-drill-validate", FIRST_DRILL), checkout, 60)
+def test_the_first_drill_as_typed(checkout, tmp_path):
+    """On a fresh cache, as on a new machine: the first `run` installs what it runs (from the download caches)."""
+    env = fresh_home(tmp_path)
+    validated = bash(script("first-drill-validate", FIRST_DRILL), checkout, 60, env)
     assert validated.returncode == 0 and "scenarios/quickstart.yaml: ok (quickstart" in validated.stdout, validated.stdout
 
     # the README's, the getting-started page's and the tutorial's command: one line, run once
     run = script("first-drill-run", FIRST_DRILL)
     assert words(script("quickstart", FIRST_DRILL)) == words(script("getting-started", FIRST_DRILL)) == words(run)
-    ran = bash(run, checkout, 600)
+    ran = bash(run, checkout, 900, env)
     assert ran.returncode == 0, ran.stdout[-4000:]
     # what "What the quickstart prints" shows: the verdict, the flow's row, each expectation
     assert re.search(r"^drill quickstart with pyspark: PASSED \(\d+s\)$", ran.stdout, re.M), ran.stdout[-4000:]
     assert re.search(r"^  primary->dr +\d+ +\d+ +0 +0 ", ran.stdout, re.M), ran.stdout[-4000:]
     assert "[ok] latency_ms.p99[primary->dr] <= " in ran.stdout
+    installed = Path(env["HOME"]) / ".cache" / "mirrordrill"
+    assert (installed / "jvm").is_dir() and (installed / "toxiproxy").is_dir(), sorted(installed.iterdir())
     (folder,) = glob.glob(str(checkout / "runs" / "quickstart-pyspark-*"))
     assert json.loads((Path(folder) / "summary.json").read_text())["passed"] is True
 
-    reported = bash(script("first-drill-report", FIRST_DRILL), checkout, 300)
+    reported = bash(script("first-drill-report", FIRST_DRILL), checkout, 300, env)
     assert reported.returncode == 0, reported.stdout
     html = Path(folder) / "report" / "index.html"
     assert html.stat().st_size > 0 and str(html.relative_to(checkout)) in reported.stdout, reported.stdout
 
     (checkout / "my-drill.yaml").write_text(yaml_block_after("docs/tutorials/first-drill.md", "copy it to `my-drill.yaml`"))
-    own = bash(script("first-drill-own-file", FIRST_DRILL), checkout, 400)
+    own = bash(script("first-drill-own-file", FIRST_DRILL), checkout, 400, env)
     assert own.returncode == 0 and "my-drill.yaml: ok (my-first-drill" in own.stdout, own.stdout[-4000:]
     assert re.search(r"^drill my-first-drill with pyspark: PASSED", own.stdout, re.M), own.stdout[-4000:]
 
