@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from tests.doc_recipes import CHEAPLY, COVERAGE, MAPPED, REPO, RUNS, part_of, recipes
+from tests.doc_recipes import CHEAPLY, COVERAGE, MAPPED, REPO, RUNS, Recipe, part_of, recipes
 
 RECIPES = recipes()
 
@@ -59,3 +59,13 @@ def test_each_covering_test_exists_and_says_how(recipe_id):
             assert part.change and part.why and f'"{recipe_id}"' in path.read_text()
         if part.how == MAPPED:
             assert part.why, f"{recipe_id}: a mapped part says what the test runs instead"
+
+
+def test_a_recipe_splits_into_the_commands_bash_runs():
+    block = ("./a --x \\\n  --y   # two lines, one command\n# a comment line\n\ncat > f <<'YAML'\nk: v\n"
+             "# inside the document, not a comment\nYAML\n./b\n")
+    assert Recipe("x", "page.md", 1, block).commands() == [
+        "./a --x \\\n  --y   # two lines, one command",
+        "cat > f <<'YAML'\nk: v\n# inside the document, not a comment\nYAML",
+        "./b",
+    ]
