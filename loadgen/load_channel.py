@@ -87,3 +87,11 @@ class LedgerReceiver:
         short = [f"{kind}: {self.received.get(kind, 0)} of {size} bytes" for kind, size in sizes.items()
                  if self.received.get(kind, 0) != size]
         return "; ".join(short) or None
+
+
+def parse_master(text: str) -> tuple[str, int]:
+    """HOST:PORT as (host, port); ValueError for anything else."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"--master takes HOST:PORT (e.g. 10.0.0.5:5557), not {text!r}")
+    return host, int(port)

@@ -159,14 +159,6 @@ class WorkerSession:
             log.debug("closing the worker runner: %s", e)
 
 
-def parse_master(text: str) -> tuple[str, int]:
-    """HOST:PORT as (host, port); ValueError for anything else."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"--master takes HOST:PORT (e.g. 10.0.0.5:5557), not {text!r}")
-    return host, int(port)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m loadgen.load_worker",
                                      description="Produce a distributed load's share for its master.")
@@ -178,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     setup_logging(args.log_level)
     try:
-        master = parse_master(args.master)
+        master = channel.parse_master(args.master)
     except ValueError as e:
         print(f"load-worker: {e}", file=sys.stderr)
         return 2
