@@ -7,6 +7,7 @@ the topic exactly (tests/integration/test_load.py's read-back).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,10 +17,13 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import NewTopic
 
+from harness.drill.engine import Drill
+from harness.drill.validate import parse_scenario
 from loadgen.histories.kinds import ACKED_SENDS
 from loadgen.histories.reader import read_rows
 from loadgen.runner import LoadRunner
 from loadgen.spec import LoadStats
+from tests.conftest import processes_under
 from tests.integration.kafka_helpers import unique_topic as unique
 from tests.integration.test_load import assert_ledger_matches_topic, load_spec
 
@@ -107,3 +111,45 @@ def test_a_master_whose_workers_never_join_gives_up_with_one_plain_line(east, tm
     stats = runner.stats()
     assert stats is not None and stats.state == "failed"
     assert stats.error == f"only 0 of 1 load worker(s) joined the master on {stats.master_address} within 2s; giving up"
+
+
+TWO_WORKER_DRILL = """\
+name: two-load-workers
+clusters:
+  primary: {brokers: 1}
+  dr: {brokers: 1}
+topics:
+  - {name: orders, cluster: primary, partitions: 2}
+replication:
+  replicator: mirrormaker2
+  flows:
+    - {source: primary, target: dr, topics: [orders]}
+load:
+  workers: 2
+  producers:
+    - {name: orders, cluster: primary, topics: [orders], rate: 100, users: 2, record_size: {fixed: 256}}
+duration: 12s
+drain_timeout: 60s
+expectations:
+  lost: 0
+  duplicates: 0
+"""
+
+
+def test_a_drill_with_two_load_workers_passes_and_lists_both(artifacts, tmp_path):
+    path = tmp_path / "two-workers.yaml"
+    path.write_text(TWO_WORKER_DRILL)
+    result = Drill(parse_scenario(TWO_WORKER_DRILL, str(path)), path, tmp_path / "run", artifacts=artifacts).run()
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary == result.summary.to_json()
+    assert summary["passed"] is True and summary["error"] is None, summary["expectations"]
+    (flow,) = summary["flows"]
+    assert flow["acked"] > 0 and flow["lost"] == flow["unexpected"] == flow["duplicates"] == 0
+    assert flow["replicated"] == flow["acked"]
+    workers = summary["load_workers"]
+    assert [(w["producer"], w["cluster"], w["index"]) for w in workers] == [("orders", "primary", 0),
+                                                                            ("orders", "primary", 1)]
+    assert all(w["done"] and w["error"] is None and w["acked"] > 0 and w["host"] for w in workers), workers
+    assert len({w["instance"] for w in workers}) == 2
+    assert sum(w["acked"] for w in workers) == flow["acked"]
+    assert processes_under(tmp_path) == []
