@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from locust.env import Environment
 from locust.rpc.protocol import Message
-from locust.runners import STATE_MISSING, MasterRunner
+from locust import runners as locust_runners
+from locust.runners import MasterRunner
 
 import logging
 import os
@@ -38,6 +39,11 @@ from primitives.process import ManagedProcess, child_environment
 
 log = logging.getLogger("loadgen.load_master")
 
+# Locust's master counts a worker missing after 3 heartbeats (1 s apart) it did not get, and stops the
+# whole test when the last one is: a worker producing flat out on a shared core is late that much
+# (bench load, 2 workers beside the broker on 2 cores). A worker that is really gone is found by the
+# end-of-run wait below, and a worker whose master is gone stops itself (load_worker.MASTER_SILENCE_S).
+locust_runners.HEARTBEAT_LIVENESS = 30
 READY_TIMEOUT_S = 60.0  # a joined worker checks its settings and answers within this
 DONE_GRACE_S = 30.0  # beyond the flush timeout, for a worker to send the rest of its ledger
 
@@ -303,8 +309,8 @@ class DistributedLoad:
         deadline = time.monotonic() + (0.0 if self.abandoned else self.spec.flush_timeout_s) + DONE_GRACE_S
         while not all(w.done or w.error for w in c.workers) and time.monotonic() < deadline:
             for w in c.workers:
-                if not w.done and w.error is None and (w.client_id not in runner.clients
-                                                       or runner.clients[w.client_id].state == STATE_MISSING):
+                # gone for good (Locust drops a worker silent for a minute); a late heartbeat alone is a busy worker
+                if not w.done and w.error is None and w.client_id not in runner.clients:
                     w.error = "left before it reported its end (its ledger may be incomplete)"
             gevent.sleep(0.1)
         for w in c.workers:

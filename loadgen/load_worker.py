@@ -106,6 +106,7 @@ class WorkerSession:
         if session is None or shipper is None:
             self.finished.set()
             return
+        log.info("worker: told to stop by the master (%s)", msg.data.get("reason"))
         session.abandoned = bool(msg.data.get("abandon"))
         session.mark_stopping()
         self.runner.stop()  # each user drains its producer in on_stop
