@@ -8,6 +8,7 @@ partition) while load runs; then the same moves, with only what the DR side can 
 
 from __future__ import annotations
 
+import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -83,10 +84,15 @@ def start_producer(ctx: DrillContext, slot: ProducerSlot, cluster: str, duration
     if spec.remote_workers:
         ctx.log(f"producer {d.name or 'producer'} on {cluster}: its load master waits "
                 f"{spec.worker_join_timeout_s:g}s for {spec.remote_workers} remote worker(s): "
-                f"mirrordrill load-worker --master {spec.master_bind}:{spec.master_port}")
+                f"mirrordrill load-worker --master {_reachable(spec.master_bind)}:{spec.master_port}")
     runner.start(wait=wait)
     slot.runner, slot.cluster = runner, cluster
     slot.runs.append(runner)
+
+
+def _reachable(bind: str) -> str:
+    """What a worker on another machine connects to for a master bound to ``bind``."""
+    return socket.getfqdn() if bind in ("0.0.0.0", "*", "") else bind
 
 
 def _distribution(ctx: DrillContext, slot: ProducerSlot) -> dict[str, Any]:

@@ -222,7 +222,8 @@ class LoadDef(_M):
         "one process, as without this field); each worker keeps its own ledger and sends it to the master"))
     remote_workers: int = Field(0, ge=0, le=256, description=(
         "load workers each producer's master also waits for, started by the team on other machines with "
-        "'mirrordrill load-worker --master HOST:PORT'; needs master_port and a master_bind they can reach"))
+        "'mirrordrill load-worker --master HOST:PORT'; needs master_port, and a master_bind they reach (or an "
+        "SSH tunnel to the default 127.0.0.1)"))
     master_bind: str = Field("127.0.0.1", min_length=1, description=(
         "the address each producer's Locust master listens on for its workers (0.0.0.0: every interface)"))
     master_port: int | None = Field(None, ge=1024, le=65535, description=(
@@ -237,9 +238,6 @@ class LoadDef(_M):
         if self.remote_workers and self.master_port is None:
             raise ValueError("remote_workers need master_port: the workers started elsewhere are told where the "
                              "master listens before the drill starts (and a firewall opened for it)")
-        if self.remote_workers and self.master_bind in ("127.0.0.1", "localhost", "::1"):
-            raise ValueError(f"remote_workers cannot reach a master bound to {self.master_bind}; set master_bind "
-                             "to an address of this machine the workers reach (or 0.0.0.0)")
         few = [p.name or f"producers[{i}]" for i, p in enumerate(self.producers) if n and p.users < n]
         if few:
             raise ValueError(f"{', '.join(few)}: users must be at least the load's {n} worker(s) (workers + "
