@@ -12,9 +12,9 @@ file and exit codes are those of ``load_process.HeadlessLoad``.
 
 from __future__ import annotations
 
+from locust import runners as locust_runners
 from locust.env import Environment
 from locust.rpc.protocol import Message
-from locust import runners as locust_runners
 from locust.runners import MasterRunner
 
 import logging

@@ -65,7 +65,9 @@ def load_workers(ctx: DrillContext | None) -> list[LoadWorker]:
     for slot in ctx.producers if ctx else []:
         for run in slot.runs:
             stats = run.stats()
-            for w in stats.workers if stats is not None else []:
+            if stats is None:  # the process never wrote its stats
+                continue
+            for w in stats.workers:
                 out.append(LoadWorker(producer=slot.definition.name or "producer", cluster=stats.cluster,
                                       instance=w.instance, index=w.index, worker_id=w.worker_id, host=w.host,
                                       acked=w.acked, sent=w.sent, done=w.done, error=w.error))
