@@ -45,7 +45,9 @@ log = logging.getLogger("loadgen.load_master")
 # end-of-run wait below, and a worker whose master is gone stops itself (load_worker.MASTER_SILENCE_S).
 locust_runners.HEARTBEAT_LIVENESS = 30
 READY_TIMEOUT_S = 60.0  # a joined worker checks its settings and answers within this
-DONE_GRACE_S = 30.0  # beyond the flush timeout, for a worker to send the rest of its ledger
+# beyond the flush timeout, for a worker to send the rest of its ledger; within the 20 s more than the
+# flush timeout that LoadRunner gives a stopping load process before SIGKILL
+DONE_GRACE_S = 15.0
 
 
 @dataclass

@@ -113,6 +113,25 @@ def test_a_master_whose_workers_never_join_gives_up_with_one_plain_line(east, tm
     assert stats.error == f"only 0 of 1 load worker(s) joined the master on {stats.master_address} within 2s; giving up"
 
 
+def test_local_workers_die_with_a_killed_master(east, tmp_path):
+    t = unique("load-orphans")
+    east.create_topics([NewTopic(t, 1, 1)])
+    spec = load_spec(east.bootstrap, [t], rate=50, duration_s=120, users=2, workers=2)
+    runner = LoadRunner(spec, tmp_path / "master")
+    try:
+        runner.start()  # returns once the workers produce
+        stats = runner.stats()
+        assert stats is not None and stats.state == "running" and len(stats.workers) == 2
+        assert len(processes_under(tmp_path)) == 3  # the master and its two workers, each in its own folder
+        runner.kill()
+        deadline = time.monotonic() + 10
+        while processes_under(tmp_path) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert processes_under(tmp_path) == []
+    finally:
+        runner.stop()
+
+
 TWO_WORKER_DRILL = """\
 name: two-load-workers
 clusters:
