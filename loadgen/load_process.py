@@ -1,7 +1,8 @@
 """The headless load process: ``python -m loadgen.load_process --spec spec.json``.
 
 Runs Locust from Python (``Environment``, ``create_local_runner``) in this process only, so
-gevent's monkey-patching never reaches the harness or Spark. Stops after ``duration_s`` or
+gevent's monkey-patching never reaches the harness or Spark; a spec with ``workers`` or
+``remote_workers`` makes it a Locust master instead (``loadgen.load_master``). Stops after ``duration_s`` or
 on SIGTERM/SIGINT: producers get ``flush_timeout_s`` to collect their acks, what is still
 pending is recorded as uncertain, and a final stats summary is written. On SIGUSR1 (its
 cluster is lost: ``LoadRunner.abandon``) they get no time: every pending send is uncertain at
@@ -25,6 +26,7 @@ from typing import Any
 import gevent
 from gevent.event import Event
 
+from loadgen.load_master import DistributedLoad
 from loadgen.producer_user import KafkaProducerUser, LoadSession, check_producer_settings, ensure_topics
 from loadgen.spec import LoadSpec
 
@@ -149,7 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as e:
         print(f"load_process: invalid spec {args.spec}: {e}", file=sys.stderr)
         return 2
-    return HeadlessLoad(spec, Path(args.stats) if args.stats else None).run()
+    stats = Path(args.stats) if args.stats else None
+    if spec.worker_count:
+        return DistributedLoad(spec, stats).run()
+    return HeadlessLoad(spec, stats).run()
 
 
 if __name__ == "__main__":

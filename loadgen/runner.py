@@ -41,7 +41,8 @@ class LoadRunner:
         self.name = name or f"load-{spec.cluster}-{spec.producer_id_prefix}"
         self.supervisor = supervisor
         self.python = python
-        self.start_timeout_s = start_timeout_s
+        # a master waits for its workers to join before it is held or produces
+        self.start_timeout_s = start_timeout_s + (spec.worker_join_timeout_s if spec.worker_count else 0.0)
         self.instance: str | None = None
         self.ledger_paths: list[Path] = []
         self.uncertain_paths: list[Path] = []
@@ -92,8 +93,10 @@ class LoadRunner:
         self.workdir.mkdir(parents=True, exist_ok=True)
         spec.output_dir.mkdir(parents=True, exist_ok=True)
         spec_path = spec.dump(self.workdir / f"{self.name}.{self.instance}.spec.json")
-        self.ledger_paths.append(history_path(spec.output_dir, ACKED_SENDS, tag))
-        self.uncertain_paths.append(history_path(spec.output_dir, UNCERTAIN_SENDS, tag))
+        # a distributed load's master writes each worker's histories under the worker's own instance
+        tags = [spec.writer_tag(spec.worker_instance(k)) for k in range(spec.worker_count)] or [tag]
+        self.ledger_paths.extend(history_path(spec.output_dir, ACKED_SENDS, t) for t in tags)
+        self.uncertain_paths.extend(history_path(spec.output_dir, UNCERTAIN_SENDS, t) for t in tags)
         env = child_environment()
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO), env.get("PYTHONPATH")) if p)
         env.pop("LOCUST_SKIP_MONKEY_PATCH", None)

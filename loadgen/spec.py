@@ -274,6 +274,35 @@ class LoadSpec(_Strict):
     start_signal: Path | None = Field(
         default=None, description="produce only once this file exists: the harness launches the "
                                   "process early, so that its start-up overlaps the replicator's")
+    # Locust's distributed mode: with workers or remote_workers, this process is a Locust master
+    # that produces nothing itself; the workers produce, each with its own producer ids and ledger,
+    # and send their ledgers to it (loadgen/load_master.py, loadgen/load_worker.py).
+    workers: int = Field(default=0, ge=0, le=64,
+                         description="worker processes this process starts on its own machine")
+    remote_workers: int = Field(default=0, ge=0, le=256,
+                                description="workers started elsewhere (mirrordrill load-worker) it waits for")
+    master_bind: str = Field(default="127.0.0.1", min_length=1,
+                             description="the address the master listens on for its workers")
+    master_port: int = Field(default=0, ge=0, le=65535, description="0: a free port")
+    worker_join_timeout_s: float = Field(default=60.0, gt=0,
+                                         description="how long the master waits for every worker to join")
+
+    @property
+    def worker_count(self) -> int:
+        """Workers the master waits for (0: this process produces itself)."""
+        return self.workers + self.remote_workers
+
+    def worker_instance(self, index: int) -> str:
+        """The instance of worker ``index``: in its producer ids and file names, unique per worker."""
+        assert self.instance is not None, "a master's spec has its instance set before workers join"
+        return f"{self.instance}w{index}"
+
+    @model_validator(mode="after")
+    def _a_user_per_worker(self) -> LoadSpec:
+        if self.worker_count and self.users < self.worker_count:
+            raise ValueError(f"users ({self.users}) must be at least the number of workers ({self.worker_count}): "
+                             "Locust spreads users over workers, and a worker without one produces nothing")
+        return self
 
     @field_validator("topics", mode="before")
     @classmethod
@@ -381,6 +410,23 @@ class TopicStats(BaseModel):
     failed: int = 0
 
 
+class WorkerStats(BaseModel):
+    """One worker of a distributed load, as its master saw it."""
+
+    index: int
+    worker_id: str  # Locust's client id (host name and a random part)
+    host: str
+    instance: str  # in its producer ids and ledger file names
+    joined: bool = True
+    done: bool = False  # it reported its end and the master holds its whole ledger
+    sent: int = 0
+    acked: int = 0
+    failed: int = 0
+    pending_at_shutdown: int = 0
+    ledger_bytes: int = 0  # of its acked history, received and written into the run folder
+    error: str | None = None
+
+
 class LoadStats(BaseModel):
     """What a load process did; rewritten while it runs (``final`` False) and at its end."""
 
@@ -414,3 +460,6 @@ class LoadStats(BaseModel):
     ledger_path: str
     uncertain_path: str
     error: str | None = None
+    # a distributed load's master: where it listened, and each worker (empty otherwise)
+    master_address: str | None = None
+    workers: list[WorkerStats] = Field(default_factory=list)

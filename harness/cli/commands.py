@@ -554,6 +554,8 @@ def build_parser() -> argparse.ArgumentParser:
     from harness.tools.init import add_parsers as add_init_parser
     add_init_parser(sub)
     add_docs_parser(sub)
+    from harness.cli.load_worker import add_parsers as add_load_worker_parser
+    add_load_worker_parser(sub)
 
     s = sub.add_parser("test", help="run the test suite (pytest); from a checkout: ./mirrordrill test [pytest args]")
     s.set_defaults(func=cmd_test)

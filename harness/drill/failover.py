@@ -8,9 +8,11 @@ partition) while load runs; then the same moves, with only what the DR side can 
 
 from __future__ import annotations
 
+import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from confluent_kafka.admin import NewTopic
 
@@ -76,12 +78,32 @@ def start_producer(ctx: DrillContext, slot: ProducerSlot, cluster: str, duration
                     payload=d.payload.resolved(ctx.drill_dir),
                     producer=dict(d.settings), producer_id_prefix=f"{d.name or 'load'}-{cluster}",
                     output_dir=ctx.histories, client_properties_file=ctx.env.cluster(cluster).security_file(),
-                    start_signal=start_signal)
+                    start_signal=start_signal, **_distribution(ctx, slot))
     runner = LoadRunner(spec, ctx.out_dir / LOAD_DIR, name=f"load-{d.name or 'producer'}-{cluster}",
                         supervisor=ctx.env.supervisor)
+    if spec.remote_workers:
+        ctx.log(f"producer {d.name or 'producer'} on {cluster}: its load master waits "
+                f"{spec.worker_join_timeout_s:g}s for {spec.remote_workers} remote worker(s): "
+                f"mirrordrill load-worker --master {_reachable(spec.master_bind)}:{spec.master_port}")
     runner.start(wait=wait)
     slot.runner, slot.cluster = runner, cluster
     slot.runs.append(runner)
+
+
+def _reachable(bind: str) -> str:
+    """What a worker on another machine connects to for a master bound to ``bind``."""
+    return socket.getfqdn() if bind in ("0.0.0.0", "*", "") else bind
+
+
+def _distribution(ctx: DrillContext, slot: ProducerSlot) -> dict[str, Any]:
+    """The LoadSpec fields of the drill's distributed load (none when it has no workers)."""
+    load = ctx.scenario.load
+    if not load.workers + load.remote_workers:
+        return {}
+    index = next(i for i, p in enumerate(load.producers) if p is slot.definition)
+    port = 0 if load.master_port is None else load.master_port + index
+    return {"workers": load.workers, "remote_workers": load.remote_workers, "master_bind": load.master_bind,
+            "master_port": port, "worker_join_timeout_s": load.worker_join_timeout_s}
 
 
 def stop_producers_on(ctx: DrillContext, cluster: str) -> list[ProducerSlot]:

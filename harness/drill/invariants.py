@@ -108,7 +108,8 @@ class LoadFacts:
     load_started_ms: int | None = None
 
 
-_INSTANCE = re.compile(r"^(.*)-[0-9]{5}[0-9a-f]{6}-u\d+$")  # see loadgen.producer_user: <prefix>-<instance>-u<n>
+# loadgen.producer_user's <prefix>-<instance>-u<n>; a load worker's instance ends w<index> (LoadSpec.worker_instance)
+_INSTANCE = re.compile(r"^(.*)-[0-9]{5}[0-9a-f]{6}(?:w[0-9]+)?-u\d+$")
 
 
 def producer_prefix(producer_id: str) -> str:

@@ -20,7 +20,7 @@ from harness.drill.checking import Checked, check_drill
 from harness.drill.context import DrillContext
 from harness.drill.phase_state import Outcome
 from harness.drill.plan import DrillPlan
-from harness.drill.results import DrillResults, DrillSummary, ExpectationRow, Logs
+from harness.drill.results import DrillResults, DrillSummary, ExpectationRow, LoadWorker, Logs
 from harness.drill.run_folder import CHECK_ERROR_FILE, DRILL_LOG_FILE, HISTORIES_DIR, REPLICATOR_DIR, SCENARIO_COPY
 from harness.drill.summary import evaluate
 from harness.lab.environment import Environment
@@ -57,6 +57,21 @@ def verdict(plan: DrillPlan, kind: str, checked: Checked, ctx: DrillContext | No
     rows += failed_steps_rows(outcome.step_failures)
     passed = outcome.clean and check_error is None and all(e.passed for e in rows)
     return Verdict(rows, passed, comparison)
+
+
+def load_workers(ctx: DrillContext | None) -> list[LoadWorker]:
+    """Each worker of each distributed load instance, from its master's final stats."""
+    out = []
+    for slot in ctx.producers if ctx else []:
+        for run in slot.runs:
+            stats = run.stats()
+            if stats is None:  # the process never wrote its stats
+                continue
+            for w in stats.workers:
+                out.append(LoadWorker(producer=slot.definition.name or "producer", cluster=stats.cluster,
+                                      instance=w.instance, index=w.index, worker_id=w.worker_id, host=w.host,
+                                      acked=w.acked, sent=w.sent, done=w.done, error=w.error))
+    return out
 
 
 @dataclass(frozen=True)
@@ -109,7 +124,8 @@ class Judging:
             backlog_records=sum(b.records for b in s.load.backlog),
             environment=self._environment_facts(env), wan_bytes=dict(f.wan_bytes),
             replicator_starts=[t for r in (ctx.all_replicators() if ctx else []) for t in r.start_times()],
-            node_faults=[f for r in (ctx.all_replicators() if ctx else []) for f in r.node_faults()])
+            node_faults=[f for r in (ctx.all_replicators() if ctx else []) for f in r.node_faults()],
+            load_workers=load_workers(ctx))
 
     def _rerun_line(self) -> str:
         f = self.facts

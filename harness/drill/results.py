@@ -278,6 +278,21 @@ class Logs(_WithoutAbsentExtras):
         return ("toxiproxy", "replicator", "load", "drill")
 
 
+class LoadWorker(_Model):
+    """One worker of a distributed load (``load.workers``, ``load.remote_workers``), as its master reported it."""
+
+    producer: str  # the producer definition's name
+    cluster: str  # where that load instance produced
+    instance: str  # the worker's instance: in its producer ids and ledger file names
+    index: int
+    worker_id: str  # Locust's client id
+    host: str
+    acked: int
+    sent: int
+    done: bool  # it reported its end and the master held its whole ledger
+    error: str | None = None
+
+
 class DrillSummary(_Model):
     """``summary.json``."""
 
@@ -327,6 +342,8 @@ class DrillSummary(_Model):
     # task ("<A->B> <task>" -> node index, or the task's state) before it and after it (at the next
     # node fault, or at the end while the replicator still ran); null where the replicator does not tell.
     node_faults: list[dict[str, Any]] = []
+    # Each worker of a distributed load, every instance of every producer (empty without load.workers).
+    load_workers: list[LoadWorker] = []
 
     @model_validator(mode="after")
     def _derived(self):

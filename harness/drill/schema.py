@@ -215,6 +215,34 @@ class LoadDef(_M):
         Field(default_factory=list)
     consumers: Annotated[list[ConsumerDef], at_most_items(B.MAX_CONSUMERS, "consumer groups in one drill")] = \
         Field(default_factory=list)
+    # Locust's distributed mode (loadgen/load_master.py): each producer's load process becomes a master
+    # that produces nothing itself and spreads the producer's users over its workers.
+    workers: int = Field(0, ge=0, le=16, description=(
+        "load worker processes each producer's Locust master starts on this machine (0: the producer runs in "
+        "one process, as without this field); each worker keeps its own ledger and sends it to the master"))
+    remote_workers: int = Field(0, ge=0, le=256, description=(
+        "load workers each producer's master also waits for, started by the team on other machines with "
+        "'mirrordrill load-worker --master HOST:PORT'; needs master_port, and a master_bind they reach (or an "
+        "SSH tunnel to the default 127.0.0.1)"))
+    master_bind: str = Field("127.0.0.1", min_length=1, description=(
+        "the address each producer's Locust master listens on for its workers (0.0.0.0: every interface)"))
+    master_port: int | None = Field(None, ge=1024, le=65535, description=(
+        "the first producer's master listens here, the next producer's on the port after it, and so on "
+        "(a failover's restart reuses its producer's port); unset: free ports, fit for local workers only"))
+    worker_join_timeout_s: float = Field(60.0, gt=0, le=3600, description=(
+        "how long a master waits for all its workers to join before the drill fails with a plain line"))
+
+    @model_validator(mode="after")
+    def _workers(self):
+        n = self.workers + self.remote_workers
+        if self.remote_workers and self.master_port is None:
+            raise ValueError("remote_workers need master_port: the workers started elsewhere are told where the "
+                             "master listens before the drill starts (and a firewall opened for it)")
+        few = [p.name or f"producers[{i}]" for i, p in enumerate(self.producers) if n and p.users < n]
+        if few:
+            raise ValueError(f"{', '.join(few)}: users must be at least the load's {n} worker(s) (workers + "
+                             "remote_workers): Locust spreads a producer's users over its workers")
+        return self
 
 
 # --- expectations -----------------------------------------------------------------------

@@ -135,8 +135,15 @@ def load_ceiling_table(record: Record, link: str) -> list[str]:
         held, mb = size.get("max_sustained_records_s"), size.get("max_sustained_mb_s")
         lines.append(f"| {size['record_bytes']:,} B | {'-' if held is None else f'{held:,.0f}'} | "
                      f"{'-' if mb is None else f'{mb:,.1f}'} | {'-' if top is None else f'{top:,.0f}'} |")
-    if f.get("two_workers") is None and f.get("two_workers_note"):
+    two = f.get("two_workers")
+    if two is None and f.get("two_workers_note"):  # records made before distributed load existed
         lines += ["", f"2 workers: {f['two_workers_note']}."]
+    elif two is not None:
+        held, top = two.get("max_sustained_records_s"), two.get("unthrottled_records_s")
+        lines += ["", f"{two['workers']} workers (a Locust master and {two['workers']} worker processes on the same "
+                      f"machine, {two.get('users_per_worker', 1)} user(s) each), {two['record_bytes']:,} B: max sustained "
+                      f"{'-' if held is None else f'{held:,.0f}'} records/s; unthrottled "
+                      f"{'-' if top is None else f'{top:,.0f}'} records/s."]
     return lines
 
 

@@ -227,6 +227,12 @@ CASES = [
         "at most 10,000,000 records per backlog; got 20,000,000", "records: 20000000"),
     Bad("51 producers", BASE.replace("  producers:\n", "  producers:\n" + "    - {cluster: primary, topics: [orders], "
                                      "rate: 1}\n" * 50, 1), "at most 50 producers in one drill; got 51", "producers:"),
+    # --- distributed load (load.workers, load.remote_workers) ------------------------------
+    Bad("remote load workers without a master port",
+        BASE.replace("  consumers:\n", "  remote_workers: 1\n  master_bind: 0.0.0.0\n  consumers:\n", 1),
+        "remote_workers need master_port", "load:"),
+    Bad("fewer users than load workers", BASE.replace("  consumers:\n", "  workers: 2\n  consumers:\n", 1),
+        "producers[0]: users must be at least the load's 2 worker(s)", "load:"),
     Bad("a day and an hour of load", BASE.replace("duration: 30s", "duration: 25h"),
         "at most 24h (86,400 s) of load; got 90,000 s", "duration: 25h"),
     Bad("a drain of a week", BASE + "drain_timeout: 168h\n", "at most 6h (21,600 s) for one wait; got 604,800 s",

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from harness.drill.checking import Checked, check_drill
+from harness.drill.invariants import producer_prefix
 from harness.drill.results import DrillSummary, Logs
 from harness.drill.summary import evaluate, render_table
 from harness.drill.topology import check_pairs, origin_topics
@@ -255,3 +256,9 @@ def test_the_report_page_shows_the_verdict_the_invariants_and_a_relaxations_reas
     assert "FAILED" in page and "built-in invariant" in page
     assert "<td class='l bad'>failed</td>" in page  # no_loss
     assert "relaxed: throttled on purpose" in page and "<td class='l'>throttled on purpose</td>" in page
+
+
+def test_a_distributed_loads_workers_count_for_their_producer_definition():
+    # a load worker's instance is its master's plus w<index> (loadgen.spec.LoadSpec.worker_instance)
+    assert producer_prefix("orders-primary-12345abcdefw0-u0") == producer_prefix(PRODUCER) == "orders-primary"
+    assert producer_prefix("orders-primary-12345abcdefw17-u3") == "orders-primary"

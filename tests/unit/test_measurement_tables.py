@@ -86,6 +86,13 @@ def test_the_load_page_shows_the_load_ceiling_and_compression_s_bytes_beside_its
     assert "| 100 B | 9,000 | 0.9 | 11,000 |" in page and "| 10,240 B | - | - | 900 |" in page
     assert "2 workers: not measured." in page
     assert "| none | 480 | 250 | 300.0 | +0% | 0.50 | - |" in page and "| zstd | 480 | 250 | 120.0 | -60% | 0.75 | - |" in page
+    two = {"workers": 2, "users_per_worker": 1, "record_bytes": 1024, "max_sustained_records_s": 20000.0,
+           "max_sustained_mb_s": 20.5, "unthrottled_records_s": 25000.0, "runs": []}
+    sitting.write("bench-load", {"settings": {"seconds": 2, "users": 1}, "sizes": [], "two_workers": two},
+                  checkout / RECORDS_DIR / "bench-load-test.json")
+    page = measurement_pages(checkout)[Path("docs/measurements/load.md")]
+    assert ("2 workers (a Locust master and 2 worker processes on the same machine, 1 user(s) each), 1,024 B: "
+            "max sustained 20,000 records/s; unthrottled 25,000 records/s.") in page
     # the capacity page keeps reading replicator comparisons only
     assert "compression" not in measurement_pages(checkout)[Path("docs/measurements/capacity.md")]
 

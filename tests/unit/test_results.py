@@ -39,7 +39,9 @@ ADDED = {"schema", "backlog_records",
          # issue 13: the bytes each WAN link carried (the sweep's WAN bytes per record)
          "wan_bytes",
          # issue 47: which replicator node held which task before and after each node fault
-         "node_faults"}
+         "node_faults",
+         # issue 46: each worker of a distributed load
+         "load_workers"}
 # issue 14: per flow (and topic), records still on their way when a drill was interrupted
 ADDED_IN_FLOWS = {".flows[].in_flight", ".flows[].by_topic.orders.in_flight", ".flows[].samples.in_flight",
                   # issue 47: the stall (None and empty when read from a summary that lacked it)
@@ -72,7 +74,7 @@ def test_a_summary_written_now_has_every_field_of_before_with_the_same_values():
     assert {k: v for k, v in new.items() if k not in ADDED} | {"flows": flows} == old
     assert list(new) == ["schema", *old, "backlog_records", "started_ms", "load_started_ms", "replicator_mode",
                          "versions", "drill_sha256", "environment", "replicator_starts", "verdict",
-                         "invariants", "wan_bytes", "node_faults"]  # schema first, additions last
+                         "invariants", "wan_bytes", "node_faults", "load_workers"]  # schema first, additions last
     keys = list(old["flows"][0])
     at = keys.index("latency_count") + 1
     keys[at:at] = ADDED_FLOW_FIELDS  # with the figures, before the details

@@ -1,10 +1,12 @@
-"""``mirrordrill bench load``: the highest rate one load process sustains, per record size.
+"""``mirrordrill bench load``: the highest rate one load process sustains, per record size, and with 2 workers.
 
 Starts a one-broker cluster with ``harness.lab.environment.Environment``, measures the ledger writer
 alone (HistoryWriter(ACKED_SENDS) rows/s, flushed per batch as the producer does), then per record
 size runs one load process unthrottled to find its ceiling, and again at 90% of it (then 85% less
 each time) until a rate holds within 5%: that rate is the size's max sustained rate. A drill or a
-sweep point asking more of one producer than that measures the load, not the replicator.
+sweep point asking more of one producer than that measures the load, not the replicator. The same
+search then runs with the load spread over two worker processes (Locust's distributed mode, what
+``load.workers: 2`` does) at 1 KB, or at the first size when 1 KB is not measured.
 Figures depend on the machine and on what else runs on it (the broker shares the cores).
 """
 
@@ -31,8 +33,8 @@ UNTHROTTLED = 1_000_000.0
 SIZES = (100, 1024, 10_240)
 HELD = 0.95  # a run holds a rate when it acknowledged at least this share of it, with no failed send
 FIRST_TRY, STEP_DOWN = 0.90, 0.85  # of the unthrottled ceiling, then of the rate that did not hold
-# Locust's distributed mode (load.workers, issue 46 item 1) is not built: a figure for it would be invented.
-TWO_WORKERS = "not measured: a drill's load runs in one process (distributed load, load.workers, is not built yet)"
+WORKERS = 2  # the distributed figure: a Locust master and this many worker processes (load.workers)
+TWO_WORKERS_SIZE = 1024  # its record size, when among the sizes measured (else the first of them)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class LoadBench:
     settings: LoadSettings
     ledger_rows_s: float
     sizes: list[SizeResult] = field(default_factory=list)
+    two_workers: SizeResult | None = None  # the same search with the load spread over WORKERS worker processes
 
     def lines(self) -> list[str]:
         s = self.settings
@@ -80,8 +83,12 @@ class LoadBench:
         for r in self.sizes:
             top = r.unthrottled
             out.append(f"| {r.size} B | {_n(r.sustained_records_s)} | {_n(r.sustained_mb_s, 1)} | {_n(top)} |")
-        out += ["", f"2 workers: {TWO_WORKERS}",
-                f"ledger writer alone (HistoryWriter(ACKED_SENDS), flushed every 500 rows): {self.ledger_rows_s:,.0f} rows/s"]
+        w = self.two_workers
+        if w is not None:
+            out += ["", f"{WORKERS} workers (a Locust master and {WORKERS} worker processes on this machine, "
+                        f"{s.users} user(s) each), {w.size} B: max sustained {_n(w.sustained_records_s)} records/s, "
+                        f"{_n(w.sustained_mb_s, 1)} MB/s; unthrottled {_n(w.unthrottled)} records/s"]
+        out += ["", f"ledger writer alone (HistoryWriter(ACKED_SENDS), flushed every 500 rows): {self.ledger_rows_s:,.0f} rows/s"]
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -90,7 +97,11 @@ class LoadBench:
                 "sizes": [{"record_bytes": r.size, "max_sustained_records_s": r.sustained_records_s,
                            "max_sustained_mb_s": r.sustained_mb_s, "unthrottled_records_s": r.unthrottled,
                            "runs": r.runs} for r in self.sizes],
-                "two_workers": None, "two_workers_note": TWO_WORKERS}
+                "two_workers": None if self.two_workers is None else {
+                    "workers": WORKERS, "users_per_worker": self.settings.users, "record_bytes": self.two_workers.size,
+                    "max_sustained_records_s": self.two_workers.sustained_records_s,
+                    "max_sustained_mb_s": self.two_workers.sustained_mb_s,
+                    "unthrottled_records_s": self.two_workers.unthrottled, "runs": self.two_workers.runs}}
 
 
 def _n(v: float | None, digits: int = 0) -> str:
@@ -110,12 +121,13 @@ def ledger_rate(path: Path, rows: int = 50_000, batch: int = 500) -> float:
     return rows / (time.perf_counter() - started)
 
 
-def run_load(bootstrap: str, workdir: Path, size: int, rate: float, s: LoadSettings) -> dict[str, Any]:
-    """One load process for ``s.seconds`` at ``rate``: what it did, and the CPU seconds it used."""
+def run_load(bootstrap: str, workdir: Path, size: int, rate: float, s: LoadSettings, workers: int = 0) -> dict[str, Any]:
+    """One load process (with ``workers``: a master and its worker processes, ``s.users`` users each) for
+    ``s.seconds`` at ``rate``: what it did, and the CPU seconds it used."""
     spec = LoadSpec(cluster="bench", bootstrap_servers=bootstrap, topics=["bench"], rate=rate,
-                    duration_s=s.seconds, users=s.users, record_size={"fixed": size}, output_dir="histories",
-                    flush_timeout_s=30, producer=s.producer)
-    runner = LoadRunner(spec, workdir, name=f"bench-{size}-{int(rate)}")
+                    duration_s=s.seconds, users=s.users * max(1, workers), record_size={"fixed": size},
+                    output_dir="histories", flush_timeout_s=30, producer=s.producer, workers=workers)
+    runner = LoadRunner(spec, workdir, name=f"bench-{size}-{int(rate)}" + (f"-{workers}w" if workers else ""))
     cpu0 = waited_children_cpu_seconds()
     try:
         runner.start()
@@ -136,21 +148,23 @@ def run_load(bootstrap: str, workdir: Path, size: int, rate: float, s: LoadSetti
             if stats.elapsed_s > 0 else 0.0}
 
 
-def measure_size(bootstrap: str, workdir: Path, size: int, s: LoadSettings, log: Callable[[str], None]) -> SizeResult:
+def measure_size(bootstrap: str, workdir: Path, size: int, s: LoadSettings, log: Callable[[str], None],
+                 workers: int = 0) -> SizeResult:
     """The unthrottled ceiling of one size, then the highest rate below it that holds."""
     result = SizeResult(size)
-    top = run_load(bootstrap, workdir, size, UNTHROTTLED, s)
+    top = run_load(bootstrap, workdir, size, UNTHROTTLED, s, workers)
     result.runs.append({"label": "unthrottled", **top})
     ceiling = result.unthrottled or 0.0
-    log(f"{size} B: unthrottled {ceiling:,.0f} records/s acknowledged (ack p50 {top['ack_p50_ms']:,.0f} ms)")
+    what = f"{size} B" + (f" with {workers} workers" if workers else "")
+    log(f"{what}: unthrottled {ceiling:,.0f} records/s acknowledged (ack p50 {top['ack_p50_ms']:,.0f} ms)")
     target = ceiling * FIRST_TRY
     for _ in range(s.attempts):
         if target < 1:
             break
-        run = run_load(bootstrap, workdir, size, target, s)
+        run = run_load(bootstrap, workdir, size, target, s, workers)
         held = run["acked_records_s"] >= HELD * target and run["failed"] == 0
         result.runs.append({"label": "held" if held else "not held", **run})
-        log(f"{size} B: {target:,.0f} records/s asked, {run['acked_records_s']:,.0f} acknowledged: "
+        log(f"{what}: {target:,.0f} records/s asked, {run['acked_records_s']:,.0f} acknowledged: "
             + ("held" if held else "not held"))
         if held:
             result.sustained_records_s = run["acked_records_s"]
@@ -170,4 +184,6 @@ def bench_load(workdir: Path, sizes: tuple[int, ...] = SIZES, settings: LoadSett
         cluster.create_topics([NewTopic("bench", s.partitions, 1)])
         for size in sizes:
             bench.sizes.append(measure_size(cluster.bootstrap, workdir / "load", size, s, log))
+        size = TWO_WORKERS_SIZE if TWO_WORKERS_SIZE in sizes else sizes[0]
+        bench.two_workers = measure_size(cluster.bootstrap, workdir / "load", size, s, log, workers=WORKERS)
     return bench
