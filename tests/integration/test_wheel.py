@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,8 +39,15 @@ def _site_packages(venv: Path) -> Path:
     return next((venv / "lib").glob("python3*/site-packages"))
 
 
+# The Spark driver's class-data archive the drills made for this venv's Python (one per interpreter path,
+# about 170 MB): no later session can map it, so it is removed with the venv.
+ARCHIVE_OF_THIS_VENV = ("from primitives.bootstrap import Bootstrap; "
+                        "from harness.drill.replicators.pyspark_launch import cds_archive_path, replicator_jars; "
+                        "print(cds_archive_path(Bootstrap().java(), replicator_jars(None)))")
+
+
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Installed:
+def installed(tmp_path_factory) -> Iterator[Installed]:
     root = tmp_path_factory.mktemp("wheel")
     assert not root.resolve().is_relative_to(REPO), "the scratch folder must lie outside the checkout"
     dist, venv, team = root / "dist", root / "venv", root / "team"
@@ -65,7 +72,12 @@ def installed(tmp_path_factory) -> Installed:
     def run(*argv: str, timeout: float = 600) -> subprocess.CompletedProcess:
         return subprocess.run(list(argv), cwd=team, env=env, text=True, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, timeout=timeout)
-    return Installed(root, venv, team, wheel, run)
+    yield Installed(root, venv, team, wheel, run)
+    archive = run(str(venv / "bin" / "python"), "-c", ARCHIVE_OF_THIS_VENV)
+    assert archive.returncode == 0, archive.stdout
+    archive_path = Path(archive.stdout.strip().splitlines()[-1])
+    for made in (archive_path, archive_path.with_suffix(".log")):
+        made.unlink(missing_ok=True)
 
 
 def test_the_installed_tool_sets_up_runs_the_shipped_quickstart_and_a_teams_drills_through_pytest(installed):
