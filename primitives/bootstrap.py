@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from typing import Any
 from primitives import versions
 from primitives.package_sources import PackageSource, go_source, maven_source, npm_source
 
+# The import root: the checkout, or site-packages in an installed tool (the packages' data files,
+# replicator/jvm and reports/allure among them, are in the wheel at the same places).
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REPLICATOR_JVM_DIR = REPO_ROOT / "replicator" / "jvm"
 ALLURE_DIR = REPO_ROOT / "reports" / "allure"
@@ -33,6 +36,25 @@ MIN_JAVA = 17
 
 class BootstrapError(RuntimeError):
     """A toolchain is missing or a download failed; the message says what to do."""
+
+
+def checkout_root() -> Path | None:
+    """The checkout this code runs from (the wrapper, an editable install), or None in an installed tool."""
+    try:
+        # site-packages may hold a stray pyproject.toml of another distribution: the name decides.
+        name = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["name"]
+    except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError):
+        return None
+    return REPO_ROOT if name == "mirrordrill" else None
+
+
+def require_checkout(what: str) -> Path:
+    """The checkout's root, or BootstrapError saying in one line that ``what`` needs one."""
+    root = checkout_root()
+    if root is None:
+        raise BootstrapError(f"{what} works on mirrordrill's source checkout (git clone it and use its "
+                             f"./mirrordrill); this mirrordrill is installed in {REPO_ROOT}")
+    return root
 
 
 def mirrordrill_home() -> Path:

@@ -59,13 +59,15 @@ def _load_average() -> list[float] | None:
 def commit_of(root: Path | None = None) -> str:
     """The checkout's HEAD, or the installed package's version outside a checkout."""
     here = root or Path(__file__).resolve().parents[1]
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
-                             timeout=10, check=False)
-        if out.returncode == 0 and out.stdout.strip():
-            return out.stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        pass
+    # Only the checkout's own HEAD: an installed tool's site-packages may lie in a team's repository (.venv/).
+    if (here / ".git").exists():
+        try:
+            out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
+                                 timeout=10, check=False)
+            if out.returncode == 0 and out.stdout.strip():
+                return out.stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            pass
     try:
         return f"mirrordrill {metadata.version('mirrordrill')}"
     except metadata.PackageNotFoundError:

@@ -6,13 +6,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.cli.exit_codes import EXIT_FAILED, EXIT_OK
+from harness.cli.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
     from harness.cli.commands import build_parser
     from harness.tools.docs_reference import stale_pages, write_reference_pages
     root = Path(args.root)
+    if not (root / "docs" / "measurements").is_dir():  # a team's repository, or a folder outside a checkout
+        print(f"mirrordrill docs: {root.resolve()} is not a checkout of mirrordrill (no docs/measurements/); "
+              "the manual's pages are written in mirrordrill's own source checkout", file=sys.stderr)
+        return EXIT_USAGE
     if args.check:
         stale = stale_pages(root, build_parser())
         for path in stale:

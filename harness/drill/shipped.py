@@ -12,7 +12,8 @@ from pathlib import Path
 
 import yaml
 
-SHIPPED_DIR = Path(__file__).resolve().parents[2] / "scenarios"
+# Package data (in a checkout a link to its scenarios/, resolved so that paths read as scenarios/NAME.yaml).
+SHIPPED_DIR = (Path(__file__).parent / "scenarios").resolve()
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from harness.drill.replicators.pyspark import pyspark_flow_defaults
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from harness.drill.shipped import SHIPPED_DIR
 from harness.drill.topology import topology_of
 from harness.lab.brokers.cluster import KafkaCluster
 from harness.lab.compose.lab import BrokerImage, broker_service_name, lab_broker_service, toxiproxy_config, toxiproxy_service
@@ -27,12 +28,12 @@ from harness.lab.docker import images as img
 from harness.lab.environment import TopologySpec, plan_ports, proxy_routes
 from harness.lab.spark.standalone import MASTER_CLASS, WORKER_CLASS
 from harness.lab.spark.submit import LAUNCHER
-from primitives.bootstrap import REPO_ROOT
+from primitives.bootstrap import REPO_ROOT, BootstrapError, require_checkout
 from primitives.ports import LOOPBACK
 from replicator.config.render import to_mm2_properties
 
-CHAOS_FILE = REPO_ROOT / "docker-compose.chaos.yml"
-QUICKSTART = REPO_ROOT / "scenarios" / "quickstart.yaml"
+CHAOS_FILE = REPO_ROOT / "docker-compose.chaos.yml"  # the checkout's (main() refuses without one)
+QUICKSTART = SHIPPED_DIR / "quickstart.yaml"
 PROJECT = "mirrordrill-chaos"
 DATA = "/var/lib/mirrordrill"
 PORT_BASE = {"primary": 19092, "dr": 29092}  # the first port of each cluster; the rest follow it
@@ -168,6 +169,11 @@ def render_chaos() -> str:
 
 
 def main() -> int:
+    try:
+        require_checkout("rewriting docker-compose.chaos.yml")
+    except BootstrapError as e:
+        print(f"mirrordrill: {e}", file=sys.stderr)
+        return 2
     CHAOS_FILE.write_text(render_chaos())
     print(f"wrote {CHAOS_FILE}")
     return 0

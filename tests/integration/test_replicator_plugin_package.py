@@ -19,8 +19,8 @@ from tests.integration.test_command_replicator import COMMAND
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 
-ADAPTER = f'''
-"""A team's replicator: the confluent-kafka pipe of mirrordrill's tests, as a kind of its own."""
+ADAPTER = '''
+"""A team's replicator: a command of its own, as a kind of its own."""
 from harness.drill.replicators.command import CommandReplicator
 
 
@@ -29,7 +29,7 @@ class TeamPipe(CommandReplicator):
 
     @classmethod
     def options_for(cls, replication, run):
-        return {{"command": {COMMAND!r}, "ready_pattern": r"pipe replicator: subscribed", "base_dir": run.base_dir}}
+        return {{"command": {command!r}, "ready_pattern": r"pipe replicator: subscribed", "base_dir": run.base_dir}}
 
     @classmethod
     def version(cls):
@@ -53,6 +53,16 @@ version = "1.0"
 team-pipe = "team_pipe:TeamPipe"
 """
 
+
+def adapter_package(folder: Path, command: list[str]) -> Path:
+    """A team's adapter distribution (kind ``team-pipe``, entry point ``mirrordrill.replicators``) that
+    runs ``command``, written into ``folder`` for pip to install."""
+    folder.mkdir(parents=True)
+    (folder / "pyproject.toml").write_text(PYPROJECT)
+    (folder / "team_pipe.py").write_text(textwrap.dedent(ADAPTER.format(command=command)))
+    return folder
+
+
 DRILL = """\
 name: plugin-kind
 clusters: {primary: {brokers: 1}, dr: {brokers: 1}}
@@ -68,10 +78,7 @@ expectations: {lost: 0}
 
 
 def test_an_installed_packages_replicator_kind_is_offered_validated_and_run(tmp_path):
-    package, site = tmp_path / "team-pipe", tmp_path / "site"
-    package.mkdir()
-    (package / "pyproject.toml").write_text(PYPROJECT)
-    (package / "team_pipe.py").write_text(textwrap.dedent(ADAPTER))
+    package, site = adapter_package(tmp_path / "team-pipe", COMMAND), tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
                     "--target", str(site), str(package)], check=True, timeout=300)
     env = dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{site}")

@@ -8,15 +8,18 @@ cache. Every step writes into a context folder handed to ``docker build``/``dock
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
-import tomllib
+import zipfile
+from importlib import metadata
 from pathlib import Path
 
-from primitives.bootstrap import REPO_ROOT, Bootstrap, _digest
+from primitives.bootstrap import Bootstrap, _digest, checkout_root
 
 DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = os.environ.get("MIRRORDRILL_DEBIAN_MIRROR", "http://deb.debian.org/debian")
@@ -51,18 +54,28 @@ def _install_debootstrap(boot: Bootstrap) -> str:
 
 
 def project_dependencies() -> list[str]:
-    """The runtime requirements of pyproject.toml (no test extras)."""
-    data = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
-    return list(data["project"]["dependencies"])
+    """The runtime requirements of the installed mirrordrill (no extras): the wheel's metadata, or the
+    editable install's, which the wrapper remakes whenever pyproject.toml changes."""
+    return [r for r in metadata.requires("mirrordrill") or [] if not re.search(r"\bextra\s*==", r)]
+
+
+def _installed_files() -> list[metadata.PackagePath]:
+    """The installed distribution's own files (its RECORD), without byte code and the scripts pip wrote."""
+    return [f for f in metadata.distribution("mirrordrill").files or []
+            if f.parts[0] != ".." and "__pycache__" not in f.parts]
 
 
 def source_digest() -> str:
-    """A hash of everything the project wheel is built from (pyproject, README, package sources)."""
-    files = [REPO_ROOT / "pyproject.toml", REPO_ROOT / "README.md"]
+    """A hash of everything the project wheel is made from: the checkout's pyproject, README and package
+    sources, or the installed package's files."""
+    root = checkout_root()
+    if root is None:
+        return _digest(*(Path(str(f.locate())) for f in _installed_files()))
+    files = [root / "pyproject.toml", root / "README.md"]
     for pkg in PROJECT_PACKAGES:
-        files += sorted(p for p in (REPO_ROOT / pkg).rglob("*")
+        files += sorted(p for p in (root / pkg).rglob("*")
                         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
-                        and "target" not in p.relative_to(REPO_ROOT).parts)
+                        and "target" not in p.relative_to(root).parts)
     return _digest(*files)
 
 
@@ -91,15 +104,21 @@ def dependency_wheels(boot: Bootstrap) -> Path:
 
 
 def project_wheel(boot: Bootstrap, dest: Path) -> Path:
-    """The mirrordrill wheel (no dependencies), built from a copy so the checkout stays clean."""
+    """The mirrordrill wheel (no dependencies): built from a copy of the checkout so that it stays clean,
+    or, in an installed tool, the installed distribution packed again as the wheel it came from."""
+    root = checkout_root()
+    if root is None:
+        return installed_wheel(dest)
     src = dest / "src"
     shutil.rmtree(src, ignore_errors=True)
     src.mkdir(parents=True)
     for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(REPO_ROOT / name, src / name)
+        shutil.copy2(root / name, src / name)
     for pkg in PROJECT_PACKAGES:
-        shutil.copytree(REPO_ROOT / pkg, src / pkg,
+        # symlinks=True: harness/drill/scenarios is a link to scenarios/, copied beside it
+        shutil.copytree(root / pkg, src / pkg, symlinks=True,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "target", "node_modules"))
+    shutil.copytree(root / "scenarios", src / "scenarios")
     boot._run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
                "--wheel-dir", str(dest), str(src)], "pip wheel (mirrordrill)",
               "The project's own wheel did not build; see the log.")
@@ -108,6 +127,27 @@ def project_wheel(boot: Bootstrap, dest: Path) -> Path:
     if len(wheels) != 1:
         raise ContextError(f"expected one mirrordrill wheel in {dest}, found {len(wheels)}")
     return wheels[0]
+
+
+def installed_wheel(dest: Path) -> Path:
+    """The installed mirrordrill as a wheel again: its files and metadata as pip installed them, with a
+    RECORD of their hashes (pip's own INSTALLER, REQUESTED and direct_url.json left out)."""
+    dist = metadata.distribution("mirrordrill")
+    info = f"mirrordrill-{dist.version}.dist-info"
+    tag = (dist.read_text("WHEEL") or "").partition("Tag: ")[2].split()[0] or "py3-none-any"
+    dest.mkdir(parents=True, exist_ok=True)
+    wheel = dest / f"mirrordrill-{dist.version}-{tag}.whl"
+    record = []
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as whl:
+        for f in _installed_files():
+            if f.parts[0] == info and f.name in ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json"):
+                continue
+            data = Path(str(f.locate())).read_bytes()
+            whl.writestr(f.as_posix(), data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            record.append(f"{f.as_posix()},sha256={digest},{len(data)}")
+        whl.writestr(f"{info}/RECORD", "\n".join([*record, f"{info}/RECORD,,"]) + "\n")
+    return wheel
 
 
 def copy_files(files: list[Path] | tuple[Path, ...], dest: Path) -> None:

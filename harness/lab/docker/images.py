@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import tempfile
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,8 @@ from harness.lab.brokers.broker import broker_jvm_options
 from harness.lab.docker import contexts
 from harness.lab.docker.engine import Engine, EngineError
 from primitives import versions
-from primitives.bootstrap import REPO_ROOT, Bootstrap
+from primitives.about import mirrordrill_version
+from primitives.bootstrap import Bootstrap
 
 LABEL = "mirrordrill"
 INPUTS_LABEL = "mirrordrill.inputs"
@@ -37,11 +37,11 @@ SPARK_JARS = f"{OPT}/jars"
 MIRRORMAKER_LIBS = f"{OPT}/mirrormaker/libs"
 TOXIPROXY_BIN = "/toxiproxy-server"
 JAVA = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
-LOG4J_SOURCE = REPO_ROOT / "harness" / "lab" / "resources" / "log4j2.properties"
+LOG4J_SOURCE = Path(__file__).resolve().parents[1] / "resources" / "log4j2.properties"
 
 
 def project_version() -> str:
-    return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
+    return mirrordrill_version()
 
 
 def pyspark_version() -> str:

@@ -1,0 +1,150 @@
+"""mirrordrill as a team installs it: ``python -m build`` makes the sdist and the wheel from that sdist,
+the wheel goes into a fresh venv in a scratch folder outside the checkout, and from there ``setup``, the
+shipped quickstart by name, ``init`` and ``pytest --mirrordrill drills/`` run as a user would run them.
+The venv shares pip's cache and MIRRORDRILL_HOME (jars, Toxiproxy, Allure) with this session, so a warm
+machine downloads nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import processes_under
+from tests.integration.test_replicator_plugin_package import adapter_package
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Installed:
+    """A venv with the built wheel (and a team's adapter package) installed, and a team's folder beside it."""
+
+    root: Path  # the scratch folder: venv/, dist/, team/
+    venv: Path
+    team: Path
+    wheel: Path
+    run: Callable[..., subprocess.CompletedProcess]
+
+
+def _site_packages(venv: Path) -> Path:
+    return next((venv / "lib").glob("python3*/site-packages"))
+
+
+# The Spark driver's class-data archive the drills made for this venv's Python (one per interpreter path,
+# about 170 MB): no later session can map it, so it is removed with the venv.
+ARCHIVE_OF_THIS_VENV = ("from primitives.bootstrap import Bootstrap; "
+                        "from harness.drill.replicators.pyspark_launch import cds_archive_path, replicator_jars; "
+                        "print(cds_archive_path(Bootstrap().java(), replicator_jars(None)))")
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Iterator[Installed]:
+    root = tmp_path_factory.mktemp("wheel")
+    assert not root.resolve().is_relative_to(REPO), "the scratch folder must lie outside the checkout"
+    dist, venv, team = root / "dist", root / "venv", root / "team"
+    team.mkdir()
+    # An sdist, then the wheel built from it: the sdist must carry everything the wheel needs.
+    subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(REPO)],
+                   check=True, timeout=300, stdout=subprocess.DEVNULL)
+    wheel = next(dist.glob("mirrordrill-*.whl"))
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    # The user's shell: the venv first on PATH, nothing of the checkout (the wrapper's PYTHONPATH names it, and
+    # pip would take the checkout's mirrordrill.egg-info there for mirrordrill already installed).
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    # A team's replicator kind, installed beside mirrordrill (only validated here: its command never runs).
+    adapter = adapter_package(root / "team-pipe", ["team-pipe", "--from", "{source_bootstrap}", "--to", "{target_bootstrap}"])
+    # --no-compile: byte code is written on first import instead (pyspark's files are most of the install's time).
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", str(wheel),
+                          str(adapter), "pytest", "allure-pytest"], env=env, cwd=root, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+    assert pip.returncode == 0 and (venv / "bin" / "mirrordrill").is_file(), pip.stdout[-3000:]
+
+    def run(*argv: str, timeout: float = 600) -> subprocess.CompletedProcess:
+        return subprocess.run(list(argv), cwd=team, env=env, text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=timeout)
+    yield Installed(root, venv, team, wheel, run)
+    archive = run(str(venv / "bin" / "python"), "-c", ARCHIVE_OF_THIS_VENV)
+    assert archive.returncode == 0, archive.stdout
+    archive_path = Path(archive.stdout.strip().splitlines()[-1])
+    for made in (archive_path, archive_path.with_suffix(".log")):
+        made.unlink(missing_ok=True)
+
+
+def test_the_installed_tool_sets_up_runs_the_shipped_quickstart_and_a_teams_drills_through_pytest(installed):
+    run = installed.run
+    version = run("mirrordrill", "--version")
+    assert version.returncode == 0 and installed.wheel.name.split("-")[1] in version.stdout, version.stdout
+    setup = run("mirrordrill", "setup")
+    assert setup.returncode == 0, setup.stdout[-3000:]
+    assert "quickstart" in run("mirrordrill", "drills").stdout
+
+    quickstart = run("mirrordrill", "run", "quickstart", "--profile", "short", "--out", "runs/quickstart")
+    summary = json.loads((installed.team / "runs" / "quickstart" / "summary.json").read_text())
+    assert quickstart.returncode == 0 and summary["passed"], (quickstart.stdout[-3000:], summary.get("error"))
+    assert summary["scenario"] == "quickstart"
+
+    init = run("mirrordrill", "init")
+    assert init.returncode == 0, init.stdout
+    assert sorted(p.name for p in (installed.team / "drills").glob("*.yaml")) == ["first-drill.yaml"]
+    drills = run("pytest", "--mirrordrill", "drills/", "--mirrordrill-profile", "short", "--alluredir", "allure-results")
+    assert drills.returncode == 0, drills.stdout[-3000:]
+    junit = ET.parse(installed.team / "test-results" / "junit.xml").getroot()
+    suite = junit if junit.tag == "testsuite" else junit.find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("1", "0", "0", "0")
+    results = [json.loads(p.read_text()) for p in (installed.team / "allure-results").glob("*-result.json")]
+    assert [r["status"] for r in results] == ["passed"]
+    attachments = results[0].get("attachments", [])
+    assert attachments and all((installed.team / "allure-results" / a["source"]).is_file() for a in attachments)
+    assert processes_under(installed.root) == []
+
+
+def test_a_replicator_kind_installed_beside_it_is_selectable(installed):
+    assert "team-pipe" in installed.run("mirrordrill", "run", "--help").stdout.replace("\n", " ")
+    drill = installed.team / "plugin-kind.yaml"
+    drill.write_text((REPO / "scenarios" / "quickstart.yaml").read_text())
+    validated = installed.run("mirrordrill", "validate", str(drill), "--replicator", "team-pipe")
+    assert validated.returncode == 0, validated.stdout
+
+
+def test_commands_that_need_a_checkout_say_so_in_one_line(installed):
+    for argv in (["mirrordrill", "docs"], ["mirrordrill", "test"]):
+        said = installed.run(*argv)
+        assert said.returncode == 2 and "checkout" in said.stdout and "Traceback" not in said.stdout, said.stdout
+        assert len(said.stdout.strip().splitlines()) == 1, said.stdout
+
+
+def test_the_docker_images_project_wheel_is_the_installed_package(installed, tmp_path):
+    """``--backend docker`` builds its images from the installed package: repacked, it installs to the same files."""
+    made = installed.run(str(installed.venv / "bin" / "python"), "-c",
+                         "import sys; from pathlib import Path; from primitives.bootstrap import Bootstrap; "
+                         "from harness.lab.docker.contexts import project_wheel; "
+                         f"print(project_wheel(Bootstrap(), Path({str(tmp_path / 'wheel')!r})))")
+    assert made.returncode == 0, made.stdout
+    target = tmp_path / "target"
+    repacked = installed.run(str(installed.venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps",
+                             "--target", str(target), made.stdout.strip().splitlines()[-1])
+    assert repacked.returncode == 0, repacked.stdout
+    site = _site_packages(installed.venv)
+    for name in ("harness/drill/scenarios/quickstart.yaml", "replicator/jvm/pom.xml", "reports/allure/package-lock.json"):
+        assert (target / name).read_bytes() == (site / name).read_bytes(), name
+    # the console script and the pytest plugin: what pip in the image makes `mirrordrill` and `pytest --mirrordrill` from
+    entry_points = next(target.glob("mirrordrill-*.dist-info")) / "entry_points.txt"
+    assert entry_points.read_text() == next(site.glob("mirrordrill-*.dist-info")).joinpath("entry_points.txt").read_text()
+
+
+def test_no_installed_file_refers_to_the_checkout(installed):
+    checkout = str(REPO).encode()
+    referring = [str(p) for p in installed.venv.rglob("*") if p.is_file() and not p.is_symlink()
+                 and checkout in p.read_bytes()]
+    assert referring == []
