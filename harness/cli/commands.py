@@ -295,12 +295,11 @@ def cmd_report(args) -> int:
 
 def cmd_sweep(args) -> int:
     """Run a drill once per parameter combination and size the flow from the results."""
-    from harness.drill.validate import ScenarioInvalid
+    from harness.drill.validate import ScenarioInvalid, load_scenario
+    from harness.tools.existing.commands import refuse_existing
     from harness.tools.sweep.params import SweepError, parse_params
     from harness.tools.sweep.run import Sweep
     from reports.sweep_hooks import SweepReports
-    from harness.drill.validate import load_scenario
-    from harness.tools.existing.commands import refuse_existing
     sitting = Sitting.begin(["mirrordrill"])
     try:
         # every point is a run on the same clusters: the same allow-list as run's, before any point starts
