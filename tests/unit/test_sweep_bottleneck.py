@@ -30,7 +30,7 @@ def test_replicator_cpu_when_its_cores_were_full():
 def test_wan_bandwidth_from_the_bytes_measured_against_the_links_configured_rate():
     # 2,000 records/s x 500 B = 1,000 KB/s through a 1,000 KB/s link; the CPU at 50% is not the limit
     b = find_bottleneck(point(cores=1.0, link=1000), None)
-    assert b.kind == "WAN bandwidth" and "1,000 of the link's 1,000 KB/s carried, 100%" in b.evidence
+    assert b.kind == "WAN bandwidth" and "1,000 KB/s carried, 100% of the link's 1,000 KB/s per connection" in b.evidence
     # the same bytes through a link ten times wider bound nothing
     assert find_bottleneck(point(cores=1.0, link=10_000), None).kind == "unknown"
 
@@ -48,7 +48,7 @@ def test_the_most_used_of_several_full_resources_wins():
 def test_none_when_the_flow_kept_up_and_unknown_when_lag_grew_with_nothing_full():
     kept = find_bottleneck(point(carried=5000.0, bounded=True, wan_b=100.0, link=10_000), None)
     assert kept.kind == "none" and "kept up with the offered 5,000 records/s" in kept.evidence
-    assert "500 of the link's 10,000 KB/s" in kept.evidence  # the figures still shown
+    assert "500 KB/s carried, 5% of the link's 10,000 KB/s" in kept.evidence  # the figures still shown
     grew = find_bottleneck(point(cores=None, wan_b=None, available=None), None)
     assert grew.kind == "unknown" and "no CPU, WAN or target figure" in grew.evidence
 

@@ -52,8 +52,9 @@ def find_bottleneck(pt: SweepPoint, ceiling: Ceiling | None) -> Bottleneck:
         candidates.append((cpu, "replicator CPU", f"{pt.replicator_cpu_cores:g} of {pt.replicator_cores_available:g} "
                                                   f"cores busy, {cpu:.0%}"))
     if wan is not None and wan_kb_s is not None:
-        candidates.append((wan, "WAN bandwidth", f"{wan_kb_s:,.0f} of the link's {pt.wan_bandwidth_kb_s:,.0f} KB/s "
-                                                 f"carried, {wan:.0%}"))
+        # Toxiproxy's bandwidth toxic limits each connection: a flow over several carries more than the rate
+        candidates.append((wan, "WAN bandwidth", f"{wan_kb_s:,.0f} KB/s carried, {wan:.0%} of the link's "
+                                                 f"{pt.wan_bandwidth_kb_s:,.0f} KB/s per connection"))
     if target is not None and capacity is not None and ceiling is not None:
         candidates.append((target, "target", f"{capacity:,.0f} records/s is {target:.0%} of the "
                                              f"{ceiling.produce_records_s:,.0f}/s ProducerPerformance reached into "
