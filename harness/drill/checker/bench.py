@@ -26,6 +26,7 @@ from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS
 from loadgen.histories.writer import HistoryWriter
 from primitives.cpu import process_cpu_seconds
 from primitives.measurement_record import Sitting, add_record_option
+from primitives.ports import LOOPBACK
 
 STANDALONE = "standalone"
 
@@ -173,7 +174,9 @@ def _bench_on(master: str, executors: int, args, directory, flow, reference) -> 
                .config("spark.driver.memory", args.driver_memory)
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false"))
+               .config("spark.ui.showConsoleProgress", "false")
+               # the driver listens (block manager, RPC) for the executors: loopback only
+               .config("spark.driver.host", LOOPBACK).config("spark.driver.bindAddress", LOOPBACK))
     if master.startswith("spark://"):  # one core per executor: the executors are the scaling unit
         builder = (builder.config("spark.executor.cores", "1").config("spark.cores.max", str(executors))
                    .config("spark.executor.memory", "1g"))
