@@ -295,16 +295,22 @@ def cmd_report(args) -> int:
 
 def cmd_sweep(args) -> int:
     """Run a drill once per parameter combination and size the flow from the results."""
-    from harness.drill.validate import ScenarioInvalid
+    from harness.drill.validate import ScenarioInvalid, load_scenario
+    from harness.tools.existing.commands import refuse_existing
     from harness.tools.sweep.params import SweepError, parse_params
     from harness.tools.sweep.run import Sweep
     from reports.sweep_hooks import SweepReports
     sitting = Sitting.begin(["mirrordrill"])
     try:
+        # every point is a run on the same clusters: the same allow-list as run's, before any point starts
+        refusal = refuse_existing(load_scenario(Path(args.file)), args.allow_cluster)
+        if refusal:
+            print(f"mirrordrill sweep: {refusal}", file=sys.stderr)
+            return EXIT_USAGE
         params = parse_params(args.param)
         sweep = Sweep(Path(args.file), params, Path(args.out) if args.out else None,
                       measure_ceiling=not args.no_ceiling, repeat=args.repeat, reports=SweepReports(),
-                      backend=args.backend)
+                      backend=args.backend, spark_master=args.spark_master)
         result = sweep.run()
     except (SweepError, ScenarioInvalid) as e:
         print(f"mirrordrill sweep: {e}", file=sys.stderr)
@@ -490,6 +496,11 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run every combination N times; the knee and the plot use each one's median run")
     s.add_argument("--report", action="store_true", help="also render the HTML report of every point")
+    s.add_argument("--spark-master", type=_spark_master, metavar="MASTER",
+                   help="where every point's pyspark replicator runs, over the file's replication.spark.master "
+                        "(as for run: local, standalone, spark://HOST:PORT)")
+    s.add_argument("--allow-cluster", action="append", metavar="NAME",
+                   help="an existing cluster of the drill that the points may touch (repeatable; required for each)")
     add_record_option(s)
     _backend_arg(s)
     s.set_defaults(func=cmd_sweep)

@@ -171,6 +171,29 @@ def compression_table(record: Record, link: str) -> list[str]:
     return lines
 
 
+def _is_checker_scaling(record: Record) -> bool:
+    return bool(record["figures"].get("spark_standalone"))
+
+
+def checker_scaling_table(record: Record, link: str) -> list[str]:
+    """``checker.bench --spark-master standalone --executors 1,2``: records/s per executor count, beside the
+    reference checker's on the same files, with the machine's load average (other work shared the cores)."""
+    f = record["figures"]
+    busy = [x for x in ((record.get("machine") or {}).get(k) for k in ("load_average_start", "load_average_end")) if x]
+    ref = f["reference"]
+    lines = [_sitting(record, link) + f" {f['records']:,} records, every kind of fault; Spark standalone, one core per "
+             "executor, file reading included, Spark start-up not"
+             + (f"; load average {' and '.join(f'{b[0]:g}' for b in busy)} at the start and the end." if busy else "."),
+             "", "| checker | executors | seconds | records/s | agrees with the reference |", "|---|---|---|---|---|",
+             f"| reference (columnar) | - | {ref['read_s'] + ref['check_s']:.1f} | {ref['records_s']:,.0f} | - |"]
+    one = next((r["records_s"] for r in f["spark_standalone"] if r["executors"] == 1), None)
+    for run in f["spark_standalone"]:
+        gain = f" ({run['records_s'] / one:.2f}x of 1)" if one and run["executors"] != 1 else ""
+        lines.append(f"| Spark | {run['executors']} | {run['wall_s']:.1f} | {run['records_s']:,.0f}{gain} | "
+                     f"{'yes' if run['agrees'] else 'NO'} |")
+    return lines
+
+
 MEASUREMENTS = Path("docs") / "measurements"
 TABLES = (
     Table(MEASUREMENTS / "bench.md", "bench-drills", "bench-drills", bench_table),
@@ -178,6 +201,7 @@ TABLES = (
     Table(Path("README.md"), "latest-against-mirrormaker2", "bench-drills", readme_table),
     Table(MEASUREMENTS / "load.md", "load-ceiling", "bench-load", load_ceiling_table),
     Table(MEASUREMENTS / "load.md", "compression", "sweep", compression_table, _is_compression_sweep),
+    Table(MEASUREMENTS / "checker.md", "checker-scaling", "bench-checker", checker_scaling_table, _is_checker_scaling),
 )
 
 

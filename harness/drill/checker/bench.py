@@ -13,6 +13,8 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,9 @@ from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS
 from loadgen.histories.writer import HistoryWriter
 from primitives.cpu import process_cpu_seconds
 from primitives.measurement_record import Sitting, add_record_option
+from primitives.ports import LOOPBACK
+
+STANDALONE = "standalone"
 
 
 def _faults(records: int) -> FaultPlan:
@@ -50,7 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--partitions", type=int, default=6)
     parser.add_argument("--no-spark", action="store_true", help="reference only")
-    parser.add_argument("--spark-master", default="local[2]")
+    parser.add_argument("--spark-master", default="local[2]",
+                        help="local[N], spark://HOST:PORT, or standalone: a master and --executors one-core "
+                             "workers started on this machine for the run and stopped after it")
+    parser.add_argument("--executors", type=_counts, default=(2,), metavar="N[,N...]",
+                        help="with --spark-master standalone: executors of one core each (default 2); several "
+                             "counts (1,2) check the same files once per count, each on its own fresh cluster")
     parser.add_argument("--driver-memory", default="1g")
     add_record_option(parser)
     sitting = Sitting.begin(["python", "-m", "harness.drill.checker.bench"], argv)
@@ -60,6 +70,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.record and code == 0:
         print(f"record: {sitting.write('bench-checker', figures, args.record)}")
     return code
+
+
+def _counts(text: str) -> tuple[int, ...]:
+    try:
+        counts = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: executor counts such as 2 or 1,2") from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: every executor count is at least 1")
+    return counts
 
 
 def _bench(args: argparse.Namespace, figures: dict[str, Any]) -> int:
@@ -106,23 +126,63 @@ def _bench(args: argparse.Namespace, figures: dict[str, Any]) -> int:
         return _bench_spark(args, directory, (source, target, topic_map, timeline), reference, figures)
 
 
+@contextmanager
+def _spark_master(args: argparse.Namespace, directory: Path, executors: int) -> Iterator[str]:
+    """The master URL to check on: as given, or a standalone master with ``executors`` one-core
+    workers started here (so each executor is one core and 1 vs 2 executors is 1 vs 2 cores),
+    stopped on every exit path."""
+    if args.spark_master != STANDALONE:
+        yield args.spark_master
+        return
+    from harness.lab.spark.standalone import SparkStandaloneCluster, StandaloneSpec
+    from primitives.bootstrap import Bootstrap
+    from primitives.ports import PortAllocator
+    with PortAllocator() as ports:
+        cluster = SparkStandaloneCluster(StandaloneSpec(workers=executors, worker_cores=1, worker_memory="2g"),
+                                         directory / f"spark-{executors}", ports, java=Bootstrap().java())
+        try:
+            print(f"spark standalone: master and {executors} worker(s) up in {cluster.start():.1f}s at {cluster.url}")
+            yield cluster.url
+        finally:
+            for proc in reversed(cluster.processes):
+                proc.stop()
+
+
 def _bench_spark(args, directory, flow, reference, figures: dict[str, Any]) -> int:
+    """The Spark checker over the same files, once per executor count on standalone (the figures'
+    ``spark_standalone`` list), else once (``spark``); 1 unless every run agreed with the reference."""
+    if args.spark_master != STANDALONE:
+        with _spark_master(args, directory, 0) as master:
+            figures["spark"] = _bench_on(master, 0, args, directory, flow, reference)
+        return 0 if figures["spark"]["agrees"] else 1
+    runs = figures["spark_standalone"] = []
+    for executors in args.executors:
+        with _spark_master(args, directory, executors) as master:
+            runs.append(_bench_on(master, executors, args, directory, flow, reference))
+    return 0 if all(run["agrees"] for run in runs) else 1
+
+
+def _bench_on(master: str, executors: int, args, directory, flow, reference) -> dict[str, Any]:
     source, target, topic_map, timeline = flow
     from pyspark.sql import SparkSession
 
     from harness.drill.checker import spark as spark_checker
 
     t = time.perf_counter()
-    spark = (SparkSession.builder.master(args.spark_master)
-             .appName("mirrordrill-checker-bench")
-             .config("spark.driver.memory", args.driver_memory)
-             .config("spark.sql.shuffle.partitions", "4")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .getOrCreate())
+    builder = (SparkSession.builder.master(master)
+               .appName("mirrordrill-checker-bench")
+               .config("spark.driver.memory", args.driver_memory)
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               # the driver listens (block manager, RPC) for the executors: loopback only
+               .config("spark.driver.host", LOOPBACK).config("spark.driver.bindAddress", LOOPBACK))
+    if master.startswith("spark://"):  # one core per executor: the executors are the scaling unit
+        builder = (builder.config("spark.executor.cores", "1").config("spark.cores.max", str(executors))
+                   .config("spark.executor.memory", "1g"))
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    print(f"spark session up in {time.perf_counter() - t:.1f}s ({args.spark_master}, "
-          f"driver memory {args.driver_memory})")
+    print(f"spark session up in {time.perf_counter() - t:.1f}s ({master}, driver memory {args.driver_memory})")
     gateway = spark.sparkContext._gateway
     if gateway is None:
         raise RuntimeError("the Spark session started without a JVM gateway")
@@ -137,14 +197,15 @@ def _bench_spark(args, directory, flow, reference, figures: dict[str, Any]) -> i
     finally:
         spark.stop()
     agree = on_spark == reference
-    figures["spark"] = {"master": args.spark_master, "wall_s": spark_s, "cpu_s": cpu,
-                        "records_s": args.records / spark_s, "agrees": agree}
-    print(f"spark:     {spark_s:.1f}s wall, {cpu:.1f}s CPU (driver JVM + Python) -> "
+    counted = "driver JVM + Python" + (", not the executors'" if master.startswith("spark://") else "")
+    label = f"spark, {executors} executor(s):" if executors else "spark:    "
+    print(f"{label} {spark_s:.1f}s wall, {cpu:.1f}s CPU ({counted}) -> "
           f"{args.records / spark_s:,.0f} records/s verified "
           f"({args.records / cpu:,.0f} per CPU-second)")
     print(f"results agree: {agree}  (lost={reference.lost}, duplicates={reference.duplicates}, "
           f"reordered={reference.reordered}, corrupted={reference.corrupted})")
-    return 0 if agree else 1
+    return {"master": args.spark_master, "executors": executors or None, "wall_s": spark_s, "cpu_s": cpu,
+            "records_s": args.records / spark_s, "agrees": agree}
 
 
 if __name__ == "__main__":

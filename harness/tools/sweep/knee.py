@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from harness.tools.sweep.bottleneck import find_bottleneck
 from harness.tools.sweep.points import SweepParam, SweepPoint
 
 if TYPE_CHECKING:
@@ -81,7 +82,8 @@ def recommend(result: SweepResult) -> str:
             out.append(f"{label or 'all'}: no knee: the flow kept up with the offered load at every {swept} "
                        f"(up to {most:,.0f} records/s at {swept}={best.params[swept]}), so these are "
                        f"lower bounds of its capacity and 75-80% of them would undersize nothing; raise the "
-                       f"drill's rate (or its producers' users) until lag grows" + short)
+                       f"drill's rate (or its producers' users) until lag grows" + short
+                       + _bottleneck_note(best, swept, result))
             continue
         knee = find_knee([(pt.params[swept], capacity) for pt, capacity in measured])
         at_knee, cap = next((pt, capacity) for pt, capacity in measured if pt.params[swept] == knee)
@@ -107,5 +109,11 @@ def recommend(result: SweepResult) -> str:
         if at_knee.lag_bounded:
             text += ("; the flow kept up with the offered load there, so this is a lower bound: "
                      "raise the drill's rate to find the real ceiling")
-        out.append(text + short)
+        out.append(text + short + _bottleneck_note(at_knee, swept, result))
     return "\n".join(out)
+
+
+def _bottleneck_note(pt: SweepPoint, swept: str, result: SweepResult) -> str:
+    """What bounded the point the recommendation sizes on, with the figure that says so."""
+    return f"; bottleneck at {swept}={pt.params[swept]}: {find_bottleneck(pt, result.ceiling)}"
+

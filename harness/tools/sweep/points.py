@@ -56,6 +56,9 @@ class SweepPoint:
     # records/s the drill's producers on the flow's source were asked for (their rates): more than
     # the load produced means the point measured the load's ceiling, not the replicator's
     asked_records_s: float | None = None
+    # what the point's replicator and link could offer, beside what they used: the bottleneck's measure
+    replicator_cores_available: float | None = None  # its executors' cores, local[N]'s N, or the machine's
+    wan_bandwidth_kb_s: float | None = None          # the flow's link's configured bandwidth; None: unlimited
     run: int = 1  # with --repeat, which run of this combination
     of_ceiling: float | None = None
     load_avg: tuple[float, float, float] | None = None  # os.getloadavg() when the point finished

@@ -14,6 +14,7 @@ from typing import Protocol
 import yaml
 
 from harness.drill import run_folder
+from harness.tools.sweep.bottleneck import link_bandwidth_kb_s, replicator_cores
 from harness.tools.sweep.ceiling import measure_ceiling
 from harness.tools.sweep.journal import Journal
 from harness.tools.sweep.measure import failed_point, fmt_load, load_avg, measure_point
@@ -72,11 +73,13 @@ class Sweep:
     def __init__(self, drill_file: Path, params: list[SweepParam], out_dir: Path | None = None,
                  measure_ceiling: bool = True, log: Callable[[str], None] | None = None,
                  ceiling_records: int = 200_000, repeat: int = 1, reports: SweepReports | None = None,
-                 backend: str | None = None, advise: bool = True, made_by: str = "mirrordrill sweep"):
+                 backend: str | None = None, advise: bool = True, made_by: str = "mirrordrill sweep",
+                 spark_master: str | None = None):
         if repeat < 1:
             raise SweepError(f"--repeat {repeat}: run each combination at least once")
         self.repeat = repeat
         self.backend = backend or "processes"  # where each point's brokers run (sweep --backend)
+        self.spark_master = spark_master  # sweep --spark-master, over the file's replication.spark.master
         from harness.drill.validate import load_scenario
         self.drill_file = Path(drill_file)
         load_scenario(self.drill_file)  # fail before anything starts
@@ -175,7 +178,7 @@ class Sweep:
         with CpuMeter([run_dir / "replicator", run_dir / "env" / "spark"], extra=extra) as cpu:
             checked = check_file(scenario_file)
             drill = Drill(checked.scenario, scenario_file, run_dir, log=self.log, backend=self.backend,
-                          backend_project=project, plan=checked.plan)
+                          backend_project=project, plan=checked.plan, spark_master=self.spark_master)
             summary = drill.run().summary  # stops everything it started, whatever happens
         if summary.interrupted:
             return None
@@ -184,6 +187,8 @@ class Sweep:
         except Exception as e:  # a drill that could not be checked: kept as a failed point
             point = failed_point(run_dir, combo, cpu.cpu_s, time.monotonic() - t0, e)
         point.asked_records_s = asked_rate(content)
+        point.replicator_cores_available = replicator_cores(content, self.spark_master)
+        point.wan_bandwidth_kb_s = link_bandwidth_kb_s(content)
         if self.reports is not None:
             self.reports.record_point(run_dir, combo, point)
         return point

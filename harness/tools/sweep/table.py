@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harness.tools.sweep.bottleneck import find_bottleneck
+
 if TYPE_CHECKING:
     from harness.tools.sweep.result import SweepResult
 
@@ -82,6 +84,8 @@ def render_table(result: SweepResult) -> str:
                  "catch-up s: from the end of the drill's outage (heal, replicator back) until the lag was back to what "
                  "it was before")
     lines += load_short_lines(result)
+    lines += [f"bottleneck at {', '.join(f'{k}={v}' for k, v in pt.params.items())}: "
+              f"{find_bottleneck(pt, result.ceiling)}" for pt in result.points if not pt.error]
     if result.ceiling:
         c = result.ceiling
         lines.append(f"machine ceiling: ProducerPerformance {c.produce_records_s:,.0f}/s into the target, plain "
