@@ -197,6 +197,17 @@ COVERAGE: dict[str, tuple[Part, ...]] = {
              MAPPED, why="a measurement command (one drill run per codec): the sweep the command builds runs over "
                          "a tiny drill there (num_streams); tests/unit/test_sweep.py applies the compression "
                          "parameter to a drill"),),
+    "sizing-existing-sweep": (
+        Part("tests/integration/test_sizing_existing_sweep.py::"
+             "test_the_sizing_sweep_on_existing_clusters_names_each_points_bottleneck", MAPPED,
+             why="plan, then the tutorial's sweep with its parameters, on secure clusters `up` started, the drill's "
+                 "existing: entries filled from the connection file as the tutorial says"),),
+    "checker-scaling-bench": (
+        Part("tests/integration/test_checker_spark_standalone.py::"
+             "test_the_spark_checker_on_two_standalone_executors_agrees_with_the_reference", MAPPED,
+             why="a measurement command (2,000,000 records, each executor count on a fresh standalone master): "
+                 "the test runs the Spark checker on two standalone executors over 30,000 records and compares "
+                 "it with the reference, as the benchmark does"),),
     "containers-docker": (Part(DOCKER),),
     "docker-backend": (
         Part(DOCKER, starts="./mirrordrill images build"),
