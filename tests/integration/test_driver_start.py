@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from primitives.bootstrap import REPO_ROOT
+from primitives.bootstrap import REPO_ROOT, Bootstrap
 
 pytestmark = pytest.mark.integration
 
@@ -18,7 +18,9 @@ _SESSION = """
 import sys
 from pathlib import Path
 from replicator.driver_jvm import DriverStart, session_settings
-driver = DriverStart(session_settings([], Path(sys.argv[1]), [], "local[*]"), "local[*]", lambda: None).begin()
+# the replicator's jar, as every replicator process has it: the session registers its header function
+jars = [Path(sys.argv[2])]
+driver = DriverStart(session_settings(jars, Path(sys.argv[1]), [], "local[*]"), "local[*]", lambda: None).begin()
 spark = driver.session("local[3]")
 print(spark.sparkContext.master, spark.sparkContext.defaultParallelism, spark.range(5).count())
 spark.stop()
@@ -42,8 +44,9 @@ def _run(script: str, tmp_path) -> str:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
                SPARK_LOCAL_IP="127.0.0.1")
     (tmp_path / "spark-tmp").mkdir(exist_ok=True)
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "spark-tmp")], env=env, capture_output=True,
-                          text=True, timeout=300)
+    jar = Bootstrap().replicator_jar()
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "spark-tmp"), str(jar)], env=env,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout.strip().splitlines()[-1]
 
