@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 import gevent
-from gevent.event import Event
 
 from loadgen import load_channel as channel
 from loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS, history_path
 from loadgen.producer_user import KafkaProducerUser, check_producer_settings, ensure_topics
 from loadgen.spec import LatencySummary, LoadSpec, LoadStats, TopicStats, WorkerStats
+from loadgen.stoppable import ABANDON_REASON, StoppableRun
 from primitives.ports import PortAllocator
 from primitives.process import ManagedProcess, child_environment
 
@@ -86,10 +86,11 @@ def _connect_host(bind: str) -> str:
     return "127.0.0.1" if bind in ("*", "0.0.0.0", "") else bind
 
 
-class DistributedLoad:
+class DistributedLoad(StoppableRun):
     """One distributed run of a LoadSpec: join, hand out, hold, produce, stop, collect the ledgers."""
 
     def __init__(self, spec: LoadSpec, stats_path: Path | None = None, workdir: Path | None = None) -> None:
+        super().__init__(log)
         self.spec = spec.model_copy(update={"instance": spec.instance or secrets.token_hex(4)})
         tag = self.spec.writer_tag(self.spec.instance or "")
         self.stats_path = stats_path or Path(self.spec.output_dir) / f"load-stats.{tag}.json"
@@ -99,20 +100,12 @@ class DistributedLoad:
         self.by_client: dict[str, _Worker] = {}
         self.local: list[ManagedProcess] = []
         self.address: str | None = None
-        self._stop = Event()
-        self.stop_reason: str | None = None
         self.abandoned = False
 
     # --- control -------------------------------------------------------------------------
-    def request_stop(self, reason: str) -> None:
-        if not self._stop.is_set():
-            self.stop_reason = reason
-            log.info("stopping: %s", reason)
-            self._stop.set()
-
     def abandon(self) -> None:
         self.abandoned = True
-        self.request_stop("SIGUSR1: the cluster is lost; pending sends are left uncertain")
+        self.request_stop(ABANDON_REASON)
 
     # --- messages from workers -----------------------------------------------------------
     def _on_ready(self, environment: Environment, msg: Message, **_kw: Any) -> None:

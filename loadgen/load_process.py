@@ -24,19 +24,20 @@ from pathlib import Path
 from typing import Any
 
 import gevent
-from gevent.event import Event
 
 from loadgen.load_master import DistributedLoad
 from loadgen.producer_user import KafkaProducerUser, LoadSession, check_producer_settings, ensure_topics
 from loadgen.spec import LoadSpec
+from loadgen.stoppable import ABANDON_REASON, StoppableRun
 
 log = logging.getLogger("loadgen.load_process")
 
 
-class HeadlessLoad:
+class HeadlessLoad(StoppableRun):
     """One headless Locust run of a LoadSpec, stopped by its duration or a signal."""
 
     def __init__(self, spec: LoadSpec, stats_path: Path | None = None) -> None:
+        super().__init__(log)
         self.spec = spec
         self.session = LoadSession(spec)
         self.stats_path = stats_path or self.session.stats_path
@@ -45,20 +46,11 @@ class HeadlessLoad:
         self.env = Environment(user_classes=[KafkaProducerUser], stop_timeout=None,
                                catch_exceptions=True)
         self.session.attach(self.env)
-        self._stop = Event()
-        self.stop_reason: str | None = None
-
-    def request_stop(self, reason: str) -> None:
-        """Ask the run to stop (idempotent; the first reason wins)."""
-        if not self._stop.is_set():
-            self.stop_reason = reason
-            log.info("stopping: %s", reason)
-            self._stop.set()
 
     def abandon(self) -> None:
         """Stop without waiting for acks: the cluster is gone, and retries must not find another one."""
         self.session.abandoned = True
-        self.request_stop("SIGUSR1: the cluster is lost; pending sends are left uncertain")
+        self.request_stop(ABANDON_REASON)
 
     def _write_stats(self, **kw: Any) -> None:
         self.session.write_stats(self.env, self.stats_path, **kw)
