@@ -33,6 +33,7 @@ from replicator.history import HistoryEnds
 from replicator.metrics import MetricsTracker
 from replicator.offset_index import OffsetIndex
 from replicator.planted_faults import CheckpointFault, DataPathFault
+from replicator.query_gate import QueryGate
 from replicator.resume import FlowOrigin, StartPositions
 from replicator.schedule import Every
 from replicator.shared_warm_up import SharedWarmUp
@@ -130,6 +131,7 @@ class FlowRuntime:
         # (as the heartbeats the emitter writes with its own producer are not)
         self.metrics = MetricsTracker(self.metrics_dir, frozenset({self.policy.heartbeats_topic()}))
         self.query: StreamingQuery | None = None
+        self.gate = QueryGate()  # the process's stop waits for a query change, not for a round trip
         self.topics: tuple[str, ...] = ()
         self.partitions: dict[str, int] = {}
         self.status = FlowStatus()
@@ -185,8 +187,9 @@ class FlowRuntime:
 
     def tick(self, spark: SparkSession, now: float) -> None:
         """Advance everything that is due; failures are logged and retried, never fatal."""
-        if self.query is not None and not self.query.isActive:
-            err = self.query.exception()
+        query = self.query  # read once: the process's stop may clear it meanwhile (``close``)
+        if query is not None and not query.isActive and not self.gate.closed:  # closed: stopped on purpose
+            err = query.exception()
             self.status.query_failures += 1
             self.status.last_error = str(err)[:2000] if err else "stopped"
             log.warning("flow %s: query stopped (%s); re-syncing topics and restarting from its checkpoint",
@@ -210,6 +213,11 @@ class FlowRuntime:
 
     def _refresh_and_start(self, spark: SparkSession, now: float) -> None:
         changed = self._sync_topics()
+        with self.gate.change() as open_:
+            if open_:
+                self._restart_or_start(spark, now, changed)
+
+    def _restart_or_start(self, spark: SparkSession, now: float, changed: bool) -> None:
         if self.query is not None and changed:
             log.info("flow %s: topics now %s; restarting the query (its running batch is cancelled; "
                      "the new query starts after what reached the target)", self.name, list(self.topics))
@@ -367,9 +375,16 @@ class FlowRuntime:
         Called from the process's lag thread only, with clients of its own."""
         return self.lag_reads.measure(self.partitions)
 
-    def close(self, spark: SparkSession | None = None) -> None:
-        self.stop_query(spark)
+    def close(self, spark: SparkSession | None = None, clients: bool = True) -> None:
+        """Stop the query for good (after a start or stop under way) and, with ``clients``, close the Kafka clients.
+
+        ``clients`` is False when a control pass may still be inside one of them, waiting on an
+        unreachable cluster: closing a librdkafka handle under a call in flight is not safe, and the
+        process is ending anyway."""
+        with self.gate.closing():
+            self.stop_query(spark)
         self.target_producer.flush(5)
-        self.index.close()
-        for reads in (self.lag_reads, self.source_reads, self.start_reads):
-            reads.close()
+        if clients:
+            self.index.close()
+            for reads in (self.lag_reads, self.source_reads, self.start_reads):
+                reads.close()

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("replicator")
 
 LAG_PROBE_INTERVAL_S = 2.0
+# How long the process's stop waits for the control passes under way to end on their own (``stop``).
+PASS_GRACE_S = 2.0
 
 
 class ControlledFlow(Protocol):
@@ -66,14 +68,20 @@ class ControlThreads:
     def failed(self) -> bool:
         return self.failure is not None
 
-    def stop(self, timeout_s: float = 120.0) -> None:
-        """Ask every loop to end after its current pass, and wait for them (a pass may be starting a query)."""
+    def stop(self, grace_s: float = PASS_GRACE_S) -> bool:
+        """Ask every loop to end after its current pass; True when all ended within ``grace_s``.
+
+        A pass starting or stopping a query is waited for by its flow's gate (``FlowRuntime.close``),
+        however long it takes; any other part of a pass is a round trip, which against an unreachable
+        cluster blocks for its whole timeout and need not end before the process does."""
         self._stop.set()
-        deadline = time.monotonic() + timeout_s
+        deadline = time.monotonic() + grace_s
         for t in self._threads:
             t.join(max(0.0, deadline - time.monotonic()))
-            if t.is_alive():
-                log.warning("%s still busy after %.0fs; stopping Spark under it", t.name, timeout_s)
+        busy = [t.name for t in self._threads if t.is_alive()]
+        if busy:
+            log.info("%s still waiting on a cluster after %.0fs; the process stops without it", ", ".join(busy), grace_s)
+        return not busy
 
     def _spawn(self, name: str, target: Callable[[], None]) -> None:
         def guarded() -> None:

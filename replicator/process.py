@@ -109,6 +109,7 @@ class FlowSupervisor:
         if self.config.metrics_port is not None:  # first: a taken port fails the start before anything opens
             self.prometheus = MetricsServer(self.config.metrics_port).start()
         driver: DriverStart | None = None
+        clients_idle = True  # no control pass is inside a Kafka client (none started, or all ended)
         try:
             driver = self._begin_driver()
             quiet_stops = QuietStops()
@@ -147,14 +148,14 @@ class FlowSupervisor:
                     self._write_status(control.lag)
                     stop.wait(self._longest_wait_s())
             finally:
-                control.stop()
+                clients_idle = control.stop()
             if control.failure is not None:
                 raise control.failure
         finally:
             try:
                 # every query stops (and its cancelled tasks settle) before the session does
                 for fr in self.flows:
-                    fr.close(self.spark)
+                    fr.close(self.spark, clients=clients_idle)
                 if self.spark is not None:
                     self.spark.stop()
                 elif driver is not None:
