@@ -214,21 +214,19 @@ class FlowRuntime:
     def _refresh_and_start(self, spark: SparkSession, now: float) -> None:
         changed = self._sync_topics()
         with self.gate.change() as open_:
-            if open_:
-                self._restart_or_start(spark, now, changed)
-
-    def _restart_or_start(self, spark: SparkSession, now: float, changed: bool) -> None:
-        if self.query is not None and changed:
-            log.info("flow %s: topics now %s; restarting the query (its running batch is cancelled; "
-                     "the new query starts after what reached the target)", self.name, list(self.topics))
-            self.stop_query(spark)
-        if self.query is None and self.topics and now >= self._restart_after:
-            if self._warmed is None and self.flow.mode != "realtime":
-                # a micro-batch query may hold every task slot (local[tasks.max]): warm up first
-                self._warmed = warmed = threading.Event()
-                if not self._records_warm_up(warmed):
-                    self._warm_up(spark, warmed)
-            self._start(spark)
+            if not open_:
+                return
+            if self.query is not None and changed:
+                log.info("flow %s: topics now %s; restarting the query (its running batch is cancelled; "
+                         "the new query starts after what reached the target)", self.name, list(self.topics))
+                self.stop_query(spark)
+            if self.query is None and self.topics and now >= self._restart_after:
+                if self._warmed is None and self.flow.mode != "realtime":
+                    # a micro-batch query may hold every task slot (local[tasks.max]): warm up first
+                    self._warmed = warmed = threading.Event()
+                    if not self._records_warm_up(warmed):
+                        self._warm_up(spark, warmed)
+                self._start(spark)
 
     def prepare_start(self) -> None:
         """Before the Spark session exists, after the first topic sync: the first query's start offsets.
@@ -370,18 +368,12 @@ class FlowRuntime:
 
     # --- lag --------------------------------------------------------------------------
     def lag(self) -> dict[tuple[str, int], int]:
-        """Per remote partition: source end offset minus (source offset of the last record on the target + 1).
-
-        Called from the process's lag thread only, with clients of its own."""
+        """Per remote partition: source end minus (last copied source offset + 1); from the lag thread only, own clients."""
         return self.lag_reads.measure(self.partitions)
 
     def close(self, spark: SparkSession | None = None, clients: bool = True) -> None:
-        """Stop the query for good (after a start or stop under way) and, with ``clients``, close the Kafka clients.
-
-        ``clients`` is False when a control pass may still be inside one of them, waiting on an
-        unreachable cluster: closing a librdkafka handle under a call in flight is not safe, and the
-        process is ending anyway."""
-        with self.gate.closing():
+        # clients=False: a pass may be inside one, waiting on a dead cluster (unsafe to close under it)
+        with self.gate.closing():  # after a query start or stop under way
             self.stop_query(spark)
         self.target_producer.flush(5)
         if clients:
