@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from harness.drill.replicators.class_archive import make_class_archive
+from harness.drill.replicators.pyspark_launch import cds_archive_path, replicator_jars
 from primitives.bootstrap import REPO_ROOT
 
 pytestmark = pytest.mark.integration
@@ -46,9 +47,12 @@ CLASSES = (
 
 
 def test_the_archive_maps_kafkas_classes_and_the_streaming_engine(artifacts, tmp_path):
-    jars = [*artifacts.spark_kafka_jars, artifacts.replicator_jar]
-    archive = tmp_path / "driver.jsa"
-    assert make_class_archive(archive, jars, print, artifacts), archive.with_suffix(".log").read_text()[-3000:]
+    # the archive a local replicator start maps: the machine's one (its name keys the JDK, Python,
+    # jars and archive run), made here as the first start would make it when no start has yet
+    jars = replicator_jars(artifacts)
+    archive = cds_archive_path(artifacts.java, jars)
+    if not archive.is_file():
+        assert make_class_archive(archive, jars, print, artifacts), archive.with_suffix(".log").read_text()[-3000:]
 
     log = tmp_path / "class-load.log"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),

@@ -56,11 +56,12 @@ drain_timeout: 60s
 
 PLANNED = """\
 name: existing-planned-failover
-duration: 50s
+duration: 36s
 timeline:
-  - {{at: 8s, do: blackhole, link: [{primary}, {dr}]}}
-  - {{at: 18s, do: heal, link: [{primary}, {dr}]}}
-  - at: 30s
+  # replication keeps up from the load's first second; healed, it catches up within a few seconds
+  - {{at: 4s, do: blackhole, link: [{primary}, {dr}]}}
+  - {{at: 14s, do: heal, link: [{primary}, {dr}]}}
+  - at: 20s
     when: {{lag_at_most: 300, timeout: 30s}}
     do: planned_failover
     from: {primary}
@@ -80,9 +81,9 @@ expectations:
 
 UNPLANNED = """\
 name: existing-unplanned-failover
-duration: 45s
+duration: 40s
 timeline:
-  - at: 15s
+  - at: 10s
     when: {{lag_at_most: 300, timeout: 30s}}
     do: unplanned_failover
     from: {primary}
@@ -93,7 +94,7 @@ timeline:
         command: 'echo "switch to $MIRRORDRILL_FAILOVER_TO at $MIRRORDRILL_TARGET_BOOTSTRAP"; sleep 1'
         timeout: 30s
   # the old primary's "wipe" deletes only the drill's names there; dr is copied back, then switch back
-  - {{at: 28s, do: failback, from: {dr}, to: {primary}, switch_back: true, timeout: 150s}}
+  - {{at: 20s, do: failback, from: {dr}, to: {primary}, switch_back: true, timeout: 150s}}
 invariants: {{rpo_records: 1000, duplicates: 0}}
 expectations:
   corrupted: 0

@@ -57,7 +57,12 @@ def test_exactly_once_mode_copies_each_record_once_for_read_committed_across_a_k
         north.create_topics([NewTopic("orders", PARTITIONS, 1)])
         setup = ReplicationSetup(env=env, flows=[FlowSpec("north", "south", topics=["orders"])],
                                  workdir=tmp_path / "mm2")
-        with MirrorMaker2Replicator(setup, exactly_once=True, artifacts=artifacts) as mm2:
+        # The killed worker's open transaction holds its offsets topic's read_committed end until the
+        # broker aborts it at the producers' transaction timeout (60 s by default); the restarted
+        # worker reads that topic before its tasks fence the old producer, so it waits that long.
+        # 10 s bounds the wait; the abort and what read_committed sees are the same at any timeout.
+        with MirrorMaker2Replicator(setup, exactly_once=True, artifacts=artifacts,
+                                    worker_settings={"producer.transaction.timeout.ms": "10000"}) as mm2:
             remote = mm2.remote_topic("north", "orders")
             with SteadyLoad(north.bootstrap, "orders", "eos", count=3000, rate=150) as load:
                 # killed while it copies: the open transaction dies with it

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 # scheduled.rebalance.max.delay.ms: 5000. Connect keeps a departed worker's tasks unassigned for
 # this long (300 s by default) in case it comes back; it starts counting only once the group
 # noticed the loss, after session.timeout.ms (Connect's default, 10 s). 5 s puts the takeover
-# about 15 s after the kill, inside the 40 s of load left after it, instead of minutes later.
+# about 15 s after the kill, inside the 35 s of load left after it, instead of minutes later.
 # tasks.max: 4 gives the source connector a task per partition, so both nodes get some.
 TWO_NODES = """\
 name: mm2-two-nodes
@@ -40,13 +40,13 @@ replication:
 load:
   producers:
     - {name: orders, cluster: primary, topics: [orders], rate: 100, record_size: {fixed: 128}}
-duration: 55s
+duration: 45s
 drain_timeout: 120s
 # at-least-once: the tasks taken over replay what the killed node copied after its last offset
 # flush; the test is about the move and the loss, so the bound is the load of the whole drill
 invariants: {duplicates: 6000}
 timeline:
-  - {at: 15s, do: kill_replicator_node, copying: {topic: orders, partition: 0}}
+  - {at: 10s, do: kill_replicator_node, copying: {topic: orders, partition: 0}}
 expectations:
   lost: 0
 """

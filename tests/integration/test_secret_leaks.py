@@ -42,9 +42,9 @@ PIPE = Path(__file__).parent / "fixtures" / "pipe_replicator.py"
 
 
 def short_secure_drill(replicator: str) -> str:
-    """secure-failover.yaml, shortened: 25 s of load, the primary killed at 10 s."""
+    """secure-failover.yaml, shortened: 17 s of load, the primary killed at 7 s."""
     doc = yaml.safe_load((REPO / "scenarios" / "secure-failover.yaml").read_text())
-    doc.update(name=f"secure-leak-check-{replicator}", duration="25s", drain_timeout="40s")
+    doc.update(name=f"secure-leak-check-{replicator}", duration="17s", drain_timeout="40s")
     doc["replication"]["replicator"] = replicator
     doc["replication"].pop("mode", None)
     if replicator == "command":  # a team's own replicator: credentials reach it as files, by placeholder
@@ -56,7 +56,7 @@ def short_secure_drill(replicator: str) -> str:
         # it has no offset translation: the group restarts from the beginning on dr (skips nothing)
         doc["load"]["consumers"][0]["failover_strategy"] = "earliest"
         doc["clusters"]["dr"] = {"brokers": 1}  # plain: summary.json names both kinds
-    doc["timeline"][0].update(at="10s", when={"lag_at_most": 100000, "timeout": "10s"})
+    doc["timeline"][0].update(at="7s", when={"lag_at_most": 100000, "timeout": "10s"})
     # This test is about secrets: its drill must run and keep the guarantees every replicator
     # owes, but the file's latency, replay and RTO limits are calibrated for the bundled
     # replicator in real-time mode (the drill's own test checks them), not for each replicator's

@@ -9,6 +9,7 @@ after it, on every exit path (``Environment`` as a context manager). About a min
 
 from __future__ import annotations
 
+import fcntl
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -21,12 +22,24 @@ _CLUSTER = "archive"
 
 def make_class_archive(archive: Path, jars: list[Path], log: Callable[[str], None],
                        artifacts: Artifacts | None = None) -> bool:
-    """Make ``archive`` (True when it exists afterwards); its run's output goes to ``archive``.log."""
+    """Make ``archive`` (True when it exists afterwards); its run's output goes to ``archive``.log.
+
+    Replicators and tests in other processes may ask for the same archive at once: one makes it
+    while the others wait on its lock, then find it made (a second maker would also delete the
+    first one's broker folder, which is named after the archive)."""
+    archive = Path(archive)
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with open(archive.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return archive.is_file() or _make(archive, jars, log, artifacts)
+
+
+def _make(archive: Path, jars: list[Path], log: Callable[[str], None], artifacts: Artifacts | None) -> bool:
     from harness.lab.brokers.cluster import ClusterSpec
     from harness.lab.environment import Environment, TopologySpec
 
-    run_log = Path(archive).with_suffix(".log")
-    workdir = mirrordrill_home() / "tmp" / f"class-archive-{Path(archive).stem}"
+    run_log = archive.with_suffix(".log")
+    workdir = mirrordrill_home() / "tmp" / f"class-archive-{archive.stem}"
     shutil.rmtree(workdir, ignore_errors=True)
     try:
         with Environment(TopologySpec(clusters=(ClusterSpec(_CLUSTER),)), workdir, artifacts=artifacts) as env:
