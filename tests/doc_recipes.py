@@ -150,11 +150,11 @@ COVERAGE: dict[str, tuple[Part, ...]] = {
     "first-drill-validate": (Part(FIRST_DRILL),),
     "first-drill-run": (Part(FIRST_DRILL),),
     "first-drill-report": (Part(FIRST_DRILL),),
-    "first-drill-own-file": (Part(FIRST_DRILL),),
+    "first-drill-own-file": (Part(HERE + "test_the_first_drill_tutorials_own_file_as_typed"),),
     "drill-file-commands": (
         Part(QUICK, starts="./mirrordrill validate"),
-        Part(FIRST_DRILL, MAPPED, "./mirrordrill run my-drill.yaml",
-             why="the first drill's test runs `./mirrordrill run my-drill.yaml` as typed (its tutorial's file)"),
+        Part(HERE + "test_the_first_drill_tutorials_own_file_as_typed", MAPPED, "./mirrordrill run my-drill.yaml",
+             why="the first drill tutorial's test runs `./mirrordrill run my-drill.yaml` as typed (its tutorial's file)"),
         Part(MM2_RUN, MAPPED, "./mirrordrill run my-drill.yaml --replicator mirrormaker2",
              why="`mirrordrill run FILE --replicator mirrormaker2` through the CLI, on a drill of that test's"),
     ),
@@ -172,8 +172,11 @@ COVERAGE: dict[str, tuple[Part, ...]] = {
         Part(DRILLS, MAPPED, "./mirrordrill test tests/drills",
              why="the suite runs tests/drills (every shipped drill) and writes its own JUnit XML"),
     ),
-    "ci-pytest-plugin": (Part("tests/integration/test_pytest_plugin.py::test_drill_files_are_tests_in_a_teams_repository",
-                              MAPPED, why="`pytest --mirrordrill drills` in a team's repository, with JUnit XML"),),
+    "ci-pytest-plugin": (Part("tests/integration/test_wheel.py::test_the_installed_tool_sets_up_runs_the_shipped_quickstart_"
+                              "and_a_teams_drills_through_pytest",
+                              MAPPED, why="`pytest --mirrordrill drills/` in a team's repository that `init` made, from "
+                                          "the installed wheel, with JUnit XML (where init's pytest.ini puts it) and "
+                                          "Allure results"),),
     "own-replicator": (
         Part(QUICK, starts="./mirrordrill validate"),
         Part("tests/integration/test_registries.py::test_a_fault_a_replicator_and_a_metric_registered_here_run_a_drill_"

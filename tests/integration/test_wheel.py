@@ -2,7 +2,12 @@
 the wheel goes into a fresh venv in a scratch folder outside the checkout, and from there ``setup``, the
 shipped quickstart by name, ``init`` and ``pytest --mirrordrill drills/`` run as a user would run them.
 The venv shares pip's cache and MIRRORDRILL_HOME (jars, Toxiproxy, Allure) with this session, so a warm
-machine downloads nothing."""
+machine downloads nothing.
+
+The plugin's behaviour in a team's repository (a broken drill file fails with its line, a YAML file that is
+no drill is not collected, the run folder under ``runs/``, the ``mirrordrill_lab`` fixture) is asserted on
+this same pytest run of the installed tool: the plugin is found through the wheel's entry point, the path a
+team takes, and one session pays for one drill."""
 
 from __future__ import annotations
 
@@ -22,6 +27,51 @@ from tests.integration.test_replicator_plugin_package import adapter_package
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
+
+# The lab test's drill file (kept outside drills/: only its clusters start). With rate -5 instead, the broken
+# drill file under drills/, whose test fails with the file, the line and the field's problem.
+LAB_DRILL = """\
+format: 1
+name: plugin-passes
+description: primary -> dr, a light load for 6 s, no fault; nothing may be lost.
+clusters:
+  primary: {brokers: 1}
+  dr: {brokers: 1}
+topics:
+  - {name: orders, cluster: primary, partitions: 2}
+replication:
+  flows: [{source: primary, target: dr, topics: [orders]}]
+load:
+  producers:
+    - {name: orders, cluster: primary, topics: [orders], rate: 50, record_size: {fixed: 200}}
+duration: 6s
+expectations:
+  lost: 0
+"""
+
+# A team's own check beside its drills, through the lab fixture. Its outcome is asserted: the pytest run's exit
+# status is 1 for the broken file alone, so a failing lab test would otherwise go unseen.
+LAB_TEST = """\
+import pytest
+from confluent_kafka import KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+
+def test_a_record_goes_through_the_lab_and_the_link_can_be_cut(mirrordrill_lab):
+    lab = mirrordrill_lab("lab/passes.yaml")
+    # the lab's brokers create no topic on first use (as a replicator must create its own)
+    admin = AdminClient(lab.client_config("primary"))  # kept: a client gone before its result cancels the request
+    admin.create_topics([NewTopic("hello", 1, 1)])["hello"].result(30)
+    producer = Producer(lab.client_config("primary"))
+    producer.produce("hello", b"x")
+    assert producer.flush(30) == 0
+    assert "hello" in AdminClient(lab.client_config("primary", from_cluster="dr")).list_topics(timeout=10).topics
+    lab.link("primary", "dr").blackhole()
+    with pytest.raises(KafkaException):  # through the cut link, metadata never comes back
+        AdminClient(lab.client_config("primary", from_cluster="dr")).list_topics(timeout=3)
+    lab.link("primary", "dr").heal()
+"""
+LAB_CASE = "test_a_record_goes_through_the_lab_and_the_link_can_be_cut"
 
 
 @dataclass(frozen=True)
@@ -96,16 +146,42 @@ def test_the_installed_tool_sets_up_runs_the_shipped_quickstart_and_a_teams_dril
     init = run("mirrordrill", "init")
     assert init.returncode == 0, init.stdout
     assert sorted(p.name for p in (installed.team / "drills").glob("*.yaml")) == ["first-drill.yaml"]
-    drills = run("pytest", "--mirrordrill", "drills/", "--mirrordrill-profile", "short", "--alluredir", "allure-results")
-    assert drills.returncode == 0, drills.stdout[-3000:]
-    junit = ET.parse(installed.team / "test-results" / "junit.xml").getroot()
+    _pytest_runs_a_teams_drills_and_checks(installed)
+
+
+def _pytest_runs_a_teams_drills_and_checks(installed: Installed) -> None:
+    """``pytest --mirrordrill drills/`` beside init's starter: a broken drill, a CI file that is no drill, a lab test."""
+    team = installed.team
+    (team / "drills" / "broken.yaml").write_text(LAB_DRILL.replace("rate: 50", "rate: -5"))
+    (team / "lab").mkdir()
+    (team / "lab" / "passes.yaml").write_text(LAB_DRILL)
+    (team / "drills" / "ci.yaml").write_text("stages: [test]\nreplication: a CI file, not a drill\n")
+    (team / "test_lab.py").write_text(LAB_TEST)
+    drills = installed.run("pytest", "--mirrordrill", "drills/", "test_lab.py", "--mirrordrill-profile", "short",
+                           "--alluredir", "allure-results")
+    assert drills.returncode == 1, drills.stdout[-3000:]  # the broken file fails; the rest pass
+    junit = ET.parse(team / "test-results" / "junit.xml").getroot()
     suite = junit if junit.tag == "testsuite" else junit.find("testsuite")
     assert suite is not None
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("1", "0", "0", "0")
-    results = [json.loads(p.read_text()) for p in (installed.team / "allure-results").glob("*-result.json")]
-    assert [r["status"] for r in results] == ["passed"]
-    attachments = results[0].get("attachments", [])
-    assert attachments and all((installed.team / "allure-results" / a["source"]).is_file() for a in attachments)
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("3", "1", "0", "0")
+    cases = {c.get("name"): c for c in junit.iter("testcase")}
+    assert sorted(cases) == ["broken", "first-drill", LAB_CASE]
+    [failure] = cases["broken"].findall("failure")
+    assert f"{team / 'drills' / 'broken.yaml'}:13: load.producers[0].rate: must be greater than 0" in \
+        failure.get("message", "") + (failure.text or ""), failure.text
+    assert not cases["first-drill"].findall("failure") and not cases["first-drill"].findall("skipped")
+    [run_folder] = [p.get("value") for p in cases["first-drill"].iter("property") if p.get("name") == "run_folder"]
+    summary = json.loads((Path(run_folder) / "summary.json").read_text())
+    assert summary["passed"] and summary["scenario"] == "first-drill"
+    assert Path(run_folder).is_relative_to(team / "runs")
+
+    results = {r["name"]: r for r in (json.loads(p.read_text()) for p in (team / "allure-results").glob("*-result.json"))}
+    assert sorted(results) == ["broken", "first-drill", LAB_CASE]
+    # Allure's two failure states: "failed" for an assertion, "broken" for any other exception
+    assert results["first-drill"]["status"] == results[LAB_CASE]["status"] == "passed"
+    assert results["broken"]["status"] in ("failed", "broken")
+    attachments = results["first-drill"].get("attachments", [])
+    assert attachments and all((team / "allure-results" / a["source"]).is_file() for a in attachments)
     assert processes_under(installed.root) == []
 
 
