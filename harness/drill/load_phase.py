@@ -135,21 +135,28 @@ class LoadPhase:
 
 
     def _stop_retired(self, ctx: DrillContext) -> None:
-        """The instances that died with their cluster, side by side, each given a few seconds for a clean close.
+        """The instances that died with their cluster, side by side, each given a second to finish.
 
-        They are usually inside a commit to the dead group coordinator, which does not return: one
-        after the other, five groups' instances ran out 25 s of timeouts at the end of a drill."""
+        Each was told to stop when its cluster was lost (``failover._move_one``) and has had the rest
+        of the load to do it; one still running is inside its close's commit to the dead group
+        coordinator, which does not return, and its history was written before that. Waiting for it
+        longer only delays the drill: one after the other, five groups' instances once ran out 25 s
+        of timeouts at the end of a drill."""
         retired = [(slot.definition.group, old) for slot in ctx.consumers for old in slot.retired]
 
         def stop(group: str, old: AppConsumer) -> None:
             try:
-                old.stop(commit=False, timeout_s=5)
+                old.stop(commit=False, timeout_s=RETIRED_STOP_S)
             except Exception as e:
                 self.log(f"stopping consumer {group} on its lost cluster: {e}")
 
         if retired:
             with ThreadPoolExecutor(len(retired), thread_name_prefix="stop-retired") as pool:
                 list(pool.map(lambda pair: stop(*pair), retired))
+
+
+# How long the end of a drill waits for each instance that died with its cluster (above).
+RETIRED_STOP_S = 1.0
 
 
 def wait_producing(producers: list[ProducerSlot]) -> list[ProducingSince]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from harness.lab.brokers.broker import BrokerPorts, BrokerRunner, LocalBrokerRunner, listener_name_for
+from harness.lab.brokers.class_archive import broker_archive
 from harness.lab.brokers.cluster import ClusterClients, ClusterSpec, KafkaCluster
 from harness.lab.brokers.existing import ExistingKafkaCluster, ExistingSecurity, UpstreamNode, discover_nodes, resolve_upstream
 from harness.lab.brokers.secure import BrokerSecurity
@@ -104,7 +105,7 @@ class Backend(Protocol):
     def open(self, workdir: Path) -> None:
         """Ready to make processes (check the engine, images); called once, before any start."""
 
-    def broker_runner(self) -> BrokerRunner: ...
+    def broker_runner(self, artifacts: Artifacts, log: Callable[[str], None]) -> BrokerRunner: ...
 
     def toxiproxy_process(self, argv: list[str], log_path: Path) -> ManagedProcess | None:
         """The Toxiproxy server's process (None: a local process, as ToxiproxyServer makes it)."""
@@ -127,8 +128,9 @@ class ProcessBackend:
     def open(self, workdir: Path) -> None:
         pass
 
-    def broker_runner(self) -> BrokerRunner:
-        return LocalBrokerRunner()
+    def broker_runner(self, artifacts: Artifacts, log: Callable[[str], None]) -> BrokerRunner:
+        # local JVMs map the brokers' class-data archive, made on the first broker's start
+        return LocalBrokerRunner(archive=broker_archive(artifacts.java, artifacts.broker_classpath, log))
 
     def toxiproxy_process(self, argv: list[str], log_path: Path) -> ManagedProcess | None:
         return None
@@ -278,7 +280,7 @@ class Environment(StartedInWith):
         broker_security, existing_security = self._make_security()
         nodes = self._discover_existing()
         broker_ports = plan_ports(self.spec, lambda cluster: ports.take())
-        runner = self.backend.broker_runner()
+        runner = self.backend.broker_runner(artifacts, self.log)
         for c in self.spec.clusters:
             if c.existing is not None:
                 existing = ExistingKafkaCluster(c, nodes[c.name], broker_ports[c.name], self.workdir / c.name,

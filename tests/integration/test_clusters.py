@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaException
 
+from harness.lab.brokers.class_archive import broker_archive
 from harness.lab.brokers.cluster import ClusterSpec, round_trip
 from harness.lab.environment import Environment, TopologySpec
 
@@ -134,3 +136,16 @@ def test_wiped_cluster_comes_back_empty(artifacts, session_workdir, lab_backend)
         cluster.start()
         cluster.wait_ready(120)
         assert topic not in cluster.admin().list_topics(timeout=10).topics
+
+
+def test_local_brokers_map_the_class_data_archive_made_for_their_jdk_and_jars(artifacts, session_workdir):
+    archive = broker_archive(artifacts.java, artifacts.broker_classpath, print).path
+    spec = TopologySpec(clusters=(ClusterSpec("mapped"),))
+    with Environment(spec, session_workdir / "class-archive", artifacts) as env:  # local processes
+        broker = env.cluster("mapped").brokers[0]
+        assert archive.is_file(), "the first broker's start did not leave the archive"
+        assert f"-XX:SharedArchiveFile={archive}" in broker.process.argv
+        # mapped, not only named: the JVM refuses a mismatched archive silently (-Xshare:auto)
+        maps = Path(f"/proc/{broker.process.pid}/maps").read_text()
+        assert str(archive) in maps, "the broker JVM did not map the archive"
+        round_trip(env.cluster("mapped"), timeout_s=30)

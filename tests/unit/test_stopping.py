@@ -41,3 +41,11 @@ def test_a_second_ctrl_c_stops_the_rest_and_the_environment_once_more():
     assert stop_in_turn(parts, logs.append) is True
     assert stopped == ["flow", "environment", "environment", "names"]
     assert sum("interrupted again" in line for line in logs) == 2
+
+
+def test_a_slow_part_is_named_with_its_time_and_a_quick_one_is_not():
+    ticks = iter([0.0, 0.3, 10.0, 16.5])  # each part's start and end
+    logs: list[str] = []
+    parts = [("load clients", lambda: None), ("replicator (pyspark, #1)", lambda: None)]
+    assert stop_in_turn(parts, logs.append, clock=lambda: next(ticks)) is False
+    assert logs == ["stopped the replicator (pyspark, #1) in 6.5s"]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 from harness.lab.brokers.secure import INTERNAL_LISTENER, BrokerSecurity
+from primitives.jvm_archive import LazyArchive, dump_flags
 from primitives.jvm_jit import jit_flags
 from primitives.ports import LOOPBACK
 from primitives.process import ManagedProcess, ProcessError, child_environment
@@ -82,14 +83,26 @@ class BrokerRunner(Protocol):
 
 
 class LocalBrokerRunner:
-    """The default: each broker is a local JVM process, formatted by a local ``StorageTool`` run."""
+    """The default: each broker is a local JVM process, formatted by a local ``StorageTool`` run.
+
+    ``archive``: the brokers' class-data archive (``harness.lab.brokers.class_archive``), mapped by
+    every JVM this runner starts; ``dump_to``: where the broker processes dump one as they exit
+    (the run that makes it)."""
+
+    def __init__(self, archive: LazyArchive | None = None, dump_to: Path | None = None):
+        self.archive, self.dump_to = archive, dump_to
+
+    def _archive_flags(self) -> list[str]:
+        return self.archive.flags() if self.archive is not None else []
 
     def process(self, broker: KafkaBroker) -> ManagedProcess:
-        return ManagedProcess(name=f"kafka broker {broker.name}", argv=broker.java_argv("kafka.Kafka", str(broker.config_path)),
+        flags = dump_flags(self.dump_to) if self.dump_to is not None else self._archive_flags()
+        argv = broker.java_argv("kafka.Kafka", str(broker.config_path), jvm_flags=flags)
+        return ManagedProcess(name=f"kafka broker {broker.name}", argv=argv,
                               log_path=broker.log_path, cwd=broker.workdir, infrastructure=True)
 
     def format(self, broker: KafkaBroker) -> None:
-        argv = broker.java_argv(*broker.format_args())
+        argv = broker.java_argv(*broker.format_args(), jvm_flags=self._archive_flags())
         proc = subprocess.run(argv, capture_output=True, text=True, cwd=broker.workdir, env=child_environment())
         if proc.returncode != 0:
             raise ProcessError(f"formatting storage of broker {broker.name} failed:\n{proc.stdout}\n{proc.stderr}")
@@ -230,10 +243,11 @@ class KafkaBroker:
 
     def java_argv(self, main_class: str, *args: str, java: str | None = None,
                   classpath: tuple[str | Path, ...] | None = None, log4j: str | Path = LOG4J_CONFIG,
-                  logs_dir: str | Path | None = None) -> list[str]:
-        """The JVM command line; a container passes its own java, classpath and paths."""
+                  logs_dir: str | Path | None = None, jvm_flags: list[str] | None = None) -> list[str]:
+        """The JVM command line; a container passes its own java, classpath and paths, a local
+        runner its class-data archive's ``jvm_flags``."""
         s = self.settings
         return [
-            java or s.java, *broker_jvm_options(s.heap_mb, s.jit, log4j, logs_dir or self.workdir),
+            java or s.java, *(jvm_flags or []), *broker_jvm_options(s.heap_mb, s.jit, log4j, logs_dir or self.workdir),
             "-cp", ":".join(str(p) for p in (classpath or s.classpath)), main_class, *args,
         ]

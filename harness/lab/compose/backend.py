@@ -26,6 +26,7 @@ from harness.lab.compose.lab import BrokerImage, broker_service, toxiproxy_servi
 from harness.lab.compose.project import ComposeRun
 from harness.lab.compose.spark import SparkDaemonLauncher
 from harness.lab.compose.spec import DRILL_LABEL, Service
+from primitives.bootstrap import Artifacts
 
 if TYPE_CHECKING:  # the docker package is imported when the backend opens
     from harness.lab.docker.images import ImageSet
@@ -111,7 +112,7 @@ class DockerBackend:
         return SparkDaemonLauncher(self.run, self._image("spark"), img.SPARK_HOME,
                                    str(Path(img.JAVA).parent.parent), f"{img.VENV}/bin/python", self._workdir.parent)
 
-    def broker_runner(self) -> DockerBrokerRunner:
+    def broker_runner(self, artifacts: Artifacts, log: Callable[[str], None]) -> DockerBrokerRunner:
         assert self.run is not None and self._broker_image is not None, "open() first"
         return DockerBrokerRunner(self.run, self._broker_image)
 
