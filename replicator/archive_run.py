@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from primitives.jvm_archive import dump_flags
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -40,7 +42,7 @@ def main(archive: str, jars: list[Path], bootstrap: str) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="mirrordrill-archive-run-"))
     master = "local[6]"
     # C1 only, as the replicator's default: the run is as short, and an archive holds classes, not compiled code
-    flags = [*jit_flags("c1"), f"-XX:ArchiveClassesAtExit={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
+    flags = [*jit_flags("c1"), *dump_flags(Path(archive))]
     conf = SparkConf().setMaster(master).setAppName("mirrordrill-class-archive").setAll(
         session_settings(jars, tmp, flags, master))
     spark = SparkSession.builder.config(conf=conf).getOrCreate()

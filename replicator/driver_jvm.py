@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from primitives.jvm_archive import map_flags
 from primitives.jvm_jit import jit_flags as primitive_jit_flags
 
 if TYPE_CHECKING:
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 CDS_ENV = "MIRRORDRILL_SPARK_CDS"
-# the JVM's own notes about the archive (path mismatch, not mapped) say nothing a user can act on
-_QUIET = ["-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
 _REPO_ROOT = Path(__file__).resolve().parents[1]
 _ARCHIVE_RUN = Path(__file__).with_name("archive_run.py")
 _VERSIONED_JAR = re.compile(r"(?P<artifact>.+)-\d[^-]*\.jar$")
@@ -51,9 +50,7 @@ _VERSIONED_JAR = re.compile(r"(?P<artifact>.+)-\d[^-]*\.jar$")
 def driver_jvm_flags(env: Mapping[str, str] | None = None) -> list[str]:
     """Map the archive ``$MIRRORDRILL_SPARK_CDS`` names, when it exists."""
     setting = (os.environ if env is None else env).get(CDS_ENV, "").strip()
-    if setting and Path(setting).is_file():
-        return [f"-XX:SharedArchiveFile={setting}", *_QUIET]
-    return []
+    return map_flags(Path(setting)) if setting else []
 
 
 def jit_flags(mode: str) -> list[str]:
