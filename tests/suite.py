@@ -1,11 +1,14 @@
-"""The whole suite in two parts: what may share the cores, in parallel, then what must run alone.
+"""The whole suite in three parts: what may share the cores, in parallel; the drills, two at a time;
+then what must run alone.
 
 ``./mirrordrill test`` with no arguments runs this. Most tests wait on something (a JVM starting,
 a broker electing, a poll): two of them side by side on pytest-xdist's workers fill the machine's
-two cores instead of one. Drills and the tests marked ``serial`` assert on wall-clock figures
-(latency limits calibrated on a quiet machine, "within 1.5 s" of an event), so they run
-afterwards, one at a time, with nothing beside them. Both parts write into one Allure results
-folder, so the run's report covers all of it; the exit status is the worse of the two.
+two cores instead of one. Drills assert on figures calibrated on a quiet machine, so no other test
+runs beside them; a light drill keeps about half a core busy, and two of them side by side give
+the figures each gives alone (tests/drills/conftest.py), so they run in pairs. The tests marked
+``serial`` (a heavy drill's, and "within 1.5 s" of an event) run last, one at a time, with nothing
+beside them. All parts write into one Allure results folder, so the run's report covers all of it;
+the exit status is the worst of them.
 
 With arguments (``./mirrordrill test tests/unit -k foo``) the wrapper runs pytest itself, once,
 in one process: a person choosing tests chooses how they run.
@@ -21,6 +24,7 @@ import sys
 # Enough work for two cores; each worker has its own session-scoped clusters and Spark.
 WORKERS = os.environ.get("MIRRORDRILL_TEST_WORKERS", "2")
 ALONE = "drill or serial"
+DRILL_PAIRS = "1" if WORKERS == "1" else "2"  # two drills side by side: their figures were measured so, not more
 RESULTS = "test-results/allure-results"
 
 
@@ -29,8 +33,10 @@ def parts(extra: list[str]) -> list[tuple[str, list[str]]]:
     return [
         (f"in parallel on {WORKERS} workers",
          ["-n", WORKERS, "--dist", "loadscope", "-m", f"not ({ALONE})", *extra]),
-        # The same results folder, not cleaned: the report at the end holds both parts.
-        ("alone, one at a time", ["-m", ALONE, "--alluredir", RESULTS, *extra]),
+        # The same results folder, not cleaned: the report at the end holds every part.
+        ("two drills at a time", ["-n", DRILL_PAIRS, "--dist", "load", "-m", "drill and not serial",
+                                  "--alluredir", RESULTS, *extra]),
+        ("alone, one at a time", ["-m", "serial", "--alluredir", RESULTS, *extra]),
     ]
 
 

@@ -6,6 +6,12 @@ or every drill in DIR.
 ``--drill-replicator`` runs them against another replicator (e.g. ``mirrormaker2``) than the one
 each file names, with that replicator's own expectations from each file; a drill part that
 replicator cannot do at all (``CANNOT``) is reported as skipped with the reason, never as passed.
+
+The suite runs the drills two at a time (tests/suite.py): a light drill's lab (a few one-broker
+clusters, Spark inside the replicator's process) keeps about half a core busy, and beside another
+one its figures stay those it gives alone (the side-by-side record is in
+docs/measurements/drills-two-at-a-time.json). A drill whose lab is heavy (``runs_alone``) is
+marked ``serial`` and runs with nothing beside it.
 """
 
 from __future__ import annotations
@@ -13,11 +19,26 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 CANNOT = {
     "mirrormaker2": {"spark-worker-kill.yaml": "kills a Spark worker: MirrorMaker 2 runs no Spark"},
 }
+
+
+# Six brokers' controlled shutdowns and elections, or a Spark standalone cluster (a master, two workers
+# and their executors beside the driver), fill a core by themselves.
+ALONE_FROM_BROKERS = 6
+
+
+def runs_alone(drill_file: Path) -> bool:
+    """Whether this drill's lab is too heavy to share the machine with another drill's."""
+    data = yaml.safe_load(drill_file.read_text()) or {}
+    clusters = data.get("clusters") or {}
+    brokers = sum(c.get("brokers", 1) for c in clusters.values() if isinstance(c, dict) and "existing" not in c)
+    spark = ((data.get("replication") or {}).get("spark") or {}).get("master", "local")
+    return brokers >= ALONE_FROM_BROKERS or spark == "standalone"
 
 
 def drill_files(config) -> list[Path]:
@@ -32,6 +53,11 @@ def drill_files(config) -> list[Path]:
 def pytest_generate_tests(metafunc):
     if "drill_file" in metafunc.fixturenames:
         cannot = CANNOT.get(metafunc.config.getoption("--drill-replicator") or "", {})
-        params = [pytest.param(f, id=f.stem, marks=[pytest.mark.skip(reason=cannot[f.name])] if f.name in cannot else [])
-                  for f in drill_files(metafunc.config)]
+        params = [pytest.param(f, id=f.stem, marks=marks(f, cannot)) for f in drill_files(metafunc.config)]
         metafunc.parametrize("drill_file", params)
+
+
+def marks(drill_file: Path, cannot: dict[str, str]) -> list[pytest.MarkDecorator]:
+    if drill_file.name in cannot:
+        return [pytest.mark.skip(reason=cannot[drill_file.name])]
+    return [pytest.mark.serial] if runs_alone(drill_file) else []

@@ -70,9 +70,13 @@ def test_the_quick_recipes_as_typed(checkout):
     assert done.returncode == 2 and "/opt/myrepl/bin/replicate" in done.stdout, done.stdout
 
 
-@pytest.mark.serial  # the quickstart's latency limit is calibrated on a quiet machine
 def test_the_first_drill_as_typed(checkout, tmp_path):
-    """On a fresh cache, as on a new machine: the first `run` installs what it runs (from the download caches)."""
+    """On a fresh cache, as on a new machine: the first `run` installs what it runs (from the download caches).
+
+    Not serial: the README's command runs the full profile, whose latency limit (p99 <= 19 s over a 10 s
+    blackhole) is twice what the drill gives on a quiet machine; the wheel test runs the same drill at the
+    short profile's tighter one (7.4 s over 5 s) in the parallel part too. Its installs fill a core for a
+    minute, which no drill may have beside it."""
     env = fresh_home(tmp_path)
     validated = bash(script("first-drill-validate", FIRST_DRILL), checkout, 60, env)
     assert validated.returncode == 0 and "scenarios/quickstart.yaml: ok (quickstart" in validated.stdout, validated.stdout
