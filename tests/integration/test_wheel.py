@@ -1,13 +1,14 @@
 """mirrordrill as a team installs it: ``python -m build`` makes the sdist and the wheel from that sdist,
-the wheel goes into a fresh venv in a scratch folder outside the checkout, and from there ``setup``, the
-shipped quickstart by name, ``init`` and ``pytest --mirrordrill drills/`` run as a user would run them.
+the wheel goes into a fresh venv in a scratch folder outside the checkout, and from there ``init``, the
+steps of the CI jobs it writes (validate, ``setup``, ``pytest`` on the team's drills), the shipped
+quickstart by name and ``pytest --mirrordrill`` run as a user would run them.
 The venv shares pip's cache and MIRRORDRILL_HOME (jars, Toxiproxy, Allure) with this session, so a warm
 machine downloads nothing.
 
-The plugin's behaviour in a team's repository (a broken drill file fails with its line, a YAML file that is
-no drill is not collected, the run folder under ``runs/``, the ``mirrordrill_lab`` fixture) is asserted on
-this same pytest run of the installed tool: the plugin is found through the wheel's entry point, the path a
-team takes, and one session pays for one drill."""
+The plugin's behaviour in a team's repository is asserted on these runs of the installed tool, found through
+the wheel's entry point as a team finds it: the CI jobs' ``pytest`` runs init's starter drill (its run folder
+under ``runs/``, JUnit XML, Allure attachments); a second session, with no drill to run, gets a broken drill
+file (it fails with its line), a YAML file that is no drill (not collected) and a ``mirrordrill_lab`` test."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import processes_under
 from tests.integration.test_replicator_plugin_package import adapter_package
@@ -119,9 +121,9 @@ def installed(tmp_path_factory) -> Iterator[Installed]:
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
     assert pip.returncode == 0 and (venv / "bin" / "mirrordrill").is_file(), pip.stdout[-3000:]
 
-    def run(*argv: str, timeout: float = 600) -> subprocess.CompletedProcess:
-        return subprocess.run(list(argv), cwd=team, env=env, text=True, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=timeout)
+    def run(*argv: str, timeout: float = 600, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(list(argv), cwd=team, env={**env, **(extra_env or {})}, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
     yield Installed(root, venv, team, wheel, run)
     archive = run(str(venv / "bin" / "python"), "-c", ARCHIVE_OF_THIS_VENV)
     assert archive.returncode == 0, archive.stdout
@@ -134,54 +136,87 @@ def test_the_installed_tool_sets_up_runs_the_shipped_quickstart_and_a_teams_dril
     run = installed.run
     version = run("mirrordrill", "--version")
     assert version.returncode == 0 and installed.wheel.name.split("-")[1] in version.stdout, version.stdout
-    setup = run("mirrordrill", "setup")
-    assert setup.returncode == 0, setup.stdout[-3000:]
-    assert "quickstart" in run("mirrordrill", "drills").stdout
+    init = run("mirrordrill", "init")
+    assert init.returncode == 0, init.stdout
+    assert sorted(p.name for p in (installed.team / "drills").glob("*.yaml")) == ["first-drill.yaml"]
+    _init_s_ci_jobs_run_the_teams_drills(installed)
 
+    assert "quickstart" in run("mirrordrill", "drills").stdout
     quickstart = run("mirrordrill", "run", "quickstart", "--profile", "short", "--out", "runs/quickstart")
     summary = json.loads((installed.team / "runs" / "quickstart" / "summary.json").read_text())
     assert quickstart.returncode == 0 and summary["passed"], (quickstart.stdout[-3000:], summary.get("error"))
     assert summary["scenario"] == "quickstart"
-
-    init = run("mirrordrill", "init")
-    assert init.returncode == 0, init.stdout
-    assert sorted(p.name for p in (installed.team / "drills").glob("*.yaml")) == ["first-drill.yaml"]
     _pytest_runs_a_teams_drills_and_checks(installed)
 
 
-def _pytest_runs_a_teams_drills_and_checks(installed: Installed) -> None:
-    """``pytest --mirrordrill drills/`` beside init's starter: a broken drill, a CI file that is no drill, a lab test."""
+def ci_steps(team: Path) -> tuple[str, list[str]]:
+    """The install line and the commands after it, as both CI files ``init`` wrote give them (they must agree)."""
+    github = yaml.safe_load((team / ".github" / "workflows" / "mirrordrill.yml").read_text())
+    gitlab = yaml.safe_load((team / ".gitlab-ci.yml").read_text())["drills"]
+    github_runs = [step["run"] for step in github["jobs"]["drills"]["steps"] if "run" in step]
+    # GitLab's job starts from a bare image: its before_script installs Python, Java and Maven and makes the venv
+    # (what this test's fixture made), then installs mirrordrill with GitHub's line
+    assert gitlab["before_script"][-1] == github_runs[0], (gitlab["before_script"], github_runs)
+    assert gitlab["script"] == github_runs[1:], (gitlab["script"], github_runs)
+    return github_runs[0], github_runs[1:]
+
+
+def _init_s_ci_jobs_run_the_teams_drills(installed: Installed) -> None:
+    """The steps of the CI jobs ``init`` wrote, in order, in the team's folder, each as typed in a shell.
+
+    The install line names the wheel's version on the registry, where it is not: the fixture installed the built
+    wheel and pytest into the venv instead, the line's effect. The drills run at the short profile and attach to
+    Allure (``PYTEST_ADDOPTS``, pytest's own variable, so every command stays as written)."""
+    install, steps = ci_steps(installed.team)
+    assert install == f'pip install "mirrordrill=={installed.wheel.name.split("-")[1]}" pytest', install
+    assert [s.split()[:2] for s in steps] == [["mirrordrill", "validate"], ["mirrordrill", "setup"], ["pytest"]], steps
+    for step in steps:
+        done = installed.run("bash", "-e", "-o", "pipefail", "-c", step,
+                             extra_env={"PYTEST_ADDOPTS": "--mirrordrill-profile short --alluredir allure-results"})
+        assert done.returncode == 0, (step, done.stdout[-3000:])
     team = installed.team
-    (team / "drills" / "broken.yaml").write_text(LAB_DRILL.replace("rate: 50", "rate: -5"))
-    (team / "lab").mkdir()
-    (team / "lab" / "passes.yaml").write_text(LAB_DRILL)
-    (team / "drills" / "ci.yaml").write_text("stages: [test]\nreplication: a CI file, not a drill\n")
-    (team / "test_lab.py").write_text(LAB_TEST)
-    drills = installed.run("pytest", "--mirrordrill", "drills/", "test_lab.py", "--mirrordrill-profile", "short",
-                           "--alluredir", "allure-results")
-    assert drills.returncode == 1, drills.stdout[-3000:]  # the broken file fails; the rest pass
-    junit = ET.parse(team / "test-results" / "junit.xml").getroot()
-    suite = junit if junit.tag == "testsuite" else junit.find("testsuite")
-    assert suite is not None
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("3", "1", "0", "0")
-    cases = {c.get("name"): c for c in junit.iter("testcase")}
-    assert sorted(cases) == ["broken", "first-drill", LAB_CASE]
-    [failure] = cases["broken"].findall("failure")
-    assert f"{team / 'drills' / 'broken.yaml'}:13: load.producers[0].rate: must be greater than 0" in \
-        failure.get("message", "") + (failure.text or ""), failure.text
+    verdicts = json.loads((team / "validate.json").read_text())
+    assert [(Path(v["file"]).name, v["ok"]) for v in verdicts["files"]] == [("first-drill.yaml", True)], verdicts
+    # what both jobs keep: JUnit XML (GitLab's test report), the run folders, validate.json
+    cases = {str(c.get("name")): c for c in ET.parse(team / "test-results" / "junit.xml").getroot().iter("testcase")}
+    assert sorted(cases) == ["first-drill"]
     assert not cases["first-drill"].findall("failure") and not cases["first-drill"].findall("skipped")
     [run_folder] = [p.get("value") for p in cases["first-drill"].iter("property") if p.get("name") == "run_folder"]
     summary = json.loads((Path(run_folder) / "summary.json").read_text())
     assert summary["passed"] and summary["scenario"] == "first-drill"
     assert Path(run_folder).is_relative_to(team / "runs")
-
-    results = {r["name"]: r for r in (json.loads(p.read_text()) for p in (team / "allure-results").glob("*-result.json"))}
-    assert sorted(results) == ["broken", "first-drill", LAB_CASE]
-    # Allure's two failure states: "failed" for an assertion, "broken" for any other exception
-    assert results["first-drill"]["status"] == results[LAB_CASE]["status"] == "passed"
-    assert results["broken"]["status"] in ("failed", "broken")
-    attachments = results["first-drill"].get("attachments", [])
+    [result] = [r for r in (json.loads(p.read_text()) for p in (team / "allure-results").glob("*-result.json"))]
+    assert result["name"] == "first-drill" and result["status"] == "passed"
+    attachments = result.get("attachments", [])
     assert attachments and all((team / "allure-results" / a["source"]).is_file() for a in attachments)
+
+
+def _pytest_runs_a_teams_drills_and_checks(installed: Installed) -> None:
+    """``pytest --mirrordrill``: a broken drill, a CI file that is no drill, a lab test (the starter ran above)."""
+    team = installed.team
+    (team / "more").mkdir()
+    (team / "more" / "broken.yaml").write_text(LAB_DRILL.replace("rate: 50", "rate: -5"))
+    (team / "lab").mkdir()
+    (team / "lab" / "passes.yaml").write_text(LAB_DRILL)
+    (team / "more" / "ci.yaml").write_text("stages: [test]\nreplication: a CI file, not a drill\n")
+    (team / "test_lab.py").write_text(LAB_TEST)
+    drills = installed.run("pytest", "--mirrordrill", "more/", "test_lab.py", "--alluredir", "lab-results")
+    assert drills.returncode == 1, drills.stdout[-3000:]  # the broken file fails; the rest pass
+    junit = ET.parse(team / "test-results" / "junit.xml").getroot()
+    suite = junit if junit.tag == "testsuite" else junit.find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("2", "1", "0", "0")
+    cases = {c.get("name"): c for c in junit.iter("testcase")}
+    assert sorted(cases) == ["broken", LAB_CASE]
+    [failure] = cases["broken"].findall("failure")
+    assert f"{team / 'more' / 'broken.yaml'}:13: load.producers[0].rate: must be greater than 0" in \
+        failure.get("message", "") + (failure.text or ""), failure.text
+
+    results = {r["name"]: r for r in (json.loads(p.read_text()) for p in (team / "lab-results").glob("*-result.json"))}
+    assert sorted(results) == ["broken", LAB_CASE]
+    # Allure's two failure states: "failed" for an assertion, "broken" for any other exception
+    assert results[LAB_CASE]["status"] == "passed"
+    assert results["broken"]["status"] in ("failed", "broken")
     assert processes_under(installed.root) == []
 
 
