@@ -98,11 +98,14 @@ class ManagedProcess:
     _popen: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     _log_fh: IO[bytes] | None = field(default=None, init=False, repr=False)
     paused: bool = field(default=False, init=False)
+    # stop, kill or terminate was called since the last start: an exit after it was asked for, not a crash
+    stop_asked: bool = field(default=False, init=False)
 
     def start(self) -> None:
         """Start the process (appending to its log, so restarts keep earlier output)."""
         if self.running:
             raise ProcessError(f"{self.name} is already running (pid {self.pid})")
+        self.stop_asked = False
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._close_log()
         self._log_fh = open(self.log_path, "ab", buffering=0)
@@ -133,6 +136,12 @@ class ManagedProcess:
     def returncode(self) -> int | None:
         return self._popen.poll() if self._popen else None
 
+    @property
+    def exited_unasked(self) -> int | None:
+        """The exit code of a process that ended with nobody asking it to (a crash; negative: the signal)."""
+        code = self.returncode
+        return None if code is None or self.stop_asked else code
+
     def _signal(self, sig: int) -> None:
         """Signal the whole process group (pause, resume and kill act on every child too)."""
         if self._popen is not None:
@@ -144,6 +153,7 @@ class ManagedProcess:
     def terminate(self, sig: int = signal.SIGTERM) -> None:
         """SIGTERM (or ``sig``) to the process itself: it shuts its own children down in order (e.g.
         the replicator stops its Spark queries before Spark's JVM goes)."""
+        self.stop_asked = True
         if self.running:
             try:
                 os.kill(self._started.pid, sig)
@@ -170,6 +180,7 @@ class ManagedProcess:
     def stop(self, timeout_s: float | None = None, sig: int = signal.SIGTERM) -> None:
         """SIGTERM (or ``sig``, a stop the process knows another way to do), then SIGKILL after the
         grace period; a no-op when not running."""
+        self.stop_asked = True
         if not self.running:
             self._close_log()
             return
@@ -186,6 +197,7 @@ class ManagedProcess:
 
     def kill(self) -> None:
         """SIGKILL the whole process group and reap it."""
+        self.stop_asked = True
         if self._popen is None:
             return
         self._signal(signal.SIGKILL)

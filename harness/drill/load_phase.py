@@ -19,6 +19,7 @@ from harness.drill.context import ConsumerSlot, DrillContext, ProducerSlot, new_
 from harness.drill.load_clock import ProducingSince, load_clock
 from harness.drill.phase_state import Log, Outcome, RunStatus, stop_parts
 from harness.drill.plan import DrillPlan
+from harness.drill.replicator_watch import ReplicatorWatch
 from harness.drill.run_folder import LOAD_DIR
 from loadgen.app_consumer import StartPosition
 from loadgen.lag_sampler import LagSampler
@@ -40,6 +41,7 @@ class LoadPhase:
     def __init__(self, replication: ReplicationPhase, plan: DrillPlan, progress: Progress,
                  log: Callable[[str], None]):
         self.replication, self.plan, self.progress, self.log = replication, plan, progress, log
+        self.watch = ReplicatorWatch(log)
 
     def start(self) -> None:
         ctx = self.replication.context()
@@ -53,6 +55,7 @@ class LoadPhase:
         if observe_first:
             self._start_observers(ctx)
         ctx.replicator.start()
+        self.watch.start(ctx)
         if not observe_first:
             self._start_observers(ctx)
         self._start_clients(ctx, start_signal)
@@ -116,6 +119,7 @@ class LoadPhase:
 
     def stop(self, outcome: Outcome) -> None:
         self.progress.stop()
+        self.watch.stop()
         ctx = self.replication.ctx
         if ctx is not None:
             stop_parts([("clients", lambda: self._stop_clients(ctx, drain=outcome.clean))], outcome, self.log)

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 PIPE = Path(__file__).parent / "fixtures" / "pipe_replicator.py"
 
 
-def faulty_quickstart(drop_every: int, duplicate_every: int) -> str:
+def faulty_quickstart(drop_every: int = 0, duplicate_every: int = 0, planted: str = "") -> str:
     data = yaml.safe_load((REPO / "scenarios" / "quickstart.yaml").read_text())
     del data["expectations"]
     data["name"] = "quickstart-faulty-copy"
@@ -39,7 +39,7 @@ def faulty_quickstart(drop_every: int, duplicate_every: int) -> str:
         f"{sys.executable} {PIPE} --source-bootstrap {{source_bootstrap}} --target-bootstrap {{target_bootstrap}} "
         f"--topics-regex {{topics_regex}} --topics-exclude-regex {{topics_exclude_regex}} "
         f"--remote-prefix {{remote_prefix}} --group pipe-{{source}}-{{target}} --workdir {{workdir}} "
-        f"--drop-every {drop_every} --duplicate-every {duplicate_every}")
+        f"--drop-every {drop_every} --duplicate-every {duplicate_every} {planted}")
     return yaml.safe_dump(data)
 
 
@@ -69,4 +69,27 @@ def test_a_quickstart_copy_without_expectations_fails_naming_the_invariants_a_fa
     assert failed == ["invariant no_loss: lost[primary->dr] == 0",
                       "invariant no_duplicates: duplicates[primary->dr] == 0"]
     assert summary["passed"] is False and summary["verdict"] == "failed" and not result.passed
+    assert processes_under(tmp_path) == []
+
+
+def test_a_replicator_that_crashes_mid_drill_is_said_at_once_and_the_drill_fails(tmp_path):
+    """A segfault (here planted) ends the replicator's process: the drill log says so when it happens, with
+    the signal and the process's log, the timeline keeps it, and the drill fails (the lag never drained)."""
+    data = yaml.safe_load(faulty_quickstart(planted="--crash-after-records 600"))
+    data.update(name="quickstart-crashing-copy", duration="10s", drain_timeout="8s", timeline=[])
+    text = yaml.safe_dump(data)
+    path = tmp_path / "crashing.yaml"
+    path.write_text(text)
+    result = Drill(parse_scenario(text, str(path)), path, tmp_path / "run").run()
+
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    [crash] = [e for e in summary["timeline"] if e["kind"] == "replicator_exit"]
+    assert crash["outcome"] == "failed" and "exited by itself (killed by signal 11 (SIGSEGV))" in crash["detail"]
+    assert "its log: " + str(tmp_path / "run") in crash["detail"], crash["detail"]
+    drill_log = (tmp_path / "run" / "drill.log").read_text()
+    assert crash["detail"] in drill_log
+    # said when it happened (during the load, at most a second or two after the planted crash), not at the end
+    crashed_at = next(line for line in drill_log.splitlines() if crash["detail"] in line)
+    assert drill_log.index(crashed_at) < drill_log.index("drain timed out"), drill_log
+    assert summary["passed"] is False and not result.passed
     assert processes_under(tmp_path) == []

@@ -125,6 +125,11 @@ class ReplicatorAdapter(StartedInWith, ABC):
     def metrics(self) -> ReplicatorMetrics | None:
         """Per topic-partition rates, lag and latency where the replicator can tell."""
 
+    def exits_unasked(self) -> list[str]:
+        """Each of its processes that ended with nobody asking it to (a crash), in words with its log.
+        Empty by default: an adapter without processes of its own cannot tell."""
+        return []
+
     def node_faults(self) -> list[dict[str, Any]]:
         """Each fault a ``*_replicator_node`` step did to one node: the step, the node, when, and
         which node held which task before it and after it (where the replicator tells). Empty by default."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import signal
 import time
 from abc import abstractmethod
 from concurrent.futures import ThreadPoolExecutor
@@ -109,11 +110,25 @@ class ProcessReplicator(ReplicatorAdapter):
     def log_paths(self) -> dict[str, Path]:
         return {p.name: p.log_path for p in self.processes}
 
+    def exits_unasked(self) -> list[str]:
+        return [f"{p.name} exited by itself ({exit_in_words(code)}); its log: {p.log_path}"
+                for p in self.processes if (code := p.exited_unasked) is not None]
+
     def _raise_if_dead(self, what: str) -> None:
         for p in self.processes:
             if not p.running and not p.paused:
                 raise ReplicatorNotReady(f"{p.name} exited (code {p.returncode}) while {what}; "
                                          f"log: {p.log_path}\n--- last lines ---\n{p.log_tail(40)}")
+
+
+def exit_in_words(code: int) -> str:
+    """``-11`` -> ``killed by signal 11 (SIGSEGV)``: Popen's negative codes are the signal that ended it."""
+    if code >= 0:
+        return f"exit code {code}"
+    try:
+        return f"killed by signal {-code} ({signal.Signals(-code).name})"
+    except ValueError:
+        return f"killed by signal {-code}"
 
 
 _HARNESS_LOG_LINE = "===== mirrordrill: "

@@ -28,6 +28,7 @@ class ContainerProcess:
     stop_timeout_s: float = 20.0
     log_written_by_program: bool = True  # False: the log file is ``docker logs``, saved at stop
     paused: bool = field(default=False, init=False)
+    stop_asked: bool = field(default=False, init=False)  # as ManagedProcess's: set by stop, kill, terminate
     _frozen_by: str | None = field(default=None, init=False, repr=False)  # "pause" or "SIGSTOP"
     _signalling: subprocess.Popen | None = field(default=None, init=False, repr=False)  # terminate's engine call
     cwd: Path | None = None
@@ -44,6 +45,7 @@ class ContainerProcess:
         return self.run.state(self.container) or {}
 
     def start(self) -> None:
+        self.stop_asked = False
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.run.start(self.service)
         self.paused = False
@@ -61,16 +63,23 @@ class ContainerProcess:
         st = self._state()
         return None if not st or st.get("Running") else st.get("ExitCode")
 
+    @property
+    def exited_unasked(self) -> int | None:
+        code = self.returncode
+        return None if code is None or self.stop_asked else code
+
     def terminate(self) -> None:
         # Sent without waiting for the engine's answer (reaped in reap_group): the supervisor SIGTERMs a
         # whole cluster at once, and a CLI round trip per broker (a second or more on a loaded machine)
         # left the last voter of a three-broker KRaft quorum alone, unable to finish its controlled
         # shutdown, until it was SIGKILLed 20 s later. A container already stopped just makes it fail.
+        self.stop_asked = True
         self._signalling = subprocess.Popen([self.run.engine.cli, "kill", "--signal", "SIGTERM", self.container],
                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def stop(self, timeout_s: float | None = None) -> None:
         """``docker stop``: SIGTERM, SIGKILL after the grace period."""
+        self.stop_asked = True
         if self.paused:
             self.resume()
         grace = self.stop_timeout_s if timeout_s is None else timeout_s
@@ -79,6 +88,7 @@ class ContainerProcess:
 
     def kill(self) -> None:
         """SIGKILL (a paused container is thawed first: the engine refuses to signal a frozen one)."""
+        self.stop_asked = True
         if self.paused:
             self.resume()
         if self.running:

@@ -75,6 +75,7 @@ class SubmittedDriver(ManagedProcess):
     driver."""
 
     def terminate(self, sig: int = signal.SIGTERM) -> None:
+        self.stop_asked = True
         jvm = self.pid
         if jvm is None or not self.running:
             return
