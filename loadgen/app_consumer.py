@@ -26,12 +26,10 @@ from confluent_kafka import (
     OFFSET_BEGINNING,
     OFFSET_END,
     Consumer,
-    ConsumerGroupTopicPartitions,
     KafkaError,
     KafkaException,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from loadgen.envelope import decode
@@ -39,6 +37,7 @@ from loadgen.histories.kinds import PROCESSED_RECORDS, history_path
 from loadgen.histories.records import ProcessedRecord
 from loadgen.histories.writer import HistoryWriter
 from loadgen.spec import TopicsArg, TopicSelection
+from primitives.kafka.group_offsets import committed_offsets
 from primitives.kafka.reading import watermarks
 
 log = logging.getLogger(__name__)
@@ -138,12 +137,7 @@ class ConsumerRun:
 def fetch_committed_offsets(bootstrap: str, group: str, timeout_s: float = 15.0,
                             security: Mapping[str, str] | None = None) -> dict[Partition, int]:
     """A group's committed offsets on a cluster (works while no member is running)."""
-    admin = AdminClient({"bootstrap.servers": bootstrap, **(security or {}), "log_level": 0})
-    futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
-                                                request_timeout=timeout_s)
-    result = futures[group].result(timeout=timeout_s + 5)
-    return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions
-            if tp.offset >= 0 and tp.error is None}
+    return committed_offsets({"bootstrap.servers": bootstrap, **(security or {})}, group, timeout_s=timeout_s)
 
 
 def _subscription(topics: TopicSelection) -> list[str]:

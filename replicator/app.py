@@ -112,7 +112,7 @@ class FlowRuntime:
         self.index = OffsetIndex(librdkafka_conf(tgt_admin_conf))
         self.checkpoints = CheckpointEmitter(
             flow.source, self.selector, flow.group_filter(), self.source_admin, self.target_admin,
-            self.target_producer, self.index, self.policy.checkpoints_topic(flow.source),
+            self._source_conn, self._target_conn, self.target_producer, self.index, self.policy.checkpoints_topic(flow.source),
             flow.checkpoints_topic_replication_factor, flow.sync_group_offsets_enabled,
             fault=CheckpointFault.from_env(os.environ))
         self.heartbeats = HeartbeatEmitter(flow.source, flow.target, self.policy.heartbeats_topic(),

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from confluent_kafka import ConsumerGroupState, ConsumerGroupTopicPartitions, KafkaException, Producer, TopicPartition
+from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from primitives.kafka.group_offsets import committed_offsets, group_offsets
 from replicator.filters import GroupFilter, TopicSelector
 from replicator.mm2_format import Checkpoint
 from replicator.offset_index import OffsetIndex
@@ -46,6 +48,10 @@ class CheckpointEmitter:
     group_filter: GroupFilter
     source_admin: AdminClient
     target_admin: AdminClient
+    # address and security of each side: a group's commits are read through a consumer of that
+    # group, never an admin client (``primitives.kafka.group_offsets`` says why)
+    source_conn: Mapping[str, str]
+    target_conn: Mapping[str, str]
     target_producer: Producer
     index: OffsetIndex
     topic: str  # the checkpoints topic on the target
@@ -61,11 +67,7 @@ class CheckpointEmitter:
         groups = sorted(g.group_id for g in listing.valid if self.group_filter.should_replicate_group(g.group_id))
         out = []
         for g in groups:
-            fut = self.source_admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(g)],
-                                                                request_timeout=self.timeout_s)[g]
-            res = fut.result(timeout=self.timeout_s)
-            offsets = {(tp.topic, tp.partition): tp.offset for tp in res.topic_partitions
-                       if tp.offset >= 0 and tp.error is None and self.selector.should_checkpoint_topic(tp.topic)}
+            offsets = committed_offsets(self.source_conn, g, self.selector.should_checkpoint_topic, self.timeout_s)
             if offsets:
                 out.append(GroupOffsets(g, offsets))
         return out
@@ -106,33 +108,23 @@ class CheckpointEmitter:
         by_group: dict[str, list[Checkpoint]] = {}
         for cp in self._last.values():
             by_group.setdefault(cp.group, []).append(cp)
-        if not by_group:
-            return
-        described = self.target_admin.describe_consumer_groups(list(by_group), request_timeout=self.timeout_s)
         for group, cps in by_group.items():
-            try:
-                state = described[group].result(timeout=self.timeout_s).state
-            except KafkaException:
-                state = ConsumerGroupState.DEAD
-            if state not in (ConsumerGroupState.EMPTY, ConsumerGroupState.DEAD, ConsumerGroupState.UNKNOWN):
-                continue  # active on the target: the application owns its offsets there
-            current = {}
-            try:
-                res = self.target_admin.list_consumer_group_offsets(
-                    [ConsumerGroupTopicPartitions(group)], request_timeout=self.timeout_s)[group].result(timeout=self.timeout_s)
-                current = {(tp.topic, tp.partition): tp.offset for tp in res.topic_partitions}
-            except KafkaException:
-                pass
-            moves = [TopicPartition(cp.topic, cp.partition, cp.downstream_offset) for cp in cps
-                     if cp.downstream_offset > current.get((cp.topic, cp.partition), -1)]
-            if not moves:
-                continue
-            try:
-                self.target_admin.alter_consumer_group_offsets(
-                    [ConsumerGroupTopicPartitions(group, moves)], request_timeout=self.timeout_s)[group].result(
-                    timeout=self.timeout_s)
+            remote_topics = {cp.topic for cp in cps}
+            with group_offsets(self.target_conn, group) as target_group:
+                try:
+                    current = target_group.committed(remote_topics.__contains__, self.timeout_s)
+                except KafkaException as e:
+                    log.info("group %s offset sync skipped: its offsets on the target unreadable: %s", group, e)
+                    continue  # unknown where it stands: a write could move it backwards
+                moves = {(cp.topic, cp.partition): cp.downstream_offset for cp in cps
+                         if cp.downstream_offset > current.get((cp.topic, cp.partition), -1)}
+                if not moves:
+                    continue
+                try:
+                    target_group.commit(moves, self.timeout_s)
+                except KafkaException as e:
+                    # the brokers refuse while the group has members: the application owns its offsets there
+                    log.debug("group %s offset sync skipped: %s", group, e)
+                    continue
                 log.info("synced offsets of group %s on the target: %s", group,
-                         {f"{m.topic}-{m.partition}": m.offset for m in moves})
-            except KafkaException as e:
-                # the group became active between the check and the write: it owns its offsets now
-                log.info("group %s offset sync skipped: %s", group, e)
+                         {f"{t}-{p}": o for (t, p), o in sorted(moves.items())})

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -149,3 +152,61 @@ def test_local_brokers_map_the_class_data_archive_made_for_their_jdk_and_jars(ar
         maps = Path(f"/proc/{broker.process.pid}/maps").read_text()
         assert str(archive) in maps, "the broker JVM did not map the archive"
         round_trip(env.cluster("mapped"), timeout_s=30)
+
+
+# Reads a group's commits every 20 ms through one long-lived handle (as the replicator's checkpoint
+# loop does) until told to stop (a line on stdin), then prints the last answer.
+_COMMITS_READER = """
+import json, sys, threading
+from primitives.kafka.group_offsets import group_offsets
+bootstrap, group = sys.argv[1], sys.argv[2]
+stop = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.readline(), stop.set()), daemon=True).start()
+last = None
+with group_offsets({"bootstrap.servers": bootstrap}, group) as handle:
+    while not stop.wait(0.02):
+        try:
+            answer = handle.committed(timeout_s=5)
+        except Exception:  # coordinator unknown for a moment: asked again
+            continue
+        if last is None:
+            print("reading", flush=True)
+        last = answer
+print(json.dumps(sorted(last.items()) if last else None))
+"""
+
+
+def test_a_groups_commits_are_read_while_its_coordinator_dies_and_comes_back(three_broker_env):
+    """The admin client aborted or crashed its process in this situation (librdkafka 2.16), killing
+    a replicator mid-drill: the commits are read through a consumer of the group instead."""
+    from confluent_kafka import ElectionType, TopicPartition
+
+    from primitives.kafka.group_offsets import group_offsets
+
+    cluster = three_broker_env.cluster("dc")
+    topic, group = unique_topic("coord"), unique_topic("group")
+    cluster.create_topics([new_topic(topic, partitions=3, rf=3)])
+    with group_offsets({"bootstrap.servers": cluster.bootstrap}, group) as handle:
+        handle.commit({(topic, p): 10 + p for p in range(3)})
+    admin = cluster.admin()
+    coordinator = admin.describe_consumer_groups([group])[group].result(timeout=15).coordinator.id
+    reader = subprocess.Popen([sys.executable, "-c", _COMMITS_READER, cluster.bootstrap, group],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              cwd=Path(__file__).parents[2])
+    try:
+        assert reader.stdout.readline() == "reading\n"  # the handle knows the coordinator
+        time.sleep(1)
+        victim = cluster.broker(coordinator)
+        victim.kill()
+        time.sleep(8)  # the controller fences it and the group moves to another broker
+        victim.start()
+        cluster.wait_ready(120)
+        # the group moves back to its preferred leader at once, not minutes later
+        admin.elect_leaders(ElectionType.PREFERRED,
+                            [TopicPartition("__consumer_offsets", p) for p in range(10)]).result(timeout=30)
+        time.sleep(3)
+        out, _ = reader.communicate("stop\n", timeout=30)
+    finally:
+        reader.kill()
+    assert reader.returncode == 0, f"the reader died: exit status {reader.returncode}"
+    assert json.loads(out) == [[[topic, p], 10 + p] for p in range(3)]

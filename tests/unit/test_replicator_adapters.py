@@ -443,7 +443,8 @@ def test_mm2_planned_move_waits_until_checkpoints_carry_every_commit(tmp_path, m
                     [Checkpoint("billing", "east.orders", 0, 500, 480), Checkpoint("billing", "east.orders", 1, 300, 290),
                      Checkpoint("billing", "east.orders", 1, 300, 310)]])
     seen = []
-    monkeypatch.setattr(type(replicator), "source_commits", lambda self, group, source, target: commits)
+    monkeypatch.setattr(type(replicator), "source_commits", lambda self, group, source, target, topics=None:
+                        {tp: offset for tp, offset in commits.items() if topics is None or topics(tp[0])})
     monkeypatch.setattr(type(replicator), "checkpoints",
                         lambda self, source, target, group=None: seen.append(1) or next(emitted))
     monkeypatch.setattr("harness.drill.replicators.mirrormaker2.time.sleep", lambda s: None)
@@ -468,7 +469,7 @@ def test_mm2_planned_move_says_which_checkpoints_stayed_behind(tmp_path, monkeyp
                              workdir=tmp_path / "mm2")
     replicator = mm2(setup)
     fake_end_offsets(monkeypatch, replicator, ends)
-    monkeypatch.setattr(type(replicator), "source_commits", lambda self, group, source, target: {("orders", 0): 500})
+    monkeypatch.setattr(type(replicator), "source_commits", lambda self, group, source, target, topics=None: {("orders", 0): 500})
     monkeypatch.setattr(type(replicator), "checkpoints", lambda self, source, target, group=None: [checkpoint])
     wait = replicator.await_checkpoints("billing", "east", "west", timeout_s=0)
     assert not wait.caught_up

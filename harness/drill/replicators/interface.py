@@ -14,12 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from confluent_kafka import ConsumerGroupTopicPartitions
-
 from harness.drill.replicators.errors import UnsupportedOperation
 from harness.drill.replicators.measurements import ReplicatorMetrics
 from harness.drill.replicators.setup import ReplicationSetup
 from primitives.bootstrap import Artifacts
+from primitives.kafka.group_offsets import committed_offsets
 from primitives.lifecycle import StartedInWith
 
 if TYPE_CHECKING:  # the drill file's model imports this package (for the kinds it accepts)
@@ -165,15 +164,15 @@ class ReplicatorAdapter(StartedInWith, ABC):
         translating, and say how that went. None: this replicator's translation needs no wait."""
         return None
 
-    def source_commits(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
-        """``group``'s committed offsets on ``source``, asked from ``target``'s data center through the
-        WAN, as an operator there would: a source cut off by a partition is as unavailable as a dead one."""
-        admin = self.setup.env.cluster(source).admin(from_cluster=target)
+    def source_commits(self, group: str, source: str, target: str,
+                       topics: Callable[[str], bool] | None = None) -> dict[tuple[str, int], int]:
+        """``group``'s committed offsets on ``source`` (of the topics ``topics`` accepts; all when None),
+        asked from ``target``'s data center through the WAN, as an operator there would: a source cut
+        off by a partition is as unavailable as a dead one."""
+        cluster = self.setup.env.cluster(source)
         # a dead or cut-off source fails this in seconds; the group lookup would wait much longer
-        admin.list_topics(timeout=SOURCE_PROBE_TIMEOUT_S)
-        res = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=10)[group]
-        return {(tp.topic, tp.partition): tp.offset for tp in res.result(timeout=15).topic_partitions
-                if tp.offset >= 0}
+        cluster.admin(from_cluster=target).list_topics(timeout=SOURCE_PROBE_TIMEOUT_S)
+        return committed_offsets(cluster.client_config(from_cluster=target), group, topics, timeout_s=15)
 
     def checkpoint_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
         """``group``'s newest checkpoint per remote partition, its downstream offset as the replicator

@@ -266,8 +266,7 @@ class MirrorMaker2Replicator(Mm2Group):
         again on each pass: a drain that timed out still has records coming): wait for it too."""
         selector = self.setup.flow_config(self.setup.flow(source, target)).topic_selector()
         try:
-            commits = {(t, p): offset for (t, p), offset in self.source_commits(group, source, target).items()
-                       if selector.should_checkpoint_topic(t)}
+            commits = self.source_commits(group, source, target, selector.should_checkpoint_topic)
             source_ends = self._probe.end_offsets(source, [TopicPartition(t, p) for t, p in commits])
         except (KafkaException, TimeoutError) as err:
             return CheckpointWait(False, f"not waited for: {group}'s commits or end offsets unreadable ({err})")

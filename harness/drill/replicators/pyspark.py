@@ -273,13 +273,13 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
         """
         flow = self.setup.flow(source, target)
         checkpoints = latest_checkpoints(self.setup, group, source, target)
+        selector = self.setup.flow_config(flow).topic_selector()
         commits = None
         if not source_lost:
             try:
-                commits = self.source_commits(group, source, target)
+                commits = self.source_commits(group, source, target, selector.should_checkpoint_topic)
             except (KafkaException, TimeoutError):
                 pass  # unreachable: as good as lost
-        selector = self.setup.flow_config(flow).topic_selector()
         wanted: dict[tuple[str, int], int] = {}  # remote partition -> committed source offset
         if commits is None:
             wanted = {key: cp.upstream_offset for key, cp in checkpoints.items()}
