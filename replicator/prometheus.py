@@ -144,9 +144,7 @@ class MetricsServer(ThreadingHTTPServer):
             raise MetricsPortTaken(f"cannot serve metrics on 127.0.0.1:{port} ({e.strerror}); set "
                           "mirrordrill.metrics.port to a free port, or 0 to let the system pick one") from e
         self.text = ""  # replaced whole (one reference swap), so readers never see half a page
-        # polled every 50 ms, not socketserver's 500: every stop of the process waits for the poll to see it
-        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="prometheus-metrics", daemon=True)
+        self._thread = threading.Thread(target=self.serve_forever, name="prometheus-metrics", daemon=True)
 
     @property
     def url(self) -> str:
