@@ -210,11 +210,8 @@ class DriverStart:
         register_long_bytes(spark)
         return spark
 
-    def stop_jvm(self, timeout_s: float = 60.0) -> None:
-        """Stop the JVM now, not at the process's exit: once the session has stopped, or when none was
-        made (the process failed before it). Left to the exit, Python's finalization and then the
-        JVM's own took about 2 s after the session's stop; ending the gateway and the JVM's input
-        first takes about 0.1 s, and each replicator stop waits for it."""
+    def abandon(self, timeout_s: float = 60.0) -> None:
+        """No session was made (the process failed before it): stop the JVM now, not at the process's exit."""
         self._thread.join(timeout_s)
         if not self._launched:
             return

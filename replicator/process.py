@@ -158,8 +158,8 @@ class FlowSupervisor:
                     fr.close(self.spark, clients=clients_idle)
                 if self.spark is not None:
                     self.spark.stop()
-                if driver is not None:
-                    driver.stop_jvm()
+                elif driver is not None:
+                    driver.abandon()
                 self._write_status({})
             finally:
                 if self.prometheus is not None:

@@ -26,7 +26,7 @@ print(spark.sparkContext.master, spark.sparkContext.defaultParallelism, spark.ra
 spark.stop()
 """
 
-# a process whose start failed after the launch began: stop_jvm stops the JVM before the process ends
+# a process whose start failed after the launch began: abandon stops the JVM before the process ends
 _ABANDONED = """
 import sys
 from pathlib import Path
@@ -35,7 +35,7 @@ from replicator.driver_jvm import DriverStart, session_settings
 driver = DriverStart(session_settings([], Path(sys.argv[1]), [], "local[*]"), "local[*]", lambda: None).begin()
 driver._thread.join()
 proc = SparkContext._gateway.proc
-driver.stop_jvm()
+driver.abandon()
 print(proc.poll() is not None, SparkContext._gateway is None)
 """
 
@@ -57,23 +57,3 @@ def test_the_session_runs_on_the_master_given_after_the_launch(tmp_path):
 
 def test_a_launch_abandoned_before_its_session_stops_the_jvm(tmp_path):
     assert _run(_ABANDONED, tmp_path) == "True True"
-
-
-# the end of every replicator process: the session stops, then the JVM, before the process exits
-_STOPPED = """
-import sys
-from pathlib import Path
-from pyspark import SparkContext
-from replicator.driver_jvm import DriverStart, session_settings
-driver = DriverStart(session_settings([Path(sys.argv[2])], Path(sys.argv[1]), [], "local[*]"), "local[*]",
-                     lambda: None).begin()
-spark = driver.session("local[2]")
-proc = SparkContext._gateway.proc
-spark.stop()
-driver.stop_jvm()
-print(proc.poll() is not None, SparkContext._gateway is None)
-"""
-
-
-def test_the_jvm_ends_with_its_session_not_at_the_process_exit(tmp_path):
-    assert _run(_STOPPED, tmp_path) == "True True"

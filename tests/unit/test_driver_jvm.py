@@ -126,4 +126,4 @@ def test_a_failed_launch_is_raised_where_the_session_is_asked_for_and_abandon_ha
     with pytest.raises(RuntimeError, match="Java gateway process exited"):
         driver.session("local[2]")
     assert marks == []
-    driver.stop_jvm(timeout_s=5)  # nothing was launched: returns without touching pyspark's gateway
+    driver.abandon(timeout_s=5)  # nothing was launched: returns without touching pyspark's gateway
