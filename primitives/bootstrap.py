@@ -30,7 +30,7 @@ from primitives.package_sources import PackageSource, go_source, maven_source, n
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REPLICATOR_JVM_DIR = REPO_ROOT / "replicator" / "jvm"
 ALLURE_DIR = REPO_ROOT / "reports" / "allure"
-JVM_PROFILES = ("broker", "mirrormaker", "spark-kafka")
+JVM_PROFILES = ("broker", "mirrormaker", "mirrormaker1", "spark-kafka")
 MIN_JAVA = 17
 
 

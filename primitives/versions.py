@@ -34,5 +34,10 @@ def kafka_version() -> str:
     return pom_properties()["kafka.version"]
 
 
+def mirrormaker1_kafka_version() -> str:
+    """The Kafka release MirrorMaker 1 runs from (its last: 4.0 removed it)."""
+    return pom_properties()["mirrormaker1.kafka.version"]
+
+
 def spark_version() -> str:
     return pom_properties()["spark.version"]

@@ -28,10 +28,12 @@ def loop_problems(s: Scenario, replicator: str, error: Report, warn: Report) -> 
     """A flow that would carry a topic back to a cluster it came from, under the same name."""
     if s.replication.policy != "identity":
         return
-    for i, flow, topic, path in _loops(s):
+    for i, flow, topic, path in identity_loops(s):
         cycle = "->".join((*path, flow.target))
         if replicator == "pyspark":
             _unmarked_hops(s, (*path, flow.target), topic, error)
+        elif replicator == "mirrormaker1":
+            continue  # an error of its own (MirrorMaker1Replicator.file_problems)
         elif replicator == "mirrormaker2":
             error(("replication", "flows", i),
                   f"with the identity policy MirrorMaker 2 copies topic {topic!r} round {cycle} under the same "
@@ -58,7 +60,7 @@ def _unmarked_hops(s: Scenario, cycle: tuple[str, ...], topic: str, error: Repor
                   f"{PROVENANCE_SETTING}: false, or use policy: default")
 
 
-def _loops(s: Scenario) -> list[tuple[int, FlowDef, str, tuple[str, ...]]]:
+def identity_loops(s: Scenario) -> list[tuple[int, FlowDef, str, tuple[str, ...]]]:
     """(flow index, flow, topic, clusters passed) for each flow that closes a cycle for a known topic."""
     out, seen = [], set()
     for origin, topics in origin_topics(s).items():

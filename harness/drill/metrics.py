@@ -86,6 +86,8 @@ BUILT_IN: tuple[Metric, ...] = (
     _records("lost"),
     _records("duplicates", bench=BenchColumn("duplicates", "duplicates", 0)),
     _records("reordered"),
+    # copies in another partition number than their source record's (MirrorMaker 1 repartitions)
+    _records("misplaced", calibrate=None),
     _records("corrupted"),
     _records("unexpected"),
     _latency("p50", bench=True),

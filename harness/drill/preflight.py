@@ -130,6 +130,8 @@ def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Repo
                 error(("load", "consumers", i, "failover_strategy"),
                       f"the command replicator translates no offsets, so a '{c.failover_strategy}' failover "
                       "cannot run; choose timestamp, earliest or latest")
+    for field, problem in replicator_class(replicator).file_problems(s):
+        error(field, problem)
     # Judged against the file's own replicator: a pyspark drill run with --replicator mirrormaker2
     # to compare the two keeps its mode for pyspark, which is not a mistake in the file.
     own, reads = r.replicator, replicator_class(r.replicator).reads_fields
@@ -146,6 +148,10 @@ def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Repo
         if "mirrormaker2" not in reads:
             warn(("replication", "mirrormaker2", name),
                  f"{name} applies to MirrorMaker 2 only (run --replicator mirrormaker2); {own} ignores it")
+    for name in sorted(r.mirrormaker1.model_fields_set):
+        if "mirrormaker1" not in reads:
+            warn(("replication", "mirrormaker1", name),
+                 f"{name} applies to MirrorMaker 1 only (run --replicator mirrormaker1); {own} ignores it")
     if r.mirrormaker2.exactly_once:
         for i, f in enumerate(r.flows):
             level = str(f.settings.get("consumer.isolation.level", "read_committed"))

@@ -132,6 +132,16 @@ class MirrorMaker2Def(_M):
         return v
 
 
+class MirrorMaker1Def(_M):
+    """How MirrorMaker 1 runs when it is the replicator (mirrormaker1 only)."""
+
+    # consumer threads per process, sharing the flow's group (--num.streams)
+    streams: int = Field(1, ge=1, le=64, description="consumer threads per MirrorMaker 1 process (--num.streams)")
+    # processes per flow, each with the same configuration, in the flow's one consumer group
+    nodes: Annotated[int, at_most(B.MAX_REPLICATOR_NODES, "MirrorMaker 1 processes per flow")] = Field(
+        1, ge=1, description="MirrorMaker 1 processes per flow, in one consumer group")
+
+
 class ReplicationDef(_M):
     # a kind in the replicator registry (harness.drill.replicators); the JSON Schema lists them when made
     replicator: str = Field("pyspark", json_schema_extra=lambda schema: schema.update(enum=list(replicator_kinds())))
@@ -142,6 +152,7 @@ class ReplicationDef(_M):
     shell: bool = False  # command replicator: run the template through /bin/sh -c (placeholders quoted)
     spark: SparkDef = SparkDef()  # pyspark only
     mirrormaker2: MirrorMaker2Def = MirrorMaker2Def()  # mirrormaker2 only
+    mirrormaker1: MirrorMaker1Def = MirrorMaker1Def()  # mirrormaker1 only
     flows: list[FlowDef] = Field(min_length=1)
 
     @field_validator("replicator")
@@ -337,6 +348,7 @@ class InvariantsDef(InvariantBounds):
 
     pyspark: InvariantBounds | None = None
     mirrormaker2: InvariantBounds | None = None
+    mirrormaker1: InvariantBounds | None = None
     command: InvariantBounds | None = None
 
     def for_replicator(self, replicator: str) -> InvariantBounds:

@@ -16,6 +16,7 @@ from tests.unit.test_scenario_validation import BASE
 
 FAILOVER = "timeline:\n  - {at: 5s, do: unplanned_failover, from: primary, to: dr}\n"
 COMMAND = "replication:\n  replicator: command\n  command: sh my-replicator.sh --from {source_bootstrap}\n"
+MM1 = "replication:\n  replicator: mirrormaker1\n  policy: identity\n"
 
 
 def _flow_setting(setting: str) -> str:
@@ -182,6 +183,25 @@ CASES = [
         BASE.replace("replication:\n", COMMAND, 1).replace("topics: [orders]}\n", "topics: [orders], "
                                                             "failover_strategy: checkpoint}\n") + FAILOVER,
         "a 'checkpoint' failover cannot run", "group: billing"),
+    # --- what MirrorMaker 1 cannot do ----------------------------------------------------
+    Bad("MirrorMaker 1 with remote-topic prefixes", BASE.replace("replication:\n", "replication:\n  replicator: "
+                                                                 "mirrormaker1\n", 1),
+        "MirrorMaker 1 copies each topic under its own name (it has no remote-topic prefix): set policy: identity",
+        "replication:"),
+    Bad("translated failover with MirrorMaker 1", BASE.replace("replication:\n", MM1, 1) + FAILOVER,
+        "MirrorMaker 1 writes no checkpoints and translates no offsets, so a 'translated' failover cannot run",
+        "group: billing"),
+    Bad("failback with MirrorMaker 1", BASE.replace("replication:\n", MM1, 1).replace(
+        "topics: [orders]}\n", "topics: [orders], failover_strategy: timestamp}\n")
+        + FAILOVER + "  - {at: 12s, do: failback, from: dr, to: primary}\n",
+        "MirrorMaker 1 cannot fail back", "at: 12s"),
+    Bad("a topic created on a MirrorMaker 1 flow's source", BASE.replace("replication:\n", MM1, 1)
+        + "timeline:\n  - {at: 5s, do: add_partitions, cluster: primary, topic: orders, partitions: 6}\n",
+        "its copy of 'orders' would not follow this add_partitions", "at: 5s"),
+    Bad("an identity loop with MirrorMaker 1", _identity_cycle("mirrormaker1"),
+        "MirrorMaker 1 would copy topic 'orders' round primary->dr->primary forever", "- {source: dr"),
+    Bad("an MM2 setting with MirrorMaker 1", _flow_setting("tasks.max: 2").replace("replication:\n", MM1, 1),
+        "MirrorMaker 1 has no setting 'tasks.max'", "tasks.max"),
     # --- Kafka's topic-name rules -------------------------------------------------------
     Bad("a space in a topic name", BASE.replace("name: orders, cluster: primary", "name: 'new orders', cluster: primary"),
         "topic 'new orders' has ' '; Kafka allows only letters, digits, '.', '_' and '-'; rename it", "name: 'new orders'"),
@@ -521,6 +541,9 @@ WARNINGS = [
      "nodes applies to MirrorMaker 2 only (run --replicator mirrormaker2); pyspark ignores it"),
     ("flow settings with the command replicator", _flow_setting("tasks.max: 2").replace("replication:\n", COMMAND, 1),
      (), "never reach a command replicator"),
+    ("MirrorMaker 1 streams with the bundled replicator",
+     BASE.replace("replication:\n", "replication:\n  mirrormaker1: {streams: 4}\n", 1), (),
+     "streams applies to MirrorMaker 1 only (run --replicator mirrormaker1); pyspark ignores it"),
     ("shell with the bundled replicator", BASE.replace("replication:\n", "replication:\n  shell: true\n", 1), (),
      "shell applies to the command replicator only; pyspark ignores it"),
     ("identity policy on a cycle with the command replicator", _identity_cycle("command").replace(

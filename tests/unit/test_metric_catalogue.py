@@ -72,7 +72,7 @@ def test_the_built_in_metrics_keep_their_facts():
 
     assert names(lambda m: m.higher_is_better) == {"acked", "replicated", "throughput_records_s", "throughput_mb_s",
                                                    "failback.history_records"}
-    assert names(lambda m: m.count) == {"acked", "replicated", "lost", "duplicates", "reordered", "corrupted",
+    assert names(lambda m: m.count) == {"acked", "replicated", "lost", "duplicates", "reordered", "misplaced", "corrupted",
                                         "unexpected", "failover.skipped", "failover.reprocessed",
                                         "failover.rpo_records", "failback.missing", "failback.extra",
                                         "failback.history_records"}

@@ -68,14 +68,14 @@ def echo():
 def test_a_registered_kind_is_accepted_by_the_drill_file_and_refused_once_unregistered(echo):
     s = parse_scenario(DRILL.replace("KIND", "echo"), "d.yaml")
     assert s.replication.replicator == "echo"
-    assert replicator_kinds() == ("pyspark", "mirrormaker2", "command", "echo")
+    assert replicator_kinds() == ("pyspark", "mirrormaker2", "command", "mirrormaker1", "echo")
     field = Scenario.model_json_schema()["$defs"]["ReplicationDef"]["properties"]["replicator"]
-    assert field["enum"] == ["pyspark", "mirrormaker2", "command", "echo"]  # editors offer it too
+    assert field["enum"] == ["pyspark", "mirrormaker2", "command", "mirrormaker1", "echo"]  # editors offer it too
     unregister_replicator_kind("echo")
     with pytest.raises(ScenarioInvalid) as err:
         parse_scenario(DRILL.replace("KIND", "echo"), "d.yaml")
     [problem] = err.value.problems
-    assert problem.message == "'echo' is not valid here; valid values: pyspark, mirrormaker2, command"
+    assert problem.message == "'echo' is not valid here; valid values: pyspark, mirrormaker2, command, mirrormaker1"
     register_replicator_kind("echo", EchoReplicator)  # the fixture's teardown takes it away again
 
 
@@ -108,7 +108,7 @@ def test_the_cli_offers_every_kind_and_calibrate_the_sweepable_ones(echo):
     assert parser.parse_args(["run", "d.yaml", "--replicator", "echo"]).replicator == "echo"
     with pytest.raises(SystemExit):
         parser.parse_args(["calibrate", "d.yaml", "--replicator", "echo"])
-    assert sweepable_kinds() == ("pyspark", "mirrormaker2")
+    assert sweepable_kinds() == ("pyspark", "mirrormaker2", "mirrormaker1")
 
 
 def test_the_built_in_kinds_come_through_mirrordrills_own_entry_points():
@@ -127,12 +127,12 @@ def test_a_stale_metadata_folder_on_the_path_does_not_hide_the_built_in_kinds(tm
     (stale / "entry_points.txt").write_text("[console_scripts]\nmirrordrill = harness.cli.commands:main\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     kinds._register_entry_points()
-    assert replicator_kinds()[:3] == kinds.BUILT_IN_KINDS
+    assert replicator_kinds()[:4] == kinds.BUILT_IN_KINDS
 
 
 def test_without_mirrordrills_metadata_the_registry_says_how_to_install_it(monkeypatch):
     monkeypatch.setattr(kinds, "entry_points", lambda group: [])
-    with pytest.raises(kinds.MissingBuiltInKinds, match="pyspark, mirrormaker2, command: .*install the package"):
+    with pytest.raises(kinds.MissingBuiltInKinds, match="pyspark, mirrormaker2, command, mirrormaker1: .*install the package"):
         kinds._register_entry_points()
 
 
@@ -155,7 +155,7 @@ def test_an_installed_package_adds_a_kind_through_its_entry_point(monkeypatch):
 
 
 def test_the_built_in_kinds_keep_their_facts(tmp_path):
-    assert replicator_kinds() == ("pyspark", "mirrormaker2", "command")
+    assert replicator_kinds() == ("pyspark", "mirrormaker2", "command", "mirrormaker1")
     spark = replicator_class("pyspark")
     assert spark.uses_spark and spark.sweepable and spark.reads_fields == {"mode", "spark"}
     assert replicator_class("mirrormaker2").sweepable and not replicator_class("mirrormaker2").uses_spark
@@ -167,3 +167,8 @@ def test_the_built_in_kinds_keep_their_facts(tmp_path):
                              "d.yaml")
     assert replicator_class("command").options_for(command.replication, run) == \
         {"command": "cat {source}", "shell": False, "base_dir": Path("/drills")}
+    mm1 = replicator_class("mirrormaker1")
+    streams = parse_scenario(DRILL.replace("KIND", "mirrormaker1").replace("flows:", "mirrormaker1: {streams: 4}, policy: identity, flows:"),
+                             "d.yaml")
+    assert mm1.options_for(streams.replication, run) == {"streams": 4, "nodes": 1}
+    assert mm1.version() == "MirrorMaker 1 (Kafka 3.9.1)" and mm1.reads_fields == {"mirrormaker1"}

@@ -15,6 +15,10 @@ def test_sweep_params_map_to_flow_and_load_settings():
     assert out["replication"]["flows"][0]["settings"] == {"tasks.max": 4, "producer.linger.ms": 20}
     assert out["replication"]["replicator"] == "mirrormaker2" and out["load"]["producers"][0]["rate"] == 500
     assert "settings" not in drill["replication"]["flows"][0]  # the original is untouched
+    # MirrorMaker 1 has no tasks: its streams are consumer threads (--num.streams)
+    mm1 = apply_params(drill, {"num_streams": 4, "linger.ms": 20, "replicator": "mirrormaker1"})
+    assert mm1["replication"]["mirrormaker1"] == {"streams": 4}
+    assert mm1["replication"]["flows"][0]["settings"] == {"producer.linger.ms": 20}
     with pytest.raises(SweepError):
         parse_params(["num_streams"])
     assert apply_params(drill, {"mode": "realtime"})["replication"]["mode"] == "realtime"

@@ -23,6 +23,8 @@ def planned_nodes(scenario: Scenario) -> int | None:
         return len(where) * r.mirrormaker2.nodes  # one group of ``nodes`` processes per (target, location)
     if r.replicator == "pyspark":
         return len({location for _, location in where})  # one process per location
+    if r.replicator == "mirrormaker1":
+        return len(r.flows) * r.mirrormaker1.nodes  # one group of ``nodes`` processes per flow
     return None
 
 
@@ -45,11 +47,11 @@ class ReplicatorNodeAction(Action):
     def validate(self, step: ReplicatorNodeStep, facts: TimelineFacts) -> list[StepProblem]:
         kind = facts.scenario.replication.replicator
         if not issubclass(replicator_class(kind), NodeReplicator):
-            return [StepProblem((), f"{step.do} needs a replicator made of nodes (mirrormaker2 or pyspark); "
+            return [StepProblem((), f"{step.do} needs a replicator made of nodes (mirrormaker2, mirrormaker1 or pyspark); "
                                     f"{kind} has none to pick from")]
         count = planned_nodes(facts.scenario)
         if step.node is not None and count is not None and step.node >= count:
-            how = (" (raise replication.mirrormaker2.nodes for more)" if kind == "mirrormaker2" else "")
+            how = (f" (raise replication.{kind}.nodes for more)" if kind in ("mirrormaker2", "mirrormaker1") else "")
             return [StepProblem(("node",), f"node {step.node} does not exist; the replicator runs nodes "
                                            f"0..{count - 1}{how}")]
         if step.copying is not None:

@@ -33,7 +33,7 @@ DISTRIBUTION = "mirrordrill"  # the package whose entry points are the built-in 
 
 # The kinds mirrordrill's own package declares (pyproject.toml), in the order the CLI offers
 # them; the first is the drill file's default. Other packages' kinds follow, by name.
-BUILT_IN_KINDS: tuple[str, ...] = ("pyspark", "mirrormaker2", "command")
+BUILT_IN_KINDS: tuple[str, ...] = ("pyspark", "mirrormaker2", "command", "mirrormaker1")
 
 _kinds: dict[str, str | type[ReplicatorAdapter]] = {}
 REPLICATOR_KINDS: Mapping[str, str | type[ReplicatorAdapter]] = MappingProxyType(_kinds)

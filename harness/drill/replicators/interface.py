@@ -9,7 +9,7 @@ translation.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -22,7 +22,7 @@ from primitives.kafka.group_offsets import committed_offsets
 from primitives.lifecycle import StartedInWith
 
 if TYPE_CHECKING:  # the drill file's model imports this package (for the kinds it accepts)
-    from harness.drill.schema import ReplicationDef
+    from harness.drill.schema import ReplicationDef, Scenario
     from harness.lab.spark.deployment import SparkDeployment
 
 DEFAULT_STOP_GRACE_S = 30.0
@@ -73,6 +73,12 @@ class ReplicatorAdapter(StartedInWith, ABC):
     def options_for(cls, replication: ReplicationDef, run: RunInputs) -> dict[str, Any]:
         """Its constructor's options for a drill (``make_replicator`` checks their names)."""
         return {}
+
+    @classmethod
+    def file_problems(cls, s: Scenario) -> Iterable[tuple[tuple, str]]:
+        """What in drill file ``s`` this replicator cannot run, as (place in the file, why and the fix):
+        ``validate`` reports each before anything starts. None by default."""
+        return ()
 
     @classmethod
     def version(cls) -> str:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
+from harness.drill.replicators.mirrormaker1 import group_name as mirrormaker1_group
 from harness.drill.schema import Scenario
 from harness.drill.schema_timeline import AddPartitions, CreateTopic, Failover, SetTopicConfig
 from replicator.policy import HEARTBEATS_TOPIC, policy_from_name
@@ -100,8 +101,9 @@ def _replication(s: Scenario, kind: str, out: dict[str, ClusterFootprint]) -> No
                 if any(re.fullmatch(p, topic) for p in f.topics):
                     fp.topics.append(TopicChange(policy.format_remote_topic(f.source, topic), "create (remote copy)",
                                                  f"replica of {topic} on {f.source}"))
-            fp.topics.append(TopicChange(policy.checkpoints_topic(f.source), "create (internal)",
-                                         "consumer-group checkpoints of the flow"))
+            if kind != "mirrormaker1":  # it writes no checkpoints
+                fp.topics.append(TopicChange(policy.checkpoints_topic(f.source), "create (internal)",
+                                             "consumer-group checkpoints of the flow"))
             if kind == "mirrormaker2":
                 # MM2's heartbeat connector creates it at start even with emission off (no record is
                 # written); run deletes it at the end only if it did not exist before
@@ -111,6 +113,8 @@ def _replication(s: Scenario, kind: str, out: dict[str, ClusterFootprint]) -> No
                 for store in ("configs", "offsets", "status"):
                     fp.topics.append(TopicChange(f"mm2-{store}.{f.source}.internal", "create (internal)",
                                                  "MirrorMaker 2's Connect worker state"))
+        if kind == "mirrormaker1" and f.source in out:
+            out[f.source].groups.append(mirrormaker1_group(f.source, f.target))
         syncs_on = f.target if f.settings.get("offset-syncs.topic.location") == "target" else f.source
         if kind == "mirrormaker2" and syncs_on in out:
             out[syncs_on].topics.append(TopicChange(policy.offset_syncs_topic(f.target), "create (internal)",

@@ -111,8 +111,12 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
             d = apply_profile(d, params["profile"])
         except ProfileError as e:
             raise SweepError(f"profile={params['profile']!r}: {e}") from None
+    kind = params.get("replicator", d.get("replication", {}).get("replicator"))
     for key, value in params.items():
         if key == "profile" or (key in BUNDLED_ONLY_KEYS and value == NOT_APPLICABLE):
+            continue
+        if key == "num_streams" and kind == "mirrormaker1":  # its --num.streams, not a flow's tasks.max
+            d["replication"].setdefault("mirrormaker1", {})["streams"] = value
             continue
         if key == "replicator":
             if value not in (sweepable := sweepable_kinds()):

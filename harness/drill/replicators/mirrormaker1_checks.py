@@ -1,0 +1,53 @@
+"""The drills MirrorMaker 1 cannot run, each refused with the reason before anything starts.
+
+``validate`` asks ``MirrorMaker1Replicator.file_problems``; every answer is (place in the drill
+file, message), as the file's other checks give them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from harness.drill.loops import identity_loops
+from harness.drill.schema_timeline import AddPartitions, CreateTopic, Failback, Failover
+
+if TYPE_CHECKING:
+    from harness.drill.schema import Scenario
+
+NOT_TRANSLATING = ("translated", "checkpoint")
+
+
+def drill_problems(s: Scenario) -> Iterator[tuple[tuple, str]]:
+    r = s.replication
+    if r.policy != "identity":
+        yield (("replication", "policy"),
+               "MirrorMaker 1 copies each topic under its own name (it has no remote-topic prefix): set "
+               "policy: identity")
+    else:
+        for i, flow, topic, path in identity_loops(s):
+            yield (("replication", "flows", i),
+                   f"MirrorMaker 1 would copy topic {topic!r} round {'->'.join((*path, flow.target))} forever: it "
+                   "cannot tell a copy from an original; leave it out of this flow (topics_exclude)")
+    for i, f in enumerate(r.flows):
+        ignored = sorted(k for k in f.settings if not k.startswith(("consumer.", "producer.")))
+        if ignored:
+            yield (("replication", "flows", i, "settings", ignored[0]),
+                   f"MirrorMaker 1 has no setting {ignored[0]!r}: a flow's settings reach it only as consumer.* and "
+                   "producer.* client settings")
+    sources = {f.source for f in r.flows}
+    failing_over = {st.source for st in s.timeline if isinstance(st, Failover)}
+    for i, c in enumerate(s.load.consumers):
+        if c.failover_strategy in NOT_TRANSLATING and c.cluster in failing_over:
+            yield (("load", "consumers", i, "failover_strategy"),
+                   f"MirrorMaker 1 writes no checkpoints and translates no offsets, so a '{c.failover_strategy}' "
+                   "failover cannot run; choose timestamp, earliest or latest")
+    for i, step in enumerate(s.timeline):
+        if isinstance(step, Failback):
+            yield (("timeline", i),
+                   "MirrorMaker 1 cannot fail back: copying the new primary back under the same names would loop, "
+                   "and it cannot restore what the old primary held; end the drill at the failover")
+        elif isinstance(step, (CreateTopic, AddPartitions)) and step.cluster in sources:
+            yield (("timeline", i),
+                   f"MirrorMaker 1 creates no topic and adds no partition on the target, so its copy of "
+                   f"{step.topic!r} would not follow this {step.do}; declare the topic with its partitions in topics:")
