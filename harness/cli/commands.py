@@ -488,8 +488,9 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("file", type=drill_argument,
                    help="a drill file (or a shipped drill's name); each point runs it with the parameters applied")
     s.add_argument("--param", action="append", required=True, metavar="KEY=V1,V2,...",
-                   help="num_streams (tasks.max), linger.ms (producer.linger.ms), compression "
-                        "(producer.compression.type), replicator, mode, rate, backlog, the WAN's latency_ms and "
+                   help="num_streams (tasks.max; MirrorMaker 1's --num.streams), linger.ms (producer.linger.ms), "
+                        "compression (producer.compression.type), replicator, policy, mode, rate, backlog, the WAN's "
+                        "latency_ms and "
                         "bandwidth_kb_s (every link), or any flow setting; repeat for a grid")
     s.add_argument("--out", help="sweep folder (default: runs/sweep-<scenario>-<time>)")
     s.add_argument("--no-ceiling", action="store_true", help="skip the machine-ceiling measurement")

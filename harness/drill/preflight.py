@@ -132,6 +132,8 @@ def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Repo
                       "cannot run; choose timestamp, earliest or latest")
     for field, problem in replicator_class(replicator).file_problems(s):
         error(field, problem)
+    for field, ignored in replicator_class(replicator).file_warnings(s):
+        warn(field, ignored)
     # Judged against the file's own replicator: a pyspark drill run with --replicator mirrormaker2
     # to compare the two keeps its mode for pyspark, which is not a mistake in the file.
     own, reads = r.replicator, replicator_class(r.replicator).reads_fields

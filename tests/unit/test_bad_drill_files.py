@@ -200,8 +200,6 @@ CASES = [
         "its copy of 'orders' would not follow this add_partitions", "at: 5s"),
     Bad("an identity loop with MirrorMaker 1", _identity_cycle("mirrormaker1"),
         "MirrorMaker 1 would copy topic 'orders' round primary->dr->primary forever", "- {source: dr"),
-    Bad("an MM2 setting with MirrorMaker 1", _flow_setting("tasks.max: 2").replace("replication:\n", MM1, 1),
-        "MirrorMaker 1 has no setting 'tasks.max'", "tasks.max"),
     # --- Kafka's topic-name rules -------------------------------------------------------
     Bad("a space in a topic name", BASE.replace("name: orders, cluster: primary", "name: 'new orders', cluster: primary"),
         "topic 'new orders' has ' '; Kafka allows only letters, digits, '.', '_' and '-'; rename it", "name: 'new orders'"),
@@ -544,6 +542,8 @@ WARNINGS = [
     ("MirrorMaker 1 streams with the bundled replicator",
      BASE.replace("replication:\n", "replication:\n  mirrormaker1: {streams: 4}\n", 1), (),
      "streams applies to MirrorMaker 1 only (run --replicator mirrormaker1); pyspark ignores it"),
+    ("an MM2 setting with MirrorMaker 1", _flow_setting("tasks.max: 2").replace("replication:\n", MM1, 1), (),
+     "MirrorMaker 1 ignores 'tasks.max': a flow's settings reach it only as consumer.* and producer.*"),
     ("shell with the bundled replicator", BASE.replace("replication:\n", "replication:\n  shell: true\n", 1), (),
      "shell applies to the command replicator only; pyspark ignores it"),
     ("identity policy on a cycle with the command replicator", _identity_cycle("command").replace(

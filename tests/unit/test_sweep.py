@@ -19,6 +19,9 @@ def test_sweep_params_map_to_flow_and_load_settings():
     mm1 = apply_params(drill, {"num_streams": 4, "linger.ms": 20, "replicator": "mirrormaker1"})
     assert mm1["replication"]["mirrormaker1"] == {"streams": 4}
     assert mm1["replication"]["flows"][0]["settings"] == {"producer.linger.ms": 20}
+    assert apply_params(drill, {"policy": "identity"})["replication"]["policy"] == "identity"
+    with pytest.raises(SweepError, match="default, identity"):
+        apply_params(drill, {"policy": "prefixed"})
     with pytest.raises(SweepError):
         parse_params(["num_streams"])
     assert apply_params(drill, {"mode": "realtime"})["replication"]["mode"] == "realtime"

@@ -81,6 +81,12 @@ class ReplicatorAdapter(StartedInWith, ABC):
         return ()
 
     @classmethod
+    def file_warnings(cls, s: Scenario) -> Iterable[tuple[tuple, str]]:
+        """What in ``s`` this replicator accepts and ignores (one drill file serves every replicator,
+        so it is no error), as (place in the file, what is ignored). None by default."""
+        return ()
+
+    @classmethod
     def version(cls) -> str:
         """The replicator under test, as the run folder records it."""
         return "unknown"

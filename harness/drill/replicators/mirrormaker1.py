@@ -139,6 +139,11 @@ class MirrorMaker1Replicator(NodeReplicator[Mm1Node]):
         from harness.drill.replicators.mirrormaker1_checks import drill_problems
         return drill_problems(s)
 
+    @classmethod
+    def file_warnings(cls, s: Scenario) -> Iterable[tuple[tuple, str]]:
+        from harness.drill.replicators.mirrormaker1_checks import ignored_settings
+        return ignored_settings(s)
+
     def __init__(self, setup: ReplicationSetup, *, streams: int = 1, nodes: int = 1, heap_mb: int = 256,
                  commit_interval_ms: int = DRILL_COMMIT_INTERVAL_MS, java: str | None = None,
                  classpath: Sequence[Path] | None = None, ready_timeout_s: float | None = None) -> None:

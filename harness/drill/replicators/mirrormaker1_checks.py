@@ -1,4 +1,5 @@
-"""The drills MirrorMaker 1 cannot run, each refused with the reason before anything starts.
+"""The drills MirrorMaker 1 cannot run, each refused with the reason before anything starts, and
+the settings it ignores (warned about: one drill file serves every replicator).
 
 ``validate`` asks ``MirrorMaker1Replicator.file_problems``; every answer is (place in the drill
 file, message), as the file's other checks give them.
@@ -18,6 +19,15 @@ if TYPE_CHECKING:
 NOT_TRANSLATING = ("translated", "checkpoint")
 
 
+def ignored_settings(s: Scenario) -> Iterator[tuple[tuple, str]]:
+    """A flow's settings MirrorMaker 1 has no use for (MM2's own keys, the bundled replicator's)."""
+    for i, f in enumerate(s.replication.flows):
+        for key in sorted(k for k in f.settings if not k.startswith(("consumer.", "producer."))):
+            yield (("replication", "flows", i, "settings", key),
+                   f"MirrorMaker 1 ignores {key!r}: a flow's settings reach it only as consumer.* and producer.* "
+                   "client settings")
+
+
 def drill_problems(s: Scenario) -> Iterator[tuple[tuple, str]]:
     r = s.replication
     if r.policy != "identity":
@@ -29,12 +39,6 @@ def drill_problems(s: Scenario) -> Iterator[tuple[tuple, str]]:
             yield (("replication", "flows", i),
                    f"MirrorMaker 1 would copy topic {topic!r} round {'->'.join((*path, flow.target))} forever: it "
                    "cannot tell a copy from an original; leave it out of this flow (topics_exclude)")
-    for i, f in enumerate(r.flows):
-        ignored = sorted(k for k in f.settings if not k.startswith(("consumer.", "producer.")))
-        if ignored:
-            yield (("replication", "flows", i, "settings", ignored[0]),
-                   f"MirrorMaker 1 has no setting {ignored[0]!r}: a flow's settings reach it only as consumer.* and "
-                   "producer.* client settings")
     sources = {f.source for f in r.flows}
     failing_over = {st.source for st in s.timeline if isinstance(st, Failover)}
     for i, c in enumerate(s.load.consumers):

@@ -55,7 +55,7 @@ def parse_params(specs: list[str]) -> list[SweepParam]:
     return out
 
 
-SWEEP_KEYS = ("replicator", "mode", "driver_jit", "broker_jit", "rate", "duration", "backlog", "profile", "compression",
+SWEEP_KEYS = ("replicator", "policy", "mode", "driver_jit", "broker_jit", "rate", "duration", "backlog", "profile", "compression",
               "failover_shift_s", MM2_NODES_KEY, *LINK_KEYS, *_SHORTHANDS)
 """``--param`` keys that are not flow settings (any other key is one, checked as the adapters check it;
 ``mm2_worker.<key>`` is a Connect worker setting of MirrorMaker 2)."""
@@ -122,6 +122,10 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
             if value not in (sweepable := sweepable_kinds()):
                 raise SweepError(f"replicator={value!r}: valid values are {', '.join(sweepable)}")
             d["replication"]["replicator"] = value
+        elif key == "policy":  # identity: the names MirrorMaker 1 keeps, so every kind runs the same drill
+            if value not in ("default", "identity"):
+                raise SweepError(f"policy={value!r}: valid values are default, identity (the replication policy)")
+            d["replication"]["policy"] = value
         elif key == "mode":
             if value not in ("microbatch", "realtime"):
                 raise SweepError(f"mode={value!r}: valid values are microbatch, realtime (pyspark's execution mode)")
