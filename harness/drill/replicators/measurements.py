@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -56,9 +56,14 @@ class OffsetLagProbe:
     both clusters locally, so WAN faults do not skew the reading.
     """
 
-    def __init__(self, setup: ReplicationSetup, timeout_s: float = 10.0) -> None:
+    def __init__(self, setup: ReplicationSetup, timeout_s: float = 10.0, keeps_partitions: bool = True) -> None:
+        """``keeps_partitions=False``: the replicator places copies by its own partitioner
+        (MirrorMaker 1), so a remote partition's end says nothing of its source partition's; lag
+        is then ``Σ source ends - Σ remote ends`` per topic, carried by the topic's partition-0 row
+        (the other rows read 0)."""
         self.setup = setup
         self.timeout_s = timeout_s
+        self.keeps_partitions = keeps_partitions
         self._admins: dict[str, AdminClient] = {}
         self._previous: dict[tuple[str, str, int], tuple[float, int]] = {}
         self._target_base: dict[tuple[str, str, int], int] = {}  # (target cluster, topic, partition) -> offset
@@ -86,7 +91,8 @@ class OffsetLagProbe:
                 rows.extend(self._flow_rows(flow, now))
             except (KafkaException, TimeoutError) as err:
                 notes.append(f"{flow.name}: not measured: {err}")
-        return ReplicatorMetrics(taken_at=time.time(), method="end-offsets", partitions=tuple(rows), notes=tuple(notes))
+        method = "end-offsets" if self.keeps_partitions else "end-offsets summed per topic"
+        return ReplicatorMetrics(taken_at=time.time(), method=method, partitions=tuple(rows), notes=tuple(notes))
 
     def _admin(self, cluster: str) -> AdminClient:
         if cluster not in self._admins:
@@ -144,4 +150,19 @@ class OffsetLagProbe:
                 rows.append(PartitionMetrics(flow=flow.name, topic=topic, remote_topic=remote[topic], partition=p,
                                              source_end_offset=src, target_end_offset=dst, lag_records=lag,
                                              records_per_s=rate))
-        return rows
+        return rows if self.keeps_partitions else _lag_per_topic(rows)
+
+
+def _lag_per_topic(rows: list[PartitionMetrics]) -> list[PartitionMetrics]:
+    """Each topic's lag from its summed ends, on its partition-0 row (None when a side is unknown)."""
+    out = []
+    for row in rows:
+        mine = [r for r in rows if r.topic == row.topic]
+        if row.partition != 0:
+            lag: int | None = 0
+        elif any(r.source_end_offset is None or r.target_end_offset is None for r in mine):
+            lag = None
+        else:
+            lag = max(0, sum(r.source_end_offset or 0 for r in mine) - sum(r.target_end_offset or 0 for r in mine))
+        out.append(replace(row, lag_records=lag))
+    return out

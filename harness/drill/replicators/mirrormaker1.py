@@ -32,6 +32,7 @@ from confluent_kafka.admin import NewTopic
 
 from harness.drill.replicators.errors import UnsupportedOperation
 from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
+from harness.drill.replicators.measurements import OffsetLagProbe
 from harness.drill.replicators.processes import NodeReplicator, ProcessNode
 from harness.drill.replicators.setup import FlowSpec, ReplicationSetup, replication_factor_for
 from primitives.bootstrap import Bootstrap
@@ -150,6 +151,7 @@ class MirrorMaker1Replicator(NodeReplicator[Mm1Node]):
         """``streams``: consumer threads per process (``--num.streams``); ``nodes``: processes per
         flow in the flow's consumer group. The jars come from ``classpath``, else the bootstrap cache."""
         super().__init__(setup, ready_timeout_s)
+        self._probe = OffsetLagProbe(setup, keeps_partitions=False)  # its producer's partitioner places copies
         self.streams, self.replicas, self.heap_mb = streams, nodes, heap_mb
         self.commit_interval_ms = commit_interval_ms
         bootstrap = Bootstrap()
@@ -257,7 +259,7 @@ class MirrorMaker1Replicator(NodeReplicator[Mm1Node]):
             nodes.append({**summary, "group": group_name(flow.source, flow.target), "include": include_regex(flow)})
         return {"kind": self.kind, "policy": self.setup.policy, "streams": self.streams,
                 "nodes_per_flow": self.replicas, "commit_interval_ms": self.commit_interval_ms,
-                "processes": nodes, "metrics_method": "end offsets on both clusters"}
+                "processes": nodes, "metrics_method": "end offsets on both clusters, summed per topic"}
 
 
 def assignments(log: str) -> dict[str, list[str] | None]:
