@@ -117,7 +117,7 @@ class ReplicatorNodeStep(StepBase):
     do: Literal["kill_replicator_node", "bounce_replicator_node", "pause_replicator_node"]
     node: int | None = Field(None, ge=0, description=(
         "which node, from 0: MirrorMaker 2 runs mirrormaker2.nodes per target (targets in flow order), "
-        "ours one per location (in name order)"))
+        "MirrorMaker 1 mirrormaker1.nodes per flow (in flow order), ours one per location (in name order)"))
     copying: CopyingDef | None = Field(None, description="the node that copies this source partition")
     duration: Seconds | None = Field(None, gt=0, description="pause_replicator_node: how long it stays stopped")
 

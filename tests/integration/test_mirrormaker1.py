@@ -93,13 +93,18 @@ def test_a_killed_mirrormaker_copies_from_its_groups_last_commit_when_it_starts_
 
 def test_a_drill_of_mirrormaker1_is_checked_like_any_replicator_s(tmp_path):
     # keys hashed as Java's producers hash them: MirrorMaker 1's producer puts each record back
-    # into its source partition's number, which the drill holds it to (misplaced: 0)
+    # into its source partition's number, which the drill holds it to (misplaced: 0); one of its
+    # two nodes is killed mid-load
+
     text = DRILL.read_text()
     result = Drill(parse_scenario(text, str(DRILL)), DRILL, tmp_path / "run").run()
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["error"] is None, summary["error"]
     (flow,) = summary["flows"]
     assert flow["acked"] > 2000 and flow["replicated"] == flow["acked"] and flow["misplaced"] == 0
+    # the node copying orders-0 was killed; the other node took its partitions over
+    (fault,) = summary["node_faults"]
+    assert fault["step"] == "kill_replicator_node" and fault["node_name"].startswith("mirrormaker1 primary-to-dr node")
     assert summary["versions"]["replicator"] == "MirrorMaker 1 (Kafka 3.9.1)"
     assert result.passed, [e for e in summary["expectations"] if not e["passed"]]
     assert processes_under(tmp_path) == []

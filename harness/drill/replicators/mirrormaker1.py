@@ -236,10 +236,18 @@ class MirrorMaker1Replicator(NodeReplicator[Mm1Node]):
         missing = wanted - self._held_by_flow(node.flow)
         return [f"{node.flow.name}: {len(missing)} partition(s) not yet assigned"] if missing else []
 
+    def node_copying(self, topic: str, partition: int) -> int:
+        """The node one of whose consumers holds ``partition`` of ``topic`` now (from its log)."""
+        for i, node in enumerate(self.nodes):
+            held = assignments(node.process.log_tail(400)) if node.process is not None and node.process.running else {}
+            if any(f"{topic}-{partition}" in (parts or ()) for parts in held.values()):
+                return i
+        return super().node_copying(topic, partition)
+
     def _held_by_flow(self, flow: FlowSpec) -> set[str]:
         held: set[str] = set()
         for node in self.nodes:
-            if node.flow == flow and node.process is not None:
+            if node.flow == flow and node.process is not None and node.process.running:
                 held |= {p for parts in assignments(node.process.log_tail(400)).values() for p in parts or ()}
         return held
 
