@@ -73,6 +73,7 @@ class Artifacts:
     replicator_jar: Path
     toxiproxy_server: Path
     allure_cli: Path | None
+    mirrormaker1_classpath: tuple[Path, ...] = ()  # Kafka 3.9's core jar and its dependencies
 
 
 def _digest(*paths: Path) -> str:
@@ -126,7 +127,7 @@ class Bootstrap:
 
     # --- JVM artifacts ----------------------------------------------------------------
     def jvm_classpath(self, profile: str) -> tuple[Path, ...]:
-        """Jars of one profile of primitives/jvm/pom.xml (broker, mirrormaker, spark-kafka)."""
+        """Jars of one profile of primitives/jvm/pom.xml (broker, mirrormaker, mirrormaker1, spark-kafka)."""
         if profile not in JVM_PROFILES:
             raise ValueError(f"unknown JVM profile {profile!r}; expected one of {JVM_PROFILES}")
         dest = self.home / "jvm" / f"{profile}-{_digest(versions.POM_PATH)}"
@@ -271,6 +272,7 @@ class Bootstrap:
             replicator_jar=self.replicator_jar(),
             toxiproxy_server=self.toxiproxy_server(),
             allure_cli=self.allure_cli() if with_allure else None,
+            mirrormaker1_classpath=self.jvm_classpath("mirrormaker1"),
         )
 
     # --- helpers ----------------------------------------------------------------------

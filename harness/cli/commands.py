@@ -63,6 +63,7 @@ def cmd_setup(args) -> int:
     print(f"java:            {a.java}")
     print(f"kafka jars:      {a.broker_classpath[0].parent} ({len(a.broker_classpath)} jars)")
     print(f"mirrormaker jars:{a.mirrormaker_classpath[0].parent} ({len(a.mirrormaker_classpath)} jars)")
+    print(f"mirrormaker 1:   {a.mirrormaker1_classpath[0].parent} ({len(a.mirrormaker1_classpath)} jars)")
     print(f"spark connector: {a.spark_kafka_jars[0].parent} ({len(a.spark_kafka_jars)} jars)")
     print(f"toxiproxy:       {a.toxiproxy_server}")
     print(f"allure:          {a.allure_cli}")

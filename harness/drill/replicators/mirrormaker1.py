@@ -125,7 +125,8 @@ class MirrorMaker1Replicator(NodeReplicator[Mm1Node]):
     @classmethod
     def options_for(cls, replication, run: RunInputs) -> dict:
         mm1 = replication.mirrormaker1
-        return {"streams": mm1.streams, "nodes": mm1.nodes}
+        jars = run.artifacts.mirrormaker1_classpath if run.artifacts is not None else ()
+        return {"streams": mm1.streams, "nodes": mm1.nodes} | ({"classpath": jars} if jars else {})
 
     @classmethod
     def version(cls) -> str:
