@@ -88,7 +88,8 @@ class HeadlessLoad(StoppableRun):
             check_producer_settings(self.spec)
             if self.spec.create_topics_partitions:
                 ensure_topics(self.spec, self.spec.create_topics_partitions)
-            if self.spec.start_signal is not None:  # connected while held: the first records do not wait for it
+            if self.spec.start_signal is not None and self.spec.connect_ahead:
+                # connected while held: the first records do not wait for it
                 self.session.connect_ahead(self.spec.users, self.env.events.request.fire)
             if not self._released():
                 self.session.close()

@@ -274,6 +274,10 @@ class LoadSpec(_Strict):
     start_signal: Path | None = Field(
         default=None, description="produce only once this file exists: the harness launches the "
                                   "process early, so that its start-up overlaps the replicator's")
+    connect_ahead: bool = Field(
+        default=True, description="with start_signal: connect and fetch metadata while held (false when "
+                                  "the bootstrap address resolves elsewhere until the release, as a "
+                                  "stable address does before a failover re-points it)")
     # Locust's distributed mode: with workers or remote_workers, this process is a Locust master
     # that produces nothing itself; the workers produce, each with its own producer ids and ledger,
     # and send their ledgers to it (loadgen/load_master.py, loadgen/load_worker.py).

@@ -11,6 +11,7 @@ from __future__ import annotations
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,23 +72,28 @@ def start_producer(ctx: DrillContext, slot: ProducerSlot, cluster: str, duration
     """Start (a new instance of) a producer definition against ``cluster``; with ``wait``, return
     once it produces (else call ``slot.runner.wait_running()``). With ``start_signal`` it produces
     only once that file exists."""
+    runner = _producer_runner(ctx, slot, cluster, ctx.bootstrap_for(cluster), duration_s, start_signal)
+    runner.start(wait=wait)
+    slot.runner, slot.cluster = runner, cluster
+    slot.runs.append(runner)
+
+
+def _producer_runner(ctx: DrillContext, slot: ProducerSlot, cluster: str, bootstrap: str,
+                     duration_s: float | None, start_signal: Path | None, connect_ahead: bool = True) -> LoadRunner:
     d = slot.definition
     topics = d.topics if isinstance(d.topics, dict) else list(d.topics)
-    spec = LoadSpec(cluster=cluster, bootstrap_servers=ctx.bootstrap_for(cluster), topics=topics,
+    spec = LoadSpec(cluster=cluster, bootstrap_servers=bootstrap, topics=topics,
                     rate=d.rate, duration_s=duration_s, users=d.users, record_size=d.record_size, keys=d.keys,
                     payload=d.payload.resolved(ctx.drill_dir),
                     producer=dict(d.settings), producer_id_prefix=f"{d.name or 'load'}-{cluster}",
                     output_dir=ctx.histories, client_properties_file=ctx.env.cluster(cluster).security_file(),
-                    start_signal=start_signal, **_distribution(ctx, slot))
-    runner = LoadRunner(spec, ctx.out_dir / LOAD_DIR, name=f"load-{d.name or 'producer'}-{cluster}",
-                        supervisor=ctx.env.supervisor)
+                    start_signal=start_signal, connect_ahead=connect_ahead, **_distribution(ctx, slot))
     if spec.remote_workers:
         ctx.log(f"producer {d.name or 'producer'} on {cluster}: its load master waits "
                 f"{spec.worker_join_timeout_s:g}s for {spec.remote_workers} remote worker(s): "
                 f"mirrordrill load-worker --master {_reachable(spec.master_bind)}:{spec.master_port}")
-    runner.start(wait=wait)
-    slot.runner, slot.cluster = runner, cluster
-    slot.runs.append(runner)
+    return LoadRunner(spec, ctx.out_dir / LOAD_DIR, name=f"load-{d.name or 'producer'}-{cluster}",
+                      supervisor=ctx.env.supervisor)
 
 
 def _reachable(bind: str) -> str:
@@ -251,16 +257,87 @@ def planned(ctx: DrillContext, step: Failover, restart_finished: bool = False) -
     """``restart_finished``: also move producers whose load already ended (a switch back after a
     long failback must still show the applications working on the cluster they return to)."""
     flow = f"{step.source}->{step.target}"
-    failure_ms = now_ms()
-    producers = stop_producers_on(ctx, step.source)
-    if restart_finished:
-        producers += [slot for slot in ctx.producers if slot.cluster == step.source and slot not in producers]
-    ctx.record(f"stop producers on {step.source}", "failover", failure_ms, now_ms(), "ok", f"{len(producers)} stopped")
-    t = now_ms()
-    lag = wait_drained(ctx, flow, step.drain_timeout)
-    ctx.record(f"drain {flow}", "failover", t, now_ms(), "ok" if lag == 0 else "timeout", f"lag {lag}")
-    notes = _switch(ctx, step, failure_ms, producers, commit=True)
+    moving = [slot for slot in ctx.producers if slot.cluster == step.source
+              and (restart_finished or (slot.runner is not None and slot.runner.running))]
+    late = [slot for slot in moving if _distribution(ctx, slot).get("master_port")]
+    standby = _launch_standby_producers(ctx, [slot for slot in moving if slot not in late], step.source, step.target)
+    try:
+        failure_ms = now_ms()
+        producers = stop_producers_on(ctx, step.source)
+        producers += [slot for slot in moving if slot not in producers]
+        ctx.record(f"stop producers on {step.source}", "failover", failure_ms, now_ms(), "ok",
+                   f"{len(producers)} stopped")
+        t = now_ms()
+        lag = wait_drained(ctx, flow, step.drain_timeout)
+        ctx.record(f"drain {flow}", "failover", t, now_ms(), "ok" if lag == 0 else "timeout", f"lag {lag}")
+        notes = _switch(ctx, step, failure_ms, late, commit=True)
+        _release_standby_producers(ctx, standby, step.target)
+    except BaseException:
+        for runner in standby.runners:
+            runner.stop(timeout_s=10)
+        raise
     return f"drained to lag {lag}; {len(notes)} group(s) and {len(producers)} producer(s) moved to {step.target}"
+
+
+@dataclass
+class StandbyProducers:
+    """Producers launched on a planned move's target before the move, held until its consumers moved."""
+    slots: list[ProducerSlot]
+    runners: list[LoadRunner]  # one per slot, in its order
+    signal: Path
+    duration_s: float
+
+
+def _launch_standby_producers(ctx: DrillContext, moving: list[ProducerSlot], source: str,
+                              target: str) -> StandbyProducers:
+    """Start the load processes that replace ``moving`` on ``target``, connected and held.
+
+    A planned move is prepared: the applications' instances on the target are deployed before
+    the primary's stop. Started at the switch instead, a load process's own start (Python and
+    Locust, 0.9-4.8 s on 2 cores with another drill beside it) counted in the move's RTO, which is
+    there to show what the failover costs. Through a stable address they connect only once
+    released: it resolves to the source until the switch re-points it, as DNS would. A distributed
+    load with a fixed master port (``late`` in ``planned``) starts at the switch: its port is the
+    old master's until that one stops."""
+    signal = ctx.out_dir / LOAD_DIR / f"release-{target}-{now_ms()}"
+    a = ctx.stable_address
+    via_stable = a is not None and a.points_to == source  # the switch re-points it to ``target``
+    bootstrap = a.bootstrap if a is not None and via_stable else ctx.env.cluster(target).bootstrap
+    duration = _remaining(ctx)
+    runners: list[LoadRunner] = []
+    if moving:
+        ensure_topics(ctx, target, sorted({t for slot in moving for t in slot.definition.topics}))
+    t = now_ms()
+    try:
+        for slot in moving:
+            runners.append(_producer_runner(ctx, slot, target, bootstrap, duration, signal,
+                                            connect_ahead=not via_stable))
+            runners[-1].start(wait=False)
+        for runner in runners:  # started together: their start-ups overlap
+            runner.wait_held()
+    except BaseException:
+        for runner in runners:
+            runner.stop(timeout_s=10)
+        raise
+    if moving:
+        ctx.record(f"launch producers on {target}", "failover", t, now_ms(), "ok",
+                   f"{len(moving)} held until the switch")
+    return StandbyProducers(moving, runners, signal, duration)
+
+
+def _release_standby_producers(ctx: DrillContext, standby: StandbyProducers, target: str) -> None:
+    if not standby.slots:
+        return
+    t = now_ms()
+    standby.signal.touch()
+    # the load's duration counts from the release: the drill's load lasts as long as theirs
+    ctx.load_until = max(ctx.load_until, ctx.elapsed() + standby.duration_s)
+    for slot, runner in zip(standby.slots, standby.runners, strict=True):
+        slot.runner, slot.cluster = runner, target
+        slot.runs.append(runner)
+    for runner in standby.runners:
+        runner.wait_running()
+    ctx.record(f"start producers on {target}", "failover", t, now_ms(), "ok", f"{len(standby.slots)} released")
 
 
 def unplanned(ctx: DrillContext, step: Failover) -> str:
