@@ -32,13 +32,13 @@ from confluent_kafka import (
 )
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from loadgen.envelope import decode
-from loadgen.histories.kinds import PROCESSED_RECORDS, history_path
-from loadgen.histories.records import ProcessedRecord
-from loadgen.histories.writer import HistoryWriter
-from loadgen.spec import TopicsArg, TopicSelection
-from primitives.kafka.group_offsets import committed_offsets
-from primitives.kafka.reading import watermarks
+from mirrordrill.loadgen.envelope import decode
+from mirrordrill.loadgen.histories.kinds import PROCESSED_RECORDS, history_path
+from mirrordrill.loadgen.histories.records import ProcessedRecord
+from mirrordrill.loadgen.histories.writer import HistoryWriter
+from mirrordrill.loadgen.spec import TopicsArg, TopicSelection
+from mirrordrill.primitives.kafka.group_offsets import committed_offsets
+from mirrordrill.primitives.kafka.reading import watermarks
 
 log = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
-from loadgen.envelope import EnvelopeEncoder
-from loadgen.histories.kinds import ACKED_SENDS, history_path
-from loadgen.histories.records import AckedSend
-from loadgen.histories.writer import HistoryWriter
+from mirrordrill.loadgen.envelope import EnvelopeEncoder
+from mirrordrill.loadgen.histories.kinds import ACKED_SENDS, history_path
+from mirrordrill.loadgen.histories.records import AckedSend
+from mirrordrill.loadgen.histories.writer import HistoryWriter
 
 
 @dataclass(frozen=True)

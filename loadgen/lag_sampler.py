@@ -18,10 +18,10 @@ from pathlib import Path
 from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from loadgen.histories.kinds import END_OFFSETS, history_path
-from loadgen.histories.records import LagSample
-from loadgen.histories.writer import HistoryWriter
-from loadgen.spec import TopicsArg, TopicSelection
+from mirrordrill.loadgen.histories.kinds import END_OFFSETS, history_path
+from mirrordrill.loadgen.histories.records import LagSample
+from mirrordrill.loadgen.histories.writer import HistoryWriter
+from mirrordrill.loadgen.spec import TopicsArg, TopicSelection
 
 log = logging.getLogger(__name__)
 

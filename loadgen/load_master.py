@@ -29,13 +29,13 @@ from typing import Any
 
 import gevent
 
-from loadgen import load_channel as channel
-from loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS, history_path
-from loadgen.producer_user import KafkaProducerUser, check_producer_settings, ensure_topics
-from loadgen.spec import LatencySummary, LoadSpec, LoadStats, TopicStats, WorkerStats
-from loadgen.stoppable import ABANDON_REASON, StoppableRun
-from primitives.ports import PortAllocator
-from primitives.process import ManagedProcess, child_environment
+from mirrordrill.loadgen import load_channel as channel
+from mirrordrill.loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS, history_path
+from mirrordrill.loadgen.producer_user import KafkaProducerUser, check_producer_settings, ensure_topics
+from mirrordrill.loadgen.spec import LatencySummary, LoadSpec, LoadStats, TopicStats, WorkerStats
+from mirrordrill.loadgen.stoppable import ABANDON_REASON, StoppableRun
+from mirrordrill.primitives.ports import PortAllocator
+from mirrordrill.primitives.process import ManagedProcess, child_environment
 
 log = logging.getLogger("loadgen.load_master")
 
@@ -224,7 +224,7 @@ class DistributedLoad(StoppableRun):
             folder = self.workdir / f"worker-{self.spec.instance}-{k}"
             proc = ManagedProcess(
                 name=f"load-worker-{k}", log_path=folder / "worker.log", cwd=folder, env=env,
-                argv=[sys.executable, "-m", "loadgen.load_worker", "--master", f"{host}:{port}", "--dir", str(folder),
+                argv=[sys.executable, "-m", "mirrordrill.loadgen.load_worker", "--master", f"{host}:{port}", "--dir", str(folder),
                       "--once"], stop_timeout_s=self.spec.flush_timeout_s + 20.0)
             folder.mkdir(parents=True, exist_ok=True)
             proc.start()  # dies with this process (PDEATHSIG): no worker outlives its master

@@ -1,4 +1,4 @@
-"""The headless load process: ``python -m loadgen.load_process --spec spec.json``.
+"""The headless load process: ``python -m mirrordrill.loadgen.load_process --spec spec.json``.
 
 Runs Locust from Python (``Environment``, ``create_local_runner``) in this process only, so
 gevent's monkey-patching never reaches the harness or Spark; a spec with ``workers`` or
@@ -25,10 +25,10 @@ from typing import Any
 
 import gevent
 
-from loadgen.load_master import DistributedLoad
-from loadgen.producer_user import KafkaProducerUser, LoadSession, check_producer_settings, ensure_topics
-from loadgen.spec import LoadSpec
-from loadgen.stoppable import ABANDON_REASON, StoppableRun
+from mirrordrill.loadgen.load_master import DistributedLoad
+from mirrordrill.loadgen.producer_user import KafkaProducerUser, LoadSession, check_producer_settings, ensure_topics
+from mirrordrill.loadgen.spec import LoadSpec
+from mirrordrill.loadgen.stoppable import ABANDON_REASON, StoppableRun
 
 log = logging.getLogger("loadgen.load_process")
 
@@ -131,7 +131,7 @@ class HeadlessLoad(StoppableRun):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m loadgen.load_process",
+    parser = argparse.ArgumentParser(prog="python -m mirrordrill.loadgen.load_process",
                                      description="Run one headless Kafka load (Locust) from a spec.")
     parser.add_argument("--spec", required=True, help="LoadSpec as a JSON file")
     parser.add_argument("--stats", help="where to write the stats summary JSON "

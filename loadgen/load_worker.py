@@ -1,4 +1,4 @@
-"""A distributed load's worker: ``python -m loadgen.load_worker --master HOST:PORT [--dir DIR]``.
+"""A distributed load's worker: ``python -m mirrordrill.loadgen.load_worker --master HOST:PORT [--dir DIR]``.
 
 Joins a master (``loadgen.load_master``) with Locust's ``WorkerRunner``, receives its spec over
 Locust's channel, produces with the same users as a single load process, keeps its own ledger in
@@ -29,12 +29,12 @@ from typing import Any
 import gevent
 from gevent.event import Event
 
-from loadgen import load_channel as channel
-from loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS
-from loadgen.producer_user import KafkaProducerUser, LoadSession, check_producer_settings
-from loadgen.spec import LoadSpec
-from primitives.properties_syntax import format_property
-from primitives.secret_dir import SecretDir
+from mirrordrill.loadgen import load_channel as channel
+from mirrordrill.loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS
+from mirrordrill.loadgen.producer_user import KafkaProducerUser, LoadSession, check_producer_settings
+from mirrordrill.loadgen.spec import LoadSpec
+from mirrordrill.primitives.properties_syntax import format_property
+from mirrordrill.primitives.secret_dir import SecretDir
 
 log = logging.getLogger("loadgen.load_worker")
 
@@ -161,7 +161,7 @@ class WorkerSession:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m loadgen.load_worker",
+    parser = argparse.ArgumentParser(prog="python -m mirrordrill.loadgen.load_worker",
                                      description="Produce a distributed load's share for its master.")
     parser.add_argument("--master", required=True, help="HOST:PORT the master listens on")
     parser.add_argument("--dir", default="mirrordrill-load-worker",

@@ -30,11 +30,11 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, IsolationLevel, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from loadgen.envelope import decode_verified
-from loadgen.histories.kinds import TARGET_RECORDS, history_path
-from loadgen.histories.records import TargetRecord
-from loadgen.histories.writer import HistoryWriter
-from loadgen.spec import TopicsArg, TopicSelection
+from mirrordrill.loadgen.envelope import decode_verified
+from mirrordrill.loadgen.histories.kinds import TARGET_RECORDS, history_path
+from mirrordrill.loadgen.histories.records import TargetRecord
+from mirrordrill.loadgen.histories.writer import HistoryWriter
+from mirrordrill.loadgen.spec import TopicsArg, TopicSelection
 
 log = logging.getLogger(__name__)
 

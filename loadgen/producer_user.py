@@ -1,7 +1,7 @@
 """Locust producers for Kafka: every acknowledged send goes to the ledger.
 
 Used two ways:
-- headless, by ``python -m loadgen.load_process --spec spec.json`` (what drills do);
+- headless, by ``python -m mirrordrill.loadgen.load_process --spec spec.json`` (what drills do);
 - by a person with Locust's own web UI, against clusters started by ``mirrordrill up``::
 
       locust -f loadgen/producer_user.py --kafka-bootstrap 127.0.0.1:9092 --topics orders \\
@@ -41,15 +41,15 @@ from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 try:
-    from loadgen.envelope import EnvelopeEncoder
+    from mirrordrill.loadgen.envelope import EnvelopeEncoder
 except ModuleNotFoundError:  # `locust -f loadgen/producer_user.py` from a checkout not installed
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from loadgen.envelope import EnvelopeEncoder
-from loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS, history_path
-from loadgen.histories.records import AckedSend, UncertainSend
-from loadgen.histories.writer import HistoryWriter
-from loadgen.spec import KeySpec, LatencySummary, LoadSpec, LoadStats, SizeSpec, TopicStats
-from primitives.kafka.topics import create_topics
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    from mirrordrill.loadgen.envelope import EnvelopeEncoder
+from mirrordrill.loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS, history_path
+from mirrordrill.loadgen.histories.records import AckedSend, UncertainSend
+from mirrordrill.loadgen.histories.writer import HistoryWriter
+from mirrordrill.loadgen.spec import KeySpec, LatencySummary, LoadSpec, LoadStats, SizeSpec, TopicStats
+from mirrordrill.primitives.kafka.topics import create_topics
 
 log = logging.getLogger("loadgen.producer")
 

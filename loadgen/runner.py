@@ -16,11 +16,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS, history_path
-from loadgen.spec import LoadSpec, LoadStats
-from primitives.process import ManagedProcess, ProcessError, ProcessSupervisor, child_environment
-
-_REPO = Path(__file__).resolve().parents[1]
+from mirrordrill.loadgen.histories.kinds import ACKED_SENDS, UNCERTAIN_SENDS, history_path
+from mirrordrill.loadgen.spec import LoadSpec, LoadStats
+from mirrordrill.primitives.import_root import child_pythonpath
+from mirrordrill.primitives.process import ManagedProcess, ProcessError, ProcessSupervisor, child_environment
 
 
 class LoadRunner:
@@ -98,13 +97,13 @@ class LoadRunner:
         self.ledger_paths.extend(history_path(spec.output_dir, ACKED_SENDS, t) for t in tags)
         self.uncertain_paths.extend(history_path(spec.output_dir, UNCERTAIN_SENDS, t) for t in tags)
         env = child_environment()
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO), env.get("PYTHONPATH")) if p)
+        env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))
         env.pop("LOCUST_SKIP_MONKEY_PATCH", None)
         if self._proc is not None and self.supervisor is not None:
             self.supervisor.remove(self._proc)
         self._proc = ManagedProcess(
             name=self.name,
-            argv=[self.python, "-m", "loadgen.load_process", "--spec", str(spec_path)],
+            argv=[self.python, "-m", "mirrordrill.loadgen.load_process", "--spec", str(spec_path)],
             log_path=self.log_path, env=env, cwd=self.workdir,
             # SIGTERM grace: the process waits flush_timeout_s for acks, then writes stats.
             stop_timeout_s=spec.flush_timeout_s + 20.0)

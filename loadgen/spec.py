@@ -20,9 +20,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from loadgen.envelope import PRODUCER_ID
-from loadgen.payload import PayloadSpec
-from primitives.config_refs import parse_properties
+from mirrordrill.loadgen.envelope import PRODUCER_ID
+from mirrordrill.loadgen.payload import PayloadSpec
+from mirrordrill.primitives.config_refs import parse_properties
 
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")

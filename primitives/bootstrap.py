@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from primitives import versions
-from primitives.package_sources import PackageSource, go_source, maven_source, npm_source
+from mirrordrill.primitives import versions
+from mirrordrill.primitives.package_sources import PackageSource, go_source, maven_source, npm_source
 
 # The import root: the checkout, or site-packages in an installed tool (the packages' data files,
 # replicator/jvm and reports/allure among them, are in the wheel at the same places).

@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from primitives.redaction import redact_argv
+from mirrordrill.primitives.redaction import redact_argv
 
 FORMAT = 1  # raise when a field changes meaning; readers refuse a format they do not know
 RECORDS_DIR = Path("docs") / "measurements"  # relative to a checkout's root

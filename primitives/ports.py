@@ -50,7 +50,7 @@ def listener_range(ephemeral: tuple[int, int]) -> tuple[int, int]:
 
 
 def default_lock_dir() -> Path:
-    from primitives.bootstrap import mirrordrill_home  # the cache folder; bootstrap is heavier to import
+    from mirrordrill.primitives.bootstrap import mirrordrill_home  # the cache folder; bootstrap is heavier to import
     return mirrordrill_home() / "locks" / "ports"
 
 

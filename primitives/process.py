@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from primitives.redaction import is_secret_key
+from mirrordrill.primitives.redaction import is_secret_key
 
 _PR_SET_PDEATHSIG = 1
 

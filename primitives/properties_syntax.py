@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from primitives.config_errors import ConfigError
+from mirrordrill.primitives.config_errors import ConfigError
 
 
 @dataclass(frozen=True)

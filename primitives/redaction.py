@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 
-from primitives.config_refs import is_pure_ref
+from mirrordrill.primitives.config_refs import is_pure_ref
 
 # One rule for every place that holds settings or variables: a Kafka setting (sasl.jaas.config,
 # ssl.key.password, ssl.keystore.key, sasl.oauthbearer.client.credentials...), an environment

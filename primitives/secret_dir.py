@@ -14,8 +14,8 @@ import secrets
 import shutil
 from pathlib import Path
 
-from primitives.bootstrap import mirrordrill_home
-from primitives.kafka.security import write_private
+from mirrordrill.primitives.bootstrap import mirrordrill_home
+from mirrordrill.primitives.kafka.security import write_private
 
 
 def random_password(nbytes: int = 24) -> str:

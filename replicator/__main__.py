@@ -1,4 +1,4 @@
-"""``python -m replicator --config FILE``: run the bundled replicator until SIGTERM or Ctrl-C."""
+"""``python -m mirrordrill.replicator --config FILE``: run the bundled replicator until SIGTERM or Ctrl-C."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from primitives.config_errors import ConfigError
-from replicator.config.loading import load_config
-from replicator.config.settings import ReplicatorConfig
-from replicator.planted_faults import PlantedFaultRefused, planted_name
+from mirrordrill.primitives.config_errors import ConfigError
+from mirrordrill.replicator.config.loading import load_config
+from mirrordrill.replicator.config.settings import ReplicatorConfig
+from mirrordrill.replicator.planted_faults import PlantedFaultRefused, planted_name
 
 JARS_ENV = "MIRRORDRILL_REPLICATOR_JARS"
 
@@ -86,9 +86,9 @@ def main(argv: list[str] | None = None, default_jars: Callable[[], list[Path]] |
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    from replicator.checkpoint_folder import CheckpointFolderRefused
-    from replicator.process import FlowSupervisor
-    from replicator.prometheus import MetricsPortTaken
+    from mirrordrill.replicator.checkpoint_folder import CheckpointFolderRefused
+    from mirrordrill.replicator.process import FlowSupervisor
+    from mirrordrill.replicator.prometheus import MetricsPortTaken
     try:
         FlowSupervisor(config, Path(args.workdir), jars).run(stop)
     except (MetricsPortTaken, CheckpointFolderRefused) as e:

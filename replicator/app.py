@@ -22,24 +22,32 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
-from primitives.kafka.security import java_to_librdkafka
-from replicator import checkpoint_folder
-from replicator.checkpoints import CheckpointEmitter
-from replicator.config.flow import FlowConfig
-from replicator.config.settings import ReplicatorConfig
-from replicator.flow_reads import FlowLag, SourceReads, StartReads
-from replicator.heartbeats import HeartbeatEmitter
-from replicator.history import HistoryEnds
-from replicator.metrics import MetricsTracker
-from replicator.offset_index import OffsetIndex
-from replicator.planted_faults import CheckpointFault, DataPathFault
-from replicator.query_gate import QueryGate
-from replicator.resume import FlowOrigin, StartPositions
-from replicator.schedule import Every
-from replicator.shared_warm_up import SharedWarmUp
-from replicator.spark_stream import WARM_HEARTBEATS, QuietStops, StreamPlan, start_query, stop_query, tasks_running, warm_up
-from replicator.startup import StartupClock
-from replicator.topic_sync import TopicSync
+from mirrordrill.primitives.kafka.security import java_to_librdkafka
+from mirrordrill.replicator import checkpoint_folder
+from mirrordrill.replicator.checkpoints import CheckpointEmitter
+from mirrordrill.replicator.config.flow import FlowConfig
+from mirrordrill.replicator.config.settings import ReplicatorConfig
+from mirrordrill.replicator.flow_reads import FlowLag, SourceReads, StartReads
+from mirrordrill.replicator.heartbeats import HeartbeatEmitter
+from mirrordrill.replicator.history import HistoryEnds
+from mirrordrill.replicator.metrics import MetricsTracker
+from mirrordrill.replicator.offset_index import OffsetIndex
+from mirrordrill.replicator.planted_faults import CheckpointFault, DataPathFault
+from mirrordrill.replicator.query_gate import QueryGate
+from mirrordrill.replicator.resume import FlowOrigin, StartPositions
+from mirrordrill.replicator.schedule import Every
+from mirrordrill.replicator.shared_warm_up import SharedWarmUp
+from mirrordrill.replicator.spark_stream import (
+    WARM_HEARTBEATS,
+    QuietStops,
+    StreamPlan,
+    start_query,
+    stop_query,
+    tasks_running,
+    warm_up,
+)
+from mirrordrill.replicator.startup import StartupClock
+from mirrordrill.replicator.topic_sync import TopicSync
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

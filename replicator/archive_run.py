@@ -1,6 +1,6 @@
 """The run whose loaded classes become the driver's class-data archive (``driver_jvm.make_archive``).
 
-``python -m replicator.archive_run ARCHIVE JARS [BOOTSTRAP]``. It starts a Spark session with
+``python -m mirrordrill.replicator.archive_run ARCHIVE JARS [BOOTSTRAP]``. It starts a Spark session with
 the replicator's own settings and class path, and the JVM dumps every class it loaded into
 ARCHIVE when it exits. With a broker (BOOTSTRAP, plaintext, one the caller owns) it then does
 what a replicator start does, through the replicator's own ``spark_stream`` functions: the
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from primitives.jvm_archive import dump_flags
+from mirrordrill.primitives.jvm_archive import dump_flags
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -36,8 +36,8 @@ def main(archive: str, jars: list[Path], bootstrap: str) -> None:
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    from replicator.driver_jvm import jit_flags, session_settings
-    from replicator.headers import LONG_BYTES_FUNCTION, register_long_bytes
+    from mirrordrill.replicator.driver_jvm import jit_flags, session_settings
+    from mirrordrill.replicator.headers import LONG_BYTES_FUNCTION, register_long_bytes
 
     tmp = Path(tempfile.mkdtemp(prefix="mirrordrill-archive-run-"))
     master = "local[6]"
@@ -70,7 +70,7 @@ def _replicate(spark: SparkSession, bootstrap: str, tmp: Path) -> None:
     from confluent_kafka import Consumer, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    from replicator.spark_stream import QuietStops, StreamPlan, kafka_sink, start_query, stop_query, warm_up
+    from mirrordrill.replicator.spark_stream import QuietStops, StreamPlan, kafka_sink, start_query, stop_query, warm_up
 
     source, remote_prefix, partitions = "mirrordrill-archive-run", "copy.", 3
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -114,6 +114,6 @@ def _replicate(spark: SparkSession, bootstrap: str, tmp: Path) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) != 4:
-        print("usage: python -m replicator.archive_run ARCHIVE JAR[,JAR...] BOOTSTRAP|''", file=sys.stderr)
+        print("usage: python -m mirrordrill.replicator.archive_run ARCHIVE JAR[,JAR...] BOOTSTRAP|''", file=sys.stderr)
         sys.exit(2)
     main(sys.argv[1], [Path(j) for j in sys.argv[2].split(",") if j], sys.argv[3])

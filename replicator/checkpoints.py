@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from primitives.kafka.group_offsets import committed_offsets, group_offsets
-from replicator.filters import GroupFilter, TopicSelector
-from replicator.mm2_format import Checkpoint
-from replicator.offset_index import OffsetIndex
-from replicator.planted_faults import CheckpointFault
+from mirrordrill.primitives.kafka.group_offsets import committed_offsets, group_offsets
+from mirrordrill.replicator.filters import GroupFilter, TopicSelector
+from mirrordrill.replicator.mm2_format import Checkpoint
+from mirrordrill.replicator.offset_index import OffsetIndex
+from mirrordrill.replicator.planted_faults import CheckpointFault
 
 log = logging.getLogger(__name__)
 

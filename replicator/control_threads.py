@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
-from replicator.schedule import Every, wait_until_due
+from mirrordrill.replicator.schedule import Every, wait_until_due
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -34,15 +34,15 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from primitives.jvm_archive import map_flags
-from primitives.jvm_jit import jit_flags as primitive_jit_flags
+from mirrordrill.primitives.import_root import child_pythonpath
+from mirrordrill.primitives.jvm_archive import map_flags
+from mirrordrill.primitives.jvm_jit import jit_flags as primitive_jit_flags
 
 if TYPE_CHECKING:
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
 CDS_ENV = "MIRRORDRILL_SPARK_CDS"
-_REPO_ROOT = Path(__file__).resolve().parents[1]
 _ARCHIVE_RUN = Path(__file__).with_name("archive_run.py")
 _VERSIONED_JAR = re.compile(r"(?P<artifact>.+)-\d[^-]*\.jar$")
 
@@ -205,7 +205,7 @@ class DriverStart:
             raise self._error
         from pyspark.sql import SparkSession
 
-        from replicator.headers import register_long_bytes
+        from mirrordrill.replicator.headers import register_long_bytes
         spark = SparkSession.builder.config(conf=self._conf(master)).getOrCreate()
         register_long_bytes(spark)
         return spark
@@ -253,8 +253,8 @@ def make_archive(archive: Path, jars: list[Path], bootstrap: str | None = None, 
     tmp = archive.with_name(f"{archive.name}.{os.getpid()}.tmp")
     env = dict(os.environ)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    env["PYTHONPATH"] = os.pathsep.join([str(_REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    argv = [sys.executable, "-m", "replicator.archive_run", str(tmp), ",".join(map(str, jars)), bootstrap or ""]
+    env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))
+    argv = [sys.executable, "-m", "mirrordrill.replicator.archive_run", str(tmp), ",".join(map(str, jars)), bootstrap or ""]
     try:
         with open(log_path or os.devnull, "ab") as out:
             subprocess.run(argv, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=timeout_s, check=True)
@@ -269,7 +269,7 @@ def make_archive(archive: Path, jars: list[Path], bootstrap: str | None = None, 
 
 if __name__ == "__main__":
     if len(sys.argv) not in (3, 4):
-        print("usage: python -m replicator.driver_jvm ARCHIVE JAR[,JAR...] [BOOTSTRAP]", file=sys.stderr)
+        print("usage: python -m mirrordrill.replicator.driver_jvm ARCHIVE JAR[,JAR...] [BOOTSTRAP]", file=sys.stderr)
         sys.exit(2)
     jars = [Path(j) for j in sys.argv[2].split(",") if j]
     sys.exit(0 if make_archive(Path(sys.argv[1]), jars, sys.argv[3] if len(sys.argv) == 4 else None) else 1)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from replicator.policy import DefaultReplicationPolicy, ReplicationPolicy
+from mirrordrill.replicator.policy import DefaultReplicationPolicy, ReplicationPolicy
 
 DEFAULT_TOPICS: tuple[str, ...] = (".*",)
 DEFAULT_TOPICS_EXCLUDE: tuple[str, ...] = (r".*[\-\.]internal", r".*\.replica", r"__.*")

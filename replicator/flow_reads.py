@@ -13,10 +13,10 @@ import logging
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from replicator.filters import TopicSelector
-from replicator.history import HistoryEnds
-from replicator.planted_faults import DataPathFault
-from replicator.resume import (
+from mirrordrill.replicator.filters import TopicSelector
+from mirrordrill.replicator.history import HistoryEnds
+from mirrordrill.replicator.planted_faults import DataPathFault
+from mirrordrill.replicator.resume import (
     EARLIEST,
     Copy,
     FlowOrigin,

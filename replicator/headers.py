@@ -6,7 +6,7 @@ import struct
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from replicator.policy import PROVENANCE_HEADER
+from mirrordrill.replicator.policy import PROVENANCE_HEADER
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

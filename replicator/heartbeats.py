@@ -7,8 +7,8 @@ import time
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
-from replicator.checkpoints import ensure_internal_topic
-from replicator.mm2_format import Heartbeat
+from mirrordrill.replicator.checkpoints import ensure_internal_topic
+from mirrordrill.replicator.mm2_format import Heartbeat
 
 
 class HeartbeatEmitter:

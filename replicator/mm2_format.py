@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from primitives.kafka.wire_reader import BigEndianReader
+from mirrordrill.primitives.kafka.wire_reader import BigEndianReader
 
 VERSION = 0
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, TopicPartition
 
-from replicator.headers import source_offset_of
+from mirrordrill.replicator.headers import source_offset_of
 
 
 @dataclass

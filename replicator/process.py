@@ -15,17 +15,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replicator import checkpoint_folder
-from replicator.app import QUERY_DIR, FlowRuntime, checkpoint_base
-from replicator.config.settings import ReplicatorConfig
-from replicator.control_threads import ControlThreads
-from replicator.driver_jvm import DriverStart, driver_jit_for, driver_jvm_flags, is_local, jit_flags, session_settings
-from replicator.metrics import as_document, read_interceptor_files, write_json_atomically
-from replicator.prometheus import MetricsServer, render
-from replicator.shared_warm_up import SharedWarmUp
-from replicator.spark_stream import QuietStops
-from replicator.startup import StartupClock
-from replicator.task_slots import capped_slots_note, spark_master_for
+from mirrordrill.replicator import checkpoint_folder
+from mirrordrill.replicator.app import QUERY_DIR, FlowRuntime, checkpoint_base
+from mirrordrill.replicator.config.settings import ReplicatorConfig
+from mirrordrill.replicator.control_threads import ControlThreads
+from mirrordrill.replicator.driver_jvm import DriverStart, driver_jit_for, driver_jvm_flags, is_local, jit_flags, session_settings
+from mirrordrill.replicator.metrics import as_document, read_interceptor_files, write_json_atomically
+from mirrordrill.replicator.prometheus import MetricsServer, render
+from mirrordrill.replicator.shared_warm_up import SharedWarmUp
+from mirrordrill.replicator.spark_stream import QuietStops
+from mirrordrill.replicator.startup import StartupClock
+from mirrordrill.replicator.task_slots import capped_slots_note, spark_master_for
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -19,7 +19,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from replicator.metrics import BUCKETS, PartitionMetrics
+from mirrordrill.replicator.metrics import BUCKETS, PartitionMetrics
 
 log = logging.getLogger("replicator")
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from replicator.headers import PROVENANCE_HEADER, RecordHeaders, header_pairs, source_offset_of
+from mirrordrill.replicator.headers import PROVENANCE_HEADER, RecordHeaders, header_pairs, source_offset_of
 
 log = logging.getLogger("replicator")
 

@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from replicator.config.flow import MICROBATCH_TRIGGER_DEFAULT, REALTIME_TRIGGER_DEFAULT
-from replicator.headers import LONG_BYTES_FUNCTION, PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, TIMESTAMP_HEADER
-from replicator.planted_faults import DataPathFault
+from mirrordrill.replicator.config.flow import MICROBATCH_TRIGGER_DEFAULT, REALTIME_TRIGGER_DEFAULT
+from mirrordrill.replicator.headers import LONG_BYTES_FUNCTION, PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, TIMESTAMP_HEADER
+from mirrordrill.replicator.planted_faults import DataPathFault
 
 if TYPE_CHECKING:
     from pyspark import StatusTracker
     from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
     from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
-    from replicator.mm2_format import Heartbeat
+    from mirrordrill.replicator.mm2_format import Heartbeat
 
 INTERCEPTOR_CLASS = "io.mirrordrill.replicator.MirrorProducerInterceptor"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from replicator.config.settings import ReplicatorConfig
+from mirrordrill.replicator.config.settings import ReplicatorConfig
 
 
 def spark_master_for(config: ReplicatorConfig, partitions_needed: int, cores: int | None = None) -> str:

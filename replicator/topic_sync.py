@@ -19,7 +19,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from replicator.filters import ConfigPropertyFilter, TopicSelector
+from mirrordrill.replicator.filters import ConfigPropertyFilter, TopicSelector
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from allure_commons.model2 import (
     TestStepResult,
 )
 
-from harness.drill.results import (
+from mirrordrill.harness.drill.results import (
     DrillResults,
     DrillSummary,
     ExpectationRow,
@@ -36,9 +36,9 @@ from harness.drill.results import (
     FlowResults,
     load_results,
 )
-from reports.attachments import DrillAttachment, drill_log, flow_plots, log_files, run_attachments
-from reports.labels import behaviour_labels
-from reports.summary_html import overview_html
+from mirrordrill.reports.attachments import DrillAttachment, drill_log, flow_plots, log_files, run_attachments
+from mirrordrill.reports.labels import behaviour_labels
+from mirrordrill.reports.summary_html import overview_html
 
 RESULTS_DIR = "allure-results"
 _STEP_STATUS = {"ok": Status.PASSED, "failed": Status.FAILED, "timeout": Status.FAILED}

@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.drill.results import DrillResults, FlowResults
-from harness.drill.run_folder import BASELINE_FILE, SCENARIO_COPY, SUMMARY_FILE
-from primitives.redaction import REDACTED, is_secret_key, redact_properties
-from reports import plots
-from reports.summary_html import summary_html
-from reports.timeline import fault_windows
+from mirrordrill.harness.drill.results import DrillResults, FlowResults
+from mirrordrill.harness.drill.run_folder import BASELINE_FILE, SCENARIO_COPY, SUMMARY_FILE
+from mirrordrill.primitives.redaction import REDACTED, is_secret_key, redact_properties
+from mirrordrill.reports import plots
+from mirrordrill.reports.summary_html import summary_html
+from mirrordrill.reports.timeline import fault_windows
 
 # Whole logs reach the report; only a log bigger than this is cut (to its end, which is
 # where a failure shows), so that one runaway log cannot make the report unopenable.

@@ -27,7 +27,7 @@ class BrowserNotFound(RuntimeError):
 
 def find_chromium() -> str:
     """Path of a Chromium (Debian package ``chromium``) or Chrome binary; installed by the bootstrap if missing."""
-    from primitives.bootstrap import Bootstrap, BootstrapError
+    from mirrordrill.primitives.bootstrap import Bootstrap, BootstrapError
     try:
         return Bootstrap().chromium()
     except BootstrapError as e:

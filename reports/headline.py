@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.drill.results import DrillResults, FlowSummary
+from mirrordrill.harness.drill.results import DrillResults, FlowSummary
 
 PERF_FILE = "mirrordrill-headline-perf.json"
 # Shown in the report's title, the first thing on every screen of it.

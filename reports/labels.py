@@ -6,8 +6,8 @@ topologies" and "which faults", the way Allure users browse features and stories
 
 from __future__ import annotations
 
-from harness.drill.actions.registry import step_facts
-from harness.drill.results import DrillResults
+from mirrordrill.harness.drill.actions.registry import step_facts
+from mirrordrill.harness.drill.results import DrillResults
 
 EPIC = "cross-cluster replication drills"
 # The engine's own end-of-load drain: a timeline entry that is no step, and no fault. A step's

@@ -14,8 +14,8 @@ matplotlib.use("Agg")  # before pyplot: reports are made on headless machines
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from harness.drill.results import FlowResults
-from reports.timeline import Window
+from mirrordrill.harness.drill.results import FlowResults
+from mirrordrill.reports.timeline import Window
 
 _FAULT_COLOURS = ("tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink")
 _SIZE = (10, 4)

@@ -37,7 +37,7 @@ def pytest_terminal_summary(terminalreporter, config):
     results = _results_dir(config)
     if results is None or config.option.collectonly or not any(results.glob("*-result.json")):
         return
-    from reports.render import ReportError, generate
+    from mirrordrill.reports.render import ReportError, generate
     title = "mirrordrill test run"
     try:
         html = generate([results], config.rootpath / REPORT, title, config.rootpath / HISTORY)

@@ -19,10 +19,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.drill.results import DrillResults, ResultsUnavailable, load_results
-from reports.allure_results import RESULTS_DIR, write_allure_results
-from reports.headline import verdict_word, write_headline
-from reports.offline_html import UnexpectedReportLayout, make_offline
+from mirrordrill.harness.drill.results import DrillResults, ResultsUnavailable, load_results
+from mirrordrill.reports.allure_results import RESULTS_DIR, write_allure_results
+from mirrordrill.reports.headline import verdict_word, write_headline
+from mirrordrill.reports.offline_html import UnexpectedReportLayout, make_offline
 
 HISTORY_FILE = ".allure-history.jsonl"
 REPORT_FILE = "index.html"
@@ -104,7 +104,7 @@ def generate(results: list[Path], out_dir: Path, title: str, history: Path, allu
     config = out_dir.parent / f".{out_dir.name}.allurerc.json"
     config.write_text(json.dumps(allure_config(title, out_dir, history, opens_on_metrics), indent=2))
     if allure_cli is None:
-        from primitives.bootstrap import Bootstrap
+        from mirrordrill.primitives.bootstrap import Bootstrap
         allure_cli = Bootstrap().allure_cli()
     cmd = [str(allure_cli), "generate", *map(str, results), "--config", str(config), "--output", str(out_dir)]
     # Allure prints coloured progress; keep it for the error message only.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from harness.drill.results import DrillResults, DrillSummary, FlowResults
+from mirrordrill.harness.drill.results import DrillResults, DrillSummary, FlowResults
 
 _FLOW_COLUMNS = ("acked", "replicated", "lost", "in_flight", "duplicates", "reordered", "corrupted", "unexpected")
 _STYLE = ("body{font-family:sans-serif;font-size:13px} table{border-collapse:collapse;margin:8px 0}"

@@ -15,8 +15,8 @@ class SweepReports:
         self.log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
 
     def record_point(self, run_dir: Path, combo: dict, point) -> None:
-        from reports.allure_results import record_allure_results
-        from reports.sweep_allure import label_point_results
+        from mirrordrill.reports.allure_results import record_allure_results
+        from mirrordrill.reports.sweep_allure import label_point_results
         # the drill saved its results; its Allure results are written here, then named for the combination
         if record_allure_results(run_dir, self.log) is not None:
             c = point.capacity  # as the sweep's table prints it
@@ -24,7 +24,7 @@ class SweepReports:
             label_point_results(run_dir / "allure-results", combo, capacity, point.lag_label)
 
     def draw_plot(self, result) -> Path | None:
-        from reports.sweep_plot import draw_sweep_plot, draw_wan_cpu_plot
+        from mirrordrill.reports.sweep_plot import draw_sweep_plot, draw_wan_cpu_plot
         # a point that replicated nothing is a measurement (0), a point that failed to run is not
         capacities = [(p.params, p.capacity) for p in result.representative() if not p.error and p.capacity is not None]
         draw_wan_cpu_plot(result.out_dir / "sweep-wan-cpu.png",
@@ -35,7 +35,7 @@ class SweepReports:
                                result.ceiling.records_s if result.ceiling else None)
 
     def write_allure(self, result) -> None:
-        from reports.sweep_allure import write_sweep_result
+        from mirrordrill.reports.sweep_allure import write_sweep_result
         if result.run_dirs:
             write_sweep_result(result.run_dirs[0] / "allure-results", {p.key: list(p.values) for p in result.params},
                                result.swept, result.table(), result.recommendation(), result.plot,
@@ -49,7 +49,7 @@ class CalibrationReports:
         self.log = log or (lambda m: print(f"mirrordrill calibrate: {m}", file=sys.stderr, flush=True))
 
     def record_point(self, run_dir: Path, combo: dict, point) -> None:
-        from reports.allure_results import record_allure_results
+        from mirrordrill.reports.allure_results import record_allure_results
         record_allure_results(run_dir, self.log)
 
     def draw_plot(self, result) -> Path | None:

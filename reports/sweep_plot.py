@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reports.plots import sweep_pair_plot, sweep_plot
+from mirrordrill.reports.plots import sweep_pair_plot, sweep_plot
 
 
 def draw_sweep_plot(png: Path, capacities: list[tuple[dict, float]], swept: str, others: list[str],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.drill.results import TimelineEntry
+from mirrordrill.harness.drill.results import TimelineEntry
 
 # step kind -> kinds that end the condition it starts on the same subject
 _CLOSED_BY = {

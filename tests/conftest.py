@@ -33,7 +33,7 @@ class LabBackend:
     name: str
 
     def make(self, hint: str):
-        from harness.lab.compose.backend import make_backend
+        from mirrordrill.harness.lab.compose.backend import make_backend
         return make_backend(self.name, hint, lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
 
 
@@ -45,7 +45,7 @@ def lab_backend(request) -> LabBackend:
 @pytest.fixture(scope="session")
 def artifacts():
     """Every installed artifact (installed on first use, from the cache afterwards)."""
-    from primitives.bootstrap import Bootstrap
+    from mirrordrill.primitives.bootstrap import Bootstrap
     return Bootstrap().ensure_all(with_allure=False)
 
 
@@ -93,7 +93,7 @@ def up_secure_clusters(tmp_path: Path, password: str) -> tuple[subprocess.Popen,
     repo = Path(__file__).resolve().parents[1]
     workdir, conn = tmp_path / "up", tmp_path / "connection.yaml"
     env = dict(os.environ, PYTHONPATH=str(repo), MIRRORDRILL_SECURE_PASSWORD=password)
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli.commands", "up", str(repo / "scenarios" / "secure-failover.yaml"),
+    proc = subprocess.Popen([sys.executable, "-m", "mirrordrill.harness.cli.commands", "up", str(repo / "scenarios" / "secure-failover.yaml"),
                              "--workdir", str(workdir), "--connection-file", str(conn)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
     return proc, workdir, conn, read_until(proc, "Ctrl-C stops everything", 300)

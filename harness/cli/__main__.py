@@ -1,6 +1,6 @@
-"""``python -m harness.cli``: the command line."""
+"""``python -m mirrordrill.harness.cli``: the command line."""
 
-from harness.cli.commands import main
+from mirrordrill.harness.cli.commands import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

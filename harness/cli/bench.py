@@ -7,14 +7,14 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from harness.cli.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
-from primitives.measurement_record import Sitting
+from mirrordrill.harness.cli.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from mirrordrill.primitives.measurement_record import Sitting
 
 
 def cmd_bench_startup(args) -> int:
     """Every drill's lab (or --drills) started and stopped on both backends alternately; medians side by side."""
-    from harness.drill.validate import ScenarioInvalid
-    from harness.tools.bench.startup import bench_startup
+    from mirrordrill.harness.drill.validate import ScenarioInvalid
+    from mirrordrill.harness.tools.bench.startup import bench_startup
     files = [Path(f) for f in args.drills] if args.drills else sorted(Path("scenarios").glob("*.yaml"))
     if not files:
         print("mirrordrill bench: no drill files (run from the repository root or pass --drills)", file=sys.stderr)
@@ -53,7 +53,7 @@ def cmd_bench_load(args) -> int:
     import shutil
     import tempfile
 
-    from harness.tools.bench.load import LoadSettings, bench_load
+    from mirrordrill.harness.tools.bench.load import LoadSettings, bench_load
     try:
         sizes = tuple(int(x) for x in args.sizes.split(",") if x.strip())
         producer = dict(kv.split("=", 1) for kv in args.producer)

@@ -19,13 +19,13 @@ from datetime import datetime
 from pathlib import Path
 
 # Re-exported (hence F401): callers import the exit codes from here too, some unused in this module
-from harness.cli.exit_codes import EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401
-from harness.drill.replicators import replicator_kinds, sweepable_kinds
-from harness.drill.run_folder import OutFolderRefused, take
-from harness.drill.shipped import drill_argument
-from primitives.about import mirrordrill_version
-from primitives.bootstrap import Bootstrap, BootstrapError
-from primitives.measurement_record import Sitting, add_record_option
+from mirrordrill.harness.cli.exit_codes import EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401
+from mirrordrill.harness.drill.replicators import replicator_kinds, sweepable_kinds
+from mirrordrill.harness.drill.run_folder import OutFolderRefused, take
+from mirrordrill.harness.drill.shipped import drill_argument
+from mirrordrill.primitives.about import mirrordrill_version
+from mirrordrill.primitives.bootstrap import Bootstrap, BootstrapError
+from mirrordrill.primitives.measurement_record import Sitting, add_record_option
 
 
 def drill_exit_code(summary) -> int:
@@ -67,7 +67,7 @@ def cmd_setup(args) -> int:
     print(f"spark connector: {a.spark_kafka_jars[0].parent} ({len(a.spark_kafka_jars)} jars)")
     print(f"toxiproxy:       {a.toxiproxy_server}")
     print(f"allure:          {a.allure_cli}")
-    from primitives.package_sources import package_sources
+    from mirrordrill.primitives.package_sources import package_sources
     print("downloads came from (each tool's own settings; mirrordrill sets no registry):")
     for source in package_sources():
         print(f"  {source.describe()}")
@@ -77,7 +77,7 @@ def cmd_setup(args) -> int:
 # --- doctor -----------------------------------------------------------------------------
 def _docker_doctor(args, console) -> bool:
     """The Docker backend's part of doctor: engine, Compose v2, images, each gap with its fix."""
-    from harness.lab.docker.commands import docker_checks
+    from mirrordrill.harness.lab.docker.commands import docker_checks
     checks = docker_checks(fix=args.fix)
     for c in checks:
         mark = "[green]ok[/]" if c.ok else "[yellow]missing[/]"
@@ -86,7 +86,7 @@ def _docker_doctor(args, console) -> bool:
 
 
 def cmd_doctor(args) -> int:
-    from harness.tools.doctor import Doctor
+    from mirrordrill.harness.tools.doctor import Doctor
     console = _console()
     if args.docker:
         # --docker: only the container backend's checks; they decide the exit code.
@@ -119,22 +119,22 @@ def cmd_doctor(args) -> int:
 
 
 def cmd_images(args) -> int:
-    from harness.lab.docker.commands import images_build
+    from mirrordrill.harness.lab.docker.commands import images_build
     return images_build(args.only)
 
 
 # --- up ---------------------------------------------------------------------------------
 def cmd_up(args) -> int:
     """Start a topology and keep it running until Ctrl-C."""
-    from harness.lab.environment import Environment
-    from harness.tools.up import up_topology
+    from mirrordrill.harness.lab.environment import Environment
+    from mirrordrill.harness.tools.up import up_topology
     try:
         spec, refs = up_topology(args.file, args.clusters, args.brokers)
     except ValueError as e:
         print(f"mirrordrill up: {e}", file=sys.stderr)
         return EXIT_USAGE
     workdir = Path(args.workdir) if args.workdir else _default_workdir("up")
-    from harness.lab.compose.backend import make_backend
+    from mirrordrill.harness.lab.compose.backend import make_backend
     def log(m: str) -> None:
         print(f"mirrordrill: {m}", file=sys.stderr)
 
@@ -143,7 +143,7 @@ def cmd_up(args) -> int:
         manifest = env.manifest()
         (workdir / "manifest.json").write_text(json.dumps(manifest, indent=2))
         if args.connection_file:
-            from harness.tools.connection_file import write_connection_file
+            from mirrordrill.harness.tools.connection_file import write_connection_file
             print(f"connection file: {write_connection_file(env, Path(args.connection_file))}")
         print(f"ready in {env.startup.total_s:.1f}s; manifest: {workdir / 'manifest.json'}")
         for name, c in manifest["clusters"].items():
@@ -172,8 +172,8 @@ def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None =
     """Run a drill, then write its Allure results from what it saved: what ``mirrordrill run`` does,
     and what tests that need a drill's report call (``plan``: validation's, when the caller has it).
     Returns the drill's ``harness.drill.results.DrillResults``."""
-    from harness.drill.engine import Drill
-    from reports.allure_results import record_allure_results
+    from mirrordrill.harness.drill.engine import Drill
+    from mirrordrill.reports.allure_results import record_allure_results
     log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
     results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log,
                     baseline=baseline, spark_master=spark_master, backend=backend,
@@ -184,7 +184,7 @@ def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None =
 
 
 def _spark_master(value: str) -> str:
-    from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
+    from mirrordrill.harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
     try:
         SparkDeployment(master=value)
     except SparkDeploymentError as e:
@@ -194,7 +194,7 @@ def _spark_master(value: str) -> str:
 
 def cmd_run(args) -> int:
     """Run one drill; exit 0 only when it ran and every expectation held."""
-    from harness.drill.validate import ScenarioInvalid, check_file
+    from mirrordrill.harness.drill.validate import ScenarioInvalid, check_file
     try:
         # checked for the replicator that will run: --replicator may differ from the file's own
         checked = check_file(Path(args.file), args.replicator, args.profile)
@@ -204,15 +204,15 @@ def cmd_run(args) -> int:
     for warning in checked.warnings:
         print(str(warning), file=sys.stderr)
     scenario = checked.scenario
-    from harness.drill.existing_run import RunRefused
-    from harness.tools.existing.commands import refuse_existing
+    from mirrordrill.harness.drill.existing_run import RunRefused
+    from mirrordrill.harness.tools.existing.commands import refuse_existing
     refusal = refuse_existing(scenario, args.allow_cluster)
     if refusal:
         print(f"mirrordrill run: {refusal}", file=sys.stderr)
         return EXIT_USAGE
     baseline = None
     if args.baseline:
-        from harness.drill.baseline import BaselineCheck, BaselineError
+        from mirrordrill.harness.drill.baseline import BaselineCheck, BaselineError
         try:
             baseline = BaselineCheck.prepare(Path(args.baseline), args.tolerance, scenario.name,
                                              args.replicator or scenario.replication.replicator, Path(args.file))
@@ -242,7 +242,7 @@ def cmd_run(args) -> int:
         print(f"mirrordrill run: the harness failed: {type(e).__name__}: {e} (exit {EXIT_HARNESS})", file=sys.stderr)
         return EXIT_HARNESS
     if args.report:
-        from reports.render import ReportError, render
+        from mirrordrill.reports.render import ReportError, render
         try:
             rendered = render([out], take(out / "report", "mirrordrill report"))
             print(f"report: {rendered.html} (history: {rendered.history})")
@@ -261,7 +261,7 @@ def cmd_test(args) -> int:
 
 def cmd_replicate(args) -> int:
     """Run the bundled replicator standalone until SIGTERM or Ctrl-C."""
-    from replicator.__main__ import main as replicator_main
+    from mirrordrill.replicator.__main__ import main as replicator_main
 
     def installed_jars() -> list[Path]:
         # The replicator itself knows no installation; this one is mirrordrill's.
@@ -277,7 +277,7 @@ def cmd_replicate(args) -> int:
 # --- report / sweep -----------------------------------------------------------------------
 def cmd_report(args) -> int:
     """Render one single-file HTML report (Allure 3) from run folders, extending their history."""
-    from reports.render import ReportError, render
+    from mirrordrill.reports.render import ReportError, render
     given = [Path(d) for d in args.dirs]
     # a sweep folder stands for its points (each a drill run)
     runs = [r for d in given for r in (sorted(p.parent for p in d.glob("points/*/summary.json"))
@@ -296,11 +296,11 @@ def cmd_report(args) -> int:
 
 def cmd_sweep(args) -> int:
     """Run a drill once per parameter combination and size the flow from the results."""
-    from harness.drill.validate import ScenarioInvalid, load_scenario
-    from harness.tools.existing.commands import refuse_existing
-    from harness.tools.sweep.params import SweepError, parse_params
-    from harness.tools.sweep.run import Sweep
-    from reports.sweep_hooks import SweepReports
+    from mirrordrill.harness.drill.validate import ScenarioInvalid, load_scenario
+    from mirrordrill.harness.tools.existing.commands import refuse_existing
+    from mirrordrill.harness.tools.sweep.params import SweepError, parse_params
+    from mirrordrill.harness.tools.sweep.run import Sweep
+    from mirrordrill.reports.sweep_hooks import SweepReports
     sitting = Sitting.begin(["mirrordrill"])
     try:
         # every point is a run on the same clusters: the same allow-list as run's, before any point starts
@@ -322,7 +322,7 @@ def cmd_sweep(args) -> int:
     if args.record:
         print(f"record: {sitting.write('sweep', result.to_json(), args.record)}")
     if args.report:
-        from reports.render import ReportError, render
+        from mirrordrill.reports.render import ReportError, render
         try:
             print(f"report: {render(result.run_dirs, take(result.out_dir / 'report', 'mirrordrill report')).html}")
         except (ReportError, ValueError) as e:  # ValueError: OutFolderRefused
@@ -332,11 +332,11 @@ def cmd_sweep(args) -> int:
 
 def cmd_calibrate(args) -> int:
     """Run a drill N times; print each figure's range and the expectations to paste, with their margin."""
-    from harness.drill.validate import ScenarioInvalid, check_file
-    from harness.tools.calibrate.limits import CalibrationError, parse_margin
-    from harness.tools.calibrate.run import calibrate
-    from harness.tools.sweep.params import SweepError
-    from reports.sweep_hooks import CalibrationReports
+    from mirrordrill.harness.drill.validate import ScenarioInvalid, check_file
+    from mirrordrill.harness.tools.calibrate.limits import CalibrationError, parse_margin
+    from mirrordrill.harness.tools.calibrate.run import calibrate
+    from mirrordrill.harness.tools.sweep.params import SweepError
+    from mirrordrill.reports.sweep_hooks import CalibrationReports
     sitting = Sitting.begin(["mirrordrill"])
     try:
         margin = parse_margin(args.margin)
@@ -363,7 +363,7 @@ def cmd_calibrate(args) -> int:
 
 
 def _profile_option(s) -> None:
-    from harness.drill.profile import PROFILES
+    from mirrordrill.harness.drill.profile import PROFILES
     s.add_argument("--profile", choices=PROFILES, default="full",
                    help="full (default): the file as written; short: load duration, timeline 'at's and backlogs "
                         "scaled (x 0.5 unless the file's profiles.short.scale says), same faults in the same "
@@ -372,13 +372,13 @@ def _profile_option(s) -> None:
 
 def cmd_bench(args) -> int:
     """Every drill (or --drills) for pyspark and MirrorMaker 2, interleaved, N runs each; the medians side by side."""
-    from reports.sweep_hooks import CalibrationReports
+    from mirrordrill.reports.sweep_hooks import CalibrationReports
     if args.what in ("startup", "load"):
-        from harness.cli import bench as bench_cli
+        from mirrordrill.harness.cli import bench as bench_cli
         return bench_cli.cmd_bench_startup(args) if args.what == "startup" else bench_cli.cmd_bench_load(args)
-    from harness.drill.validate import ScenarioInvalid
-    from harness.tools.bench.drills import REPLICATORS, BenchError, bench
-    from harness.tools.sweep.params import SweepError
+    from mirrordrill.harness.drill.validate import ScenarioInvalid
+    from mirrordrill.harness.tools.bench.drills import REPLICATORS, BenchError, bench
+    from mirrordrill.harness.tools.sweep.params import SweepError
     sitting = Sitting.begin(["mirrordrill"])
     files = [Path(f) for f in args.drills] if args.drills else sorted(Path("scenarios").glob("*.yaml"))
     try:
@@ -398,7 +398,7 @@ def cmd_bench(args) -> int:
 
 
 def _runs_with(drill: Path, replicators: tuple[str, ...]) -> bool:
-    from harness.drill.validate import ScenarioInvalid, check_file
+    from mirrordrill.harness.drill.validate import ScenarioInvalid, check_file
     try:
         for kind in replicators:
             check_file(drill, kind)
@@ -528,7 +528,7 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--runs", type=int, default=3, metavar="N", help="runs per drill and replicator (default 3)")
     s.add_argument("--out", help="bench folder (default: runs/bench-<time>); the same folder again resumes")
     add_record_option(s)
-    from harness.cli.bench import add_load_options
+    from mirrordrill.harness.cli.bench import add_load_options
     add_load_options(s)
     s.set_defaults(func=cmd_bench)
 
@@ -556,18 +556,18 @@ def build_parser() -> argparse.ArgumentParser:
     _drill_parsers(sub)
     _measuring_parsers(sub)
     _file_parsers(sub)
-    from harness.cli.drill_files import add_parsers as add_drill_file_parsers
+    from mirrordrill.harness.cli.drill_files import add_parsers as add_drill_file_parsers
     add_drill_file_parsers(sub, _profile_option)
 
-    from harness.tools.existing.commands import add_parsers
+    from mirrordrill.harness.tools.existing.commands import add_parsers
     add_parsers(sub)
-    from harness.tools.drill_schema import add_parsers as add_schema_parser
+    from mirrordrill.harness.tools.drill_schema import add_parsers as add_schema_parser
     add_schema_parser(sub)
-    from harness.cli.docs import add_parsers as add_docs_parser
-    from harness.tools.init import add_parsers as add_init_parser
+    from mirrordrill.harness.cli.docs import add_parsers as add_docs_parser
+    from mirrordrill.harness.tools.init import add_parsers as add_init_parser
     add_init_parser(sub)
     add_docs_parser(sub)
-    from harness.cli.load_worker import add_parsers as add_load_worker_parser
+    from mirrordrill.harness.cli.load_worker import add_parsers as add_load_worker_parser
     add_load_worker_parser(sub)
 
     s = sub.add_parser("test", help="run the test suite (pytest); from a checkout: ./mirrordrill test [pytest args]")

@@ -6,12 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.cli.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from mirrordrill.harness.cli.exit_codes import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    from harness.cli.commands import build_parser
-    from harness.tools.docs_reference import stale_pages, write_reference_pages
+    from mirrordrill.harness.cli.commands import build_parser
+    from mirrordrill.harness.tools.docs_reference import stale_pages, write_reference_pages
     root = Path(args.root)
     if not (root / "docs" / "measurements").is_dir():  # a team's repository, or a folder outside a checkout
         print(f"mirrordrill docs: {root.resolve()} is not a checkout of mirrordrill (no docs/measurements/); "

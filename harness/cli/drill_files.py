@@ -8,14 +8,14 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from harness.cli.exit_codes import EXIT_OK, EXIT_USAGE
-from harness.drill.replicators import replicator_kinds
-from harness.drill.shipped import drill_argument, shipped_drills
+from mirrordrill.harness.cli.exit_codes import EXIT_OK, EXIT_USAGE
+from mirrordrill.harness.drill.replicators import replicator_kinds
+from mirrordrill.harness.drill.shipped import drill_argument, shipped_drills
 
 
 def cmd_validate(args) -> int:
     """Check drill files before anything starts (exit 2 when one cannot run, as ``run`` would)."""
-    from harness.drill.validate import ScenarioInvalid, check_file
+    from mirrordrill.harness.drill.validate import ScenarioInvalid, check_file
     verdicts = []
     for path in args.files:
         try:

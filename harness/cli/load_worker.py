@@ -10,7 +10,7 @@ import sys
 def cmd_load_worker(args: argparse.Namespace) -> int:
     # Replaced by the worker process itself: Locust patches its process with gevent, which must
     # never reach this one's imports, and signals then reach the worker directly.
-    argv = [sys.executable, "-m", "loadgen.load_worker", "--master", args.master, "--dir", args.dir,
+    argv = [sys.executable, "-m", "mirrordrill.loadgen.load_worker", "--master", args.master, "--dir", args.dir,
             "--log-level", args.log_level] + (["--once"] if args.once else [])
     os.execv(sys.executable, argv)
 

@@ -29,9 +29,9 @@ import pytest
 import yaml
 
 if TYPE_CHECKING:
-    from harness.lab.brokers.cluster import KafkaCluster
-    from harness.lab.environment import Environment
-    from harness.lab.network.wan import WanLink
+    from mirrordrill.harness.lab.brokers.cluster import KafkaCluster
+    from mirrordrill.harness.lab.environment import Environment
+    from mirrordrill.harness.lab.network.wan import WanLink
 
 DRILL_KEYS = frozenset({"clusters", "replication"})  # what makes a YAML file a drill file
 
@@ -77,9 +77,9 @@ class DrillNotPassed(Exception):
 
 class DrillItem(pytest.Item):
     def runtest(self) -> None:
-        from harness.drill.engine import Drill
-        from harness.drill.summary import render_table
-        from harness.drill.validate import ScenarioInvalid, check_file
+        from mirrordrill.harness.drill.engine import Drill
+        from mirrordrill.harness.drill.summary import render_table
+        from mirrordrill.harness.drill.validate import ScenarioInvalid, check_file
         options = self.config.getoption
         try:
             checked = check_file(self.path, options("mirrordrill_replicator"), options("mirrordrill_profile"))
@@ -92,7 +92,7 @@ class DrillItem(pytest.Item):
                        backend=options("mirrordrill_backend"), plan=checked.plan,
                        log=lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True)).run()
         if options("--alluredir", default=None):
-            from reports.allure_results import attach_to_pytest
+            from mirrordrill.reports.allure_results import attach_to_pytest
             attach_to_pytest(out)
         if result.summary.interrupted:  # the engine stopped everything and saved the summary
             raise KeyboardInterrupt(f"drill {checked.scenario.name} interrupted (its summary is saved in {out})")
@@ -150,7 +150,7 @@ class Lab:
     def cluster(self, name: str) -> KafkaCluster:
         """A cluster the lab started: ``kill()``, ``stop()``, ``restart()``, ``broker(n)``…"""
         cluster = self.environment.cluster(name)
-        from harness.lab.brokers.cluster import KafkaCluster
+        from mirrordrill.harness.lab.brokers.cluster import KafkaCluster
         if not isinstance(cluster, KafkaCluster):
             raise TypeError(f"{name} is an existing cluster: the lab does not start or stop its brokers")
         return cluster
@@ -159,13 +159,13 @@ class Lab:
 @pytest.fixture
 def mirrordrill_lab(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[[str | Path], Lab]]:
     """``mirrordrill_lab("drills/x.yaml")`` starts that drill's clusters and links and returns a ``Lab``."""
-    from harness.lab.environment import Environment
-    from harness.tools.up import up_topology
+    from mirrordrill.harness.lab.environment import Environment
+    from mirrordrill.harness.tools.up import up_topology
     started: list[Environment] = []
     backend = request.config.getoption("mirrordrill_backend")
 
     def start(drill_file: str | Path) -> Lab:
-        from harness.lab.compose.backend import make_backend
+        from mirrordrill.harness.lab.compose.backend import make_backend
         spec, refs = up_topology(str(drill_file), None, 1)
         log = lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True)  # noqa: E731
         environment = Environment(spec, tmp_path / f"lab-{len(started)}", log=log, refs=refs,

@@ -20,9 +20,16 @@ from pathlib import Path
 
 import yaml
 
-from harness.drill.metrics import METRICS, Family, Metric, metrics_of
-from harness.drill.results import DrillSummary, ExpectationRow, FailoverSummary, FlowSummary, ResultsUnavailable, load_results
-from harness.drill.run_folder import BASELINE_FILE, SCENARIO_COPY, SUMMARY_FILE
+from mirrordrill.harness.drill.metrics import METRICS, Family, Metric, metrics_of
+from mirrordrill.harness.drill.results import (
+    DrillSummary,
+    ExpectationRow,
+    FailoverSummary,
+    FlowSummary,
+    ResultsUnavailable,
+    load_results,
+)
+from mirrordrill.harness.drill.run_folder import BASELINE_FILE, SCENARIO_COPY, SUMMARY_FILE
 
 
 class BaselineError(ValueError):

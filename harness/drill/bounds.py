@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import AfterValidator
 
 if TYPE_CHECKING:  # model.py imports this module for its field bounds
-    from harness.drill.schema import Scenario
+    from mirrordrill.harness.drill.schema import Scenario
 
 Report = Callable[[tuple, str], None]  # (path in the drill file, message)
 
@@ -71,7 +71,10 @@ def at_most_items(limit: int, what: str) -> AfterValidator:
 
 def cluster_partition_problems(s: Scenario, bad: Report) -> None:
     """The partitions on each cluster, declared and created by steps, within what its brokers serve."""
-    from harness.drill.schema_timeline import AddPartitions, CreateTopic  # here: the schema imports this module for its bounds
+    from mirrordrill.harness.drill.schema_timeline import (  # here: the schema imports this module for its bounds
+        AddPartitions,
+        CreateTopic,
+    )
     # per cluster, per topic: its latest partition count (add_partitions gives the new total)
     latest: dict[str, dict[str, tuple[int, tuple]]] = {}
     places = [(t.cluster, t.name, t.partitions, ("topics", i, "partitions")) for i, t in enumerate(s.topics)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from harness.drill.schema import Scenario
+from mirrordrill.harness.drill.schema import Scenario
 
 Report = Callable[[tuple, str], None]  # (path in the drill file, message)
 

@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from harness.drill.checker.contract import FailoverInput, FlowInput, FlowResult
-from harness.drill.checker.reference import check_failover, check_flow
-from harness.drill.context import FailoverRecord
-from harness.drill.invariants import LoadFacts, producer_prefix
-from harness.drill.results import FailoverSummary, FlowPlotData, FlowSummary, LatencySample, TimelineEntry
-from harness.drill.topology import CheckPair
-from loadgen.histories.kinds import (
+from mirrordrill.harness.drill.checker.contract import FailoverInput, FlowInput, FlowResult
+from mirrordrill.harness.drill.checker.reference import check_failover, check_flow
+from mirrordrill.harness.drill.context import FailoverRecord
+from mirrordrill.harness.drill.invariants import LoadFacts, producer_prefix
+from mirrordrill.harness.drill.results import FailoverSummary, FlowPlotData, FlowSummary, LatencySample, TimelineEntry
+from mirrordrill.harness.drill.topology import CheckPair
+from mirrordrill.loadgen.histories.kinds import (
     ACKED_SENDS,
     END_OFFSETS,
     PROCESSED_RECORDS,
@@ -22,7 +22,7 @@ from loadgen.histories.kinds import (
     HistoryKind,
     history_files,
 )
-from loadgen.histories.reader import read_rows
+from mirrordrill.loadgen.histories.reader import read_rows
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance

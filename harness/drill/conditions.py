@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.drill.results import DrillSummary
+from mirrordrill.harness.drill.results import DrillSummary
 
 
 def unmet_conditions(summary: DrillSummary) -> list[str]:

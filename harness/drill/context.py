@@ -8,19 +8,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.drill.replicators.interface import ReplicatorAdapter
-from harness.drill.replicators.setup import FlowSpec
-from harness.drill.results import FailbackSummary
-from harness.drill.schema import ConsumerDef, ProducerDef, Scenario
-from harness.lab.environment import Environment
-from harness.lab.network.stable_address import StableAddress
-from loadgen.app_consumer import AppConsumer, CommitPolicy
-from loadgen.histories.kinds import TIMELINE_EVENTS, history_path
-from loadgen.histories.records import TimelineEvent
-from loadgen.histories.writer import HistoryWriter
-from loadgen.lag_sampler import LagSampler
-from loadgen.observer import Observer
-from loadgen.runner import LoadRunner
+from mirrordrill.harness.drill.replicators.interface import ReplicatorAdapter
+from mirrordrill.harness.drill.replicators.setup import FlowSpec
+from mirrordrill.harness.drill.results import FailbackSummary
+from mirrordrill.harness.drill.schema import ConsumerDef, ProducerDef, Scenario
+from mirrordrill.harness.lab.environment import Environment
+from mirrordrill.harness.lab.network.stable_address import StableAddress
+from mirrordrill.loadgen.app_consumer import AppConsumer, CommitPolicy
+from mirrordrill.loadgen.histories.kinds import TIMELINE_EVENTS, history_path
+from mirrordrill.loadgen.histories.records import TimelineEvent
+from mirrordrill.loadgen.histories.writer import HistoryWriter
+from mirrordrill.loadgen.lag_sampler import LagSampler
+from mirrordrill.loadgen.observer import Observer
+from mirrordrill.loadgen.runner import LoadRunner
 
 
 def now_ms() -> int:

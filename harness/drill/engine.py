@@ -16,28 +16,28 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-from harness.drill import run_folder
-from harness.drill.baseline import BaselineCheck, BaselineComparison
-from harness.drill.conditions import unmet_conditions
-from harness.drill.drill_log import DrillLog
-from harness.drill.existing_run import refuse_leftovers, remove_drill_names
-from harness.drill.judging import Judging, RunFacts
-from harness.drill.load_phase import LoadPhase, Progress
-from harness.drill.phase_state import Outcome, Phase, RunStatus
-from harness.drill.phases import LabPhase, ReplicationPhase, ReplicationSite, TimelinePhase
-from harness.drill.plan import DrillPlan, plan_of
-from harness.drill.replicators import RunInputs, make_replicator, replicator_class
-from harness.drill.replicators.setup import ReplicationSetup
-from harness.drill.results import DrillResults, save_results
-from harness.drill.run_folder import DRILL_LOG_FILE, ENV_DIR, ERROR_FILE, HISTORIES_DIR, SCENARIO_COPY
-from harness.drill.schema import Scenario
-from harness.drill.summary import render_table
-from harness.lab.brokers.existing import refused_writes
-from harness.lab.compose.backend import make_backend
-from harness.lab.environment import Environment
-from harness.lab.spark.deployment import SparkDeployment
-from primitives.bootstrap import Artifacts
-from primitives.config_refs import RefResolver
+from mirrordrill.harness.drill import run_folder
+from mirrordrill.harness.drill.baseline import BaselineCheck, BaselineComparison
+from mirrordrill.harness.drill.conditions import unmet_conditions
+from mirrordrill.harness.drill.drill_log import DrillLog
+from mirrordrill.harness.drill.existing_run import refuse_leftovers, remove_drill_names
+from mirrordrill.harness.drill.judging import Judging, RunFacts
+from mirrordrill.harness.drill.load_phase import LoadPhase, Progress
+from mirrordrill.harness.drill.phase_state import Outcome, Phase, RunStatus
+from mirrordrill.harness.drill.phases import LabPhase, ReplicationPhase, ReplicationSite, TimelinePhase
+from mirrordrill.harness.drill.plan import DrillPlan, plan_of
+from mirrordrill.harness.drill.replicators import RunInputs, make_replicator, replicator_class
+from mirrordrill.harness.drill.replicators.setup import ReplicationSetup
+from mirrordrill.harness.drill.results import DrillResults, save_results
+from mirrordrill.harness.drill.run_folder import DRILL_LOG_FILE, ENV_DIR, ERROR_FILE, HISTORIES_DIR, SCENARIO_COPY
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.drill.summary import render_table
+from mirrordrill.harness.lab.brokers.existing import refused_writes
+from mirrordrill.harness.lab.compose.backend import make_backend
+from mirrordrill.harness.lab.environment import Environment
+from mirrordrill.harness.lab.spark.deployment import SparkDeployment
+from mirrordrill.primitives.bootstrap import Artifacts
+from mirrordrill.primitives.config_refs import RefResolver
 
 
 class Drill:

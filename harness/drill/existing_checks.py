@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.drill.actions.registry import action_for
-from harness.drill.schema import FlowDef, Scenario
-from harness.drill.schema_timeline import Failback, Failover
-from primitives.kafka.owned_names import PatternRefused, anchored_pattern
+from mirrordrill.harness.drill.actions.registry import action_for
+from mirrordrill.harness.drill.schema import FlowDef, Scenario
+from mirrordrill.harness.drill.schema_timeline import Failback, Failover
+from mirrordrill.primitives.kafka.owned_names import PatternRefused, anchored_pattern
 
 Report = Callable[[tuple, str], None]  # (path in the drill file, message)
 

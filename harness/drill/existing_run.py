@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.drill.schema import Scenario
-from harness.lab.brokers import owned_names
-from harness.lab.brokers.existing_connect import admin_for
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.lab.brokers import owned_names
+from mirrordrill.harness.lab.brokers.existing_connect import admin_for
 
 
 class RunRefused(RuntimeError):

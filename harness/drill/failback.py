@@ -31,18 +31,18 @@ import re
 import time
 from collections import Counter
 
-from harness.drill import failover
-from harness.drill.checker.contract import WIPE_EVENT_KIND
-from harness.drill.context import DrillContext, now_ms
-from harness.drill.replicators.interface import ReplicatorAdapter
-from harness.drill.replicators.setup import FlowSpec
-from harness.drill.results import FailbackSummary
-from harness.drill.run_folder import FAILBACK_DIR
-from harness.drill.schema_timeline import Failback, Failover
-from harness.lab.spark.deployment import SparkDeploymentError
-from loadgen.observer import Observer
-from primitives.kafka.reading import read_topic
-from replicator.filters import TopicFilter, TopicSelector
+from mirrordrill.harness.drill import failover
+from mirrordrill.harness.drill.checker.contract import WIPE_EVENT_KIND
+from mirrordrill.harness.drill.context import DrillContext, now_ms
+from mirrordrill.harness.drill.replicators.interface import ReplicatorAdapter
+from mirrordrill.harness.drill.replicators.setup import FlowSpec
+from mirrordrill.harness.drill.results import FailbackSummary
+from mirrordrill.harness.drill.run_folder import FAILBACK_DIR
+from mirrordrill.harness.drill.schema_timeline import Failback, Failover
+from mirrordrill.harness.lab.spark.deployment import SparkDeploymentError
+from mirrordrill.loadgen.observer import Observer
+from mirrordrill.primitives.kafka.reading import read_topic
+from mirrordrill.replicator.filters import TopicFilter, TopicSelector
 
 CLUSTER_START_TIMEOUT_S = 180.0
 

@@ -17,13 +17,13 @@ from typing import Any
 
 from confluent_kafka.admin import NewTopic
 
-from harness.drill.context import ConsumerSlot, DrillContext, FailoverRecord, ProducerSlot, new_app_consumer, now_ms
-from harness.drill.run_folder import LOAD_DIR
-from harness.drill.runbook import run_failover_runbook
-from harness.drill.schema_timeline import Failover
-from loadgen.app_consumer import StartPosition
-from loadgen.runner import LoadRunner
-from loadgen.spec import LoadSpec
+from mirrordrill.harness.drill.context import ConsumerSlot, DrillContext, FailoverRecord, ProducerSlot, new_app_consumer, now_ms
+from mirrordrill.harness.drill.run_folder import LOAD_DIR
+from mirrordrill.harness.drill.runbook import run_failover_runbook
+from mirrordrill.harness.drill.schema_timeline import Failover
+from mirrordrill.loadgen.app_consumer import StartPosition
+from mirrordrill.loadgen.runner import LoadRunner
+from mirrordrill.loadgen.spec import LoadSpec
 
 
 # --- lag ---------------------------------------------------------------------------------

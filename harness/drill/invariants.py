@@ -18,10 +18,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.drill.actions.registry import action_for
-from harness.drill.results import ExpectationRow, FlowSummary, TimelineEntry
-from harness.drill.schema import InvariantBounds, Scenario
-from harness.drill.topology import CheckPair
+from mirrordrill.harness.drill.actions.registry import action_for
+from mirrordrill.harness.drill.results import ExpectationRow, FlowSummary, TimelineEntry
+from mirrordrill.harness.drill.schema import InvariantBounds, Scenario
+from mirrordrill.harness.drill.topology import CheckPair
 
 DEFAULT_LOAD_FRACTION = 0.5
 

@@ -14,17 +14,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.drill import run_facts
-from harness.drill.baseline import BaselineCheck, BaselineComparison
-from harness.drill.checking import Checked, check_drill
-from harness.drill.context import DrillContext
-from harness.drill.phase_state import Outcome
-from harness.drill.plan import DrillPlan
-from harness.drill.results import DrillResults, DrillSummary, ExpectationRow, LoadWorker, Logs
-from harness.drill.run_folder import CHECK_ERROR_FILE, DRILL_LOG_FILE, HISTORIES_DIR, REPLICATOR_DIR, SCENARIO_COPY
-from harness.drill.summary import evaluate
-from harness.lab.environment import Environment
-from harness.lab.spark.deployment import SparkDeployment
+from mirrordrill.harness.drill import run_facts
+from mirrordrill.harness.drill.baseline import BaselineCheck, BaselineComparison
+from mirrordrill.harness.drill.checking import Checked, check_drill
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.phase_state import Outcome
+from mirrordrill.harness.drill.plan import DrillPlan
+from mirrordrill.harness.drill.results import DrillResults, DrillSummary, ExpectationRow, LoadWorker, Logs
+from mirrordrill.harness.drill.run_folder import CHECK_ERROR_FILE, DRILL_LOG_FILE, HISTORIES_DIR, REPLICATOR_DIR, SCENARIO_COPY
+from mirrordrill.harness.drill.summary import evaluate
+from mirrordrill.harness.lab.environment import Environment
+from mirrordrill.harness.lab.spark.deployment import SparkDeployment
 
 
 @dataclass(frozen=True)

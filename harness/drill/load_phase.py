@@ -14,20 +14,20 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.drill import failover
-from harness.drill.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
-from harness.drill.load_clock import ProducingSince, load_clock
-from harness.drill.phase_state import Log, Outcome, RunStatus, stop_parts
-from harness.drill.plan import DrillPlan
-from harness.drill.replicator_watch import ReplicatorWatch
-from harness.drill.run_folder import LOAD_DIR
-from loadgen.app_consumer import StartPosition
-from loadgen.lag_sampler import LagSampler
-from loadgen.observer import Observer
+from mirrordrill.harness.drill import failover
+from mirrordrill.harness.drill.context import ConsumerSlot, DrillContext, ProducerSlot, new_app_consumer, now_ms
+from mirrordrill.harness.drill.load_clock import ProducingSince, load_clock
+from mirrordrill.harness.drill.phase_state import Log, Outcome, RunStatus, stop_parts
+from mirrordrill.harness.drill.plan import DrillPlan
+from mirrordrill.harness.drill.replicator_watch import ReplicatorWatch
+from mirrordrill.harness.drill.run_folder import LOAD_DIR
+from mirrordrill.loadgen.app_consumer import StartPosition
+from mirrordrill.loadgen.lag_sampler import LagSampler
+from mirrordrill.loadgen.observer import Observer
 
 if TYPE_CHECKING:  # the phases module imports this one's helpers
-    from harness.drill.phases import ReplicationPhase
-    from loadgen.app_consumer import AppConsumer
+    from mirrordrill.harness.drill.phases import ReplicationPhase
+    from mirrordrill.loadgen.app_consumer import AppConsumer
 
 
 def _exact(names: set[str]) -> str:

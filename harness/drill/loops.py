@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import pairwise
 
-from harness.drill.schema import FlowDef, Scenario
-from harness.drill.topic_names import flow_selects
-from harness.drill.topology import origin_topics
+from mirrordrill.harness.drill.schema import FlowDef, Scenario
+from mirrordrill.harness.drill.topic_names import flow_selects
+from mirrordrill.harness.drill.topology import origin_topics
 
 Report = Callable[[tuple, str], None]
 

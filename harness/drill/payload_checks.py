@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.drill.schema import Scenario
-from loadgen.payload import file_problem
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.loadgen.payload import file_problem
 
 Report = Callable[[tuple, str], None]  # (path in the drill file, message)
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from harness.drill.stopping import StopPart, stop_in_turn
+from mirrordrill.harness.drill.stopping import StopPart, stop_in_turn
 
 Log = Callable[[str], None]  # the drill's log
 

@@ -17,17 +17,17 @@ from pathlib import Path
 
 from confluent_kafka.admin import NewTopic
 
-from harness.drill import steps
-from harness.drill.context import DrillContext, now_ms
-from harness.drill.load_phase import live_lag, stop_producers
-from harness.drill.phase_state import Log, Outcome, RunStatus, stop_parts
-from harness.drill.plan import DrillPlan
-from harness.drill.replicators.interface import ReplicatorAdapter
-from harness.drill.replicators.setup import FlowSpec
-from harness.drill.run_folder import REPLICATOR_DIR
-from harness.drill.stopping import replicator_parts
-from harness.lab.environment import Environment
-from loadgen.backlog import produce_backlog
+from mirrordrill.harness.drill import steps
+from mirrordrill.harness.drill.context import DrillContext, now_ms
+from mirrordrill.harness.drill.load_phase import live_lag, stop_producers
+from mirrordrill.harness.drill.phase_state import Log, Outcome, RunStatus, stop_parts
+from mirrordrill.harness.drill.plan import DrillPlan
+from mirrordrill.harness.drill.replicators.interface import ReplicatorAdapter
+from mirrordrill.harness.drill.replicators.setup import FlowSpec
+from mirrordrill.harness.drill.run_folder import REPLICATOR_DIR
+from mirrordrill.harness.drill.stopping import replicator_parts
+from mirrordrill.harness.lab.environment import Environment
+from mirrordrill.loadgen.backlog import produce_backlog
 
 ReplicatorFactory = Callable[[list[FlowSpec], Path], ReplicatorAdapter]
 

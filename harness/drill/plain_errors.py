@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
-from primitives.redaction import is_secret_key
+from mirrordrill.primitives.redaction import is_secret_key
 
 
 def did_you_mean(name: Any, valid: list[str]) -> str:

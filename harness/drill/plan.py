@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.drill.replicators.setup import FlowSpec
-from harness.drill.schema import Scenario
-from harness.drill.topology import CheckPair, check_pairs, flow_specs, link_conditions_of, origin_topics, topology_of
-from harness.lab.environment import TopologySpec
-from harness.lab.network.wan import LinkConditions
+from mirrordrill.harness.drill.replicators.setup import FlowSpec
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.drill.topology import CheckPair, check_pairs, flow_specs, link_conditions_of, origin_topics, topology_of
+from mirrordrill.harness.lab.environment import TopologySpec
+from mirrordrill.harness.lab.network.wan import LinkConditions
 
 
 @dataclass(frozen=True)

@@ -16,20 +16,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.drill.loops import loop_problems
-from harness.drill.plain_errors import did_you_mean
-from harness.drill.plan import Routes
-from harness.drill.replicators import replicator_class
-from harness.drill.replicators.command import check_command, program_problem
-from harness.drill.replicators.errors import SetupError
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from harness.drill.schema import Scenario
-from harness.drill.schema_timeline import Failover
-from harness.drill.topology import topology_of
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.environment import TopologySpec
-from primitives.config_errors import InvalidSetting
-from replicator.config.validation import check_separator
+from mirrordrill.harness.drill.loops import loop_problems
+from mirrordrill.harness.drill.plain_errors import did_you_mean
+from mirrordrill.harness.drill.plan import Routes
+from mirrordrill.harness.drill.replicators import replicator_class
+from mirrordrill.harness.drill.replicators.command import check_command, program_problem
+from mirrordrill.harness.drill.replicators.errors import SetupError
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.drill.schema_timeline import Failover
+from mirrordrill.harness.drill.topology import topology_of
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+from mirrordrill.harness.lab.environment import TopologySpec
+from mirrordrill.primitives.config_errors import InvalidSetting
+from mirrordrill.replicator.config.validation import check_separator
 
 # (path inside the drill file, message)
 Report = Callable[[tuple, str], None]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from harness.drill.durations import parse_duration
+from mirrordrill.harness.drill.durations import parse_duration
 
 PROFILES = ("full", "short")
 DEFAULT_SCALE = {"full": 1.0, "short": 0.5}

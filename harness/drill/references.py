@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from primitives.config_refs import ConfigRefError, RefResolver, check_ref_syntax, find_refs
+from mirrordrill.primitives.config_refs import ConfigRefError, RefResolver, check_ref_syntax, find_refs
 
 Report = Callable[[tuple, str], None]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import threading
 
-from harness.drill.context import DrillContext, now_ms
-from harness.drill.phase_state import Log
+from mirrordrill.harness.drill.context import DrillContext, now_ms
+from mirrordrill.harness.drill.phase_state import Log
 
 REPLICATOR_EXIT_KIND = "replicator_exit"
 CHECK_EVERY_S = 1.0

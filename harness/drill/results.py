@@ -37,9 +37,9 @@ from pydantic import (
     model_validator,
 )
 
-from harness.drill.checker.contract import FlowSeries, SecondSeries
-from harness.drill.run_folder import SERIES_DIR, SUMMARY_FILE
-from loadgen.histories.records import TimelineEvent
+from mirrordrill.harness.drill.checker.contract import FlowSeries, SecondSeries
+from mirrordrill.harness.drill.run_folder import SERIES_DIR, SUMMARY_FILE
+from mirrordrill.loadgen.histories.records import TimelineEvent
 
 SCHEMA = 1
 

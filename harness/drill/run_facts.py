@@ -8,9 +8,9 @@ import shlex
 from importlib import metadata
 from pathlib import Path
 
-from harness.drill.replicators import replicator_class
-from harness.drill.run_folder import SCENARIO_COPY
-from primitives.versions import kafka_version, spark_version
+from mirrordrill.harness.drill.replicators import replicator_class
+from mirrordrill.harness.drill.run_folder import SCENARIO_COPY
+from mirrordrill.primitives.versions import kafka_version, spark_version
 
 
 def project_version() -> str:

@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.drill.context import DrillContext, now_ms
-from harness.drill.schema import Scenario
-from harness.drill.schema_timeline import Failover, RunbookCommandDef
-from primitives.config_refs import ConfigRefError, RefResolver, has_ref
-from primitives.process import ManagedProcess, program_path_problem
+from mirrordrill.harness.drill.context import DrillContext, now_ms
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.drill.schema_timeline import Failover, RunbookCommandDef
+from mirrordrill.primitives.config_refs import ConfigRefError, RefResolver, has_ref
+from mirrordrill.primitives.process import ManagedProcess, program_path_problem
 
 RUNBOOK_DIR = "runbook"  # in the run folder: one log per command run
 ENV_PREFIX = "MIRRORDRILL_"

@@ -13,18 +13,18 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
-from harness.drill import bounds as B
-from harness.drill.bounds import at_most, at_most_items, at_most_seconds
-from harness.drill.metrics import METRICS, metric_names
-from harness.drill.plain_errors import did_you_mean
-from harness.drill.replicators import replicator_kinds
-from harness.drill.schema_base import _M, Latency, Partitions, Seconds, Wait, _jitter_within_latency
-from harness.drill.schema_timeline import Step, step_union
-from harness.lab.brokers.secure import LocalClusterSecurity
-from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
-from loadgen.payload import PAYLOAD_FIELD, PayloadSpec
-from loadgen.spec import KeySpec, SizeSpec, check_producer_rules
-from primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
+from mirrordrill.harness.drill import bounds as B
+from mirrordrill.harness.drill.bounds import at_most, at_most_items, at_most_seconds
+from mirrordrill.harness.drill.metrics import METRICS, metric_names
+from mirrordrill.harness.drill.plain_errors import did_you_mean
+from mirrordrill.harness.drill.replicators import replicator_kinds
+from mirrordrill.harness.drill.schema_base import _M, Latency, Partitions, Seconds, Wait, _jitter_within_latency
+from mirrordrill.harness.drill.schema_timeline import Step, step_union
+from mirrordrill.harness.lab.brokers.secure import LocalClusterSecurity
+from mirrordrill.harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
+from mirrordrill.loadgen.payload import PAYLOAD_FIELD, PayloadSpec
+from mirrordrill.loadgen.spec import KeySpec, SizeSpec, check_producer_rules
+from mirrordrill.primitives.kafka.existing_cluster import OWNED_PREFIX, ExistingClusterDef
 
 
 class ClusterDef(_M):

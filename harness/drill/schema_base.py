@@ -10,9 +10,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, WithJsonSchema
 
-from harness.drill import bounds as B
-from harness.drill.bounds import at_most, at_most_seconds
-from harness.drill.durations import DURATION_JSON_SCHEMA, parse_duration
+from mirrordrill.harness.drill import bounds as B
+from mirrordrill.harness.drill.bounds import at_most, at_most_seconds
+from mirrordrill.harness.drill.durations import DURATION_JSON_SCHEMA, parse_duration
 
 
 class _M(BaseModel):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union, get
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from harness.drill.schema_base import _M, Latency, Partitions, Seconds, Wait, _jitter_within_latency
+from mirrordrill.harness.drill.schema_base import _M, Latency, Partitions, Seconds, Wait, _jitter_within_latency
 
 
 class WhenDef(_M):

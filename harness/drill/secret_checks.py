@@ -20,10 +20,10 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 
-from harness.drill.schema import Scenario
-from harness.drill.schema_timeline import Failover, RunbookCommandDef, RunbookStep
-from primitives.config_refs import check_ref_syntax
-from primitives.redaction import literal_secret_keys, literal_secret_options, secret_keys
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.drill.schema_timeline import Failover, RunbookCommandDef, RunbookStep
+from mirrordrill.primitives.config_refs import check_ref_syntax
+from mirrordrill.primitives.redaction import literal_secret_keys, literal_secret_options, secret_keys
 
 Report = Callable[[tuple, str], None]
 

@@ -12,9 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from harness.drill.schema import Scenario
-from harness.drill.schema_timeline import AddPartitions, BrokerStep, ClusterStep, CreateTopic, Failback, Failover, SetTopicConfig
-from harness.drill.steps import describe
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.drill.schema_timeline import (
+    AddPartitions,
+    BrokerStep,
+    ClusterStep,
+    CreateTopic,
+    Failback,
+    Failover,
+    SetTopicConfig,
+)
+from mirrordrill.harness.drill.steps import describe
 
 Report = Callable[[tuple, str], None]
 

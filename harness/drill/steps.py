@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from harness.drill import failover
-from harness.drill.actions.registry import action_for
-from harness.drill.context import DrillContext, now_ms
+from mirrordrill.harness.drill import failover
+from mirrordrill.harness.drill.actions.registry import action_for
+from mirrordrill.harness.drill.context import DrillContext, now_ms
 
 
 def describe(step) -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.drill.invariants import LoadFacts, evaluate_invariants
-from harness.drill.metrics import METRICS
-from harness.drill.results import DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary, FlowSummary
-from harness.drill.schema import Scenario
+from mirrordrill.harness.drill.invariants import LoadFacts, evaluate_invariants
+from mirrordrill.harness.drill.metrics import METRICS
+from mirrordrill.harness.drill.results import DrillSummary, ExpectationRow, FailbackSummary, FailoverSummary, FlowSummary
+from mirrordrill.harness.drill.schema import Scenario
 
 
 def evaluate(scenario: Scenario, flows: list[FlowSummary], failovers: list[FailoverSummary],

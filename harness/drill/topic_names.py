@@ -14,10 +14,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.drill.schema import FlowDef, Scenario
-from harness.drill.schema_timeline import CreateTopic, Failover
-from replicator.filters import DEFAULT_TOPICS_EXCLUDE, TopicFilter
-from replicator.policy import policy_from_name
+from mirrordrill.harness.drill.schema import FlowDef, Scenario
+from mirrordrill.harness.drill.schema_timeline import CreateTopic, Failover
+from mirrordrill.replicator.filters import DEFAULT_TOPICS_EXCLUDE, TopicFilter
+from mirrordrill.replicator.policy import policy_from_name
 
 Report = Callable[[tuple, str], None]  # (path in the drill file, message)
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
-from harness.drill.replicators.setup import FlowSpec
-from harness.drill.schema import FlowDef, Scenario
-from harness.drill.schema_timeline import CreateTopic, Failover
-from harness.drill.topic_names import flow_selects, remote_topic_name
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.environment import TopologySpec
-from harness.lab.network.wan import LinkConditions
-from replicator.filters import DEFAULT_TOPICS_EXCLUDE
+from mirrordrill.harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
+from mirrordrill.harness.drill.replicators.setup import FlowSpec
+from mirrordrill.harness.drill.schema import FlowDef, Scenario
+from mirrordrill.harness.drill.schema_timeline import CreateTopic, Failover
+from mirrordrill.harness.drill.topic_names import flow_selects, remote_topic_name
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+from mirrordrill.harness.lab.environment import TopologySpec
+from mirrordrill.harness.lab.network.wan import LinkConditions
+from mirrordrill.replicator.filters import DEFAULT_TOPICS_EXCLUDE
 
 
 def topology_of(s: Scenario) -> TopologySpec:

@@ -9,29 +9,29 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.drill.actions.base import TimelineFacts, unknown_cluster
-from harness.drill.actions.registry import action_for
-from harness.drill.bounds import cluster_partition_problems, record_size_problems
-from harness.drill.broker_settings import broker_property_problems
-from harness.drill.existing_checks import existing_cluster_problems, with_anchored_patterns
-from harness.drill.file_format import FORMAT, format_problem
-from harness.drill.invariants import bound_problems
-from harness.drill.payload_checks import payload_problems
-from harness.drill.plain_errors import did_you_mean, either, plain_message
-from harness.drill.plan import DrillPlan, Routes, plan_of, routes_of
-from harness.drill.preflight import replication_problems
-from harness.drill.profile import apply_profile
-from harness.drill.references import reference_problems
-from harness.drill.replicators import replicator_kinds
-from harness.drill.schema import Scenario, parse_expectation
-from harness.drill.schema_timeline import Failback, Failover
-from harness.drill.secret_checks import secret_problems
-from harness.drill.shipped import missing_drill_hint
-from harness.drill.step_targets import step_target_problems
-from harness.drill.topic_names import topic_name_problems
-from harness.drill.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
-from harness.lab.environment import CLUSTER_NAME
-from primitives.config_refs import RefResolver
+from mirrordrill.harness.drill.actions.base import TimelineFacts, unknown_cluster
+from mirrordrill.harness.drill.actions.registry import action_for
+from mirrordrill.harness.drill.bounds import cluster_partition_problems, record_size_problems
+from mirrordrill.harness.drill.broker_settings import broker_property_problems
+from mirrordrill.harness.drill.existing_checks import existing_cluster_problems, with_anchored_patterns
+from mirrordrill.harness.drill.file_format import FORMAT, format_problem
+from mirrordrill.harness.drill.invariants import bound_problems
+from mirrordrill.harness.drill.payload_checks import payload_problems
+from mirrordrill.harness.drill.plain_errors import did_you_mean, either, plain_message
+from mirrordrill.harness.drill.plan import DrillPlan, Routes, plan_of, routes_of
+from mirrordrill.harness.drill.preflight import replication_problems
+from mirrordrill.harness.drill.profile import apply_profile
+from mirrordrill.harness.drill.references import reference_problems
+from mirrordrill.harness.drill.replicators import replicator_kinds
+from mirrordrill.harness.drill.schema import Scenario, parse_expectation
+from mirrordrill.harness.drill.schema_timeline import Failback, Failover
+from mirrordrill.harness.drill.secret_checks import secret_problems
+from mirrordrill.harness.drill.shipped import missing_drill_hint
+from mirrordrill.harness.drill.step_targets import step_target_problems
+from mirrordrill.harness.drill.topic_names import topic_name_problems
+from mirrordrill.harness.drill.yaml_source import SourceMap, YamlSyntaxError, load_yaml, read_drill_text
+from mirrordrill.harness.lab.environment import CLUSTER_NAME
+from mirrordrill.primitives.config_refs import RefResolver
 
 Report = Callable[[tuple, str], None]  # a problem at a path inside the drill file
 Known = Callable[[tuple, str], bool]  # whether a cluster name at a path is one of the file's (reported if not)

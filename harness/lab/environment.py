@@ -16,22 +16,28 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from harness.lab.brokers.broker import BrokerPorts, BrokerRunner, LocalBrokerRunner, listener_name_for
-from harness.lab.brokers.class_archive import broker_archive
-from harness.lab.brokers.cluster import ClusterClients, ClusterSpec, KafkaCluster
-from harness.lab.brokers.existing import ExistingKafkaCluster, ExistingSecurity, UpstreamNode, discover_nodes, resolve_upstream
-from harness.lab.brokers.secure import BrokerSecurity
-from harness.lab.network.stable_address import StableAddress
-from harness.lab.network.toxiproxy import ToxiproxyServer
-from harness.lab.network.wan import ProxyRoute, WanLink, proxy_name
-from harness.lab.spark.standalone import SparkStandaloneCluster, StandaloneSpec
-from primitives.bootstrap import Artifacts, Bootstrap
-from primitives.config_refs import RefResolver
-from primitives.kafka.tls import CertificateAuthority
-from primitives.lifecycle import StartedInWith
-from primitives.ports import LOOPBACK, PortAllocator
-from primitives.process import ManagedProcess, ProcessSupervisor
-from primitives.secret_dir import SecretDir
+from mirrordrill.harness.lab.brokers.broker import BrokerPorts, BrokerRunner, LocalBrokerRunner, listener_name_for
+from mirrordrill.harness.lab.brokers.class_archive import broker_archive
+from mirrordrill.harness.lab.brokers.cluster import ClusterClients, ClusterSpec, KafkaCluster
+from mirrordrill.harness.lab.brokers.existing import (
+    ExistingKafkaCluster,
+    ExistingSecurity,
+    UpstreamNode,
+    discover_nodes,
+    resolve_upstream,
+)
+from mirrordrill.harness.lab.brokers.secure import BrokerSecurity
+from mirrordrill.harness.lab.network.stable_address import StableAddress
+from mirrordrill.harness.lab.network.toxiproxy import ToxiproxyServer
+from mirrordrill.harness.lab.network.wan import ProxyRoute, WanLink, proxy_name
+from mirrordrill.harness.lab.spark.standalone import SparkStandaloneCluster, StandaloneSpec
+from mirrordrill.primitives.bootstrap import Artifacts, Bootstrap
+from mirrordrill.primitives.config_refs import RefResolver
+from mirrordrill.primitives.kafka.tls import CertificateAuthority
+from mirrordrill.primitives.lifecycle import StartedInWith
+from mirrordrill.primitives.ports import LOOPBACK, PortAllocator
+from mirrordrill.primitives.process import ManagedProcess, ProcessSupervisor
+from mirrordrill.primitives.secret_dir import SecretDir
 
 CLUSTER_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 

@@ -6,7 +6,7 @@ Rendered by the code that renders a drill's brokers and proxies (``lab``), from
 127.0.0.1:8474, a Spark master (UI 8080) and one worker, the bundled replicator submitted to
 them (every topic, default naming: ``primary.<topic>`` on DR), and Locust's web UI on
 127.0.0.1:8089 producing into the primary. ``tests/unit/test_compose_chaos.py`` keeps the
-checked-in file equal to this rendering; ``python -m harness.tools.compose_file`` rewrites it.
+checked-in file equal to this rendering; ``python -m mirrordrill.harness.tools.compose_file`` rewrites it.
 """
 
 from __future__ import annotations
@@ -17,20 +17,26 @@ import sys
 import uuid
 from pathlib import Path
 
-from harness.drill.replicators.pyspark import pyspark_flow_defaults
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from harness.drill.shipped import SHIPPED_DIR
-from harness.drill.topology import topology_of
-from harness.lab.brokers.cluster import KafkaCluster
-from harness.lab.compose.lab import BrokerImage, broker_service_name, lab_broker_service, toxiproxy_config, toxiproxy_service
-from harness.lab.compose.spec import ComposeProject, Mount, Service, compose_yaml
-from harness.lab.docker import images as img
-from harness.lab.environment import TopologySpec, plan_ports, proxy_routes
-from harness.lab.spark.standalone import MASTER_CLASS, WORKER_CLASS
-from harness.lab.spark.submit import LAUNCHER
-from primitives.bootstrap import REPO_ROOT, BootstrapError, require_checkout
-from primitives.ports import LOOPBACK
-from replicator.config.render import to_mm2_properties
+from mirrordrill.harness.drill.replicators.pyspark import pyspark_flow_defaults
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from mirrordrill.harness.drill.shipped import SHIPPED_DIR
+from mirrordrill.harness.drill.topology import topology_of
+from mirrordrill.harness.lab.brokers.cluster import KafkaCluster
+from mirrordrill.harness.lab.compose.lab import (
+    BrokerImage,
+    broker_service_name,
+    lab_broker_service,
+    toxiproxy_config,
+    toxiproxy_service,
+)
+from mirrordrill.harness.lab.compose.spec import ComposeProject, Mount, Service, compose_yaml
+from mirrordrill.harness.lab.docker import images as img
+from mirrordrill.harness.lab.environment import TopologySpec, plan_ports, proxy_routes
+from mirrordrill.harness.lab.spark.standalone import MASTER_CLASS, WORKER_CLASS
+from mirrordrill.harness.lab.spark.submit import LAUNCHER
+from mirrordrill.primitives.bootstrap import REPO_ROOT, BootstrapError, require_checkout
+from mirrordrill.primitives.ports import LOOPBACK
+from mirrordrill.replicator.config.render import to_mm2_properties
 
 CHAOS_FILE = REPO_ROOT / "docker-compose.chaos.yml"  # the checkout's (main() refuses without one)
 QUICKSTART = SHIPPED_DIR / "quickstart.yaml"
@@ -41,7 +47,7 @@ PORT_VARIABLE = {"primary": "PRIMARY_PORT", "dr": "DR_PORT"}
 TOXIPROXY_PORT, SPARK_PORT, SPARK_UI, WORKER_PORT, WORKER_UI, LOCUST_UI = 8474, 7077, 8080, 7078, 8081, 8089
 HEADER = """\
 The quickstart lab in containers: rendered by harness/tools/compose_file.py, do not edit by hand
-(python -m harness.tools.compose_file rewrites it; tests/unit/test_compose_chaos.py keeps it equal).
+(python -m mirrordrill.harness.tools.compose_file rewrites it; tests/unit/test_compose_chaos.py keeps it equal).
   ./mirrordrill images build                        # the images, built here (no registry needed)
   docker compose -f docker-compose.chaos.yml up -d
 primary: 127.0.0.1:${PRIMARY_PORT:-19092}   dr: 127.0.0.1:${DR_PORT:-29092}   Toxiproxy API: 127.0.0.1:8474
@@ -77,7 +83,7 @@ def _clusters(spec: TopologySpec, image: BrokerImage) -> dict[str, KafkaCluster]
 
 
 def chaos_project() -> ComposeProject:
-    from harness.drill.validate import load_scenario
+    from mirrordrill.harness.drill.validate import load_scenario
     spec = topology_of(load_scenario(QUICKSTART))
     broker_image = broker_image_contract()
     clusters = _clusters(spec, broker_image)

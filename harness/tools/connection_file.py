@@ -17,11 +17,11 @@ from typing import Any
 
 import yaml
 
-from harness.lab.brokers.secure import BrokerSecurity
-from harness.lab.environment import Environment
-from primitives.config_refs import find_refs
-from primitives.kafka.security import ClientSecurity, jaas_quote, write_private
-from primitives.properties_syntax import format_property
+from mirrordrill.harness.lab.brokers.secure import BrokerSecurity
+from mirrordrill.harness.lab.environment import Environment
+from mirrordrill.primitives.config_refs import find_refs
+from mirrordrill.primitives.kafka.security import ClientSecurity, jaas_quote, write_private
+from mirrordrill.primitives.properties_syntax import format_property
 
 HEADER = """\
 # Written by `mirrordrill up`; valid while it runs. Each cluster is the local listener only.

@@ -27,15 +27,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from harness.drill.actions.registry import ACTIONS
-from harness.drill.durations import DURATION_JSON_SCHEMA
-from harness.drill.metrics import METRICS, metric_names
-from harness.tools.drill_schema import drill_json_schema
-from harness.tools.measurement_tables import measurement_pages
-from replicator.config import mm2_keys
-from replicator.config.flow import FlowConfig
-from replicator.config.mm2_keys import FLOW_PROPERTY_KEYS, GLOBAL_PROPERTY_KEYS
-from replicator.config.settings import ClusterConfig, ReplicatorConfig
+from mirrordrill.harness.drill.actions.registry import ACTIONS
+from mirrordrill.harness.drill.durations import DURATION_JSON_SCHEMA
+from mirrordrill.harness.drill.metrics import METRICS, metric_names
+from mirrordrill.harness.tools.drill_schema import drill_json_schema
+from mirrordrill.harness.tools.measurement_tables import measurement_pages
+from mirrordrill.replicator.config import mm2_keys
+from mirrordrill.replicator.config.flow import FlowConfig
+from mirrordrill.replicator.config.mm2_keys import FLOW_PROPERTY_KEYS, GLOBAL_PROPERTY_KEYS
+from mirrordrill.replicator.config.settings import ClusterConfig, ReplicatorConfig
 
 REFERENCE_DIR = Path("docs") / "reference"  # relative to a checkout's root
 DRILL_FIELDS_PAGE = REFERENCE_DIR / "drill-file-fields.md"

@@ -12,14 +12,14 @@ from pathlib import Path
 
 from confluent_kafka import KafkaException, Producer, libversion
 
-from harness.lab.brokers.cluster import ClusterClients, ClusterSpec
-from harness.lab.environment import Environment, TopologySpec
-from harness.lab.network.probe import measure_round_trip
-from harness.lab.network.wan import WanLink
-from primitives import versions
-from primitives.bootstrap import Bootstrap, BootstrapError
-from primitives.kafka.reading import watermarks
-from primitives.process import ProcessError
+from mirrordrill.harness.lab.brokers.cluster import ClusterClients, ClusterSpec
+from mirrordrill.harness.lab.environment import Environment, TopologySpec
+from mirrordrill.harness.lab.network.probe import measure_round_trip
+from mirrordrill.harness.lab.network.wan import WanLink
+from mirrordrill.primitives import versions
+from mirrordrill.primitives.bootstrap import Bootstrap, BootstrapError
+from mirrordrill.primitives.kafka.reading import watermarks
+from mirrordrill.primitives.process import ProcessError
 
 INJECTED_LATENCY_MS = 50
 

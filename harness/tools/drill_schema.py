@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.drill.schema import Scenario
+from mirrordrill.harness.drill.schema import Scenario
 
 SCHEMA_FILE = Path("docs") / "drill.schema.json"  # the committed copy, relative to a checkout's root
 SCHEMA_ID = "https://mirrordrill.invalid/drill.schema.json"  # names it; nothing fetches it

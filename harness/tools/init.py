@@ -12,7 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from primitives.about import mirrordrill_version
+from mirrordrill.primitives.about import mirrordrill_version
 
 STARTER = Path(__file__).resolve().parent / "starter"
 PARTS = ("drill", "pytest", "github", "gitlab")
@@ -29,7 +29,7 @@ def planned_files(name: str, parts: tuple[str, ...]) -> list[Planned]:
     """What ``init`` writes for ``parts``, from the starter templates."""
     def fill(template: str) -> str:
         return (STARTER / template).read_text().format(name=name, version=mirrordrill_version())
-    from harness.tools.drill_schema import schema_text
+    from mirrordrill.harness.tools.drill_schema import schema_text
     files = {
         "drill": [Planned("drill", Path("drills") / f"{name}.yaml", fill("drill.yaml")),
                   Planned("drill", Path("drills") / "drill.schema.json", schema_text())],

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.tools.bench.drills import side_by_side_table
-from primitives.measurement_record import RECORDS_DIR, read_records
+from mirrordrill.harness.tools.bench.drills import side_by_side_table
+from mirrordrill.primitives.measurement_record import RECORDS_DIR, read_records
 
 Record = dict[str, Any]
 BASELINE = "mirrormaker2"  # the replicator every table compares against

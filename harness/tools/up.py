@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.drill.topology import topology_of
-from harness.drill.validate import ScenarioInvalid, load_scenario
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.environment import TopologySpec
-from primitives.config_refs import RefResolver
+from mirrordrill.harness.drill.topology import topology_of
+from mirrordrill.harness.drill.validate import ScenarioInvalid, load_scenario
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+from mirrordrill.harness.lab.environment import TopologySpec
+from mirrordrill.primitives.config_refs import RefResolver
 
 
 def up_topology(file: str | None, clusters: str | None, brokers: int) -> tuple[TopologySpec, RefResolver]:

@@ -17,8 +17,8 @@ from typing import Any
 
 import polars as pl
 
-from loadgen.histories.kinds import HistoryKind
-from loadgen.histories.reader import HistoryFormatError, Paths, TornLine, as_paths
+from mirrordrill.loadgen.histories.kinds import HistoryKind
+from mirrordrill.loadgen.histories.reader import HistoryFormatError, Paths, TornLine, as_paths
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,15 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from loadgen.histories import codec
-from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
+from mirrordrill.loadgen.histories import codec
+from mirrordrill.loadgen.histories.records import (
+    AckedSend,
+    LagSample,
+    ProcessedRecord,
+    TargetRecord,
+    TimelineEvent,
+    UncertainSend,
+)
 
 if TYPE_CHECKING:  # pyspark is heavy and only the Spark checker needs it
     from _typeshed import DataclassInstance

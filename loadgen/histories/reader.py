@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from loadgen.histories.kinds import HistoryKind
+from mirrordrill.loadgen.histories.kinds import HistoryKind
 
 log = logging.getLogger(__name__)
 

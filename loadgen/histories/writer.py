@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from loadgen.histories.codec import Identifiers
-from loadgen.histories.kinds import HistoryKind
+from mirrordrill.loadgen.histories.codec import Identifiers
+from mirrordrill.loadgen.histories.kinds import HistoryKind
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance

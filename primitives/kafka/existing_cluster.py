@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from primitives.config_refs import check_ref_syntax
-from primitives.kafka.security import ClientSecurity
-from primitives.redaction import literal_secret_keys
+from mirrordrill.primitives.config_refs import check_ref_syntax
+from mirrordrill.primitives.kafka.security import ClientSecurity
+from mirrordrill.primitives.redaction import literal_secret_keys
 
 _HOST_PORT = re.compile(r"^[A-Za-z0-9._-]+:\d{1,5}$|^\[[0-9A-Fa-f:]+\]:\d{1,5}$")
 # Set under ``security`` (one typed place), so a property cannot contradict it.

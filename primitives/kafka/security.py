@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from primitives.config_refs import RefResolver, check_ref_syntax, has_ref, is_pure_ref
+from mirrordrill.primitives.config_refs import RefResolver, check_ref_syntax, has_ref, is_pure_ref
 
 Protocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 Mechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from primitives.kafka.security import write_private
+from mirrordrill.primitives.kafka.security import write_private
 
 LOCAL_NAMES = ("localhost",)
 LOCAL_IPS = ("127.0.0.1",)

@@ -11,13 +11,13 @@ and what we do with it); ``properties_syntax`` (Java properties, read and writte
 ``yaml_reader``; ``render`` (model -> MM2 properties); ``loading`` (a file by its extension).
 """
 
-from primitives.config_errors import ConfigError, ConfigWarning
-from replicator.config.flow import FlowConfig
-from replicator.config.loading import load_config
-from replicator.config.properties_reader import parse_mm2_properties
-from replicator.config.render import to_mm2_properties
-from replicator.config.settings import ClusterConfig, ReplicatorConfig
-from replicator.config.yaml_reader import parse_yaml
+from mirrordrill.primitives.config_errors import ConfigError, ConfigWarning
+from mirrordrill.replicator.config.flow import FlowConfig
+from mirrordrill.replicator.config.loading import load_config
+from mirrordrill.replicator.config.properties_reader import parse_mm2_properties
+from mirrordrill.replicator.config.render import to_mm2_properties
+from mirrordrill.replicator.config.settings import ClusterConfig, ReplicatorConfig
+from mirrordrill.replicator.config.yaml_reader import parse_yaml
 
 __all__ = [
     "ClusterConfig",

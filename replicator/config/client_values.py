@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from primitives.config_errors import InvalidSetting
+from mirrordrill.primitives.config_errors import InvalidSetting
 
 # Whole numbers of at least the given value.
 _AT_LEAST: dict[str, dict[str, int]] = {

@@ -15,11 +15,11 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from primitives.config_errors import ConfigError, ConfigWarning, InvalidSetting
-from replicator.config.flow import FlowConfig
-from replicator.config.mm2_keys import FLOW_DICTS, PROPERTY_NAME_OF
-from replicator.config.settings import ClusterConfig, ReplicatorConfig
-from replicator.config.validation import STARTING_OFFSETS
+from mirrordrill.primitives.config_errors import ConfigError, ConfigWarning, InvalidSetting
+from mirrordrill.replicator.config.flow import FlowConfig
+from mirrordrill.replicator.config.mm2_keys import FLOW_DICTS, PROPERTY_NAME_OF
+from mirrordrill.replicator.config.settings import ClusterConfig, ReplicatorConfig
+from mirrordrill.replicator.config.validation import STARTING_OFFSETS
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from primitives.config_errors import InvalidSetting
-from replicator.config.validation import (
+from mirrordrill.primitives.config_errors import InvalidSetting
+from mirrordrill.replicator.config.validation import (
     StrictModel,
     check_flow_ends,
     check_mm2_flow_settings,
@@ -16,7 +16,7 @@ from replicator.config.validation import (
     check_spark_flow_settings,
     trigger_seconds,
 )
-from replicator.filters import (
+from mirrordrill.replicator.filters import (
     DEFAULT_CONFIG_PROPERTIES_EXCLUDE,
     DEFAULT_GROUPS,
     DEFAULT_GROUPS_EXCLUDE,
@@ -27,7 +27,7 @@ from replicator.filters import (
     TopicFilter,
     TopicSelector,
 )
-from replicator.policy import POLICY_NAMES, DefaultReplicationPolicy, policy_from_name
+from mirrordrill.replicator.policy import POLICY_NAMES, DefaultReplicationPolicy, policy_from_name
 
 Feature = Literal[
     "refresh_topics",

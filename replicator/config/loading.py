@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from primitives.config_errors import ConfigError
-from replicator.config.properties_reader import parse_mm2_properties
-from replicator.config.settings import ReplicatorConfig
-from replicator.config.yaml_reader import parse_yaml
+from mirrordrill.primitives.config_errors import ConfigError
+from mirrordrill.replicator.config.properties_reader import parse_mm2_properties
+from mirrordrill.replicator.config.settings import ReplicatorConfig
+from mirrordrill.replicator.config.yaml_reader import parse_yaml
 
 
 def load_config(path: str | Path) -> ReplicatorConfig:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from replicator.config.validation import is_client_setting
+from mirrordrill.replicator.config.validation import is_client_setting
 
 MIRRORDRILL_PREFIX = "mirrordrill."
 

@@ -13,12 +13,12 @@ from typing import Any, get_origin
 
 from pydantic import BaseModel
 
-from primitives.config_errors import ConfigError, ConfigWarning
-from primitives.properties_syntax import PropertyLine, parse_mm2_list, read_properties
-from primitives.redaction import is_secret_key
-from replicator.config.draft import ClusterDraft, Draft, Location, Setting, build, field_annotation
-from replicator.config.flow import FlowConfig
-from replicator.config.mm2_keys import (
+from mirrordrill.primitives.config_errors import ConfigError, ConfigWarning
+from mirrordrill.primitives.properties_syntax import PropertyLine, parse_mm2_list, read_properties
+from mirrordrill.primitives.redaction import is_secret_key
+from mirrordrill.replicator.config.draft import ClusterDraft, Draft, Location, Setting, build, field_annotation
+from mirrordrill.replicator.config.flow import FlowConfig
+from mirrordrill.replicator.config.mm2_keys import (
     CONNECTOR_MM2_ONLY,
     DEFAULT_ONLY,
     FLOW_DICTS,
@@ -32,8 +32,8 @@ from replicator.config.mm2_keys import (
     mm2_only_message,
     rejected_reason,
 )
-from replicator.config.settings import ReplicatorConfig
-from replicator.config.validation import ALIAS_PATTERN, is_client_setting
+from mirrordrill.replicator.config.settings import ReplicatorConfig
+from mirrordrill.replicator.config.validation import ALIAS_PATTERN, is_client_setting
 
 
 def _from_text(annotation: Any, raw: str) -> Any:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from primitives.properties_syntax import format_property
-from replicator.config.flow import FlowConfig
-from replicator.config.mm2_keys import FLOW_DICTS, FLOW_PROPERTY_KEYS, GLOBAL_PROPERTY_KEYS, MIRRORDRILL_PREFIX
-from replicator.config.settings import ReplicatorConfig
-from replicator.policy import POLICY_CLASSES
+from mirrordrill.primitives.properties_syntax import format_property
+from mirrordrill.replicator.config.flow import FlowConfig
+from mirrordrill.replicator.config.mm2_keys import FLOW_DICTS, FLOW_PROPERTY_KEYS, GLOBAL_PROPERTY_KEYS, MIRRORDRILL_PREFIX
+from mirrordrill.replicator.config.settings import ReplicatorConfig
+from mirrordrill.replicator.policy import POLICY_CLASSES
 
 
 def _render_value(name: str, value: Any) -> str:

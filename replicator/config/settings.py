@@ -7,9 +7,9 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from primitives.config_errors import ConfigWarning, InvalidSetting
-from replicator.config.flow import FlowConfig
-from replicator.config.validation import (
+from mirrordrill.primitives.config_errors import ConfigWarning, InvalidSetting
+from mirrordrill.replicator.config.flow import FlowConfig
+from mirrordrill.replicator.config.validation import (
     ALIAS_PATTERN,
     StrictModel,
     check_bootstrap_servers,

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from primitives.config_errors import InvalidSetting
-from replicator.config.client_values import check_client_values
+from mirrordrill.primitives.config_errors import InvalidSetting
+from mirrordrill.replicator.config.client_values import check_client_values
 
 if TYPE_CHECKING:
-    from replicator.config.flow import FlowConfig
-    from replicator.config.settings import ReplicatorConfig
+    from mirrordrill.replicator.config.flow import FlowConfig
+    from mirrordrill.replicator.config.settings import ReplicatorConfig
 
 ALIAS_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")

@@ -12,11 +12,11 @@ from typing import Any, get_origin
 
 import yaml
 
-from primitives.config_errors import ConfigError
-from primitives.properties_syntax import parse_mm2_list
-from replicator.config.draft import ClusterDraft, Draft, FlowDraft, Location, Setting, build, field_annotation
-from replicator.config.flow import FlowConfig
-from replicator.config.mm2_keys import (
+from mirrordrill.primitives.config_errors import ConfigError
+from mirrordrill.primitives.properties_syntax import parse_mm2_list
+from mirrordrill.replicator.config.draft import ClusterDraft, Draft, FlowDraft, Location, Setting, build, field_annotation
+from mirrordrill.replicator.config.flow import FlowConfig
+from mirrordrill.replicator.config.mm2_keys import (
     CONNECTOR_MM2_ONLY,
     FLOW_DICTS,
     FLOW_PROPERTY_KEYS,
@@ -25,7 +25,7 @@ from replicator.config.mm2_keys import (
     WORKER_KEYS,
     matches_any,
 )
-from replicator.config.settings import ClusterConfig, ReplicatorConfig
+from mirrordrill.replicator.config.settings import ClusterConfig, ReplicatorConfig
 
 _YAML_FLOW_FIELDS = tuple(name for name in FlowConfig.model_fields if name not in ("source", "target"))
 _YAML_DEFAULT_FIELDS = tuple(name for name in _YAML_FLOW_FIELDS if name not in NOT_DEFAULTS)

@@ -12,10 +12,10 @@ import uuid
 
 import pytest
 
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.docker.engine import Engine, EngineError, ensure_engine
-from harness.lab.docker.images import ImageSet
-from harness.lab.environment import TopologySpec
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+from mirrordrill.harness.lab.docker.engine import Engine, EngineError, ensure_engine
+from mirrordrill.harness.lab.docker.images import ImageSet
+from mirrordrill.harness.lab.environment import TopologySpec
 
 from .lab import SESSION_LABEL, ContainerLab
 

@@ -21,14 +21,14 @@ os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
 from confluent_kafka import KafkaException
 from testcontainers.core.container import DockerContainer
 
-from harness.lab.brokers.broker import KafkaBroker
-from harness.lab.brokers.cluster import ClusterNotReady, KafkaCluster, round_trip
-from harness.lab.docker.engine import Engine
-from harness.lab.docker.images import broker_java_argv
-from harness.lab.environment import Environment, TopologySpec, plan_ports, proxy_routes
-from harness.lab.network.toxiproxy import ToxiproxyClient, ToxiproxyError
-from harness.lab.network.wan import WanLink
-from primitives.ports import LOOPBACK, PortAllocator
+from mirrordrill.harness.lab.brokers.broker import KafkaBroker
+from mirrordrill.harness.lab.brokers.cluster import ClusterNotReady, KafkaCluster, round_trip
+from mirrordrill.harness.lab.docker.engine import Engine
+from mirrordrill.harness.lab.docker.images import broker_java_argv
+from mirrordrill.harness.lab.environment import Environment, TopologySpec, plan_ports, proxy_routes
+from mirrordrill.harness.lab.network.toxiproxy import ToxiproxyClient, ToxiproxyError
+from mirrordrill.harness.lab.network.wan import WanLink
+from mirrordrill.primitives.ports import LOOPBACK, PortAllocator
 
 CONFIG_DIR = "/etc/mirrordrill"
 DATA_DIR = "/var/lib/mirrordrill/data"

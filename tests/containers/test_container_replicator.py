@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from harness.drill.checker.contract import FlowInput
-from harness.drill.checker.reference import check_flow
-from harness.drill.replicators.pyspark import PySparkReplicator
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from loadgen import envelope
-from loadgen.histories.records import AckedSend, TargetRecord
+from mirrordrill.harness.drill.checker.contract import FlowInput
+from mirrordrill.harness.drill.checker.reference import check_flow
+from mirrordrill.harness.drill.replicators.pyspark import PySparkReplicator
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from mirrordrill.loadgen import envelope
+from mirrordrill.loadgen.histories.records import AckedSend, TargetRecord
 from tests.integration.kafka_helpers import new_topic, produce_enveloped, read_records, unique_topic, values_in, wait_for
 
 pytestmark = pytest.mark.integration

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.lab.network.probe import measure_round_trip
+from mirrordrill.harness.lab.network.probe import measure_round_trip
 from tests.integration.kafka_helpers import new_topic, produce_values, read_values, unique_topic
 
 from .lab import SESSION_LABEL

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.drill.engine import Drill
-from harness.drill.summary import render_table
-from harness.drill.validate import load_scenario
-from reports.allure_results import attach_to_pytest
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.summary import render_table
+from mirrordrill.harness.drill.validate import load_scenario
+from mirrordrill.reports.allure_results import attach_to_pytest
 from tests.conftest import stop_if_interrupted
 
 pytestmark = [pytest.mark.drill, pytest.mark.integration]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.environment import Environment, TopologySpec
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+from mirrordrill.harness.lab.environment import Environment, TopologySpec
 
 
 def east_and_west(name: str, artifacts, session_workdir, lab_backend) -> Environment:

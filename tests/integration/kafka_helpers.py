@@ -8,8 +8,8 @@ import uuid
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 
-from loadgen import envelope
-from primitives.kafka.reading import watermarks
+from mirrordrill.loadgen import envelope
+from mirrordrill.primitives.kafka.reading import watermarks
 
 
 def unique_topic(prefix: str) -> str:

@@ -51,8 +51,8 @@ expectations:
 def tiny_run_dir(base: Path, artifacts) -> Path:
     """The run folder of the tiny drill under ``base`` (run now unless an earlier call did), with
     its Allure results written the way ``mirrordrill run`` writes them."""
-    from harness.cli.commands import run_drill
-    from harness.drill.validate import load_scenario
+    from mirrordrill.harness.cli.commands import run_drill
+    from mirrordrill.harness.drill.validate import load_scenario
     base.mkdir(parents=True, exist_ok=True)
     out = base / "tiny-report-run"
     with open(base / ".tiny-report.lock", "w") as lock:

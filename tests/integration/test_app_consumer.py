@@ -8,9 +8,9 @@ from collections import Counter
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from loadgen.app_consumer import AppConsumer, CommitPolicy, StartPosition, fetch_committed_offsets
-from loadgen.histories.kinds import PROCESSED_RECORDS
-from loadgen.histories.reader import read_rows
+from mirrordrill.loadgen.app_consumer import AppConsumer, CommitPolicy, StartPosition, fetch_committed_offsets
+from mirrordrill.loadgen.histories.kinds import PROCESSED_RECORDS
+from mirrordrill.loadgen.histories.reader import read_rows
 from tests.integration.kafka_helpers import produce_enveloped
 from tests.integration.kafka_helpers import unique_topic as unique
 

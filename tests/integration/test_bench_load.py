@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cli import commands as cli
-from primitives.measurement_record import read_record
+from mirrordrill.harness.cli import commands as cli
+from mirrordrill.primitives.measurement_record import read_record
 
 pytestmark = pytest.mark.integration
 

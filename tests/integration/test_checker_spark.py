@@ -6,13 +6,13 @@ import random
 
 import pytest
 
-from harness.drill.checker import check_failover, check_flow
-from harness.drill.checker import spark as spark_checker
-from harness.drill.checker.contract import PERCENTILES, CheckerInputError, FailoverInput, FlowInput
-from harness.drill.checker.figures import nearest_rank
-from harness.drill.checker.spark_io import load_history as spark_load_history
-from harness.drill.checker.synthetic import COUNTS, FaultPlan, synthesize_failover, synthesize_flow
-from loadgen.histories.kinds import (
+from mirrordrill.harness.drill.checker import check_failover, check_flow
+from mirrordrill.harness.drill.checker import spark as spark_checker
+from mirrordrill.harness.drill.checker.contract import PERCENTILES, CheckerInputError, FailoverInput, FlowInput
+from mirrordrill.harness.drill.checker.figures import nearest_rank
+from mirrordrill.harness.drill.checker.spark_io import load_history as spark_load_history
+from mirrordrill.harness.drill.checker.synthetic import COUNTS, FaultPlan, synthesize_failover, synthesize_flow
+from mirrordrill.loadgen.histories.kinds import (
     ACKED_SENDS,
     END_OFFSETS,
     PROCESSED_RECORDS,
@@ -22,9 +22,16 @@ from loadgen.histories.kinds import (
     history_files,
     history_path,
 )
-from loadgen.histories.reader import load_history, read_rows
-from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
-from loadgen.histories.writer import HistoryWriter
+from mirrordrill.loadgen.histories.reader import load_history, read_rows
+from mirrordrill.loadgen.histories.records import (
+    AckedSend,
+    LagSample,
+    ProcessedRecord,
+    TargetRecord,
+    TimelineEvent,
+    UncertainSend,
+)
+from mirrordrill.loadgen.histories.writer import HistoryWriter
 
 try:  # the fixture module sits beside this file; tests/ may or may not be a package
     from tests.integration.spark_fixtures import spark  # noqa: F401  (a pytest fixture)

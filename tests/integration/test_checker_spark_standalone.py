@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from mirrordrill.primitives.import_root import IMPORT_ROOT
 from tests.conftest import processes_under
 
 pytestmark = pytest.mark.integration
@@ -23,8 +24,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_the_spark_checker_on_two_standalone_executors_agrees_with_the_reference(tmp_path):
     # TMPDIR: the benchmark's folder (histories, the Spark daemons' folders) lands under tmp_path
-    env = dict(os.environ, PYTHONPATH=str(REPO), TMPDIR=str(tmp_path))
-    ran = subprocess.run([sys.executable, "-m", "harness.drill.checker.bench", "--records", "30000",
+    env = dict(os.environ, PYTHONPATH=str(IMPORT_ROOT), TMPDIR=str(tmp_path))
+    ran = subprocess.run([sys.executable, "-m", "mirrordrill.harness.drill.checker.bench", "--records", "30000",
                           "--spark-master", "standalone", "--executors", "2"],
                          cwd=tmp_path, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          timeout=600)

@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
-from harness.drill.replicators.class_archive import make_class_archive
-from harness.drill.replicators.pyspark_launch import cds_archive_path, replicator_jars
-from primitives.bootstrap import REPO_ROOT
+from mirrordrill.harness.drill.replicators.class_archive import make_class_archive
+from mirrordrill.harness.drill.replicators.pyspark_launch import cds_archive_path, replicator_jars
+from mirrordrill.primitives.import_root import IMPORT_ROOT
 
 pytestmark = pytest.mark.integration
 
@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from pyspark import SparkConf
 from pyspark.sql import SparkSession
-from replicator.driver_jvm import CDS_ENV, driver_jvm_flags, jit_flags, session_settings
+from mirrordrill.replicator.driver_jvm import CDS_ENV, driver_jvm_flags, jit_flags, session_settings
 archive, jars, log, tmp = sys.argv[1], [Path(j) for j in sys.argv[2].split(",")], sys.argv[3], Path(sys.argv[4])
 flags = [*jit_flags("c1"), *driver_jvm_flags({CDS_ENV: archive}), f"-Xlog:class+load=info:file={log}"]
 conf = SparkConf().setMaster("local[1]").setAppName("archive-check").setAll(session_settings(jars, tmp, flags, "local[1]"))
@@ -55,7 +55,7 @@ def test_the_archive_maps_kafkas_classes_and_the_streaming_engine(artifacts, tmp
         assert make_class_archive(archive, jars, print, artifacts), archive.with_suffix(".log").read_text()[-3000:]
 
     log = tmp_path / "class-load.log"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(IMPORT_ROOT), os.environ.get("PYTHONPATH", "")]),
                SPARK_LOCAL_IP="127.0.0.1")
     (tmp_path / "spark-tmp").mkdir()
     subprocess.run([sys.executable, "-c", _CHECK, str(archive), ",".join(map(str, jars)), str(log),

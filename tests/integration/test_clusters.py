@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaException
 
-from harness.lab.brokers.class_archive import broker_archive
-from harness.lab.brokers.cluster import ClusterSpec, round_trip
-from harness.lab.environment import Environment, TopologySpec
+from mirrordrill.harness.lab.brokers.class_archive import broker_archive
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec, round_trip
+from mirrordrill.harness.lab.environment import Environment, TopologySpec
 
 from .kafka_helpers import new_topic, produce_values, read_values, unique_topic
 
@@ -76,7 +76,7 @@ def test_killed_broker_restarts_with_its_data(three_broker_env):
 
 
 def test_the_leader_of_a_partition_is_found_and_a_new_one_elected_when_it_dies(three_broker_env):
-    from primitives.kafka.topics import partition_leader
+    from mirrordrill.primitives.kafka.topics import partition_leader
     cluster = three_broker_env.cluster("dc")
     topic = unique_topic("leader")
     cluster.create_topics([new_topic(topic, partitions=3, rf=3)])
@@ -158,7 +158,7 @@ def test_local_brokers_map_the_class_data_archive_made_for_their_jdk_and_jars(ar
 # loop does) until told to stop (a line on stdin), then prints the last answer.
 _COMMITS_READER = """
 import json, sys, threading
-from primitives.kafka.group_offsets import group_offsets
+from mirrordrill.primitives.kafka.group_offsets import group_offsets
 bootstrap, group = sys.argv[1], sys.argv[2]
 stop = threading.Event()
 threading.Thread(target=lambda: (sys.stdin.readline(), stop.set()), daemon=True).start()
@@ -181,7 +181,7 @@ def test_a_groups_commits_are_read_while_its_coordinator_dies_and_comes_back(thr
     a replicator mid-drill: the commits are read through a consumer of the group instead."""
     from confluent_kafka import ElectionType, TopicPartition
 
-    from primitives.kafka.group_offsets import group_offsets
+    from mirrordrill.primitives.kafka.group_offsets import group_offsets
 
     cluster = three_broker_env.cluster("dc")
     topic, group = unique_topic("coord"), unique_topic("group")

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.drill.replicators import FlowSpec, ReplicationSetup, make_replicator
-from harness.drill.replicators.command import CommandReplicator
+from mirrordrill.harness.drill.replicators import FlowSpec, ReplicationSetup, make_replicator
+from mirrordrill.harness.drill.replicators.command import CommandReplicator
 from tests.integration.kafka_helpers import produce_values, read_values, unique_topic
 
 # serial: failed on the suite's parallel part in its first trial (a load of 8-17 beside it), not yet

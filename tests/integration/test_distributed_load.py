@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.drill.engine import Drill
-from harness.drill.validate import parse_scenario
-from loadgen.histories.kinds import ACKED_SENDS
-from loadgen.histories.reader import read_rows
-from loadgen.runner import LoadRunner
-from loadgen.spec import LoadStats
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.validate import parse_scenario
+from mirrordrill.loadgen.histories.kinds import ACKED_SENDS
+from mirrordrill.loadgen.histories.reader import read_rows
+from mirrordrill.loadgen.runner import LoadRunner
+from mirrordrill.loadgen.spec import LoadStats
+from mirrordrill.primitives.import_root import IMPORT_ROOT
 from tests.conftest import processes_under
 from tests.integration.kafka_helpers import unique_topic as unique
 from tests.integration.test_load import assert_ledger_matches_topic, load_spec
@@ -52,9 +53,9 @@ def master_address(runner: LoadRunner, timeout_s: float = 30.0) -> str:
 def start_load_worker(master: str, folder: Path) -> subprocess.Popen[bytes]:
     """``mirrordrill load-worker`` in its own working directory, as a team starts it on another machine."""
     folder.mkdir(parents=True)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": str(IMPORT_ROOT)}
     with open(folder / "worker.log", "wb") as out:
-        return subprocess.Popen([sys.executable, "-m", "harness.cli", "load-worker", "--master", master,
+        return subprocess.Popen([sys.executable, "-m", "mirrordrill.harness.cli", "load-worker", "--master", master,
                                  "--dir", "ledger", "--once"], cwd=folder, env=env, stdout=out,
                                 stderr=subprocess.STDOUT)
 

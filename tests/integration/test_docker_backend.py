@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.drill.engine import Drill
-from harness.drill.validate import parse_scenario
-from harness.lab.brokers.cluster import ClusterSpec, round_trip
-from harness.lab.compose.backend import DockerBackend
-from harness.lab.compose.spec import DRILL_LABEL
-from harness.lab.environment import Environment, TopologySpec
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.validate import parse_scenario
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec, round_trip
+from mirrordrill.harness.lab.compose.backend import DockerBackend
+from mirrordrill.harness.lab.compose.spec import DRILL_LABEL
+from mirrordrill.harness.lab.environment import Environment, TopologySpec
 
 pytestmark = pytest.mark.integration
 
@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def engine():
-    from harness.lab.docker.engine import EngineError, ensure_engine
+    from mirrordrill.harness.lab.docker.engine import EngineError, ensure_engine
     try:
         eng = ensure_engine(log=print)
     except EngineError as e:

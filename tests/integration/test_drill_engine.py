@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.drill.engine import Drill
-from harness.drill.validate import parse_scenario
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.validate import parse_scenario
+from mirrordrill.primitives.import_root import IMPORT_ROOT
 from tests.conftest import processes_under, read_until
 
 pytestmark = pytest.mark.integration
@@ -97,7 +98,7 @@ def _the_run_folder_explains_itself(run: Path, drill_file: Path, summary: dict) 
     """Issue 16: the drill's log, the step's condition, how the run was made, CSV headers."""
     import hashlib
 
-    from loadgen.histories.kinds import KINDS
+    from mirrordrill.loadgen.histories.kinds import KINDS
     log = (run / "drill.log").read_text()
     assert summary["logs"]["drill"] == str(run / "drill.log") and "planned_failover" in log and "summary:" in log
     (step,) = [e for e in summary["timeline"] if e["kind"] == "planned_failover"]
@@ -196,8 +197,8 @@ def test_ctrl_c_writes_the_summary_and_stops_everything(tmp_path):
     path = tmp_path / "long.yaml"
     path.write_text(LONG_DRILL)
     out = tmp_path / "run"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli.commands", "run", str(path), "--out", str(out),
+    env = dict(os.environ, PYTHONPATH=str(IMPORT_ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "mirrordrill.harness.cli.commands", "run", str(path), "--out", str(out),
                              "--keep-broker-data"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
     try:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from mirrordrill.primitives.import_root import IMPORT_ROOT
 from tests.conftest import processes_under, read_until
 from tests.integration.test_drill_engine import LONG_DRILL  # MM2 starts in seconds; the load runs 10 min
 
@@ -34,7 +35,7 @@ def test_ctrl_c_in_a_drill_test_saves_its_summary_and_ends_the_session(tmp_path)
            "--profile", "full", "--basetemp", str(basetemp), "-p", "no:cacheprovider", "-p", "no:allure_pytest",
            "-s", "-q"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+                            env=dict(os.environ, PYTHONPATH=str(IMPORT_ROOT)))
     try:
         lines = read_until(proc, "load running for", 240)
         assert any("load running for" in line for line in lines), "".join(lines)

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from primitives.bootstrap import REPO_ROOT, Bootstrap
+from mirrordrill.primitives.bootstrap import Bootstrap
+from mirrordrill.primitives.import_root import IMPORT_ROOT
 
 pytestmark = pytest.mark.integration
 
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.integration
 _SESSION = """
 import sys
 from pathlib import Path
-from replicator.driver_jvm import DriverStart, session_settings
+from mirrordrill.replicator.driver_jvm import DriverStart, session_settings
 # the replicator's jar, as every replicator process has it: the session registers its header function
 jars = [Path(sys.argv[2])]
 driver = DriverStart(session_settings(jars, Path(sys.argv[1]), [], "local[*]"), "local[*]", lambda: None).begin()
@@ -31,7 +32,7 @@ _ABANDONED = """
 import sys
 from pathlib import Path
 from pyspark import SparkContext
-from replicator.driver_jvm import DriverStart, session_settings
+from mirrordrill.replicator.driver_jvm import DriverStart, session_settings
 driver = DriverStart(session_settings([], Path(sys.argv[1]), [], "local[*]"), "local[*]", lambda: None).begin()
 driver._thread.join()
 proc = SparkContext._gateway.proc
@@ -41,7 +42,7 @@ print(proc.poll() is not None, SparkContext._gateway is None)
 
 
 def _run(script: str, tmp_path) -> str:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(IMPORT_ROOT), os.environ.get("PYTHONPATH", "")]),
                SPARK_LOCAL_IP="127.0.0.1")
     (tmp_path / "spark-tmp").mkdir(exist_ok=True)
     jar = Bootstrap().replicator_jar()

@@ -17,12 +17,12 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from harness.cli.commands import main
-from harness.drill.validate import load_scenario
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.environment import Environment, TopologySpec
-from harness.tools.existing import plan as planning
-from harness.tools.existing.footprint import footprints
+from mirrordrill.harness.cli.commands import main
+from mirrordrill.harness.drill.validate import load_scenario
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+from mirrordrill.harness.lab.environment import Environment, TopologySpec
+from mirrordrill.harness.tools.existing import plan as planning
+from mirrordrill.harness.tools.existing.footprint import footprints
 
 pytestmark = pytest.mark.integration
 

@@ -22,8 +22,9 @@ import pytest
 import yaml
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from primitives.config_refs import RefResolver
-from primitives.kafka.security import ClientSecurity
+from mirrordrill.primitives.config_refs import RefResolver
+from mirrordrill.primitives.import_root import IMPORT_ROOT
+from mirrordrill.primitives.kafka.security import ClientSecurity
 from tests.conftest import processes_under, up_secure_clusters
 
 pytestmark = pytest.mark.integration
@@ -137,12 +138,12 @@ def footprint(conn: dict) -> dict[str, tuple[list[str], list[str]]]:
 
 
 def run_cli(*args: str, cwd: Path, env: dict, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness.cli.commands", *args], cwd=cwd, env=env, text=True,
+    return subprocess.run([sys.executable, "-m", "mirrordrill.harness.cli.commands", *args], cwd=cwd, env=env, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
 
 
 def test_drills_on_existing_secure_clusters_pass_through_the_proxy_and_leave_nothing(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(REPO), MIRRORDRILL_SECURE_PASSWORD=PASSWORD)
+    env = dict(os.environ, PYTHONPATH=str(IMPORT_ROOT), MIRRORDRILL_SECURE_PASSWORD=PASSWORD)
     up, workdir, conn_path, _ = up_secure_clusters(tmp_path, PASSWORD)
     try:
         conn = yaml.safe_load(conn_path.read_text())

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.lab.brokers.cluster import ClusterNotReady, ClusterSpec
-from harness.lab.environment import Environment, TopologySpec
+from mirrordrill.harness.lab.brokers.cluster import ClusterNotReady, ClusterSpec
+from mirrordrill.harness.lab.environment import Environment, TopologySpec
+from mirrordrill.primitives.import_root import IMPORT_ROOT
 from tests.conftest import processes_under, read_until
 
 pytestmark = pytest.mark.integration
@@ -53,8 +54,8 @@ def test_a_stopped_environment_keeps_its_broker_logs_but_not_their_segments(arti
 
 def test_ctrl_c_on_the_cli_stops_everything(tmp_path):
     workdir = tmp_path / "up"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli.commands", "up", "--clusters", "x,y",
+    env = dict(os.environ, PYTHONPATH=str(IMPORT_ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "mirrordrill.harness.cli.commands", "up", "--clusters", "x,y",
                              "--workdir", str(workdir)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, cwd=tmp_path, env=env)
     try:

@@ -7,7 +7,7 @@ import time
 import pytest
 from confluent_kafka import Consumer, KafkaException
 
-from primitives.kafka.group_offsets import committed_offsets, group_offsets
+from mirrordrill.primitives.kafka.group_offsets import committed_offsets, group_offsets
 
 from .kafka_helpers import new_topic, unique_topic
 

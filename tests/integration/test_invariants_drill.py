@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.drill.engine import Drill
-from harness.drill.validate import parse_scenario
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.validate import parse_scenario
 from tests.conftest import processes_under
 
 pytestmark = pytest.mark.integration

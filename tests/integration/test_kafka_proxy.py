@@ -18,13 +18,19 @@ import pytest
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.brokers.secure import LocalClusterSecurity
-from harness.lab.environment import Environment, TopologySpec
-from harness.lab.network.kafka_proxy import DownstreamTls, KafkaProxyProcess, KafkaProxySpec, ProxyListener, UpstreamTls
-from primitives.config_refs import RefResolver
-from primitives.kafka.tls import CertificateAuthority
-from primitives.ports import LOOPBACK, PortAllocator
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+from mirrordrill.harness.lab.brokers.secure import LocalClusterSecurity
+from mirrordrill.harness.lab.environment import Environment, TopologySpec
+from mirrordrill.harness.lab.network.kafka_proxy import (
+    DownstreamTls,
+    KafkaProxyProcess,
+    KafkaProxySpec,
+    ProxyListener,
+    UpstreamTls,
+)
+from mirrordrill.primitives.config_refs import RefResolver
+from mirrordrill.primitives.kafka.tls import CertificateAuthority
+from mirrordrill.primitives.ports import LOOPBACK, PortAllocator
 
 pytestmark = pytest.mark.integration
 

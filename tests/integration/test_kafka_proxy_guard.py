@@ -32,11 +32,11 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.environment import Environment, TopologySpec
-from harness.lab.network.kafka_proxy import KafkaProxyProcess, KafkaProxySpec, ProxyListener
-from harness.lab.network.kafka_proxy.guard import describe
-from primitives.ports import LOOPBACK, PortAllocator
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+from mirrordrill.harness.lab.environment import Environment, TopologySpec
+from mirrordrill.harness.lab.network.kafka_proxy import KafkaProxyProcess, KafkaProxySpec, ProxyListener
+from mirrordrill.harness.lab.network.kafka_proxy.guard import describe
+from mirrordrill.primitives.ports import LOOPBACK, PortAllocator
 from tests.integration.test_kafka_proxy import produce_all
 
 pytestmark = pytest.mark.integration

@@ -21,15 +21,16 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import NewPartitions, NewTopic
 
-from loadgen import envelope
-from loadgen.histories.kinds import ACKED_SENDS, END_OFFSETS, TARGET_RECORDS, UNCERTAIN_SENDS
-from loadgen.histories.reader import read_rows
-from loadgen.lag_sampler import LagSampler
-from loadgen.observer import Observer
-from loadgen.runner import LoadRunner
-from loadgen.spec import LoadSpec
-from primitives.kafka.reading import watermarks
-from primitives.process import ProcessError
+from mirrordrill.loadgen import envelope
+from mirrordrill.loadgen.histories.kinds import ACKED_SENDS, END_OFFSETS, TARGET_RECORDS, UNCERTAIN_SENDS
+from mirrordrill.loadgen.histories.reader import read_rows
+from mirrordrill.loadgen.lag_sampler import LagSampler
+from mirrordrill.loadgen.observer import Observer
+from mirrordrill.loadgen.runner import LoadRunner
+from mirrordrill.loadgen.spec import LoadSpec
+from mirrordrill.primitives.import_root import IMPORT_ROOT
+from mirrordrill.primitives.kafka.reading import watermarks
+from mirrordrill.primitives.process import ProcessError
 from tests.integration.kafka_helpers import produce_enveloped
 from tests.integration.kafka_helpers import unique_topic as unique
 
@@ -346,7 +347,7 @@ def test_locust_command_line_with_its_own_options(east, tmp_path):
            "--create-topics", "2", "--rate", "200", "--record-size", '{"normal": [500, 50]}',
            "--keys", "hot:20:2:0.9", "--ledger-dir", "ledger"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+                            text=True, env={**os.environ, "PYTHONPATH": str(IMPORT_ROOT)})
     try:
         out, _ = proc.communicate(timeout=60)
     finally:

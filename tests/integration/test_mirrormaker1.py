@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.drill.engine import Drill
-from harness.drill.replicators import FlowSpec, ReplicationSetup, make_replicator
-from harness.drill.replicators.mirrormaker1 import MirrorMaker1Replicator, group_name
-from harness.drill.validate import parse_scenario
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.replicators import FlowSpec, ReplicationSetup, make_replicator
+from mirrordrill.harness.drill.replicators.mirrormaker1 import MirrorMaker1Replicator, group_name
+from mirrordrill.harness.drill.validate import parse_scenario
 from tests.conftest import processes_under
 from tests.integration.kafka_helpers import produce_values, read_values, unique_topic, wait_for
 

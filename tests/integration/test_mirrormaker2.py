@@ -17,8 +17,8 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import NewPartitions, NewTopic
 
-from harness.drill.replicators import FlowSpec, ReplicationSetup, make_replicator
-from harness.drill.replicators.mirrormaker2 import MirrorMaker2Replicator
+from mirrordrill.harness.drill.replicators import FlowSpec, ReplicationSetup, make_replicator
+from mirrordrill.harness.drill.replicators.mirrormaker2 import MirrorMaker2Replicator
 from tests.integration.kafka_helpers import (
     partition_count,
     produce_values,

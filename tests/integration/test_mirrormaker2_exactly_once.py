@@ -14,11 +14,11 @@ import pytest
 from confluent_kafka import Consumer
 from confluent_kafka.admin import NewTopic
 
-from harness.drill.replicators.mirrormaker2 import MirrorMaker2Replicator
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.environment import Environment, TopologySpec
-from primitives.kafka.reading import ends_after_last_record, read_topic, watermarks
+from mirrordrill.harness.drill.replicators.mirrormaker2 import MirrorMaker2Replicator
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+from mirrordrill.harness.lab.environment import Environment, TopologySpec
+from mirrordrill.primitives.kafka.reading import ends_after_last_record, read_topic, watermarks
 
 from .kafka_helpers import wait_for
 from .resume_helpers import SteadyLoad

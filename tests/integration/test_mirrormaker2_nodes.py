@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from harness.drill.engine import Drill
-from harness.drill.validate import parse_scenario
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.validate import parse_scenario
 from tests.conftest import processes_under
 
 pytestmark = pytest.mark.integration

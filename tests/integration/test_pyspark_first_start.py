@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.drill.replicators.pyspark import PySparkReplicator
-from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.environment import Environment, TopologySpec
+from mirrordrill.harness.drill.replicators.pyspark import PySparkReplicator
+from mirrordrill.harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+from mirrordrill.harness.lab.environment import Environment, TopologySpec
 
 from .kafka_helpers import unique_topic, wait_for
 from .resume_helpers import exactly_once, produce

@@ -7,9 +7,9 @@ import time
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.drill.replicators.pyspark import PySparkReplicator
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from replicator.policy import PROVENANCE_HEADER
+from mirrordrill.harness.drill.replicators.pyspark import PySparkReplicator
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from mirrordrill.replicator.policy import PROVENANCE_HEADER
 
 from .kafka_helpers import produce_values, read_records, topic_names, unique_topic, values_in, wait_for
 from .resume_helpers import SteadyLoad, exactly_once

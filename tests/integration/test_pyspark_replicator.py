@@ -11,10 +11,10 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, NewPartitions, NewTopic, ResourceType
 
-from harness.drill.replicators.pyspark import PySparkReplicator
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from replicator.headers import source_offset_of
-from replicator.mm2_format import Checkpoint, Heartbeat
+from mirrordrill.harness.drill.replicators.pyspark import PySparkReplicator
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from mirrordrill.replicator.headers import source_offset_of
+from mirrordrill.replicator.mm2_format import Checkpoint, Heartbeat
 from tests.prometheus_text import parse
 
 from .kafka_helpers import (

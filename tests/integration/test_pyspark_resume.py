@@ -12,8 +12,8 @@ import time
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.drill.replicators.pyspark import PySparkReplicator
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from mirrordrill.harness.drill.replicators.pyspark import PySparkReplicator
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 
 from .kafka_helpers import unique_topic, values_in, wait_for
 from .resume_helpers import SteadyLoad, exactly_once, produce

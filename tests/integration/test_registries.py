@@ -10,17 +10,17 @@ from typing import Literal
 
 import pytest
 
-from harness.drill.actions.base import StepFacts
-from harness.drill.actions.link_action import LinkAction
-from harness.drill.actions.registry import register_action, unregister_action
-from harness.drill.engine import Drill
-from harness.drill.metrics import Metric, register_metric, unregister_metric
-from harness.drill.replicators import RunInputs, register_replicator_kind, unregister_replicator_kind
-from harness.drill.replicators.command import CommandReplicator
-from harness.drill.schema_timeline import _LinkStep
-from harness.drill.validate import ScenarioInvalid, parse_scenario
-from harness.lab.network.wan import LinkConditions
-from reports.labels import faults
+from mirrordrill.harness.drill.actions.base import StepFacts
+from mirrordrill.harness.drill.actions.link_action import LinkAction
+from mirrordrill.harness.drill.actions.registry import register_action, unregister_action
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.metrics import Metric, register_metric, unregister_metric
+from mirrordrill.harness.drill.replicators import RunInputs, register_replicator_kind, unregister_replicator_kind
+from mirrordrill.harness.drill.replicators.command import CommandReplicator
+from mirrordrill.harness.drill.schema_timeline import _LinkStep
+from mirrordrill.harness.drill.validate import ScenarioInvalid, parse_scenario
+from mirrordrill.harness.lab.network.wan import LinkConditions
+from mirrordrill.reports.labels import faults
 from tests.conftest import processes_under
 from tests.integration.test_command_replicator import COMMAND
 

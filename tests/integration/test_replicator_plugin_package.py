@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mirrordrill.primitives.import_root import IMPORT_ROOT
 from tests.conftest import processes_under
 from tests.integration.test_command_replicator import COMMAND
 
@@ -21,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 ADAPTER = '''
 """A team's replicator: a command of its own, as a kind of its own."""
-from harness.drill.replicators.command import CommandReplicator
+from mirrordrill.harness.drill.replicators.command import CommandReplicator
 
 
 class TeamPipe(CommandReplicator):
@@ -81,10 +82,10 @@ def test_an_installed_packages_replicator_kind_is_offered_validated_and_run(tmp_
     package, site = adapter_package(tmp_path / "team-pipe", COMMAND), tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
                     "--target", str(site), str(package)], check=True, timeout=300)
-    env = dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{site}")
+    env = dict(os.environ, PYTHONPATH=f"{IMPORT_ROOT}{os.pathsep}{site}")
 
     def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "harness.cli.commands", *args], cwd=tmp_path, env=env, text=True,
+        return subprocess.run([sys.executable, "-m", "mirrordrill.harness.cli.commands", *args], cwd=tmp_path, env=env, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
 
     assert "team-pipe" in cli("run", "--help").stdout.replace("\n", " ")

@@ -114,8 +114,8 @@ def _shows_flow(rows: dict[str, dict], flow: dict, label: str) -> None:
 
 
 def test_the_report_opens_on_the_verdict_and_the_headline_figures(tiny_run, tmp_path):
-    from reports.browser import Browser
-    from reports.render import render
+    from mirrordrill.reports.browser import Browser
+    from mirrordrill.reports.render import render
     summary = json.loads((tiny_run / "summary.json").read_text())
     html = render([tiny_run], tmp_path / "report", history=tmp_path / "history.jsonl").html
     screen = _first_screen(Browser.find(), html)
@@ -130,8 +130,8 @@ def test_the_report_opens_on_the_verdict_and_the_headline_figures(tiny_run, tmp_
 
 
 def test_a_report_of_two_replicators_opens_on_them_side_by_side(tiny_run, tmp_path):
-    from reports.browser import Browser
-    from reports.render import render
+    from mirrordrill.reports.browser import Browser
+    from mirrordrill.reports.render import render
     # A second run of the drill as a PySpark run with a failover leaves it: a copy of the run whose
     # summary.json names the other replicator, other figures and a failed-over consumer group (the
     # report reads nothing else of a run).
@@ -164,8 +164,8 @@ def test_a_report_of_two_replicators_opens_on_them_side_by_side(tiny_run, tmp_pa
 
 
 def test_report_shows_the_drill_its_figures_and_plots(tiny_run, tmp_path):
-    from reports.browser import Browser
-    from reports.render import render
+    from mirrordrill.reports.browser import Browser
+    from mirrordrill.reports.render import render
     history = tmp_path / "history.jsonl"
     first = render([tiny_run], tmp_path / "report", history=history)
     assert first.html.name == "index.html"

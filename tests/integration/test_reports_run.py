@@ -30,7 +30,7 @@ def test_the_engine_wrote_allure_results_for_the_run(tiny_run):
 
 
 def test_timeline_and_expectations_are_steps(tiny_run):
-    from reports.allure_results import write_allure_results
+    from mirrordrill.reports.allure_results import write_allure_results
     (result,) = _results(write_allure_results(tiny_run))
     steps = {s["name"]: s for s in result["steps"]}
     for name in ("blackhole primary<->dr", "heal primary<->dr", "drain"):
@@ -45,7 +45,7 @@ def test_timeline_and_expectations_are_steps(tiny_run):
 def test_plots_are_real_pngs_of_the_run(tiny_run):
     import matplotlib.image
 
-    from reports.allure_results import write_allure_results
+    from mirrordrill.reports.allure_results import write_allure_results
     folder = write_allure_results(tiny_run)
     (result,) = _results(folder)
     pngs = {a["name"]: folder / a["source"] for a in result["attachments"] if a["type"] == "image/png"}
@@ -63,7 +63,7 @@ def test_plots_are_real_pngs_of_the_run(tiny_run):
 def test_summary_scenario_and_config_attached(tiny_run):
     # (a drill file can no longer hold a secret in a flow's settings: validate refuses it, and the
     # redaction of a secure drill's replicator configuration is searched by test_secret_leaks.py)
-    from reports.allure_results import write_allure_results
+    from mirrordrill.reports.allure_results import write_allure_results
     folder = write_allure_results(tiny_run)
     (result,) = _results(folder)
     names = {a["name"] for a in result["attachments"]}
@@ -74,7 +74,7 @@ def test_summary_scenario_and_config_attached(tiny_run):
 
 
 def test_a_failed_run_carries_its_logs(tiny_run, tmp_path):
-    from reports.allure_results import write_allure_results
+    from mirrordrill.reports.allure_results import write_allure_results
     failed = tmp_path / "failed-run"
     shutil.copytree(tiny_run, failed, ignore=shutil.ignore_patterns("allure-results", "report", "env"))
     summary = json.loads((failed / "summary.json").read_text())
@@ -91,7 +91,7 @@ def test_a_failed_run_carries_its_logs(tiny_run, tmp_path):
 
 
 def test_history_id_is_stable_across_runs_of_the_same_drill(tiny_run):
-    from reports.allure_results import write_allure_results
+    from mirrordrill.reports.allure_results import write_allure_results
     first = _results(write_allure_results(tiny_run))[0]
     second = _results(write_allure_results(tiny_run))[0]
     assert first["historyId"] == second["historyId"] and first["uuid"] != second["uuid"]
@@ -99,7 +99,7 @@ def test_history_id_is_stable_across_runs_of_the_same_drill(tiny_run):
 
 def test_report_renders_from_saved_results_alone(tiny_run, tmp_path, capsys):
     """The report reads the results the drill saved, never the histories or the scenario."""
-    from harness.cli.commands import EXIT_OK, main
+    from mirrordrill.harness.cli.commands import EXIT_OK, main
     saved = tmp_path / "saved-only"
     shutil.copytree(tiny_run, saved, ignore=shutil.ignore_patterns("allure-results", "report", "env"))
     shutil.rmtree(saved / "histories")

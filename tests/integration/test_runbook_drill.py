@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from harness.drill.engine import Drill
-from harness.drill.validate import load_scenario
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.validate import load_scenario
 from tests.conftest import processes_under
 
 pytestmark = pytest.mark.integration

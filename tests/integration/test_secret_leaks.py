@@ -29,11 +29,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.cli import commands as cli
-from harness.drill.engine import Drill
-from harness.drill.run_folder import SUMMARY_FILE
-from harness.drill.validate import parse_scenario
-from primitives.bootstrap import mirrordrill_home
+from mirrordrill.harness.cli import commands as cli
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.run_folder import SUMMARY_FILE
+from mirrordrill.harness.drill.validate import parse_scenario
+from mirrordrill.primitives.bootstrap import mirrordrill_home
 
 pytestmark = pytest.mark.integration
 

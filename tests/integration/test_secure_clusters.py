@@ -6,10 +6,10 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
-from harness.lab.brokers.cluster import ClusterSpec, round_trip
-from harness.lab.brokers.secure import LocalClusterSecurity
-from harness.lab.environment import Environment, TopologySpec
-from primitives.config_refs import RefResolver
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec, round_trip
+from mirrordrill.harness.lab.brokers.secure import LocalClusterSecurity
+from mirrordrill.harness.lab.environment import Environment, TopologySpec
+from mirrordrill.primitives.config_refs import RefResolver
 
 pytestmark = pytest.mark.integration
 

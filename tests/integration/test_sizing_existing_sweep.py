@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.tools.sweep.points import LOAD_HELD
+from mirrordrill.harness.tools.sweep.points import LOAD_HELD
+from mirrordrill.primitives.import_root import IMPORT_ROOT
 from tests.conftest import processes_under, up_secure_clusters
 from tests.integration.test_existing_clusters_run import footprint, run_cli
 
@@ -49,7 +50,7 @@ def filled_drill(conn: dict, path: Path) -> Path:
 
 
 def test_the_sizing_sweep_on_existing_clusters_names_each_points_bottleneck(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(REPO), MIRRORDRILL_SECURE_PASSWORD=PASSWORD)
+    env = dict(os.environ, PYTHONPATH=str(IMPORT_ROOT), MIRRORDRILL_SECURE_PASSWORD=PASSWORD)
     up, workdir, conn_path, _ = up_secure_clusters(tmp_path, PASSWORD)
     try:
         conn = yaml.safe_load(conn_path.read_text())

@@ -7,11 +7,11 @@ import subprocess
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from harness.drill.replicators.pyspark import PySparkReplicator
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.environment import Environment, TopologySpec
-from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
+from mirrordrill.harness.drill.replicators.pyspark import PySparkReplicator
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+from mirrordrill.harness.lab.environment import Environment, TopologySpec
+from mirrordrill.harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
 
 from .kafka_helpers import read_records, unique_topic, wait_for
 from .test_pyspark_replicator import produce
@@ -77,7 +77,7 @@ def test_replicator_is_a_submitted_application_with_two_executors(repl, spark_en
     assert "spark-submit" in node.process.argv[0] and "--py-files" in node.process.argv
     log = node.log_path.read_text()
     # the driver imported the shipped package, not the checkout
-    assert "replicator package loaded from" in log and "replicator.zip/replicator/__init__.py" in log
+    assert "replicator package loaded from" in log and "replicator.zip/mirrordrill/replicator/__init__.py" in log
 
 
 def test_records_replicate(repl, spark_env):

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.tools.sweep.params import SweepError, parse_params
-from harness.tools.sweep.run import Sweep
-from reports.sweep_hooks import SweepReports
+from mirrordrill.harness.tools.sweep.params import SweepError, parse_params
+from mirrordrill.harness.tools.sweep.run import Sweep
+from mirrordrill.reports.sweep_hooks import SweepReports
 from tests.conftest import processes_under
 
 pytestmark = pytest.mark.integration

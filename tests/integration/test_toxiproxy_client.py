@@ -7,8 +7,8 @@ import socket
 import pytest
 from toxiproxy.api import APIConsumer
 
-from harness.lab.network.toxiproxy import Toxic, ToxiproxyError, ToxiproxyServer
-from primitives.ports import PortAllocator
+from mirrordrill.harness.lab.network.toxiproxy import Toxic, ToxiproxyError, ToxiproxyServer
+from mirrordrill.primitives.ports import PortAllocator
 
 pytestmark = pytest.mark.integration
 

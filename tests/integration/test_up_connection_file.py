@@ -10,10 +10,10 @@ import pytest
 import yaml
 from confluent_kafka import KafkaException
 
-from harness.lab.brokers.cluster import READY_TOPIC
-from primitives.config_refs import RefResolver, find_refs
-from primitives.kafka.reading import read_topic
-from primitives.kafka.security import ClientSecurity
+from mirrordrill.harness.lab.brokers.cluster import READY_TOPIC
+from mirrordrill.primitives.config_refs import RefResolver, find_refs
+from mirrordrill.primitives.kafka.reading import read_topic
+from mirrordrill.primitives.kafka.security import ClientSecurity
 from tests.conftest import processes_under, up_secure_clusters
 
 pytestmark = pytest.mark.integration

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from confluent_kafka import KafkaException, Producer
 
-from harness.lab.network.probe import measure_round_trip
+from mirrordrill.harness.lab.network.probe import measure_round_trip
 
 from .kafka_helpers import new_topic, produce_values, read_values, unique_topic
 

@@ -93,8 +93,8 @@ def _site_packages(venv: Path) -> Path:
 
 # The Spark driver's class-data archive the drills made for this venv's Python (one per interpreter path,
 # about 170 MB): no later session can map it, so it is removed with the venv.
-ARCHIVE_OF_THIS_VENV = ("from primitives.bootstrap import Bootstrap; "
-                        "from harness.drill.replicators.pyspark_launch import cds_archive_path, replicator_jars; "
+ARCHIVE_OF_THIS_VENV = ("from mirrordrill.primitives.bootstrap import Bootstrap; "
+                        "from mirrordrill.harness.drill.replicators.pyspark_launch import cds_archive_path, replicator_jars; "
                         "print(cds_archive_path(Bootstrap().java(), replicator_jars(None)))")
 
 
@@ -239,7 +239,7 @@ def test_the_docker_images_project_wheel_is_the_installed_package(installed, tmp
     """``--backend docker`` builds its images from the installed package: repacked, it installs to the same files."""
     made = installed.run(str(installed.venv / "bin" / "python"), "-c",
                          "import sys; from pathlib import Path; from primitives.bootstrap import Bootstrap; "
-                         "from harness.lab.docker.contexts import project_wheel; "
+                         "from mirrordrill.harness.lab.docker.contexts import project_wheel; "
                          f"print(project_wheel(Bootstrap(), Path({str(tmp_path / 'wheel')!r})))")
     assert made.returncode == 0, made.stdout
     target = tmp_path / "target"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.drill.engine import Drill
-from harness.drill.summary import render_table
-from harness.drill.validate import parse_scenario
-from replicator.planted_faults import FAULT_ENV, SUITE_ENV
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.summary import render_table
+from mirrordrill.harness.drill.validate import parse_scenario
+from mirrordrill.replicator.planted_faults import FAULT_ENV, SUITE_ENV
 from tests.conftest import processes_under, stop_if_interrupted
 from tests.mutants.conftest import OUTCOMES
 from tests.mutants.planted import CONTROL, MUTANTS, Mutant, drill_text

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 # The end-offset series is plain Python over a few samples, not what the oracle checks: the product's.
-from harness.drill.checker.columnar import _latest_end_offsets
-from harness.drill.checker.contract import (
+from mirrordrill.harness.drill.checker.columnar import _latest_end_offsets
+from mirrordrill.harness.drill.checker.contract import (
     EventImpact,
     FlowInput,
     FlowResult,
@@ -21,9 +21,9 @@ from harness.drill.checker.contract import (
     TopicResult,
     wipe_times,
 )
-from harness.drill.checker.figures import Tally, event_impact, figure_fields, first_ids, flow_series, latency_stats
-from harness.drill.checker.stall import FlowStall, PartitionKey, flow_stall
-from loadgen.histories.records import AckedSend, TimelineEvent
+from mirrordrill.harness.drill.checker.figures import Tally, event_impact, figure_fields, first_ids, flow_series, latency_stats
+from mirrordrill.harness.drill.checker.stall import FlowStall, PartitionKey, flow_stall
+from mirrordrill.loadgen.histories.records import AckedSend, TimelineEvent
 
 Position = tuple[str, int, int]  # (topic, partition, offset)
 

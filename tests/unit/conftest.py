@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from primitives.process import ManagedProcess
+from mirrordrill.primitives.process import ManagedProcess
 
 
 @pytest.fixture

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from primitives.config_errors import ConfigError
-from replicator.config.properties_reader import parse_mm2_properties
-from replicator.config.settings import ReplicatorConfig
-from replicator.config.yaml_reader import parse_yaml
-from replicator.filters import DEFAULT_CONFIG_PROPERTIES_EXCLUDE, DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS_EXCLUDE
+from mirrordrill.primitives.config_errors import ConfigError
+from mirrordrill.replicator.config.properties_reader import parse_mm2_properties
+from mirrordrill.replicator.config.settings import ReplicatorConfig
+from mirrordrill.replicator.config.yaml_reader import parse_yaml
+from mirrordrill.replicator.filters import DEFAULT_CONFIG_PROPERTIES_EXCLUDE, DEFAULT_GROUPS_EXCLUDE, DEFAULT_TOPICS_EXCLUDE
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "replicator" / "examples"
 

@@ -9,15 +9,15 @@ from typing import Literal
 
 import pytest
 
-from harness.drill.actions.base import StepFacts
-from harness.drill.actions.cluster_action import ClusterAction
-from harness.drill.actions.registry import ACTIONS, register_action, step_facts, unregister_action
-from harness.drill.checker.contract import SecondSeries
-from harness.drill.invariants import loss_faults, repeat_faults
-from harness.drill.schema_timeline import StepBase
-from harness.drill.validate import ScenarioInvalid, parse_scenario
-from harness.tools.sweep.measure import catch_up_of
-from reports.labels import faults
+from mirrordrill.harness.drill.actions.base import StepFacts
+from mirrordrill.harness.drill.actions.cluster_action import ClusterAction
+from mirrordrill.harness.drill.actions.registry import ACTIONS, register_action, step_facts, unregister_action
+from mirrordrill.harness.drill.checker.contract import SecondSeries
+from mirrordrill.harness.drill.invariants import loss_faults, repeat_faults
+from mirrordrill.harness.drill.schema_timeline import StepBase
+from mirrordrill.harness.drill.validate import ScenarioInvalid, parse_scenario
+from mirrordrill.harness.tools.sweep.measure import catch_up_of
+from mirrordrill.reports.labels import faults
 from tests.unit.test_existing_clusters import DRILL as EXISTING_DRILL
 from tests.unit.test_existing_clusters import problems as existing_problems
 

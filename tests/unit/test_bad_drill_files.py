@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.cli import commands as cli
+from mirrordrill.harness.cli import commands as cli
 from tests.unit.test_scenario_validation import BASE
 
 FAILOVER = "timeline:\n  - {at: 5s, do: unplanned_failover, from: primary, to: dr}\n"
@@ -568,7 +568,7 @@ def test_a_merge_key_is_read_as_compose_users_write_it(tmp_path, capsys, nothing
     path = tmp_path / "drill.yaml"
     path.write_text(text)
     assert cli.main(["validate", str(path)]) == cli.EXIT_OK, capsys.readouterr().err
-    from harness.drill.validate import load_scenario
+    from mirrordrill.harness.drill.validate import load_scenario
     dr = load_scenario(path).clusters["dr"]
     assert (dr.brokers, dr.heap_mb) == (2, 256)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.drill.baseline import (
+from mirrordrill.harness.drill.baseline import (
     DEFAULT_TOLERANCES,
     BaselineCheck,
     BaselineError,
@@ -18,8 +18,8 @@ from harness.drill.baseline import (
     load_baseline,
     parse_tolerances,
 )
-from harness.drill.results import SCHEMA, DrillResults, DrillSummary, FailoverSummary, FlowSummary, save_results
-from harness.drill.run_folder import BASELINE_FILE
+from mirrordrill.harness.drill.results import SCHEMA, DrillResults, DrillSummary, FailoverSummary, FlowSummary, save_results
+from mirrordrill.harness.drill.run_folder import BASELINE_FILE
 
 BEFORE = Path(__file__).parent / "fixtures" / "summary-before-schema.json"
 
@@ -169,7 +169,7 @@ def test_the_comparison_becomes_expectations_and_is_saved_with_its_table(tmp_pat
 
 
 def test_the_allure_attachments_carry_the_comparison(tmp_path):
-    from reports.attachments import baseline_attachments
+    from mirrordrill.reports.attachments import baseline_attachments
     assert baseline_attachments(tmp_path) == []
     save_results(tmp_path / "base", DrillResults(_summary()))
     check = BaselineCheck.prepare(tmp_path / "base", None, _summary().scenario, "pyspark", BEFORE)
@@ -186,7 +186,7 @@ def test_flow_summaries_are_what_the_engine_hands_in():
 
 
 def test_run_refuses_a_bad_baseline_before_anything_starts(tmp_path, capsys):
-    from harness.cli.commands import main
+    from mirrordrill.harness.cli.commands import main
     drill = str(Path(__file__).resolve().parents[2] / "scenarios" / "quickstart.yaml")
     save_results(tmp_path / "other", DrillResults(_summary()))  # a run of another drill
     assert main(["run", drill, "--baseline", str(tmp_path / "other"), "--out", str(tmp_path / "run")]) == 2

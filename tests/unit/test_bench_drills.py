@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.tools.bench.drills import BenchCell, BenchError, BenchResult, bench, figure_columns, figures
+from mirrordrill.harness.tools.bench.drills import BenchCell, BenchError, BenchResult, bench, figure_columns, figures
 from tests.unit.test_calibrate import _summary
 
 
@@ -49,7 +49,7 @@ def test_a_later_start_at_the_same_location_is_a_restart_only_if_the_replicator_
 
 
 def test_start_log_tells_a_restart_of_a_process_from_its_first_start():
-    from harness.drill.replicators.start_log import StartLog
+    from mirrordrill.harness.drill.replicators.start_log import StartLog
     log = StartLog()
     log.record("@west", {"started_at_ms": 1_000, "first_record_s": 19.0})
     log.record("@east", {"started_at_ms": 1_500, "first_record_s": 18.0})
@@ -97,7 +97,7 @@ def test_bad_arguments_name_the_fix(tmp_path):
 def test_a_drill_with_an_unplanned_failover_is_spread_over_its_checkpoint_interval():
     import yaml
 
-    from harness.tools.bench.drills import checkpoint_phases
+    from mirrordrill.harness.tools.bench.drills import checkpoint_phases
     drill = yaml.safe_load(Path("scenarios/secure-failover.yaml").read_text())
     # the drills' checkpoint interval is 5 s for both replicators: three runs 0, 1.667 and 3.333 s later
     assert checkpoint_phases(drill, 3) == (0.0, 1.667, 3.333)
@@ -112,7 +112,7 @@ def test_a_drill_with_an_unplanned_failover_is_spread_over_its_checkpoint_interv
 def test_the_incident_and_everything_after_it_move_later_and_nothing_before_it():
     import pytest
 
-    from harness.tools.sweep.params import SweepError, apply_params
+    from mirrordrill.harness.tools.sweep.params import SweepError, apply_params
     drill = {"duration": "75s", "replication": {"flows": []},
              "timeline": [{"at": "5s", "do": "blackhole"},
                           {"at": "20s", "when": {"lag_at_most": 300, "timeout": "30s"}, "do": "unplanned_failover"},
@@ -141,7 +141,7 @@ def test_reprocessing_over_the_checkpoint_cycle_is_the_mean_of_its_phases(tmp_pa
 
 
 def test_a_bench_sweeps_the_failover_phase_with_both_replicators_at_each(tmp_path):
-    from harness.tools.bench.drills import _sweep
+    from mirrordrill.harness.tools.bench.drills import _sweep
     sweep = _sweep(Path("scenarios/active-passive-unplanned-failover.yaml"), 3, tmp_path, log=lambda m: None,
                    reports=None)
     assert sweep.repeat == 1

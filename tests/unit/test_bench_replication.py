@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.tools.bench.replication import (
+from mirrordrill.harness.tools.bench.replication import (
     DEFAULT_REPLICATORS,
     BenchResult,
     LoadMark,
@@ -14,7 +14,7 @@ from harness.tools.bench.replication import (
     parse_replicators,
     render_table,
 )
-from loadgen.histories.records import TargetRecord
+from mirrordrill.loadgen.histories.records import TargetRecord
 
 
 def test_parse_replicators_keeps_order_and_rejects_unknown_and_repeats():

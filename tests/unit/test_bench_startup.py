@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harness.tools.bench.startup import StartupBench, StartupSample, bench_startup
+from mirrordrill.harness.tools.bench.startup import StartupBench, StartupSample, bench_startup
 
 
 def _bench(tmp_path) -> StartupBench:

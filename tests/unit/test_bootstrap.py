@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from primitives.bootstrap import Bootstrap, BootstrapError
+from mirrordrill.primitives.bootstrap import Bootstrap, BootstrapError
 
 
 def test_missing_maven_is_named_with_the_fix(tmp_path, monkeypatch):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.drill.validate import parse_scenario
+from mirrordrill.harness.drill.validate import parse_scenario
 from tests.unit.test_scenario_validation import BASE
 
 

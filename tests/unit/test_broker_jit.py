@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from harness.drill.schema import Scenario
-from harness.drill.topology import topology_of
-from harness.lab.brokers.broker import BrokerPorts, BrokerSettings, KafkaBroker
-from harness.lab.docker.images import broker_java_argv
-from harness.tools.sweep.params import SweepError, apply_params, parse_params
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.drill.topology import topology_of
+from mirrordrill.harness.lab.brokers.broker import BrokerPorts, BrokerSettings, KafkaBroker
+from mirrordrill.harness.lab.docker.images import broker_java_argv
+from mirrordrill.harness.tools.sweep.params import SweepError, apply_params, parse_params
 
 C1_ONLY = "-XX:TieredStopAtLevel=1"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.drill.broker_settings import outside_address, owner_reason
-from harness.drill.validate import parse_scenario
+from mirrordrill.harness.drill.broker_settings import outside_address, owner_reason
+from mirrordrill.harness.drill.validate import parse_scenario
 from tests.unit.test_scenario_validation import BASE
 
 

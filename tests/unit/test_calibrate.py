@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.drill.metrics import METRICS
-from harness.drill.results import SCHEMA, DrillSummary, FailoverSummary
-from harness.drill.schema import parse_expectation
-from harness.tools.calibrate.limits import (
+from mirrordrill.harness.drill.metrics import METRICS
+from mirrordrill.harness.drill.results import SCHEMA, DrillSummary, FailoverSummary
+from mirrordrill.harness.drill.schema import parse_expectation
+from mirrordrill.harness.tools.calibrate.limits import (
     Calibration,
     CalibrationError,
     Limit,
@@ -151,7 +151,7 @@ def test_the_range_table_shows_each_run_and_the_suggestion():
 
 
 def test_calibrate_refuses_bad_arguments_before_any_drill(capsys):
-    from harness.cli.commands import main
+    from mirrordrill.harness.cli.commands import main
     drill = str(REPO / "scenarios" / "quickstart.yaml")
     assert main(["calibrate", drill, "--margin", "150%"]) == 2
     assert "--margin" in capsys.readouterr().err

@@ -8,11 +8,11 @@ import dataclasses
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.drill.checker import check_flow
-from harness.drill.checker.columnar import as_columnar
-from harness.drill.checker.contract import WIPE_EVENT_KIND
-from harness.drill.checker.synthetic import FaultPlan, synthesize_flow
-from loadgen.histories.records import TimelineEvent
+from mirrordrill.harness.drill.checker import check_flow
+from mirrordrill.harness.drill.checker.columnar import as_columnar
+from mirrordrill.harness.drill.checker.contract import WIPE_EVENT_KIND
+from mirrordrill.harness.drill.checker.synthetic import FaultPlan, synthesize_flow
+from mirrordrill.loadgen.histories.records import TimelineEvent
 from tests.unit.checker_oracle import check_flow as oracle_check_flow
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -6,10 +6,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness.drill.checker import check_failover, check_flow
-from harness.drill.checker.contract import SAMPLE_SIZE
-from harness.drill.checker.figures import latency_stats
-from harness.drill.checker.synthetic import COUNTS, SAMPLED, FaultPlan, synthesize_failover, synthesize_flow
+from mirrordrill.harness.drill.checker import check_failover, check_flow
+from mirrordrill.harness.drill.checker.contract import SAMPLE_SIZE
+from mirrordrill.harness.drill.checker.figures import latency_stats
+from mirrordrill.harness.drill.checker.synthetic import COUNTS, SAMPLED, FaultPlan, synthesize_failover, synthesize_flow
 
 SETTINGS = settings(max_examples=200, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

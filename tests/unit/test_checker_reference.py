@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.drill.checker import (
+from mirrordrill.harness.drill.checker import (
     CheckerInputError,
     FailoverInput,
     FlowInput,
@@ -13,9 +13,16 @@ from harness.drill.checker import (
     check_failover,
     check_flow,
 )
-from harness.drill.checker.figures import latency_stats, nearest_rank, throughput
-from harness.drill.checker.spark import SparkFailoverInput, SparkFlowInput
-from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
+from mirrordrill.harness.drill.checker.figures import latency_stats, nearest_rank, throughput
+from mirrordrill.harness.drill.checker.spark import SparkFailoverInput, SparkFlowInput
+from mirrordrill.loadgen.histories.records import (
+    AckedSend,
+    LagSample,
+    ProcessedRecord,
+    TargetRecord,
+    TimelineEvent,
+    UncertainSend,
+)
 
 T0 = 1_700_000_000_000  # an epoch second boundary
 MAP = {"A.t": "t"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.drill.checker import bench as checker_bench
-from harness.tools.measurement_tables import checker_scaling_table
+from mirrordrill.harness.drill.checker import bench as checker_bench
+from mirrordrill.harness.tools.measurement_tables import checker_scaling_table
 
 
 def test_executor_counts_are_a_list_of_positive_integers(capsys):

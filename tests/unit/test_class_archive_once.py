@@ -6,7 +6,7 @@ import threading
 import time
 from pathlib import Path
 
-from harness.drill.replicators import class_archive
+from mirrordrill.harness.drill.replicators import class_archive
 
 
 def test_concurrent_makers_make_the_archive_once_and_all_find_it(tmp_path, monkeypatch):

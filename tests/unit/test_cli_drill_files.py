@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.commands import main
-from harness.drill.shipped import SHIPPED_DIR, drill_path, shipped_drills
+from mirrordrill.harness.cli.commands import main
+from mirrordrill.harness.drill.shipped import SHIPPED_DIR, drill_path, shipped_drills
 from tests.unit.test_existing_clusters import DRILL as EXISTING_DRILL
 
 ROOT = Path(__file__).resolve().parents[2]

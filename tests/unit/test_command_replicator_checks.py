@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import subprocess
 
-from harness.cli import commands as cli
-from harness.drill.replicators import FlowSpec, ReplicationSetup, make_replicator
+from mirrordrill.harness.cli import commands as cli
+from mirrordrill.harness.drill.replicators import FlowSpec, ReplicationSetup, make_replicator
 from tests.unit.test_replicator_adapters import environment
 from tests.unit.test_scenario_validation import BASE
 

@@ -6,12 +6,12 @@ import re
 
 import yaml
 
-from harness.tools.compose_file import CHAOS_FILE, render_chaos
+from mirrordrill.harness.tools.compose_file import CHAOS_FILE, render_chaos
 
 
 def test_the_checked_in_chaos_file_is_the_rendering():
     assert CHAOS_FILE.read_text() == render_chaos(), (
-        "docker-compose.chaos.yml differs from its rendering: run python -m harness.tools.compose_file")
+        "docker-compose.chaos.yml differs from its rendering: run python -m mirrordrill.harness.tools.compose_file")
 
 
 def test_the_chaos_lab_listens_on_loopback_with_the_two_port_variables():

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.lab.brokers.cluster import ClusterSpec, KafkaCluster
-from harness.lab.compose.backend import make_backend
-from harness.lab.compose.cpu import cgroup_cpu_seconds
-from harness.lab.compose.lab import BrokerImage, broker_service, toxiproxy_config, toxiproxy_service
-from harness.lab.compose.spec import ComposeProject, Mount, Service, compose_dict, compose_yaml
-from harness.lab.environment import ProcessBackend, TopologySpec, plan_ports, proxy_routes
-from primitives.cpu import CpuMeter
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec, KafkaCluster
+from mirrordrill.harness.lab.compose.backend import make_backend
+from mirrordrill.harness.lab.compose.cpu import cgroup_cpu_seconds
+from mirrordrill.harness.lab.compose.lab import BrokerImage, broker_service, toxiproxy_config, toxiproxy_service
+from mirrordrill.harness.lab.compose.spec import ComposeProject, Mount, Service, compose_dict, compose_yaml
+from mirrordrill.harness.lab.environment import ProcessBackend, TopologySpec, plan_ports, proxy_routes
+from mirrordrill.primitives.cpu import CpuMeter
 
 IMAGE = BrokerImage("mirrordrill/broker:test", "/usr/bin/java", "/opt/mirrordrill/kafka/libs/*", "/opt/log4j2.properties")
 
@@ -122,7 +122,7 @@ def test_cpu_meter_adds_what_its_extra_reports(tmp_path):
 
 
 def test_a_spark_daemon_container_runs_the_image_spark_class_with_the_same_arguments(tmp_path):
-    from harness.lab.compose.spark import SparkDaemonLauncher
+    from mirrordrill.harness.lab.compose.spark import SparkDaemonLauncher
     launcher = SparkDaemonLauncher(run=None, image="mirrordrill/spark:t", spark_home="/opt/spark",  # type: ignore[arg-type]  # no runner: never started
                                    java_home="/jvm", image_python="/opt/venv/bin/python", mount_root=tmp_path,
                                    host_python="/host/venv/bin/python")
@@ -140,7 +140,7 @@ def test_a_spark_daemon_container_runs_the_image_spark_class_with_the_same_argum
 
 
 def test_without_compose_a_service_becomes_the_same_docker_run(tmp_path):
-    from harness.lab.compose.project import docker_run_argv
+    from mirrordrill.harness.lab.compose.project import docker_run_argv
     svc = Service("broker-a-1", "img:1", ("sh", "-c", "exec java"), role="broker",
                   mounts=(Mount("/r/a", "/r/a"),), environment=(("K", "V"),), stop_grace_s=20)
     argv = docker_run_argv(ComposeProject("p", (svc,)), svc)

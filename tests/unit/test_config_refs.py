@@ -6,8 +6,15 @@ import stat
 
 import pytest
 
-from primitives.config_refs import ConfigRefError, RefResolver, check_ref_syntax, find_refs, is_pure_ref, parse_properties
-from primitives.kafka.security import ClientSecurity, ResolvedSecurity, jaas_quote, java_to_librdkafka, write_private
+from mirrordrill.primitives.config_refs import (
+    ConfigRefError,
+    RefResolver,
+    check_ref_syntax,
+    find_refs,
+    is_pure_ref,
+    parse_properties,
+)
+from mirrordrill.primitives.kafka.security import ClientSecurity, ResolvedSecurity, jaas_quote, java_to_librdkafka, write_private
 
 
 def test_env_file_and_dir_references_resolve(tmp_path):

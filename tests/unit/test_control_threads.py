@@ -3,8 +3,8 @@
 import threading
 import time
 
-from replicator.control_threads import ControlThreads
-from replicator.schedule import Every
+from mirrordrill.replicator.control_threads import ControlThreads
+from mirrordrill.replicator.schedule import Every
 
 
 class StandInFlow:

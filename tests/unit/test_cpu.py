@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from primitives.cpu import process_cpu_seconds, read_stat, tree_cpu_seconds, waited_children_cpu_seconds
+from mirrordrill.primitives.cpu import process_cpu_seconds, read_stat, tree_cpu_seconds, waited_children_cpu_seconds
 
 
 def test_a_tree_counts_its_busy_child_and_a_gone_process_reads_none():
@@ -32,7 +32,7 @@ def test_sweep_cpu_meter_reads_own_time_of_processes_under_a_folder(tmp_path):
     import sys
     import time
 
-    from primitives.cpu import CpuMeter
+    from mirrordrill.primitives.cpu import CpuMeter
     busy = subprocess.Popen([sys.executable, "-c", "import time\nwhile time.process_time() < 0.6: pass"],
                             cwd=tmp_path)
     try:

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from harness.lab.docker import images as img
-from harness.lab.docker.images import INPUTS_LABEL, ImageSet, ImageSpec
+from mirrordrill.harness.lab.docker import images as img
+from mirrordrill.harness.lab.docker.images import INPUTS_LABEL, ImageSet, ImageSpec
 
 
 @dataclass

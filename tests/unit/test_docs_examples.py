@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.drill.validate import parse_scenario
+from mirrordrill.harness.drill.validate import parse_scenario
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 DOC = DOCS / "drill-files.md"

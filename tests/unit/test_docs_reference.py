@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.commands import build_parser
-from harness.drill.actions.registry import ACTIONS
-from harness.drill.metrics import metric_names
-from harness.tools.docs_reference import (
+from mirrordrill.harness.cli.commands import build_parser
+from mirrordrill.harness.drill.actions.registry import ACTIONS
+from mirrordrill.harness.drill.metrics import metric_names
+from mirrordrill.harness.tools.docs_reference import (
     CLI_PAGE,
     DRILL_FIELDS_PAGE,
     GUIDE,
@@ -25,11 +25,11 @@ from harness.tools.docs_reference import (
     reference_pages,
     replicator_settings_page,
 )
-from harness.tools.drill_schema import drill_json_schema
-from harness.tools.measurement_tables import TABLES
-from primitives.measurement_record import RECORDS_DIR
-from replicator.config.flow import FlowConfig
-from replicator.config.settings import ClusterConfig, ReplicatorConfig
+from mirrordrill.harness.tools.drill_schema import drill_json_schema
+from mirrordrill.harness.tools.measurement_tables import TABLES
+from mirrordrill.primitives.measurement_record import RECORDS_DIR
+from mirrordrill.replicator.config.flow import FlowConfig
+from mirrordrill.replicator.config.settings import ClusterConfig, ReplicatorConfig
 from tests.unit.test_action_facts import FloodAction, flood  # noqa: F401 (flood is a fixture used below)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -112,7 +112,7 @@ def test_a_new_flag_appears_with_its_help_default_and_choices():
 
 
 def test_the_command_writes_the_pages_and_check_names_a_stale_one(tmp_path, capsys):
-    from harness.cli.commands import main
+    from mirrordrill.harness.cli.commands import main
     (tmp_path / GUIDE).parent.mkdir(parents=True)
     (tmp_path / GUIDE).write_text((REPO / GUIDE).read_text())
     # the hand-written pages the measurement tables sit in, and the records they come from

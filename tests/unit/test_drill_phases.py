@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.drill.engine import Drill
-from harness.drill.phase_state import Outcome, stop_parts
-from harness.drill.validate import load_scenario
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.phase_state import Outcome, stop_parts
+from mirrordrill.harness.drill.validate import load_scenario
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "scenarios" / "quickstart.yaml"
 

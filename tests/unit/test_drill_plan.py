@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
-from harness.drill.validate import check_text
+from mirrordrill.harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
+from mirrordrill.harness.drill.validate import check_text
 from tests.unit.test_existing_clusters import DRILL
 
 

@@ -10,10 +10,10 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from harness.cli import commands as cli
-from harness.drill.schema import Scenario
-from harness.drill.yaml_source import YamlSyntaxError, load_yaml
-from harness.tools.drill_schema import SCHEMA_FILE, YAML_LANGUAGE_SERVER_LINE, drill_json_schema, schema_text
+from mirrordrill.harness.cli import commands as cli
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.drill.yaml_source import YamlSyntaxError, load_yaml
+from mirrordrill.harness.tools.drill_schema import SCHEMA_FILE, YAML_LANGUAGE_SERVER_LINE, drill_json_schema, schema_text
 from tests.unit.test_bad_drill_files import CASES
 from tests.unit.test_docs_examples import EXAMPLES
 

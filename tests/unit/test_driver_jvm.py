@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from replicator.driver_jvm import (
+from mirrordrill.replicator.driver_jvm import (
     CDS_ENV,
     artifact_of,
     driver_class_path,
@@ -103,7 +103,7 @@ class _Launches:
 def test_the_driver_launches_with_the_settings_and_the_launch_master(monkeypatch):
     from pyspark import SparkContext
 
-    from replicator.driver_jvm import DriverStart
+    from mirrordrill.replicator.driver_jvm import DriverStart
     launches = _Launches()
     monkeypatch.setattr(SparkContext, "_ensure_initialized", launches)
     # as in a replicator process, no JVM yet: a suite's earlier in-process session would give SparkConf its defaults
@@ -118,7 +118,7 @@ def test_the_driver_launches_with_the_settings_and_the_launch_master(monkeypatch
 def test_a_failed_launch_is_raised_where_the_session_is_asked_for_and_abandon_has_nothing_to_stop(monkeypatch):
     from pyspark import SparkContext
 
-    from replicator.driver_jvm import DriverStart
+    from mirrordrill.replicator.driver_jvm import DriverStart
     monkeypatch.setattr(SparkContext, "_ensure_initialized", _Launches(RuntimeError("Java gateway process exited")))
     monkeypatch.setattr(SparkContext, "_jvm", None)
     marks = []

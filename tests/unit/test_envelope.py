@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from loadgen import envelope as E
+from mirrordrill.loadgen import envelope as E
+from mirrordrill.primitives.import_root import IMPORT_ROOT
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -83,10 +84,10 @@ def test_payload_is_deterministic_per_producer_and_seq():
 
 
 def test_payload_is_the_same_in_another_process():
-    code = ("from loadgen.envelope import expected_payload; "
+    code = ("from mirrordrill.loadgen.envelope import expected_payload; "
             "print(expected_payload('p-1', 77, 64).hex())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": "123"})
+                         env={**os.environ, "PYTHONPATH": str(IMPORT_ROOT), "PYTHONHASHSEED": "123"})
     assert out.stdout.strip() == E.expected_payload("p-1", 77, 64).hex()
 
 

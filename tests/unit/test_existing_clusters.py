@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from confluent_kafka.admin import AclBinding, AclOperation, AclPermissionType, ResourcePatternType, ResourceType
 
-from harness.drill.validate import ScenarioInvalid, parse_scenario
-from harness.lab.brokers import owned_names
-from harness.lab.brokers.existing_connect import client_config, principal_of
-from harness.tools.existing.commands import refuse_existing
-from harness.tools.existing.footprint import Permission, footprints
-from harness.tools.existing.plan import _allowed, plan, render
-from primitives.kafka.owned_names import owned_topic
+from mirrordrill.harness.drill.validate import ScenarioInvalid, parse_scenario
+from mirrordrill.harness.lab.brokers import owned_names
+from mirrordrill.harness.lab.brokers.existing_connect import client_config, principal_of
+from mirrordrill.harness.tools.existing.commands import refuse_existing
+from mirrordrill.harness.tools.existing.footprint import Permission, footprints
+from mirrordrill.harness.tools.existing.plan import _allowed, plan, render
+from mirrordrill.primitives.kafka.owned_names import owned_topic
 
 DRILL = """\
 name: team-drill
@@ -193,9 +193,9 @@ def test_run_needs_every_existing_cluster_allowed_by_name():
 
 
 def _replicator_config(s):
-    from harness.drill.preflight import _Planned
-    from harness.drill.replicators.setup import ReplicationSetup
-    from harness.drill.topology import flow_specs, topology_of
+    from mirrordrill.harness.drill.preflight import _Planned
+    from mirrordrill.harness.drill.replicators.setup import ReplicationSetup
+    from mirrordrill.harness.drill.topology import flow_specs, topology_of
     specs = flow_specs(s)
     setup = ReplicationSetup(env=_Planned(topology_of(s)), flows=specs, policy=s.replication.policy,
                              separator=s.replication.separator)
@@ -207,7 +207,7 @@ def _replicator_config(s):
     (r"md\-t\-.*", r"md\-t\-(?:.*)"),  # the prefix written escaped is read as the same prefix
 ])
 def test_the_replicators_receive_the_prefix_literally_then_the_rest(pattern, anchored):
-    from replicator.config.render import to_mm2_properties
+    from mirrordrill.replicator.config.render import to_mm2_properties
     s = parse_scenario(DRILL.replace("topics: [md-t-orders]}]}", f"topics: ['{pattern}']}}]}}"), "d.yaml")
     assert s.replication.flows[0].topics == [anchored]
     config = _replicator_config(s)
@@ -218,7 +218,7 @@ def test_the_replicators_receive_the_prefix_literally_then_the_rest(pattern, anc
 
 
 def test_the_footprint_and_checker_read_the_same_anchored_pattern():
-    from harness.drill.topology import check_pairs
+    from mirrordrill.harness.drill.topology import check_pairs
     text = DRILL.replace("topics: [md-t-orders]}]}", "topics: ['md-t-(?:orders|x)']}]}")
     s = parse_scenario(text, "d.yaml")
     assert footprints(s)["md-t-dr"].created_topics == ["md-t-primary.checkpoints.internal", "md-t-primary.md-t-orders"]
@@ -252,7 +252,7 @@ def test_a_failover_onto_an_existing_cluster_with_owned_names_validates():
     (["LOCAL"], "declares no existing cluster"),
 ])
 def test_cleanup_names_its_scope_before_it_connects(argv, says, tmp_path, capsys, monkeypatch):
-    from harness.cli.commands import main
+    from mirrordrill.harness.cli.commands import main
     monkeypatch.setenv("DRILL_PASSWORD", "not-a-real-one")  # the drill's secret resolves; its scope is what is wrong
     from tests.unit.test_scenario_validation import BASE
     (tmp_path / "d.yaml").write_text(DRILL)
@@ -264,7 +264,7 @@ def test_cleanup_names_its_scope_before_it_connects(argv, says, tmp_path, capsys
 
 
 def test_plan_refuses_offline_what_could_write_outside_the_prefix(tmp_path, capsys):
-    from harness.cli.commands import main
+    from mirrordrill.harness.cli.commands import main
     path = tmp_path / "d.yaml"
     path.write_text(DRILL.replace("topics: [md-t-orders]}]}", "topics: ['md-t-.*|.*']}]}"))
     assert main(["plan", str(path), "--offline"]) == 2
@@ -274,7 +274,7 @@ def test_plan_refuses_offline_what_could_write_outside_the_prefix(tmp_path, caps
 
 def test_a_rest_that_compiles_alone_but_not_after_the_prefix_is_refused():
     # '(?i)' compiles on its own, but a global flag may not follow the prefix once anchored
-    from primitives.kafka.owned_names import PatternRefused, anchored_pattern
+    from mirrordrill.primitives.kafka.owned_names import PatternRefused, anchored_pattern
     with pytest.raises(PatternRefused, match="is not a regex on its own"):
         anchored_pattern("md-t-(?i)orders", "md-t-")
     assert anchored_pattern("md-t-orders", "md-t-") == r"md\-t\-(?:orders)"

@@ -4,11 +4,11 @@ drill's clients trust the drill's CA while the proxy carries the team's trust an
 
 from __future__ import annotations
 
-from harness.lab.brokers.broker import BrokerPorts
-from harness.lab.brokers.existing import LOCAL, ExistingSecurity, UpstreamNode, proxy_spec
-from primitives.kafka.security import ResolvedSecurity
-from primitives.kafka.tls import CertificateAuthority
-from primitives.secret_dir import SecretDir
+from mirrordrill.harness.lab.brokers.broker import BrokerPorts
+from mirrordrill.harness.lab.brokers.existing import LOCAL, ExistingSecurity, UpstreamNode, proxy_spec
+from mirrordrill.primitives.kafka.security import ResolvedSecurity
+from mirrordrill.primitives.kafka.tls import CertificateAuthority
+from mirrordrill.primitives.secret_dir import SecretDir
 
 
 def test_every_broker_gets_a_local_listener_and_one_per_remote_advertised_at_the_wan_proxy():

@@ -3,10 +3,10 @@ operator that was applied."""
 
 import pytest
 
-from harness.drill.metrics import METRICS
-from harness.drill.schema import parse_expectation
-from harness.drill.summary import evaluate
-from harness.drill.validate import parse_scenario
+from mirrordrill.harness.drill.metrics import METRICS
+from mirrordrill.harness.drill.schema import parse_expectation
+from mirrordrill.harness.drill.summary import evaluate
+from mirrordrill.harness.drill.validate import parse_scenario
 from tests.unit.test_scenario_validation import BASE
 
 

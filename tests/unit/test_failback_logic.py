@@ -4,13 +4,13 @@ import threading
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness.drill import failback, failover
-from harness.drill.failback import _difference
-from harness.drill.replicators.setup import FlowSpec
-from harness.drill.results import FailbackSummary
-from harness.drill.summary import evaluate
-from harness.drill.validate import parse_scenario
-from replicator.policy import DefaultReplicationPolicy
+from mirrordrill.harness.drill import failback, failover
+from mirrordrill.harness.drill.failback import _difference
+from mirrordrill.harness.drill.replicators.setup import FlowSpec
+from mirrordrill.harness.drill.results import FailbackSummary
+from mirrordrill.harness.drill.summary import evaluate
+from mirrordrill.harness.drill.validate import parse_scenario
+from mirrordrill.replicator.policy import DefaultReplicationPolicy
 
 
 def test_difference_counts_records_missing_per_partition_with_repeats():
@@ -171,7 +171,7 @@ def test_the_re_protect_is_live_before_the_switch_back_and_takes_over_after_it(m
 
 
 def test_without_task_slots_for_both_the_re_protect_starts_after_the_switch(monkeypatch):
-    from harness.lab.spark.deployment import SparkDeploymentError
+    from mirrordrill.harness.lab.spark.deployment import SparkDeploymentError
     events, ctx = _switch_back(monkeypatch, refuse_first_reprotect=SparkDeploymentError("needs 8 task slots"))
     assert events == ["stop original", "wipe old", "start copy back", "topics on old",
                       "switch new->old (replicating: copy back)", "stop copy back", "start re-protect (after)"]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.drill.file_format import FORMAT
-from harness.drill.validate import ScenarioInvalid, check_text
+from mirrordrill.harness.drill.file_format import FORMAT
+from mirrordrill.harness.drill.validate import ScenarioInvalid, check_text
 
 SHIPPED = Path(__file__).resolve().parents[2] / "scenarios"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from primitives.properties_syntax import parse_mm2_list
-from replicator.filters import (
+from mirrordrill.primitives.properties_syntax import parse_mm2_list
+from mirrordrill.replicator.filters import (
     DEFAULT_CONFIG_PROPERTIES_EXCLUDE,
     DEFAULT_GROUPS_EXCLUDE,
     DEFAULT_TOPICS_EXCLUDE,
@@ -15,7 +15,7 @@ from replicator.filters import (
     TopicSelector,
     compile_pattern_list,
 )
-from replicator.policy import DefaultReplicationPolicy, IdentityReplicationPolicy
+from mirrordrill.replicator.policy import DefaultReplicationPolicy, IdentityReplicationPolicy
 
 
 def test_defaults_equal_kafka_source_strings() -> None:

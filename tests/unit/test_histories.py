@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from loadgen.histories.kinds import (
+from mirrordrill.loadgen.histories.kinds import (
     ACKED_SENDS,
     END_OFFSETS,
     KINDS,
@@ -17,14 +17,14 @@ from loadgen.histories.kinds import (
     history_files,
     history_path,
 )
-from loadgen.histories.reader import (
+from mirrordrill.loadgen.histories.reader import (
     HistoryFormatError,
     TornLine,
     load_history,
     read_rows,
     valid_prefix_length,
 )
-from loadgen.histories.records import (
+from mirrordrill.loadgen.histories.records import (
     ACKED_SEND_FIELDS,
     LAG_SAMPLE_FIELDS,
     PROCESSED_RECORD_FIELDS,
@@ -38,7 +38,7 @@ from loadgen.histories.records import (
     TimelineEvent,
     UncertainSend,
 )
-from loadgen.histories.writer import HistoryWriter, TornHistoryError
+from mirrordrill.loadgen.histories.writer import HistoryWriter, TornHistoryError
 
 ACKED = [AckedSend("A", "orders", 0, 41, "p-1", 7, 1000, 1003, 120, 4294967295),
          AckedSend("A", "orders", 2, 0, "p-2", 0, 1001, 1010, 1, 0)]
@@ -301,13 +301,13 @@ def test_every_file_starts_with_its_header_row_and_reads_back(tmp_path):
 
 
 def test_end_offsets_files_are_named_for_what_they_hold(tmp_path):
-    from loadgen.histories.kinds import END_OFFSETS
+    from mirrordrill.loadgen.histories.kinds import END_OFFSETS
     assert history_path(tmp_path, END_OFFSETS, "x").name == "end_offsets.x.csv"
 
 
 def test_timeline_condition_round_trip(tmp_path):
-    from loadgen.histories.kinds import TIMELINE_EVENTS
-    from loadgen.histories.records import TimelineEvent
+    from mirrordrill.loadgen.histories.kinds import TIMELINE_EVENTS
+    from mirrordrill.loadgen.histories.records import TimelineEvent
     rows = [TimelineEvent("kill", "kill_broker", 1, 2, "ok", "done", "lag <= 0 on primary->dr", False, 5),
             TimelineEvent("heal", "heal", 3, None, "ok", "")]
     path = tmp_path / "t.csv"

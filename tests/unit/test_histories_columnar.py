@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from loadgen.histories.columnar import frame_of, load_frame, read_frame
-from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS
-from loadgen.histories.reader import HistoryFormatError, load_history, read_rows
-from loadgen.histories.writer import HistoryWriter
+from mirrordrill.loadgen.histories.columnar import frame_of, load_frame, read_frame
+from mirrordrill.loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS
+from mirrordrill.loadgen.histories.reader import HistoryFormatError, load_history, read_rows
+from mirrordrill.loadgen.histories.writer import HistoryWriter
 from tests.unit.test_histories import ACKED, CASES
 
 

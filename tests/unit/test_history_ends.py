@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replicator.history import HistoryEnds
+from mirrordrill.replicator.history import HistoryEnds
 
 
 def ends_now(values: dict[str, list[int]]):

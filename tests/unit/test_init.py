@@ -10,8 +10,9 @@ from pathlib import Path
 
 import yaml
 
-from harness.cli.commands import main
-from harness.drill.validate import check_file
+from mirrordrill.harness.cli.commands import main
+from mirrordrill.harness.drill.validate import check_file
+from mirrordrill.primitives.import_root import IMPORT_ROOT
 
 REPO = Path(__file__).resolve().parents[2]
 ALL = ["drills/first-drill.yaml", "drills/drill.schema.json", "pytest.ini", ".github/workflows/mirrordrill.yml",
@@ -28,7 +29,7 @@ def test_init_writes_a_drill_that_validates_and_pytest_collects(tmp_path, capsys
     checked = check_file(tmp_path / "drills" / "first-drill.yaml")
     assert checked.scenario.name == "first-drill" and checked.scenario.timeline
     collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
-                               cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(REPO)), text=True,
+                               cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(IMPORT_ROOT)), text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
     assert "drills/first-drill.yaml::first-drill" in collected.stdout and "1 test collected" in collected.stdout, \
         collected.stdout

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.drill.checking import Checked, check_drill
-from harness.drill.invariants import producer_prefix
-from harness.drill.results import DrillSummary, Logs
-from harness.drill.summary import evaluate, render_table
-from harness.drill.topology import check_pairs, origin_topics
-from harness.drill.validate import ScenarioInvalid, parse_scenario
-from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, TIMELINE_EVENTS, history_path
-from loadgen.histories.records import AckedSend, TargetRecord, TimelineEvent
-from loadgen.histories.writer import HistoryWriter
+from mirrordrill.harness.drill.checking import Checked, check_drill
+from mirrordrill.harness.drill.invariants import producer_prefix
+from mirrordrill.harness.drill.results import DrillSummary, Logs
+from mirrordrill.harness.drill.summary import evaluate, render_table
+from mirrordrill.harness.drill.topology import check_pairs, origin_topics
+from mirrordrill.harness.drill.validate import ScenarioInvalid, parse_scenario
+from mirrordrill.loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, TIMELINE_EVENTS, history_path
+from mirrordrill.loadgen.histories.records import AckedSend, TargetRecord, TimelineEvent
+from mirrordrill.loadgen.histories.writer import HistoryWriter
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "scenarios" / "quickstart.yaml"
 T0 = 1_700_000_000_000
@@ -249,7 +249,7 @@ def test_a_nested_mapping_that_names_no_replicator_is_refused():
 
 
 def test_the_report_page_shows_the_verdict_the_invariants_and_a_relaxations_reason(tmp_path):
-    from reports.summary_html import summary_html
+    from mirrordrill.reports.summary_html import summary_html
     text = quickstart_without_expectations().replace(
         "invariants:\n  duplicates: 0\n", "invariants:\n  duplicates: 0\n  relax: {load_ran: 'throttled on purpose'}\n")
     page = summary_html(run_checked(tmp_path, text, records=100, drop={5}))

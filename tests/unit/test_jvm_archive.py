@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from primitives.jvm_archive import LazyArchive, dump_flags, fingerprint, making, map_flags
+from mirrordrill.primitives.jvm_archive import LazyArchive, dump_flags, fingerprint, making, map_flags
 
 
 def test_an_archive_is_mapped_only_when_the_file_exists(tmp_path):

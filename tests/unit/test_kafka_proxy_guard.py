@@ -11,9 +11,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.lab.brokers.existing import refused_writes
-from harness.lab.network.kafka_proxy import guard
-from harness.lab.network.kafka_proxy.wire import array_len, string, uvarint
+from mirrordrill.harness.lab.brokers.existing import refused_writes
+from mirrordrill.harness.lab.network.kafka_proxy import guard
+from mirrordrill.harness.lab.network.kafka_proxy.wire import array_len, string, uvarint
 
 OWNER = guard.Owner("md-g-")
 

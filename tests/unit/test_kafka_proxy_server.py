@@ -13,9 +13,9 @@ import os
 import stat
 import struct
 
-from harness.lab.network.kafka_proxy import KafkaProxyProcess, KafkaProxySpec, ProxyListener
-from harness.lab.network.kafka_proxy.server import KafkaProxyServer
-from primitives.ports import LOOPBACK, PortAllocator
+from mirrordrill.harness.lab.network.kafka_proxy import KafkaProxyProcess, KafkaProxySpec, ProxyListener
+from mirrordrill.harness.lab.network.kafka_proxy.server import KafkaProxyServer
+from mirrordrill.primitives.ports import LOOPBACK, PortAllocator
 
 
 def frame(body: bytes) -> bytes:

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from harness.lab.network.kafka_proxy import wire
-from harness.lab.network.kafka_proxy.spec import KafkaProxySpec, ProxyListener
+from mirrordrill.harness.lab.network.kafka_proxy import wire
+from mirrordrill.harness.lab.network.kafka_proxy.spec import KafkaProxySpec, ProxyListener
 
 CORR = 4242
 MAP = wire.AddressMap("127.0.0.1", {1: 30001, 2: 30002, 3: 30003})

@@ -7,6 +7,11 @@ constant arguments of ``importlib.import_module``/``__import__``, ``-m`` module 
 ``"package.module:Class"`` strings that a registry loads lazily), and any that points up or
 sideways fails the test with the file and line, so the layout stays what the manual says it is.
 
+Every import names the one installed package, ``mirrordrill.<folder>``: a bare ``harness`` (or
+``loadgen``, …) would load a second copy of each module it reaches wherever the checkout's root is
+on the path (pytest's rootdir, ``python -m`` from the checkout), and other distributions on PyPI
+use those names. Product code and tests alike fail on one.
+
 Cycles: packages (folders) that are not nested in one another must not import each other,
 directly or around a longer loop (``harness.lab.network`` -> ``harness.lab.brokers`` ->
 ``harness.lab.network`` fails), so each package can be read, tested and moved on its own.
@@ -25,6 +30,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("primitives", "replicator", "loadgen", "harness", "reports")
+NAMESPACE = "mirrordrill"  # what every import of them is spelled with (src/mirrordrill links the folders)
+BARE = "<bare>"  # the prefix of an import site that names a folder without the namespace
 
 # The layers, lowest first; names on one line share a layer (and may not import each other).
 LAYERS: tuple[tuple[str, ...], ...] = (
@@ -38,7 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 LAYER_OF: dict[str, int] = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
-_LAZY_REF = re.compile(rf"^((?:{'|'.join(PACKAGES)})(?:\.\w+)+):\w+$")
+_LAZY_REF = re.compile(rf"^((?:{NAMESPACE}\.)?(?:{'|'.join(PACKAGES)})(?:\.\w+)+):\w+$")
 
 
 def layer_key(module: str) -> str:
@@ -79,8 +86,11 @@ def imports_of(path: Path) -> list[ImportSite]:
     found: list[ImportSite] = []
 
     def add(node: ast.AST, name: str) -> None:
-        if name.split(".")[0] in PACKAGES:
-            found.append(ImportSite(path, node.lineno, importer, name))
+        """Record an import of one of ours, by the name within the namespace (or flagged bare)."""
+        if name.startswith(NAMESPACE + "."):
+            found.append(ImportSite(path, node.lineno, importer, name.removeprefix(NAMESPACE + ".")))
+        elif name.split(".")[0] in PACKAGES:
+            found.append(ImportSite(path, node.lineno, importer, BARE + name))
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -88,9 +98,9 @@ def imports_of(path: Path) -> list[ImportSite]:
                 add(node, alias.name)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                add(node, _resolve_relative(importer, path.name == "__init__.py", node.level, node.module))
-            elif node.module in PACKAGES:
-                for alias in node.names:  # "from harness import results" imports harness.drill.results
+                add(node, f"{NAMESPACE}.{_resolve_relative(importer, path.name == '__init__.py', node.level, node.module)}")
+            elif node.module == NAMESPACE or (node.module or "").removeprefix(NAMESPACE + ".") in PACKAGES:
+                for alias in node.names:  # "from mirrordrill.harness import drill" imports harness.drill
                     add(node, f"{node.module}.{alias.name}")
             elif node.module:
                 add(node, node.module)
@@ -107,10 +117,10 @@ def imports_of(path: Path) -> list[ImportSite]:
                 elif target.startswith("."):
                     package = next((k.value.value for k in node.keywords
                                     if k.arg == "package" and isinstance(k.value, ast.Constant)), importer)
-                    add(node, package + target if target != "." else package)
+                    add(node, f"{NAMESPACE}.{package + target if target != '.' else package}")
                 else:
                     add(node, target)
-            # ["python", "-m", "harness.x"]: a module run as a program is imported too
+            # ["python", "-m", "mirrordrill.harness.x"]: a module run as a program is imported too
             for a, b in pairwise(node.args):
                 if isinstance(a, ast.Constant) and a.value == "-m" and isinstance(b, ast.Constant) \
                         and isinstance(b.value, str):
@@ -155,6 +165,9 @@ def product_files() -> list[Path]:
 
 def violation(site: ImportSite) -> str | None:
     """Why this import breaks the layering, or None."""
+    if site.imported.startswith(BARE):
+        name = site.imported.removeprefix(BARE)
+        return f"imports {name} by its bare name: import {NAMESPACE}.{name} (the one package; a bare name loads a second copy)"
     if site.imported.startswith("<computed"):
         return "imports a module whose name is computed at run time: the layers cannot be checked"
     src, dst = layer_key(site.importer), layer_key(site.imported)
@@ -173,24 +186,33 @@ def test_every_import_points_down():
     assert not bad, "imports across the layers the wrong way:\n" + "\n".join(bad)
 
 
+def test_nothing_imports_our_folders_by_their_bare_names():
+    files = [*product_files(), *sorted((REPO / "tests").rglob("*.py")), REPO / "conftest.py"]
+    bad = [f"{site}: {violation(site)}" for path in files for site in imports_of(path)
+           if site.imported.startswith(BARE)]
+    assert not bad, "bare imports:\n" + "\n".join(bad)
+
+
 def test_the_walk_sees_every_kind_of_import(tmp_path, monkeypatch):
     # The checker itself must be able to fail: each form of import it claims to read.
     pkg = tmp_path / "loadgen"
     pkg.mkdir()
     (pkg / "bad.py").write_text(
-        "import harness.lab.environment\n"
-        "from replicator.config import X\n"
-        "from primitives import process\n"
+        "import mirrordrill.harness.lab.environment\n"
+        "from mirrordrill.replicator.config import X\n"
+        "from mirrordrill.primitives import process\n"
         "import importlib\n"
-        "importlib.import_module('reports.render')\n"
-        "KINDS = {'x': 'harness.drill.replicators.pyspark:PySparkReplicator'}\n"
+        "importlib.import_module('mirrordrill.reports.render')\n"
+        "KINDS = {'x': 'mirrordrill.harness.drill.replicators.pyspark:PySparkReplicator'}\n"
         "def later():\n"
-        "    from harness.drill import engine\n"
+        "    from mirrordrill.harness.drill import engine\n"
         "    importlib.import_module('.render', package='reports')\n"
         "    importlib.import_module(f'harness.{later}')\n"
-        "    __import__('reports', fromlist=['plots'])\n"
-        "    run(['python', '-m', 'harness.cli.commands'])\n"
+        "    __import__('mirrordrill.reports', fromlist=['plots'])\n"
+        "    run(['python', '-m', 'mirrordrill.harness.cli.commands'])\n"
         "from . import envelope\n"
+        "from harness.drill import results\n"
+        "from mirrordrill import harness\n"
     )
     monkeypatch.setattr(__import__(__name__, fromlist=["REPO"]), "REPO", tmp_path)
     sites = imports_of(pkg / "bad.py")
@@ -206,6 +228,8 @@ def test_the_walk_sees_every_kind_of_import(tmp_path, monkeypatch):
     assert reasons[("reports.plots", 11)].startswith("points up")
     assert reasons[("harness.cli.commands", 12)].startswith("points up")
     assert reasons[("loadgen", 13)] is None  # relative, within its own package
+    assert "by its bare name" in reasons[(BARE + "harness.drill", 14)]
+    assert reasons[("harness", 15)] is None  # the namespace's own subpackage, by itself
 
 
 @pytest.mark.parametrize("importer, imported, ok", [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from primitives.lifecycle import StartedInWith
+from mirrordrill.primitives.lifecycle import StartedInWith
 
 
 class _Lab(StartedInWith):

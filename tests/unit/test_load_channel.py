@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from loadgen.histories.kinds import ACKED_SENDS, history_path
-from loadgen.histories.reader import read_rows
-from loadgen.histories.records import AckedSend
-from loadgen.histories.writer import HistoryWriter
-from loadgen.load_channel import ROWS, LedgerReceiver, LedgerShipper, parse_master
-from loadgen.spec import LoadSpec
+from mirrordrill.loadgen.histories.kinds import ACKED_SENDS, history_path
+from mirrordrill.loadgen.histories.reader import read_rows
+from mirrordrill.loadgen.histories.records import AckedSend
+from mirrordrill.loadgen.histories.writer import HistoryWriter
+from mirrordrill.loadgen.load_channel import ROWS, LedgerReceiver, LedgerShipper, parse_master
+from mirrordrill.loadgen.spec import LoadSpec
 
 
 def _row(seq: int) -> AckedSend:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from harness.drill.load_clock import LoadClock, ProducingSince, load_clock
-from harness.drill.steps import wait_for_start
+from mirrordrill.harness.drill.load_clock import LoadClock, ProducingSince, load_clock
+from mirrordrill.harness.drill.steps import wait_for_start
 
 
 def test_zero_is_the_first_producer_not_the_launch():
@@ -83,11 +83,11 @@ def test_a_stop_during_the_wait_skips_the_step():
 
 def test_the_engine_uses_the_clock(monkeypatch):
     """The real context counts from ``load_started_at``: 0 until the load started."""
-    from harness.drill.context import DrillContext
+    from mirrordrill.harness.drill.context import DrillContext
     ctx = DrillContext.__new__(DrillContext)
     ctx.load_started_at = 0.0
     assert ctx.elapsed() == 0.0
-    monkeypatch.setattr("harness.drill.context.time.monotonic", lambda: 130.0)
+    monkeypatch.setattr("mirrordrill.harness.drill.context.time.monotonic", lambda: 130.0)
     ctx.load_started_at = 100.0
     assert ctx.elapsed() == 30.0
 
@@ -96,9 +96,9 @@ def test_the_report_summary_and_plots_count_from_the_load_start():
     import json
     from pathlib import Path
 
-    from harness.drill.results import SCHEMA, DrillResults, DrillSummary
-    from reports.attachments import load_start_ms
-    from reports.summary_html import summary_html
+    from mirrordrill.harness.drill.results import SCHEMA, DrillResults, DrillSummary
+    from mirrordrill.reports.attachments import load_start_ms
+    from mirrordrill.reports.summary_html import summary_html
     raw = {**json.loads((Path(__file__).parent / "fixtures" / "summary-before-schema.json").read_text()),
            "schema": SCHEMA}
     first = raw["timeline"][0]["start_ts_ms"]

@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 from pydantic import ValidationError
 
-from loadgen.app_consumer import CommitPolicy, StartPosition
-from loadgen.spec import KeySpec, LoadSpec, LoadStats, SizeSpec, TopicSelection
+from mirrordrill.loadgen.app_consumer import CommitPolicy, StartPosition
+from mirrordrill.loadgen.spec import KeySpec, LoadSpec, LoadStats, SizeSpec, TopicSelection
 
 
 def spec(**overrides) -> LoadSpec:

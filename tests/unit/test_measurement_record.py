@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from harness.cli.commands import build_parser
-from harness.drill.checker import bench as checker_bench
-from primitives.measurement_record import FORMAT, RECORDS_DIR, Sitting, read_record, read_records
+from mirrordrill.harness.cli.commands import build_parser
+from mirrordrill.harness.drill.checker import bench as checker_bench
+from mirrordrill.primitives.measurement_record import FORMAT, RECORDS_DIR, Sitting, read_record, read_records
 
 
 def test_a_record_written_into_a_folder_is_named_by_kind_and_date_and_carries_the_sitting(tmp_path):
@@ -54,7 +54,7 @@ def test_the_checker_benchmark_records_what_it_printed(tmp_path, capsys):
     assert checker_bench.main(["--records", "3000", "--no-spark", "--record", str(tmp_path)]) == 0
     [path] = tmp_path.glob("bench-checker-*.json")
     doc = read_record(path)
-    assert doc["command"][:3] == ["python", "-m", "harness.drill.checker.bench"]
+    assert doc["command"][:3] == ["python", "-m", "mirrordrill.harness.drill.checker.bench"]
     reference = doc["figures"]["reference"]
     assert doc["figures"]["records"] == 3000 and reference["records_s"] > 0
     assert f"{reference['records_s']:,.0f} records/s verified" in capsys.readouterr().out

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.tools.measurement_tables import TABLES, measurement_pages, render_page
-from primitives.measurement_record import RECORDS_DIR, Sitting
+from mirrordrill.harness.tools.measurement_tables import TABLES, measurement_pages, render_page
+from mirrordrill.primitives.measurement_record import RECORDS_DIR, Sitting
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -120,8 +120,8 @@ def test_every_committed_record_is_a_record_with_a_source_or_a_command():
 
 
 def test_a_recorded_bench_renders_the_table_bench_printed(tmp_path):
-    from harness.tools.bench.drills import BenchCell, BenchResult, figure_columns
-    from harness.tools.measurement_tables import bench_table
+    from mirrordrill.harness.tools.bench.drills import BenchCell, BenchResult, figure_columns
+    from mirrordrill.harness.tools.measurement_tables import bench_table
     runs = [{"passed": True, **{k: None for k in figure_columns()}, "reprocessed": r, "latency_p99_ms": 300}
             for r in (100, 200, 600)]
     result = BenchResult(tmp_path, 3, [BenchCell("failback", "pyspark", runs=runs, phase_spread=True),

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from harness.drill.baseline import DEFAULT_TOLERANCES, compare
-from harness.drill.metrics import METRICS, BenchColumn, CalibrateRule, Metric, register_metric, unregister_metric
-from harness.drill.schema import parse_expectation
-from harness.drill.summary import evaluate
-from harness.drill.validate import parse_scenario
-from harness.tools.bench.drills import figure_columns, figures
-from harness.tools.calibrate.limits import Calibration, calibrated, observe
+from mirrordrill.harness.drill.baseline import DEFAULT_TOLERANCES, compare
+from mirrordrill.harness.drill.metrics import METRICS, BenchColumn, CalibrateRule, Metric, register_metric, unregister_metric
+from mirrordrill.harness.drill.schema import parse_expectation
+from mirrordrill.harness.drill.summary import evaluate
+from mirrordrill.harness.drill.validate import parse_scenario
+from mirrordrill.harness.tools.bench.drills import figure_columns, figures
+from mirrordrill.harness.tools.calibrate.limits import Calibration, calibrated, observe
 from tests.unit.test_action_facts import DRILL as FAULT_DRILL
 from tests.unit.test_calibrate import _summary
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from harness.drill.replicators import FlowSpec, PartitionMetrics
-from harness.drill.replicators.measurements import _lag_per_topic
-from harness.drill.replicators.mirrormaker1 import assignments, include_regex
+from mirrordrill.harness.drill.replicators import FlowSpec, PartitionMetrics
+from mirrordrill.harness.drill.replicators.measurements import _lag_per_topic
+from mirrordrill.harness.drill.replicators.mirrormaker1 import assignments, include_regex
 
 
 def test_the_include_regex_leaves_out_what_the_flow_excludes_matching_whole_names():

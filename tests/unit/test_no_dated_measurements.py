@@ -50,7 +50,7 @@ def test_no_drill_comment_holds_a_dated_sitting(drill):
 def test_the_limits_calibrate_suggests_name_their_record_and_no_date():
     from types import SimpleNamespace
 
-    from harness.tools.calibrate.run import header
+    from mirrordrill.harness.tools.calibrate.run import header
     run = SimpleNamespace(replicator="pyspark", replicator_mode="realtime")
     record = Path("docs/measurements/calibrate-2026-12-04T081500Z.json")
     pasted = header(Path("scenarios/quickstart.yaml"), [run, run, run], 0.5, "short", record)  # type: ignore[list-item]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reports.offline_html import UnexpectedReportLayout, make_offline
+from mirrordrill.reports.offline_html import UnexpectedReportLayout, make_offline
 
 # The shape Allure 3.18's awesome plugin writes (scripts shortened).
 _ALLURE_318 = """<!DOCTYPE html><html><head><script>window.allureReportOptions = {}</script></head><body>

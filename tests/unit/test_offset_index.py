@@ -1,6 +1,6 @@
 """Exact offset translation over the prefix maxima of a target partition (pure logic)."""
 
-from replicator.offset_index import PartitionIndex
+from mirrordrill.replicator.offset_index import PartitionIndex
 
 
 def index_of(source_offsets: list[int], start: int = 0) -> PartitionIndex:

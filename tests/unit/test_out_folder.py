@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import commands as cli
-from harness.drill import engine, run_folder
-from harness.drill.engine import Drill
-from harness.drill.run_folder import MARKER, OutFolderRefused, clear_previous_run, refusal, take
-from harness.drill.validate import load_scenario
+from mirrordrill.harness.cli import commands as cli
+from mirrordrill.harness.drill import engine, run_folder
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.run_folder import MARKER, OutFolderRefused, clear_previous_run, refusal, take
+from mirrordrill.harness.drill.validate import load_scenario
 
 REPO = Path(__file__).resolve().parents[2]
 QUICKSTART = REPO / "scenarios" / "quickstart.yaml"

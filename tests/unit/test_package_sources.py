@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import os
 
-from primitives.package_sources import MAVEN_CENTRAL, go_source, maven_source, npm_source, pip_source, without_credentials
+from mirrordrill.primitives.package_sources import (
+    MAVEN_CENTRAL,
+    go_source,
+    maven_source,
+    npm_source,
+    pip_source,
+    without_credentials,
+)
 
 SETTINGS = """<settings xmlns="http://maven.apache.org/SETTINGS/1.2.0">
   <mirrors>

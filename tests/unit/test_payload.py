@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from harness.cli import commands as cli
-from loadgen.envelope import EnvelopeEncoder, decode_verified
-from loadgen.payload import WORDS, FieldSpec, PayloadSpec, compressible_body
-from loadgen.spec import LoadSpec
+from mirrordrill.harness.cli import commands as cli
+from mirrordrill.loadgen.envelope import EnvelopeEncoder, decode_verified
+from mirrordrill.loadgen.payload import WORDS, FieldSpec, PayloadSpec, compressible_body
+from mirrordrill.loadgen.spec import LoadSpec
 from tests.unit.test_scenario_validation import BASE
 
 # One field of each kind, with the cardinality hypothesis draws for it.

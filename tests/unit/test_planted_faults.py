@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from replicator import __main__ as replicator_main
-from replicator.planted_faults import FAULT_ENV, SUITE_ENV, CheckpointFault, DataPathFault, PlantedFaultRefused
+from mirrordrill.replicator import __main__ as replicator_main
+from mirrordrill.replicator.planted_faults import FAULT_ENV, SUITE_ENV, CheckpointFault, DataPathFault, PlantedFaultRefused
 from tests.unit.replicator_config_helpers import HEAD
 
 

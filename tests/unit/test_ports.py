@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from primitives.ports import BLOCK, PortAllocator, ephemeral_range, listener_range
+from mirrordrill.primitives.ports import BLOCK, PortAllocator, ephemeral_range, listener_range
 
 # Windows for the tests below: above the ephemeral range, where neither outgoing connections nor
 # the listeners of drills running beside the tests take ports (those come from below it).
@@ -63,7 +63,7 @@ def test_a_block_another_process_holds_is_skipped_until_that_process_ends(tmp_pa
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from primitives.ports import PortAllocator
+        from mirrordrill.primitives.ports import PortAllocator
         ports = PortAllocator(lock_dir=Path({str(tmp_path)!r}), ports={window!r})
         print(ports.take(), flush=True)
         sys.stdin.readline()

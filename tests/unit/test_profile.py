@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.drill.profile import ProfileError, apply_profile, overlay
-from harness.drill.validate import ScenarioInvalid, load_scenario, parse_scenario
-from harness.tools.sweep.params import SweepError, apply_params
+from mirrordrill.harness.drill.profile import ProfileError, apply_profile, overlay
+from mirrordrill.harness.drill.validate import ScenarioInvalid, load_scenario, parse_scenario
+from mirrordrill.harness.tools.sweep.params import SweepError, apply_params
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,7 +1,7 @@
 """The bundled replicator's lag as a drain reads it: end-offset lag corrected by the replicator's own figure."""
 
-from harness.drill.replicators.measurements import PartitionMetrics, ReplicatorMetrics
-from harness.drill.replicators.pyspark_lag import OwnFigures, merged_metrics
+from mirrordrill.harness.drill.replicators.measurements import PartitionMetrics, ReplicatorMetrics
+from mirrordrill.harness.drill.replicators.pyspark_lag import OwnFigures, merged_metrics
 
 
 def sample(*rows: tuple[str, str, str, int | None]) -> ReplicatorMetrics:

@@ -3,7 +3,7 @@
 import threading
 import time
 
-from replicator.query_gate import QueryGate
+from mirrordrill.replicator.query_gate import QueryGate
 
 
 def test_a_pass_back_from_a_dead_cluster_after_the_stop_changes_nothing():

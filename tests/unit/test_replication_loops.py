@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.drill.validate import check_text
+from mirrordrill.harness.drill.validate import check_text
 from tests.unit.test_bad_drill_files import _identity_cycle
 from tests.unit.test_scenario_validation import BASE
 

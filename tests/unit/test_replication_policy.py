@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replicator.policy import (
+from mirrordrill.replicator.policy import (
     PROVENANCE_HEADER,
     DefaultReplicationPolicy,
     IdentityReplicationPolicy,

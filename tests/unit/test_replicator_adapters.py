@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.drill.engine import Drill
-from harness.drill.replicators import (
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.replicators import (
     REPLICATOR_KINDS,
     FlowSpec,
     ReplicationSetup,
@@ -23,16 +23,16 @@ from harness.drill.replicators import (
     UnsupportedOperation,
     make_replicator,
 )
-from harness.drill.replicators.command import PLACEHOLDERS, CommandTemplate, CommandTemplateError, parse_translation
-from harness.drill.replicators.mirrormaker2 import plan_nodes
-from harness.drill.validate import parse_scenario
-from harness.lab.brokers.broker import BrokerPorts
-from harness.lab.brokers.cluster import ClusterSpec, KafkaCluster
-from harness.lab.environment import Environment, TopologySpec
-from primitives.properties_syntax import read_properties
-from primitives.redaction import redact_argv, redact_properties
-from replicator.config.properties_reader import parse_mm2_properties
-from replicator.mm2_format import Checkpoint, Heartbeat
+from mirrordrill.harness.drill.replicators.command import PLACEHOLDERS, CommandTemplate, CommandTemplateError, parse_translation
+from mirrordrill.harness.drill.replicators.mirrormaker2 import plan_nodes
+from mirrordrill.harness.drill.validate import parse_scenario
+from mirrordrill.harness.lab.brokers.broker import BrokerPorts
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec, KafkaCluster
+from mirrordrill.harness.lab.environment import Environment, TopologySpec
+from mirrordrill.primitives.properties_syntax import read_properties
+from mirrordrill.primitives.redaction import redact_argv, redact_properties
+from mirrordrill.replicator.config.properties_reader import parse_mm2_properties
+from mirrordrill.replicator.mm2_format import Checkpoint, Heartbeat
 from tests.unit.test_scenario_validation import BASE
 
 JARS = [Path("/jars/connect-mirror.jar"), Path("/jars/kafka-clients.jar")]
@@ -424,7 +424,7 @@ def fake_end_offsets(monkeypatch, replicator, ends: dict[tuple[str, str, int], i
     def ends_after_last_record(bootstrap, partitions, security=None):
         return {(t, p): ends[("west", t, p)] for t, p in partitions if ("west", t, p) in ends}
     monkeypatch.setattr(type(replicator._probe), "end_offsets", end_offsets)
-    monkeypatch.setattr("harness.drill.replicators.mirrormaker2.ends_after_last_record", ends_after_last_record)
+    monkeypatch.setattr("mirrordrill.harness.drill.replicators.mirrormaker2.ends_after_last_record", ends_after_last_record)
 
 
 def test_mm2_planned_move_waits_until_checkpoints_carry_every_commit(tmp_path, monkeypatch):
@@ -447,7 +447,7 @@ def test_mm2_planned_move_waits_until_checkpoints_carry_every_commit(tmp_path, m
                         {tp: offset for tp, offset in commits.items() if topics is None or topics(tp[0])})
     monkeypatch.setattr(type(replicator), "checkpoints",
                         lambda self, source, target, group=None: seen.append(1) or next(emitted))
-    monkeypatch.setattr("harness.drill.replicators.mirrormaker2.time.sleep", lambda s: None)
+    monkeypatch.setattr("mirrordrill.harness.drill.replicators.mirrormaker2.time.sleep", lambda s: None)
     wait = replicator.await_checkpoints("billing", "east", "west", timeout_s=30)
     assert wait.caught_up and len(seen) == 4  # not at the third read: orders-1 carried the commit but not exactly
     # the third read carried every commit (after 0.0 s: sleeps are skipped here), the fourth translated exactly
@@ -477,9 +477,9 @@ def test_mm2_planned_move_says_which_checkpoints_stayed_behind(tmp_path, monkeyp
 
 
 def test_a_drill_file_s_driver_jit_reaches_the_bundled_replicator_s_configuration(tmp_path):
-    from harness.drill.replicators.pyspark import PySparkReplicator
-    from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
-    from primitives.bootstrap import Artifacts
+    from mirrordrill.harness.drill.replicators.pyspark import PySparkReplicator
+    from mirrordrill.harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
+    from mirrordrill.primitives.bootstrap import Artifacts
     artifacts = Artifacts("java", (), (), (Path("spark-sql-kafka.jar"),), Path("replicator.jar"), Path("toxiproxy"), None)
     scenario = parse_scenario(BASE.replace("replication:\n", "replication:\n  spark: {driver_jit: tiered}\n", 1), "d.yaml")
     spark = Drill(scenario, tmp_path / "d.yaml", tmp_path / "out", replicator="pyspark").spark_deployment()

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from replicator.__main__ import main
-from replicator.checkpoint_folder import MARKER, CheckpointFolderRefused, fresh
-from replicator.process import FlowSupervisor
+from mirrordrill.replicator.__main__ import main
+from mirrordrill.replicator.checkpoint_folder import MARKER, CheckpointFolderRefused, fresh
+from mirrordrill.replicator.process import FlowSupervisor
 
 
 def spark_files(folder: Path) -> None:

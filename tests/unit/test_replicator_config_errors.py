@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from primitives.config_errors import ConfigError
-from replicator.config.properties_reader import parse_mm2_properties
+from mirrordrill.primitives.config_errors import ConfigError
+from mirrordrill.replicator.config.properties_reader import parse_mm2_properties
 from tests.unit.replicator_config_helpers import props, props_error, yaml_error
 
 

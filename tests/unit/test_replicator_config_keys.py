@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from replicator.config.flow import FlowConfig
-from replicator.config.mm2_keys import FLOW_PROPERTY_KEYS
-from replicator.policy import DefaultReplicationPolicy, IdentityReplicationPolicy
+from mirrordrill.replicator.config.flow import FlowConfig
+from mirrordrill.replicator.config.mm2_keys import FLOW_PROPERTY_KEYS
+from mirrordrill.replicator.policy import DefaultReplicationPolicy, IdentityReplicationPolicy
 from tests.unit.replicator_config_helpers import MM2_DEFAULTS, props
 
 # A non-default properties value for every key, and the model value it must become.
@@ -158,7 +158,7 @@ def test_realtime_trigger_default() -> None:
 
 
 def test_metrics_port_is_process_wide_off_by_default_and_a_tcp_port() -> None:
-    from replicator.config.render import to_mm2_properties
+    from mirrordrill.replicator.config.render import to_mm2_properties
     from tests.unit.replicator_config_helpers import props_error
 
     assert props().metrics_port is None
@@ -172,8 +172,8 @@ def test_metrics_port_is_process_wide_off_by_default_and_a_tcp_port() -> None:
 
 
 def test_the_driver_jit_is_process_wide_by_the_flows_mode_by_default_and_one_of_two() -> None:
-    from replicator.config.render import to_mm2_properties
-    from replicator.driver_jvm import driver_jit_for
+    from mirrordrill.replicator.config.render import to_mm2_properties
+    from mirrordrill.replicator.driver_jvm import driver_jit_for
     from tests.unit.replicator_config_helpers import props_error
 
     assert props().driver_jit is None
@@ -189,7 +189,7 @@ def test_the_driver_jit_is_process_wide_by_the_flows_mode_by_default_and_one_of_
     error = str(props_error("mirrordrill.driver.jit = c2\n"))
     assert "'c1'" in error and "'tiered'" in error
     assert "set once" in str(props_error("A->B.mirrordrill.driver.jit = tiered\n"))
-    from replicator.config.yaml_reader import parse_yaml
+    from mirrordrill.replicator.config.yaml_reader import parse_yaml
     from tests.unit.replicator_config_helpers import YAML_HEAD, yaml_error
 
     assert parse_yaml(YAML_HEAD + "driver_jit: tiered\n", "replicator.yaml").driver_jit == "tiered"

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from primitives.config_errors import ConfigError
-from replicator.config.flow import FlowConfig
-from replicator.config.loading import load_config
-from replicator.config.properties_reader import parse_mm2_properties
-from replicator.config.render import to_mm2_properties
-from replicator.config.settings import ReplicatorConfig
+from mirrordrill.primitives.config_errors import ConfigError
+from mirrordrill.replicator.config.flow import FlowConfig
+from mirrordrill.replicator.config.loading import load_config
+from mirrordrill.replicator.config.properties_reader import parse_mm2_properties
+from mirrordrill.replicator.config.render import to_mm2_properties
+from mirrordrill.replicator.config.settings import ReplicatorConfig
 from tests.unit.replicator_config_helpers import EXAMPLES, HEAD, YAML_HEAD, line_of
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from primitives.config_errors import ConfigError
-from primitives.properties_syntax import parse_mm2_list, read_properties
+from mirrordrill.primitives.config_errors import ConfigError
+from mirrordrill.primitives.properties_syntax import parse_mm2_list, read_properties
 
 
 def test_properties_separators_and_comments() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replicator.config.yaml_reader import parse_yaml
+from mirrordrill.replicator.config.yaml_reader import parse_yaml
 from tests.unit.replicator_config_helpers import MM2_DEFAULTS, YAML_HEAD, yaml_error
 
 

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import commands as cli
-from replicator import __main__ as replicator_main
-from replicator.__main__ import JARS_ENV, NoJars, resolve_jars
-from replicator.config.properties_reader import parse_mm2_properties
-from replicator.config.render import to_mm2_properties
-from replicator.config.yaml_reader import parse_yaml
+from mirrordrill.harness.cli import commands as cli
+from mirrordrill.primitives.import_root import IMPORT_ROOT
+from mirrordrill.replicator import __main__ as replicator_main
+from mirrordrill.replicator.__main__ import JARS_ENV, NoJars, resolve_jars
+from mirrordrill.replicator.config.properties_reader import parse_mm2_properties
+from mirrordrill.replicator.config.render import to_mm2_properties
+from mirrordrill.replicator.config.yaml_reader import parse_yaml
 from tests.unit.replicator_config_helpers import HEAD, props_error
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,8 +66,8 @@ def test_no_jars_names_the_three_ways(monkeypatch: pytest.MonkeyPatch, tmp_path:
 def test_python_m_replicator_stands_alone(tmp_path: Path) -> None:
     config = tmp_path / "mm2.properties"
     config.write_text(HEAD)
-    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-m", "replicator", "--config", str(config)],
+    env = {"PYTHONPATH": str(IMPORT_ROOT), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-m", "mirrordrill.replicator", "--config", str(config)],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
     assert done.returncode == 2
     assert "--jars" in done.stderr and JARS_ENV in done.stderr and "mirrordrill.spark.jars" in done.stderr

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import harness.drill.replicators as kinds
-from harness.cli.commands import build_parser
-from harness.drill import run_facts
-from harness.drill.replicators import (
+import mirrordrill.harness.drill.replicators as kinds
+from mirrordrill.harness.cli.commands import build_parser
+from mirrordrill.harness.drill import run_facts
+from mirrordrill.harness.drill.replicators import (
     REPLICATOR_KINDS,
     FlowSpec,
     ReplicationSetup,
@@ -24,9 +24,9 @@ from harness.drill.replicators import (
     sweepable_kinds,
     unregister_replicator_kind,
 )
-from harness.drill.replicators.command import CommandReplicator
-from harness.drill.schema import Scenario
-from harness.drill.validate import ScenarioInvalid, check_text, parse_scenario
+from mirrordrill.harness.drill.replicators.command import CommandReplicator
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.drill.validate import ScenarioInvalid, check_text, parse_scenario
 from tests.unit.test_replicator_adapters import environment
 
 DRILL = """\

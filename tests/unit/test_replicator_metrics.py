@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from replicator.metrics import BUCKETS, MetricsTracker, read_interceptor_files
+from mirrordrill.replicator.metrics import BUCKETS, MetricsTracker, read_interceptor_files
 
 
 def write_producer_file(folder: Path, name: str, partitions: list[tuple[str, int, int]]) -> None:

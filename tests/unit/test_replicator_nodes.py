@@ -13,12 +13,12 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from harness.drill.actions.registry import action_for
-from harness.drill.engine import Drill
-from harness.drill.replicators import FlowSpec, ReplicationSetup, mm2_assignment, mm2_group
-from harness.drill.validate import parse_scenario
-from harness.tools.sweep.params import SweepError, apply_params, check_key, validate_drill
-from primitives.process import ManagedProcess
+from mirrordrill.harness.drill.actions.registry import action_for
+from mirrordrill.harness.drill.engine import Drill
+from mirrordrill.harness.drill.replicators import FlowSpec, ReplicationSetup, mm2_assignment, mm2_group
+from mirrordrill.harness.drill.validate import parse_scenario
+from mirrordrill.harness.tools.sweep.params import SweepError, apply_params, check_key, validate_drill
+from mirrordrill.primitives.process import ManagedProcess
 from tests.unit.test_replicator_adapters import environment, mm2, props
 from tests.unit.test_scenario_validation import BASE, line_of, only_problem
 

@@ -7,8 +7,8 @@ import urllib.request
 
 import pytest
 
-from replicator.metrics import BUCKETS, PartitionMetrics
-from replicator.prometheus import CONTENT_TYPE, MetricsPortTaken, MetricsServer, render
+from mirrordrill.replicator.metrics import BUCKETS, PartitionMetrics
+from mirrordrill.replicator.prometheus import CONTENT_TYPE, MetricsPortTaken, MetricsServer, render
 from tests.prometheus_text import parse
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import time
 
-from replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, encode_offset
-from replicator.resume import (
+from mirrordrill.replicator.headers import PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, encode_offset
+from mirrordrill.replicator.resume import (
     EARLIEST,
     LATEST,
     FlowOrigin,
@@ -16,7 +16,7 @@ from replicator.resume import (
     start_offsets,
     starting_offsets,
 )
-from replicator.startup import StartupClock, process_started_at
+from mirrordrill.replicator.startup import StartupClock, process_started_at
 
 
 def headers(src: int | None, prov: str | None = None) -> list[tuple[str, bytes]]:
@@ -119,7 +119,7 @@ def test_process_start_is_when_the_process_was_spawned_to_the_clock_tick():
     import subprocess
     import sys
     before = time.time()
-    child = subprocess.Popen([sys.executable, "-c", "from replicator.startup import process_started_at as s; "
+    child = subprocess.Popen([sys.executable, "-c", "from mirrordrill.replicator.startup import process_started_at as s; "
                               "import time; time.sleep(0.3); print(s())"], stdout=subprocess.PIPE, text=True)
     spawned = time.time()
     started = float(child.communicate(timeout=60)[0])

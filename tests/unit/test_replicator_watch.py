@@ -8,10 +8,10 @@ from typing import cast
 
 import pytest
 
-from harness.drill.context import DrillContext
-from harness.drill.replicator_watch import REPLICATOR_EXIT_KIND, ReplicatorWatch
-from harness.drill.replicators.processes import exit_in_words
-from primitives.process import ManagedProcess
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.replicator_watch import REPLICATOR_EXIT_KIND, ReplicatorWatch
+from mirrordrill.harness.drill.replicators.processes import exit_in_words
+from mirrordrill.primitives.process import ManagedProcess
 
 CRASH = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"]
 SLEEP = [sys.executable, "-c", "import time; time.sleep(60)"]

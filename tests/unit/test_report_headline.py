@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.drill.results import DrillResults, DrillSummary
-from reports.headline import headline_metrics, run_labels, verdict_line
-from reports.render import _title, allure_config
+from mirrordrill.harness.drill.results import DrillResults, DrillSummary
+from mirrordrill.reports.headline import headline_metrics, run_labels, verdict_line
+from mirrordrill.reports.render import _title, allure_config
 
 _SAMPLE_KINDS = ("lost", "duplicates", "reordered", "misplaced", "corrupted", "unexpected", "uncertain_delivered")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reports.labels import topology_shape
+from mirrordrill.reports.labels import topology_shape
 
 
 @pytest.mark.parametrize("flows, shape", [

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from harness.drill.results import DrillSummary
-from loadgen.histories.records import TimelineEvent
-from reports.attachments import redact_yaml
-from reports.render import allure_config, default_history
-from reports.summary_html import summary_html
-from reports.timeline import fault_windows
+from mirrordrill.harness.drill.results import DrillSummary
+from mirrordrill.loadgen.histories.records import TimelineEvent
+from mirrordrill.reports.attachments import redact_yaml
+from mirrordrill.reports.render import allure_config, default_history
+from mirrordrill.reports.summary_html import summary_html
+from mirrordrill.reports.timeline import fault_windows
 
 
 def _event(name, kind, start, end, outcome="ok"):
@@ -79,7 +79,7 @@ def test_allure_config_is_single_file_with_history(tmp_path):
 def test_a_render_of_runs_already_in_the_history_adds_no_trend_point(tmp_path):
     import json
 
-    from reports.render import _drop_repeated_entry
+    from mirrordrill.reports.render import _drop_repeated_entry
     history = tmp_path / "h.jsonl"
     first = json.dumps({"uuid": "a", "testResults": {"k1": {"id": "r1"}}}) + "\n"
     history.write_text(first + json.dumps({"uuid": "b", "testResults": {"k1": {"id": "r1"}}}) + "\n")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.drill.checker.contract import FailoverInput, FlowInput, FlowSeries, SecondSeries
-from harness.drill.checker.reference import check_failover, check_flow
-from harness.drill.results import (
+from mirrordrill.harness.drill.checker.contract import FailoverInput, FlowInput, FlowSeries, SecondSeries
+from mirrordrill.harness.drill.checker.reference import check_failover, check_flow
+from mirrordrill.harness.drill.results import (
     SCHEMA,
     DrillResults,
     DrillSummary,
@@ -24,7 +24,7 @@ from harness.drill.results import (
     load_results,
     save_results,
 )
-from loadgen.histories.records import AckedSend, ProcessedRecord, TargetRecord
+from mirrordrill.loadgen.histories.records import AckedSend, ProcessedRecord, TargetRecord
 
 # summary.json of a real run of tests/integration/report_fixtures.py's tiny drill, written by
 # the engine before results were typed (it has no "schema"): the field names CI jobs read.
@@ -161,7 +161,7 @@ def test_an_unknown_schema_names_both_versions_and_the_rerun_command(tmp_path):
 
 
 def test_report_of_a_folder_without_schema_fails_plainly(tmp_path, capsys):
-    from harness.cli.commands import EXIT_USAGE, main
+    from mirrordrill.harness.cli.commands import EXIT_USAGE, main
     (tmp_path / "summary.json").write_text(BEFORE.read_text())
     assert main(["report", str(tmp_path)]) == EXIT_USAGE
     err = capsys.readouterr().err

@@ -11,15 +11,23 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.commands import EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, build_parser, drill_exit_code, main
-from harness.drill import run_facts
-from harness.drill.conditions import unmet_conditions
-from harness.drill.drill_log import DrillLog
-from harness.drill.results import SCHEMA, DrillResults, DrillSummary, Logs, load_results, save_results
-from harness.drill.run_folder import DRILL_LOG_FILE
-from loadgen.histories.records import TimelineEvent
-from reports.attachments import drill_log, log_files
-from reports.summary_html import summary_html
+from mirrordrill.harness.cli.commands import (
+    EXIT_FAILED,
+    EXIT_HARNESS,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    build_parser,
+    drill_exit_code,
+    main,
+)
+from mirrordrill.harness.drill import run_facts
+from mirrordrill.harness.drill.conditions import unmet_conditions
+from mirrordrill.harness.drill.drill_log import DrillLog
+from mirrordrill.harness.drill.results import SCHEMA, DrillResults, DrillSummary, Logs, load_results, save_results
+from mirrordrill.harness.drill.run_folder import DRILL_LOG_FILE
+from mirrordrill.loadgen.histories.records import TimelineEvent
+from mirrordrill.reports.attachments import drill_log, log_files
+from mirrordrill.reports.summary_html import summary_html
 
 BEFORE = Path(__file__).parent / "fixtures" / "summary-before-schema.json"
 

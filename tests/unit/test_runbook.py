@@ -10,11 +10,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.drill import runbook
-from harness.drill.actions.registry import action_for
-from harness.drill.context import DrillContext
-from harness.drill.validate import ScenarioInvalid, parse_scenario
-from primitives.process import ProcessSupervisor
+from mirrordrill.harness.drill import runbook
+from mirrordrill.harness.drill.actions.registry import action_for
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.validate import ScenarioInvalid, parse_scenario
+from mirrordrill.primitives.process import ProcessSupervisor
 
 BASE = """\
 name: rb
@@ -57,7 +57,7 @@ def test_a_program_not_on_path_is_named_with_the_fix():
 def test_a_missing_script_is_named_relative_to_the_drill_file(tmp_path):
     drill = tmp_path / "d.yaml"
     drill.write_text(BASE + "  - {at: 5s, do: runbook, command: [./switch-dns.sh]}\n")
-    from harness.drill.validate import load_scenario
+    from mirrordrill.harness.drill.validate import load_scenario
     with pytest.raises(ScenarioInvalid, match=r"program ./switch-dns.sh does not exist .*switch-dns.sh"):
         load_scenario(drill)
     (tmp_path / "switch-dns.sh").write_text("#!/bin/sh\n")

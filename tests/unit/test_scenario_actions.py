@@ -9,11 +9,11 @@ from types import SimpleNamespace
 import pytest
 from pydantic import TypeAdapter
 
-from harness.drill import steps
-from harness.drill.actions.base import Action, NotUndoable
-from harness.drill.actions.registry import ACTION_TYPES, ACTIONS, action_for
-from harness.drill.schema import Scenario
-from harness.drill.schema_timeline import Step, do_values
+from mirrordrill.harness.drill import steps
+from mirrordrill.harness.drill.actions.base import Action, NotUndoable
+from mirrordrill.harness.drill.actions.registry import ACTION_TYPES, ACTIONS, action_for
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.drill.schema_timeline import Step, do_values
 
 
 def step_models() -> list[type]:

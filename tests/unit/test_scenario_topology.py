@@ -1,7 +1,7 @@
 """Which (origin, target) pairs a scenario's flows connect, and under which topic names."""
 
-from harness.drill.schema import Scenario
-from harness.drill.topology import check_pairs
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.drill.topology import check_pairs
 
 
 def scenario(flows, policy="default", clusters=("a", "b", "c")) -> Scenario:

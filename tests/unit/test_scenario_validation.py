@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.drill.validate import ScenarioInvalid, load_scenario, parse_scenario
+from mirrordrill.harness.drill.validate import ScenarioInvalid, load_scenario, parse_scenario
 
 FILE = "drill.yaml"
 
@@ -267,7 +267,7 @@ def test_durations_that_are_most_likely_typos(written):
 
 
 def test_sweep_param_keys_are_checked_before_anything_starts():
-    from harness.tools.sweep.params import SweepError, parse_params
+    from mirrordrill.harness.tools.sweep.params import SweepError, parse_params
     assert [p.key for p in parse_params(["num_streams=1,2", "tasks.max=2", "consumer.fetch.min.bytes=1"])] == \
         ["num_streams", "tasks.max", "consumer.fetch.min.bytes"]
     with pytest.raises(SweepError, match="did you mean 'tasks.max'"):
@@ -277,7 +277,7 @@ def test_sweep_param_keys_are_checked_before_anything_starts():
 
 
 def test_run_with_the_command_replicator_and_no_command_is_refused_before_the_adapter():
-    from harness.drill.replicators.command import check_command
+    from mirrordrill.harness.drill.replicators.command import check_command
     assert "needs a command" in check_command(None)
     assert check_command("rep --from {source_bootstrap} --to {target_bootstrap}") is None
     assert "unknown placeholder {sourc}" in check_command("rep {sourc}")

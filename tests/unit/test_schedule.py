@@ -1,6 +1,6 @@
 """The replicator's control-loop schedules: fixed rate, as MM2's emitters run."""
 
-from replicator.schedule import Every, wait_until_due
+from mirrordrill.replicator.schedule import Every, wait_until_due
 
 
 def test_a_late_tick_does_not_push_the_next_run_back():

@@ -14,15 +14,15 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.cli import commands as cli
-from harness.drill.actions.registry import action_for
-from harness.drill.validate import parse_scenario
-from harness.lab.brokers.cluster import ClusterSpec
-from primitives.kafka.existing_cluster import ExistingClusterDef
-from primitives.kafka.security import ClientSecurity
-from primitives.process import ManagedProcess, child_environment
-from primitives.redaction import is_secret_key, literal_secret_keys, literal_secret_options, secret_keys
-from replicator.config.properties_reader import parse_mm2_properties
+from mirrordrill.harness.cli import commands as cli
+from mirrordrill.harness.drill.actions.registry import action_for
+from mirrordrill.harness.drill.validate import parse_scenario
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+from mirrordrill.primitives.kafka.existing_cluster import ExistingClusterDef
+from mirrordrill.primitives.kafka.security import ClientSecurity
+from mirrordrill.primitives.process import ManagedProcess, child_environment
+from mirrordrill.primitives.redaction import is_secret_key, literal_secret_keys, literal_secret_options, secret_keys
+from mirrordrill.replicator.config.properties_reader import parse_mm2_properties
 from tests.unit.test_runbook import context
 from tests.unit.test_scenario_validation import BASE
 

@@ -7,8 +7,8 @@ import stat
 
 from cryptography import x509
 
-from primitives.kafka.tls import CertificateAuthority
-from primitives.secret_dir import SecretDir, random_password
+from mirrordrill.primitives.kafka.tls import CertificateAuthority
+from mirrordrill.primitives.secret_dir import SecretDir, random_password
 
 
 def test_certificates_verify_for_local_addresses(tmp_path):

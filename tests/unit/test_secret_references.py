@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from harness.cli import commands as cli
+from mirrordrill.harness.cli import commands as cli
 from tests.unit.test_bad_drill_files import _secured
 
 UNSET = "MIRRORDRILL_TEST_UNSET_PASSWORD"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from harness.lab.brokers.broker import BrokerPorts, BrokerSettings, KafkaBroker
-from harness.lab.brokers.secure import BrokerSecurity, LocalClusterSecurity
-from primitives.config_refs import ConfigRefError, RefResolver
-from primitives.kafka.tls import CertificateAuthority
-from primitives.secret_dir import SecretDir
+from mirrordrill.harness.lab.brokers.broker import BrokerPorts, BrokerSettings, KafkaBroker
+from mirrordrill.harness.lab.brokers.secure import BrokerSecurity, LocalClusterSecurity
+from mirrordrill.primitives.config_refs import ConfigRefError, RefResolver
+from mirrordrill.primitives.kafka.tls import CertificateAuthority
+from mirrordrill.primitives.secret_dir import SecretDir
 
 
 @pytest.fixture
@@ -80,8 +80,8 @@ def test_password_from_the_environment_or_random_when_unset():
 
 
 def test_a_secure_broker_container_mounts_the_secret_folder_its_properties_and_data_live_in(tmp_path, secrets):
-    from harness.lab.compose.lab import BrokerImage, broker_service
-    from harness.lab.compose.spec import Mount
+    from mirrordrill.harness.lab.compose.lab import BrokerImage, broker_service
+    from mirrordrill.harness.lab.compose.spec import Mount
     broker = secure_broker(tmp_path, secrets, LocalClusterSecurity(password="${env:P}"))
     svc = broker_service(broker, BrokerImage("mirrordrill/broker:test", "/usr/bin/java", "/libs/*", "/log4j"))
     secret = str(secrets.path)

@@ -2,7 +2,7 @@
 
 import time
 
-from replicator.shared_warm_up import SharedWarmUp
+from mirrordrill.replicator.shared_warm_up import SharedWarmUp
 
 
 def test_the_flow_with_the_quickest_first_sync_runs_the_round_trip():

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.drill.schema import Scenario
-from harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError, check_task_slots
-from harness.lab.spark.submit import package_replicator, submit_argv
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError, check_task_slots
+from mirrordrill.harness.lab.spark.submit import package_replicator, submit_argv
 
 
 @pytest.mark.parametrize("master, submitted", [
@@ -64,8 +64,10 @@ def test_submit_line_sizes_executors_and_ships_the_zip(tmp_path):
         assert part in joined
     assert argv[-3:] == [str(launcher), "--config", "c.properties"]
     names = zipfile.ZipFile(archive).namelist()
-    assert "replicator/__main__.py" in names and "replicator/config/settings.py" in names
-    assert all(n.startswith(("replicator/", "primitives/")) and n.endswith(".py") for n in names)
+    assert "mirrordrill/replicator/__main__.py" in names and "mirrordrill/replicator/config/settings.py" in names
+    assert "mirrordrill/__init__.py" in names  # the one import name, as installed
+    assert all(n.startswith(("mirrordrill/replicator/", "mirrordrill/primitives/")) and n.endswith(".py")
+               for n in names if n != "mirrordrill/__init__.py")
 
 
 def test_the_zip_holds_every_mirrordrill_module_the_replicator_imports(tmp_path):
@@ -73,16 +75,18 @@ def test_the_zip_holds_every_mirrordrill_module_the_replicator_imports(tmp_path)
     archive, _ = package_replicator(tmp_path)
     z = zipfile.ZipFile(archive)
     names = set(z.namelist())
-    ours = ("replicator", "primitives", "harness", "loadgen", "reports")
+    imported = 0
     for name in names:
         for node in ast.walk(ast.parse(z.read(name))):
             modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
                        else [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
                        else [])
             for module in modules:
-                if module.split(".")[0] in ours:
+                if module.split(".")[0] == "mirrordrill":
+                    imported += 1
                     path = module.replace(".", "/")
                     assert f"{path}.py" in names or f"{path}/__init__.py" in names, f"{name} imports {module}"
+    assert imported > 100  # the walk read the replicator's imports of its own modules
 
 
 def test_yarn_gets_no_standalone_only_flags(tmp_path):
@@ -111,7 +115,7 @@ def test_drill_file_spark_field():
 
 
 def test_kill_spark_worker_needs_the_standalone_cluster(tmp_path):
-    from harness.drill.validate import ScenarioInvalid, check_file
+    from mirrordrill.harness.drill.validate import ScenarioInvalid, check_file
     doc = drill({"master": "local"})
     path = tmp_path / "d.yaml"
     path.write_text(yaml.safe_dump(doc))

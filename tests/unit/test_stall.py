@@ -8,9 +8,9 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.drill.checker import FlowInput, check_flow
-from harness.drill.checker.stall import NO_STALL, PartitionStall, flow_stall, partition_stall
-from loadgen.histories.records import AckedSend, LagSample, TargetRecord
+from mirrordrill.harness.drill.checker import FlowInput, check_flow
+from mirrordrill.harness.drill.checker.stall import NO_STALL, PartitionStall, flow_stall, partition_stall
+from mirrordrill.loadgen.histories.records import AckedSend, LagSample, TargetRecord
 
 SETTINGS = settings(max_examples=300, deadline=None)
 
@@ -141,8 +141,8 @@ def test_the_checker_reports_a_replicator_stop_per_partition_from_acks_and_first
 
 
 def test_the_lag_and_latency_plots_mark_the_longest_stall(monkeypatch):
-    from harness.drill.results import FlowResults, FlowSummary, LatencySample
-    from reports import plots
+    from mirrordrill.harness.drill.results import FlowResults, FlowSummary, LatencySample
+    from mirrordrill.reports import plots
 
     base = 1_700_000_000_000
     acked = [_ack(p, 100 * p + i, base + 10 * i) for p in (0, 1) for i in range(10)]
@@ -162,9 +162,9 @@ def test_the_lag_and_latency_plots_mark_the_longest_stall(monkeypatch):
 
 
 def test_an_expectation_on_the_stall_is_judged_from_the_flow_summary():
-    from harness.drill.metrics import METRICS
-    from harness.drill.results import FlowSummary
-    from harness.drill.schema import parse_expectation
+    from mirrordrill.harness.drill.metrics import METRICS
+    from mirrordrill.harness.drill.results import FlowSummary
+    from mirrordrill.harness.drill.schema import parse_expectation
 
     base = 1_700_000_000_000
     acked = [_ack(0, i, base + 10 * i) for i in range(10)]
@@ -182,8 +182,8 @@ def test_the_end_of_drill_table_prints_each_flows_stall():
     import json
     from pathlib import Path
 
-    from harness.drill.results import SCHEMA, DrillSummary, FlowSummary
-    from harness.drill.summary import render_table
+    from mirrordrill.harness.drill.results import SCHEMA, DrillSummary, FlowSummary
+    from mirrordrill.harness.drill.summary import render_table
 
     base = 1_700_000_000_000
     acked = [_ack(0, i, base + 10 * i) for i in range(10)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.drill.validate import parse_scenario
+from mirrordrill.harness.drill.validate import parse_scenario
 from tests.unit.test_scenario_validation import BASE
 
 FILE = "d.yaml"

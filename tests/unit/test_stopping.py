@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.drill.stopping import replicator_parts, stop_in_turn
+from mirrordrill.harness.drill.stopping import replicator_parts, stop_in_turn
 
 
 class _Replicator:

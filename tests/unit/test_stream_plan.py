@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replicator.filters import TopicFilter, TopicSelector
-from replicator.policy import DefaultReplicationPolicy
-from replicator.spark_stream import MICROBATCH_CONSUMER_DEFAULTS, SAFE_PRODUCER_DEFAULTS, StreamPlan
+from mirrordrill.replicator.filters import TopicFilter, TopicSelector
+from mirrordrill.replicator.policy import DefaultReplicationPolicy
+from mirrordrill.replicator.spark_stream import MICROBATCH_CONSUMER_DEFAULTS, SAFE_PRODUCER_DEFAULTS, StreamPlan
 
 
 def _plan(**kw) -> StreamPlan:

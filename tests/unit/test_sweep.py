@@ -6,7 +6,7 @@ from __future__ import annotations
 def test_sweep_params_map_to_flow_and_load_settings():
     import pytest
 
-    from harness.tools.sweep.params import SweepError, apply_params, parse_params
+    from mirrordrill.harness.tools.sweep.params import SweepError, apply_params, parse_params
     (p,) = parse_params(["num_streams=1,2,4"])
     assert p.values == (1, 2, 4)
     drill = {"replication": {"replicator": "pyspark", "flows": [{"source": "a", "target": "b"}]},
@@ -30,7 +30,7 @@ def test_sweep_params_map_to_flow_and_load_settings():
 
 
 def test_knee_is_where_one_more_step_adds_under_ten_percent():
-    from harness.tools.sweep.knee import find_knee
+    from mirrordrill.harness.tools.sweep.knee import find_knee
     assert find_knee([(4, 200), (1, 100), (2, 190), (8, 205)]) == 2
     assert find_knee([(1, 100), (2, 200), (4, 400)]) == 4
     # a dip at 2 (a busy moment on a shared machine) does not stop the search at 1
@@ -38,7 +38,7 @@ def test_knee_is_where_one_more_step_adds_under_ten_percent():
 
 
 def _sweep_point(streams, replicator, carried, bounded=False, error=None):
-    from harness.tools.sweep.points import SweepPoint
+    from mirrordrill.harness.tools.sweep.points import SweepPoint
     return SweepPoint(params={"num_streams": streams, "replicator": replicator}, run_dir="/nowhere", passed=True,
                       replicated_records_s=carried, sustained_records_s=carried, produced_records_s=5000.0,
                       lag_bounded=bounded, final_lag=0 if bounded else 9000, latency_p50_ms=10, latency_p99_ms=90,
@@ -47,9 +47,9 @@ def _sweep_point(streams, replicator, carried, bounded=False, error=None):
 
 
 def test_sweep_recommendation_names_the_knee_and_the_headroom_per_line(tmp_path):
-    from harness.tools.sweep.params import parse_params
-    from harness.tools.sweep.points import Ceiling
-    from harness.tools.sweep.result import SweepResult
+    from mirrordrill.harness.tools.sweep.params import parse_params
+    from mirrordrill.harness.tools.sweep.points import Ceiling
+    from mirrordrill.harness.tools.sweep.result import SweepResult
     params = parse_params(["replicator=pyspark,mirrormaker2", "num_streams=1,2,4"])
     points = [_sweep_point(1, "pyspark", 1000.0), _sweep_point(2, "pyspark", 1900.0), _sweep_point(4, "pyspark", 1950.0),
               _sweep_point(1, "mirrormaker2", 3000.0, bounded=True), _sweep_point(2, "mirrormaker2", None, error="boom")]
@@ -68,8 +68,8 @@ def test_sweep_recommendation_names_the_knee_and_the_headroom_per_line(tmp_path)
 def test_a_series_still_growing_at_its_largest_setting_is_not_also_said_to_stop_growing(tmp_path):
     # measured on docker 2026-11-24: 2,368 records/s at 1 stream, 3,193 at 2; the verdict read both
     # "stops growing at num_streams=2" and "still growing at the largest num_streams"
-    from harness.tools.sweep.params import parse_params
-    from harness.tools.sweep.result import SweepResult
+    from mirrordrill.harness.tools.sweep.params import parse_params
+    from mirrordrill.harness.tools.sweep.result import SweepResult
     params = parse_params(["num_streams=1,2"])
     points = [_sweep_point(1, "pyspark", 2368.2), _sweep_point(2, "pyspark", 3193.3)]
     for pt in points:
@@ -83,8 +83,8 @@ def test_a_series_still_growing_at_its_largest_setting_is_not_also_said_to_stop_
 
 def test_a_single_setting_is_neither_a_knee_nor_still_growing(tmp_path):
     # 2026-11-27: a real-time sweep at one backlog read "throughput stops growing at backlog=600000"
-    from harness.tools.sweep.params import parse_params
-    from harness.tools.sweep.result import SweepResult
+    from mirrordrill.harness.tools.sweep.params import parse_params
+    from mirrordrill.harness.tools.sweep.result import SweepResult
     params = parse_params(["num_streams=4"])
     point = _sweep_point(4, "pyspark", 19496.7)
     point.params.pop("replicator")
@@ -99,8 +99,8 @@ def test_sweep_resume_reads_points_and_ceiling_and_skips_torn_lines(tmp_path):
     import json
     from dataclasses import asdict
 
-    from harness.tools.sweep.journal import read_jsonl as _read_jsonl
-    from harness.tools.sweep.points import Ceiling, SweepPoint
+    from mirrordrill.harness.tools.sweep.journal import read_jsonl as _read_jsonl
+    from mirrordrill.harness.tools.sweep.points import Ceiling, SweepPoint
     pt = _sweep_point(1, "pyspark", 1000.0)
     path = tmp_path / "sweep.jsonl"
     path.write_text(json.dumps({"ceiling": asdict(Ceiling(1.0, 2.0, 10, (1.0, 2.0, 3.0)))}) + "\n"
@@ -117,9 +117,9 @@ def test_sweep_interrupted_keeps_finished_points_and_resume_skips_them(tmp_path,
 
     import pytest
 
-    from harness.tools.sweep.params import parse_params
-    from harness.tools.sweep.run import Sweep
-    from reports.sweep_hooks import SweepReports
+    from mirrordrill.harness.tools.sweep.params import parse_params
+    from mirrordrill.harness.tools.sweep.run import Sweep
+    from mirrordrill.reports.sweep_hooks import SweepReports
     drill = Path(__file__).resolve().parents[2] / "scenarios" / "sweep-capacity.yaml"
     ran, interrupt_at = [], [2]
 
@@ -152,8 +152,8 @@ def test_a_comparison_sweep_gives_no_sizing_advice(tmp_path, monkeypatch):
     """bench drills sweeps replicator=pyspark,mirrormaker2: "no knee ... at every replicator" is not advice."""
     from pathlib import Path
 
-    from harness.tools.sweep.params import parse_params
-    from harness.tools.sweep.run import Sweep
+    from mirrordrill.harness.tools.sweep.params import parse_params
+    from mirrordrill.harness.tools.sweep.run import Sweep
     drill = Path(__file__).resolve().parents[2] / "scenarios" / "sweep-capacity.yaml"
 
     def fake_point(self, run_dir, combo):
@@ -172,8 +172,8 @@ def test_a_comparison_sweep_gives_no_sizing_advice(tmp_path, monkeypatch):
 def test_saturated_rate_counts_only_seconds_that_started_with_work_queued():
     from types import SimpleNamespace
 
-    from harness.drill.checker.contract import SecondSeries
-    from harness.tools.sweep.measure import WARMUP_S, saturated_rate_of
+    from mirrordrill.harness.drill.checker.contract import SecondSeries
+    from mirrordrill.harness.tools.sweep.measure import WARMUP_S, saturated_rate_of
     # replication starts at second 2; the backlog (lag >= 1000) lasts until second 14
     replicated = [0, 0] + [500] * WARMUP_S + [3000] * 8 + [200] * 5
     lag = [50_000] * 15 + [0] * 5
@@ -186,8 +186,8 @@ def test_saturated_rate_counts_only_seconds_that_started_with_work_queued():
 def test_saturated_rate_is_absent_when_the_flow_kept_up():
     from types import SimpleNamespace
 
-    from harness.drill.checker.contract import SecondSeries
-    from harness.tools.sweep.measure import saturated_rate_of
+    from mirrordrill.harness.drill.checker.contract import SecondSeries
+    from mirrordrill.harness.tools.sweep.measure import saturated_rate_of
     series = SimpleNamespace(replicated=SecondSeries(0, (100,) * 30), lag=SecondSeries(0, (40,) * 30))
     assert saturated_rate_of(series) == (None, 0)
     nothing = SimpleNamespace(replicated=SecondSeries(0, (0,) * 30), lag=SecondSeries(0, (5000,) * 30))
@@ -195,9 +195,9 @@ def test_saturated_rate_is_absent_when_the_flow_kept_up():
 
 
 def test_a_backlog_copied_in_two_seconds_is_measured_from_its_records_first_sightings():
-    from harness.drill.results import LatencySample
-    from harness.tools.sweep.measure import backlog_drain_of
-    from harness.tools.sweep.points import SweepPoint
+    from mirrordrill.harness.drill.results import LatencySample
+    from mirrordrill.harness.tools.sweep.measure import backlog_drain_of
+    from mirrordrill.harness.tools.sweep.points import SweepPoint
     load_ms = 1_000_000
     # 10,000 records written before the load (sent at 990,000 ms), arriving evenly over 2 s from
     # 1,010,000 ms; then load records, sent after the load started, which are not backlog
@@ -214,8 +214,8 @@ def test_a_backlog_copied_in_two_seconds_is_measured_from_its_records_first_sigh
 
 
 def test_a_backlog_too_small_or_mostly_unseen_gives_no_drain_rate():
-    from harness.drill.results import LatencySample
-    from harness.tools.sweep.measure import backlog_drain_of
+    from mirrordrill.harness.drill.results import LatencySample
+    from mirrordrill.harness.tools.sweep.measure import backlog_drain_of
     few = [LatencySample(2_000 + i, 1_500) for i in range(900)]
     assert backlog_drain_of(few, 1_000, 900) == (None, None)
     half_missing = [LatencySample(2_000 + i, 1_500) for i in range(4_000)]
@@ -225,8 +225,8 @@ def test_a_backlog_too_small_or_mostly_unseen_gives_no_drain_rate():
 def test_repeated_runs_use_the_median_run_for_the_knee_and_show_their_spread(tmp_path):
     from dataclasses import replace
 
-    from harness.tools.sweep.params import parse_params
-    from harness.tools.sweep.result import SweepResult
+    from mirrordrill.harness.tools.sweep.params import parse_params
+    from mirrordrill.harness.tools.sweep.result import SweepResult
     params = parse_params(["num_streams=1,2"])
     runs = {1: [4000.0, 6000.0, 5000.0], 2: [5200.0, 9000.0, 5100.0]}
     points = [replace(_sweep_point(n, "mirrormaker2", cap), params={"num_streams": n}, run=i + 1)
@@ -245,15 +245,15 @@ def test_repeat_must_be_positive(tmp_path):
 
     import pytest as _pytest
 
-    from harness.tools.sweep.params import SweepError, parse_params
-    from harness.tools.sweep.run import Sweep
+    from mirrordrill.harness.tools.sweep.params import SweepError, parse_params
+    from mirrordrill.harness.tools.sweep.run import Sweep
     drill = Path(__file__).parents[2] / "scenarios" / "sweep-capacity.yaml"
     with _pytest.raises(SweepError, match="at least once"):
         Sweep(drill, parse_params(["num_streams=1"]), tmp_path, repeat=0)
 
 
 def test_wan_bytes_per_record_is_the_flows_direction_of_its_link():
-    from harness.tools.sweep.measure import wan_bytes_per_record
+    from mirrordrill.harness.tools.sweep.measure import wan_bytes_per_record
     wan = {"primary<->dr": {"primary->dr": 1_150_000, "dr->primary": 40_000}}
     assert wan_bytes_per_record(wan, "primary->dr", 1_000) == 1150.0
     assert wan_bytes_per_record(wan, "dr->primary", 1_000) == 40.0
@@ -265,8 +265,8 @@ def test_wan_bytes_per_record_is_the_flows_direction_of_its_link():
 def test_catch_up_runs_from_the_heal_until_the_lag_is_back_to_normal():
     from types import SimpleNamespace
 
-    from harness.drill.checker.contract import SecondSeries
-    from harness.tools.sweep.measure import catch_up_of
+    from mirrordrill.harness.drill.checker.contract import SecondSeries
+    from mirrordrill.harness.tools.sweep.measure import catch_up_of
     # seconds 100..: lag ~20 before a blackhole at 110, builds to 2,000 until the heal at 120.5,
     # then drains: back under 2 x 20 -> the floor of 100 at second 123
     lag = [20] * 10 + [200 * i for i in range(1, 11)] + [1500, 900, 300, 90, 20, 20]
@@ -282,7 +282,7 @@ def test_catch_up_runs_from_the_heal_until_the_lag_is_back_to_normal():
 
 
 def test_link_keys_set_every_link_and_compression_where_records_cross_the_wan():
-    from harness.tools.sweep.params import apply_params
+    from mirrordrill.harness.tools.sweep.params import apply_params
     drill = {"links": [{"between": ["a", "b"], "latency_ms": 20, "jitter_ms": 2}],
              "topics": [{"name": "orders", "cluster": "a"}, {"name": "local", "cluster": "b"}],
              "replication": {"flows": [{"source": "a", "target": "b"}]}}
@@ -301,7 +301,7 @@ def test_link_keys_set_every_link_and_compression_where_records_cross_the_wan():
 def test_an_unknown_compression_names_the_valid_ones():
     import pytest
 
-    from harness.tools.sweep.params import SweepError, apply_params
+    from mirrordrill.harness.tools.sweep.params import SweepError, apply_params
     drill = {"topics": [], "replication": {"flows": [{"source": "a", "target": "b"}]}}
     with pytest.raises(SweepError, match="valid values are none, gzip, snappy, lz4, zstd"):
         apply_params(drill, {"compression": "lz5"})
@@ -310,7 +310,7 @@ def test_an_unknown_compression_names_the_valid_ones():
 def test_driver_jit_is_swept_into_the_drill_s_spark_section():
     import pytest
 
-    from harness.tools.sweep.params import SweepError, apply_params, parse_params
+    from mirrordrill.harness.tools.sweep.params import SweepError, apply_params, parse_params
     drill = {"replication": {"replicator": "pyspark", "flows": [{"source": "a", "target": "b"}]}}
     (p,) = parse_params(["driver_jit=c1,tiered"])
     assert [apply_params(drill, {"driver_jit": v})["replication"]["spark"] for v in p.values] == [
@@ -320,7 +320,7 @@ def test_driver_jit_is_swept_into_the_drill_s_spark_section():
 
 
 def test_mirrormaker2_runs_once_where_only_the_bundled_replicator_s_keys_vary():
-    from harness.tools.sweep.params import apply_params, combinations, parse_params
+    from mirrordrill.harness.tools.sweep.params import apply_params, combinations, parse_params
     grid = combinations(parse_params(["replicator=pyspark,mirrormaker2", "num_streams=1,4", "driver_jit=c1,tiered"]))
     assert grid == [
         {"replicator": "pyspark", "num_streams": 1, "driver_jit": "c1"},
@@ -337,8 +337,8 @@ def test_mirrormaker2_runs_once_where_only_the_bundled_replicator_s_keys_vary():
 
 
 def test_a_point_whose_load_fell_short_of_its_rate_is_flagged_with_the_figures(tmp_path):
-    from harness.tools.sweep.params import asked_rate, parse_params
-    from harness.tools.sweep.result import SweepResult
+    from mirrordrill.harness.tools.sweep.params import asked_rate, parse_params
+    from mirrordrill.harness.tools.sweep.result import SweepResult
     drill = {"replication": {"flows": [{"source": "a", "target": "b"}]},
              "load": {"producers": [{"cluster": "a", "rate": 3000}, {"cluster": "a", "rate": 1000},
                                     {"cluster": "b", "rate": 500}]}}
@@ -361,7 +361,7 @@ def test_a_point_whose_load_fell_short_of_its_rate_is_flagged_with_the_figures(t
 def test_wan_bytes_and_cpu_are_drawn_side_by_side_when_the_link_was_measured(tmp_path):
     from PIL import Image
 
-    from reports.sweep_plot import draw_wan_cpu_plot
+    from mirrordrill.reports.sweep_plot import draw_wan_cpu_plot
     rows = [{"params": {"compression": c}, "wan_bytes_per_record": w, "replicator_cpu_cores": cpu}
             for c, w, cpu in (("none", 420.0, 0.6), ("lz4", 180.0, 0.7), ("zstd", 120.0, 0.8))]
     png = draw_wan_cpu_plot(tmp_path / "wan-cpu.png", rows, "compression", [])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.tools.sweep.bottleneck import find_bottleneck, link_bandwidth_kb_s, replicator_cores
-from harness.tools.sweep.points import Ceiling, SweepPoint
+from mirrordrill.harness.tools.sweep.bottleneck import find_bottleneck, link_bandwidth_kb_s, replicator_cores
+from mirrordrill.harness.tools.sweep.points import Ceiling, SweepPoint
 
 
 def point(carried=2000.0, produced=5000.0, asked=5000.0, cores=0.5, available=2.0, wan_b=500.0, link=None,
@@ -76,8 +76,8 @@ def test_the_links_bandwidth_is_the_one_between_the_flows_ends():
 
 
 def test_the_recommendation_and_the_table_name_the_bottleneck(tmp_path):
-    from harness.tools.sweep.params import parse_params
-    from harness.tools.sweep.result import SweepResult
+    from mirrordrill.harness.tools.sweep.params import parse_params
+    from mirrordrill.harness.tools.sweep.result import SweepResult
     params = parse_params(["num_streams=1,2"])
     points = [point(carried=1000.0, cores=0.9, streams=1), point(carried=1900.0, cores=1.9, streams=2)]
     result = SweepResult(tmp_path, params, points, None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replicator.task_slots import capped_slots_note, spark_master_for
+from mirrordrill.replicator.task_slots import capped_slots_note, spark_master_for
 from tests.unit.replicator_config_helpers import props
 
 BOTH_WAYS = "clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\n"

@@ -2,9 +2,9 @@
 
 import pytest
 
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.environment import TopologySpec
-from harness.lab.network.wan import BLACKHOLE_HOLD_MS, LinkConditions
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+from mirrordrill.harness.lab.environment import TopologySpec
+from mirrordrill.harness.lab.network.wan import BLACKHOLE_HOLD_MS, LinkConditions
 
 
 def test_full_mesh_by_default():

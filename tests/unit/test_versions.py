@@ -5,7 +5,7 @@ import json
 import re
 from pathlib import Path
 
-from primitives import versions
+from mirrordrill.primitives import versions
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from harness.lab.network.toxiproxy import ToxiproxyClient
-from harness.lab.network.wan import ProxyRoute, WanLink
+from mirrordrill.harness.lab.network.toxiproxy import ToxiproxyClient
+from mirrordrill.harness.lab.network.wan import ProxyRoute, WanLink
 
 # what toxiproxy-server -proxy-metrics serves (labels in any order, values as Prometheus floats)
 METRICS = """\

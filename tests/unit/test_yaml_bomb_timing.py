@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.cli import commands as cli
+from mirrordrill.harness.cli import commands as cli
 from tests.unit.test_bad_drill_files import LAUGHS
 from tests.unit.test_scenario_validation import BASE
 
@@ -17,7 +17,7 @@ def _timed_validate(path: Path) -> tuple[subprocess.CompletedProcess, float]:
     through could take this process down, and the timeout stops one that would hang. CPU time, not
     wall time: the machine's other work would otherwise weigh on one run and not the other."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run([sys.executable, "-m", "harness.cli.commands", "validate", str(path)], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "mirrordrill.harness.cli.commands", "validate", str(path)], capture_output=True,
                           text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return done, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)

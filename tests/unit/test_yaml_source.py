@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from harness.drill.yaml_source import MAX_DEPTH, MAX_FILE_BYTES, MAX_VALUES, YamlSyntaxError, load_yaml, load_yaml_file
+from mirrordrill.harness.drill.yaml_source import (
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_VALUES,
+    YamlSyntaxError,
+    load_yaml,
+    load_yaml_file,
+)
 
 
 def test_a_repeated_key_is_rejected_with_both_lines():

@@ -14,9 +14,9 @@ from typing import ClassVar
 
 from pydantic import BaseModel
 
-from harness.drill.context import DrillContext
-from harness.drill.schema import Scenario
-from harness.drill.schema_timeline import do_values
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.drill.schema_timeline import do_values
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from harness.drill.actions.base import StepFacts
-from harness.drill.actions.link_action import LinkAction
-from harness.drill.context import DrillContext
-from harness.drill.schema_timeline import Blackhole
+from mirrordrill.harness.drill.actions.base import StepFacts
+from mirrordrill.harness.drill.actions.link_action import LinkAction
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.schema_timeline import Blackhole
 
 
 class BlackholeAction(LinkAction):

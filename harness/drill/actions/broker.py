@@ -6,12 +6,12 @@ step runs: "kill the leader" is the fault a replicated cluster exists to survive
 
 from __future__ import annotations
 
-from harness.drill.actions.base import NotUndoable, StepFacts, StepProblem, TimelineFacts
-from harness.drill.actions.cluster_action import ClusterAction
-from harness.drill.actions.lifecycle_action import LifecycleAction
-from harness.drill.context import DrillContext
-from harness.drill.schema_timeline import BrokerStep, CreateTopic
-from primitives.kafka.topics import partition_leader
+from mirrordrill.harness.drill.actions.base import NotUndoable, StepFacts, StepProblem, TimelineFacts
+from mirrordrill.harness.drill.actions.cluster_action import ClusterAction
+from mirrordrill.harness.drill.actions.lifecycle_action import LifecycleAction
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.schema_timeline import BrokerStep, CreateTopic
+from mirrordrill.primitives.kafka.topics import partition_leader
 
 
 class BrokerAction(ClusterAction, LifecycleAction):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from harness.drill.actions.base import StepFacts
-from harness.drill.actions.cluster_action import ClusterAction
-from harness.drill.actions.lifecycle_action import LifecycleAction
-from harness.drill.context import DrillContext
-from harness.drill.schema_timeline import ClusterStep
+from mirrordrill.harness.drill.actions.base import StepFacts
+from mirrordrill.harness.drill.actions.cluster_action import ClusterAction
+from mirrordrill.harness.drill.actions.lifecycle_action import LifecycleAction
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.schema_timeline import ClusterStep
 
 # A cluster (re)started by a step is waited for this long: the steps after it expect it serving.
 CLUSTER_READY_TIMEOUT_S = 180

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import ClassVar
 
-from harness.drill.actions.base import Action, StepProblem, TimelineFacts
-from harness.drill.schema_timeline import CreateTopic
+from mirrordrill.harness.drill.actions.base import Action, StepProblem, TimelineFacts
+from mirrordrill.harness.drill.schema_timeline import CreateTopic
 
 
 class ClusterAction(Action):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from confluent_kafka.admin import NewTopic
 
-from harness.drill.actions.base import NotUndoable, StepProblem, TimelineFacts
-from harness.drill.actions.cluster_action import TopicAction
-from harness.drill.context import DrillContext
-from harness.drill.schema_timeline import CreateTopic
+from mirrordrill.harness.drill.actions.base import NotUndoable, StepProblem, TimelineFacts
+from mirrordrill.harness.drill.actions.cluster_action import TopicAction
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.schema_timeline import CreateTopic
 
 
 class CreateTopicAction(TopicAction):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from harness.drill import failback
-from harness.drill.actions.base import NotUndoable, StepFacts, StepProblem, TimelineFacts
-from harness.drill.actions.move_action import MoveAction
-from harness.drill.context import DrillContext
-from harness.drill.schema_timeline import Failback, Failover
+from mirrordrill.harness.drill import failback
+from mirrordrill.harness.drill.actions.base import NotUndoable, StepFacts, StepProblem, TimelineFacts
+from mirrordrill.harness.drill.actions.move_action import MoveAction
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.schema_timeline import Failback, Failover
 
 
 class FailbackAction(MoveAction):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from harness.drill import failover, runbook
-from harness.drill.actions.base import NotUndoable, StepFacts, StepProblem, TimelineFacts
-from harness.drill.actions.move_action import MoveAction
-from harness.drill.context import DrillContext
-from harness.drill.schema_timeline import Failback, Failover
+from mirrordrill.harness.drill import failover, runbook
+from mirrordrill.harness.drill.actions.base import NotUndoable, StepFacts, StepProblem, TimelineFacts
+from mirrordrill.harness.drill.actions.move_action import MoveAction
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.schema_timeline import Failback, Failover
 
 
 class FailoverAction(MoveAction):

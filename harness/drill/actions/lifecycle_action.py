@@ -5,8 +5,8 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import ClassVar
 
-from harness.drill.actions.base import Action, NotUndoable
-from harness.drill.context import DrillContext
+from mirrordrill.harness.drill.actions.base import Action, NotUndoable
+from mirrordrill.harness.drill.context import DrillContext
 
 # What brings back what each verb changed. A restart ends where it began (running): nothing to undo.
 INVERSE_VERBS = {"stop": "start", "kill": "start", "pause": "resume", "resume": "pause", "start": "stop"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from harness.drill.actions.base import Action, StepProblem, TimelineFacts
-from harness.drill.context import DrillContext
+from mirrordrill.harness.drill.actions.base import Action, StepProblem, TimelineFacts
+from mirrordrill.harness.drill.context import DrillContext
 
 
 class LinkAction(Action):

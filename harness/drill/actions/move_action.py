@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.drill.actions.base import Action, StepProblem, TimelineFacts
+from mirrordrill.harness.drill.actions.base import Action, StepProblem, TimelineFacts
 
 
 class MoveAction(Action):

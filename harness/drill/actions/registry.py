@@ -5,25 +5,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from harness.drill.actions.add_partitions import AddPartitionsAction
-from harness.drill.actions.base import Action, StepFacts
-from harness.drill.actions.blackhole import BlackholeAction
-from harness.drill.actions.broker import BrokerAction
-from harness.drill.actions.cluster import ClusterStepAction
-from harness.drill.actions.create_topic import CreateTopicAction
-from harness.drill.actions.failback import FailbackAction
-from harness.drill.actions.failover import FailoverAction
-from harness.drill.actions.heal import HealAction
-from harness.drill.actions.partition import PartitionAction
-from harness.drill.actions.replicator import ReplicatorAction
-from harness.drill.actions.replicator_node import ReplicatorNodeAction
-from harness.drill.actions.reset_connections import ResetConnectionsAction
-from harness.drill.actions.runbook import RunbookAction
-from harness.drill.actions.set_link import SetLinkAction
-from harness.drill.actions.set_topic_config import SetTopicConfigAction
-from harness.drill.actions.spark_worker import SparkWorkerAction
-from harness.drill.actions.wait_drain import WaitDrainAction
-from harness.drill.schema import set_step_types
+from mirrordrill.harness.drill.actions.add_partitions import AddPartitionsAction
+from mirrordrill.harness.drill.actions.base import Action, StepFacts
+from mirrordrill.harness.drill.actions.blackhole import BlackholeAction
+from mirrordrill.harness.drill.actions.broker import BrokerAction
+from mirrordrill.harness.drill.actions.cluster import ClusterStepAction
+from mirrordrill.harness.drill.actions.create_topic import CreateTopicAction
+from mirrordrill.harness.drill.actions.failback import FailbackAction
+from mirrordrill.harness.drill.actions.failover import FailoverAction
+from mirrordrill.harness.drill.actions.heal import HealAction
+from mirrordrill.harness.drill.actions.partition import PartitionAction
+from mirrordrill.harness.drill.actions.replicator import ReplicatorAction
+from mirrordrill.harness.drill.actions.replicator_node import ReplicatorNodeAction
+from mirrordrill.harness.drill.actions.reset_connections import ResetConnectionsAction
+from mirrordrill.harness.drill.actions.runbook import RunbookAction
+from mirrordrill.harness.drill.actions.set_link import SetLinkAction
+from mirrordrill.harness.drill.actions.set_topic_config import SetTopicConfigAction
+from mirrordrill.harness.drill.actions.spark_worker import SparkWorkerAction
+from mirrordrill.harness.drill.actions.wait_drain import WaitDrainAction
+from mirrordrill.harness.drill.schema import set_step_types
 
 ACTION_TYPES: tuple[type[Action], ...] = (
     SetLinkAction, BlackholeAction, PartitionAction, HealAction, ResetConnectionsAction,

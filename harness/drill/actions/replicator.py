@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from harness.drill.actions.base import StepFacts
-from harness.drill.actions.lifecycle_action import LifecycleAction
-from harness.drill.context import DrillContext
-from harness.drill.schema_timeline import ReplicatorStep
+from mirrordrill.harness.drill.actions.base import StepFacts
+from mirrordrill.harness.drill.actions.lifecycle_action import LifecycleAction
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.schema_timeline import ReplicatorStep
 
 
 class ReplicatorAction(LifecycleAction):

@@ -7,12 +7,12 @@ copies a given source partition when the step runs.
 
 from __future__ import annotations
 
-from harness.drill.actions.base import Action, NotUndoable, StepFacts, StepProblem, TimelineFacts
-from harness.drill.context import DrillContext, now_ms
-from harness.drill.replicators import replicator_class
-from harness.drill.replicators.processes import NodeReplicator
-from harness.drill.schema import Scenario
-from harness.drill.schema_timeline import ReplicatorNodeStep
+from mirrordrill.harness.drill.actions.base import Action, NotUndoable, StepFacts, StepProblem, TimelineFacts
+from mirrordrill.harness.drill.context import DrillContext, now_ms
+from mirrordrill.harness.drill.replicators import replicator_class
+from mirrordrill.harness.drill.replicators.processes import NodeReplicator
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.drill.schema_timeline import ReplicatorNodeStep
 
 
 def planned_nodes(scenario: Scenario) -> int | None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from harness.drill import runbook
-from harness.drill.actions.base import Action, NotUndoable, StepProblem, TimelineFacts
-from harness.drill.context import DrillContext
-from harness.drill.schema_timeline import RunbookStep
+from mirrordrill.harness.drill import runbook
+from mirrordrill.harness.drill.actions.base import Action, NotUndoable, StepProblem, TimelineFacts
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.schema_timeline import RunbookStep
 
 
 class RunbookAction(Action):

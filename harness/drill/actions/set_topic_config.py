@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-from harness.drill.actions.cluster_action import TopicAction
-from harness.drill.context import DrillContext
-from harness.drill.schema_timeline import CreateTopic, SetTopicConfig
+from mirrordrill.harness.drill.actions.cluster_action import TopicAction
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.schema_timeline import CreateTopic, SetTopicConfig
 
 
 class SetTopicConfigAction(TopicAction):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from harness.drill.actions.base import Action, StepFacts, StepProblem, TimelineFacts
-from harness.drill.context import DrillContext
-from harness.drill.replicators import replicator_class
-from harness.drill.schema_timeline import SparkWorkerStep
-from harness.lab.spark.deployment import STANDALONE
-from harness.lab.spark.standalone import StandaloneSpec
+from mirrordrill.harness.drill.actions.base import Action, StepFacts, StepProblem, TimelineFacts
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.replicators import replicator_class
+from mirrordrill.harness.drill.schema_timeline import SparkWorkerStep
+from mirrordrill.harness.lab.spark.deployment import STANDALONE
+from mirrordrill.harness.lab.spark.standalone import StandaloneSpec
 
 NEEDS = "kill_spark_worker needs the Spark standalone cluster: set replication.spark.master: standalone"
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from harness.drill import failover
-from harness.drill.actions.base import Action, NotUndoable, StepFacts
-from harness.drill.context import DrillContext
-from harness.drill.schema_timeline import WaitDrain
+from mirrordrill.harness.drill import failover
+from mirrordrill.harness.drill.actions.base import Action, NotUndoable, StepFacts
+from mirrordrill.harness.drill.context import DrillContext
+from mirrordrill.harness.drill.schema_timeline import WaitDrain
 
 
 class WaitDrainAction(Action):

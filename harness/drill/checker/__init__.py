@@ -4,7 +4,7 @@
 on DataFrames (import it explicitly: it needs pyspark and a SparkSession).
 """
 
-from harness.drill.checker.contract import (
+from mirrordrill.harness.drill.checker.contract import (
                                    CheckerInputError,
                                    EventImpact,
                                    FailoverInput,
@@ -18,7 +18,7 @@ from harness.drill.checker.contract import (
                                    SecondSeries,
                                    TopicResult,
 )
-from harness.drill.checker.reference import check_failover, check_flow
+from mirrordrill.harness.drill.checker.reference import check_failover, check_flow
 
 __all__ = [
     "CheckerInputError", "EventImpact", "FailoverInput", "FailoverResult", "FlowInput",

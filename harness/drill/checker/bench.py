@@ -1,4 +1,4 @@
-"""Benchmark: ``python -m harness.drill.checker.bench --records N``.
+"""Benchmark: ``python -m mirrordrill.harness.drill.checker.bench --records N``.
 
 Generates an N-record flow with every kind of fault, writes it as history files to a
 temporary directory, runs the reference and the Spark checker over the files, checks that
@@ -18,15 +18,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from harness.drill.checker.columnar import ColumnarFlowInput
-from harness.drill.checker.columnar import check_flow as reference_check
-from harness.drill.checker.synthetic import COUNTS, FaultPlan, synthesize_flow
-from loadgen.histories.columnar import read_frame
-from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS, HistoryKind, history_files, history_path
-from loadgen.histories.writer import HistoryWriter
-from primitives.cpu import process_cpu_seconds
-from primitives.measurement_record import Sitting, add_record_option
-from primitives.ports import LOOPBACK
+from mirrordrill.harness.drill.checker.columnar import ColumnarFlowInput
+from mirrordrill.harness.drill.checker.columnar import check_flow as reference_check
+from mirrordrill.harness.drill.checker.synthetic import COUNTS, FaultPlan, synthesize_flow
+from mirrordrill.loadgen.histories.columnar import read_frame
+from mirrordrill.loadgen.histories.kinds import (
+    ACKED_SENDS,
+    TARGET_RECORDS,
+    UNCERTAIN_SENDS,
+    HistoryKind,
+    history_files,
+    history_path,
+)
+from mirrordrill.loadgen.histories.writer import HistoryWriter
+from mirrordrill.primitives.cpu import process_cpu_seconds
+from mirrordrill.primitives.measurement_record import Sitting, add_record_option
+from mirrordrill.primitives.ports import LOOPBACK
 
 STANDALONE = "standalone"
 
@@ -49,7 +56,7 @@ def _write(directory: Path, kind: HistoryKind, rows, files: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; exit 1 if the implementations disagree."""
-    parser = argparse.ArgumentParser(prog="python -m harness.drill.checker.bench",
+    parser = argparse.ArgumentParser(prog="python -m mirrordrill.harness.drill.checker.bench",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, required=True, help="acked records")
     parser.add_argument("--seed", type=int, default=1)
@@ -63,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
                              "counts (1,2) check the same files once per count, each on its own fresh cluster")
     parser.add_argument("--driver-memory", default="1g")
     add_record_option(parser)
-    sitting = Sitting.begin(["python", "-m", "harness.drill.checker.bench"], argv)
+    sitting = Sitting.begin(["python", "-m", "mirrordrill.harness.drill.checker.bench"], argv)
     args = parser.parse_args(argv)
     figures: dict[str, Any] = {"records": args.records, "seed": args.seed, "partitions": args.partitions}
     code = _bench(args, figures)
@@ -134,9 +141,9 @@ def _spark_master(args: argparse.Namespace, directory: Path, executors: int) -> 
     if args.spark_master != STANDALONE:
         yield args.spark_master
         return
-    from harness.lab.spark.standalone import SparkStandaloneCluster, StandaloneSpec
-    from primitives.bootstrap import Bootstrap
-    from primitives.ports import PortAllocator
+    from mirrordrill.harness.lab.spark.standalone import SparkStandaloneCluster, StandaloneSpec
+    from mirrordrill.primitives.bootstrap import Bootstrap
+    from mirrordrill.primitives.ports import PortAllocator
     with PortAllocator() as ports:
         cluster = SparkStandaloneCluster(StandaloneSpec(workers=executors, worker_cores=1, worker_memory="2g"),
                                          directory / f"spark-{executors}", ports, java=Bootstrap().java())
@@ -166,7 +173,7 @@ def _bench_on(master: str, executors: int, args, directory, flow, reference) -> 
     source, target, topic_map, timeline = flow
     from pyspark.sql import SparkSession
 
-    from harness.drill.checker import spark as spark_checker
+    from mirrordrill.harness.drill.checker import spark as spark_checker
 
     t = time.perf_counter()
     builder = (SparkSession.builder.master(master)

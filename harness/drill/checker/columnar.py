@@ -30,7 +30,7 @@ from dataclasses import dataclass, fields
 
 import polars as pl
 
-from harness.drill.checker.contract import (
+from mirrordrill.harness.drill.checker.contract import (
     SAMPLE_SIZE,
     EventImpact,
     FlowInput,
@@ -42,11 +42,11 @@ from harness.drill.checker.contract import (
     TopicResult,
     wipe_times,
 )
-from harness.drill.checker.figures import Tally, event_impact, figure_fields, flow_series, latency_stats
-from harness.drill.checker.stall import FlowStall, PartitionKey, flow_stall
-from loadgen.histories.columnar import frame_of
-from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS
-from loadgen.histories.records import LagSample, TimelineEvent
+from mirrordrill.harness.drill.checker.figures import Tally, event_impact, figure_fields, flow_series, latency_stats
+from mirrordrill.harness.drill.checker.stall import FlowStall, PartitionKey, flow_stall
+from mirrordrill.loadgen.histories.columnar import frame_of
+from mirrordrill.loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS
+from mirrordrill.loadgen.histories.records import LagSample, TimelineEvent
 
 ID = ["producer_id", "seq"]
 _C = pl.col

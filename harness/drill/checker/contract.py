@@ -10,8 +10,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harness.drill.checker.stall import NOT_MEASURED, FlowStall
-from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
+from mirrordrill.harness.drill.checker.stall import NOT_MEASURED, FlowStall
+from mirrordrill.loadgen.histories.records import (
+    AckedSend,
+    LagSample,
+    ProcessedRecord,
+    TargetRecord,
+    TimelineEvent,
+    UncertainSend,
+)
 
 MessageId = tuple[str, int]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 
-from harness.drill.checker.contract import (
+from mirrordrill.harness.drill.checker.contract import (
     EMPTY_SERIES,
     MB,
     PERCENTILES,

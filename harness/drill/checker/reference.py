@@ -11,9 +11,9 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from harness.drill.checker.columnar import ColumnarFlowInput, check_flow
-from harness.drill.checker.contract import FailoverInput, FailoverResult, MessageId
-from harness.drill.checker.figures import first_ids
+from mirrordrill.harness.drill.checker.columnar import ColumnarFlowInput, check_flow
+from mirrordrill.harness.drill.checker.contract import FailoverInput, FailoverResult, MessageId
+from mirrordrill.harness.drill.checker.figures import first_ids
 
 __all__ = ["ColumnarFlowInput", "check_failover", "check_flow"]
 

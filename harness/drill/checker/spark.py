@@ -16,7 +16,7 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 
-from harness.drill.checker.contract import (
+from mirrordrill.harness.drill.checker.contract import (
     PERCENTILES,
     SAMPLE_SIZE,
     CheckerInputError,
@@ -30,11 +30,18 @@ from harness.drill.checker.contract import (
     TopicResult,
     wipe_times,
 )
-from harness.drill.checker.figures import Tally, event_impact, figure_fields, flow_series
-from harness.drill.checker.spark_io import load_history
-from harness.drill.checker.spark_stall import spark_flow_stall
-from loadgen.histories.kinds import ACKED_SENDS, END_OFFSETS, PROCESSED_RECORDS, TARGET_RECORDS, UNCERTAIN_SENDS, history_files
-from loadgen.histories.records import TimelineEvent
+from mirrordrill.harness.drill.checker.figures import Tally, event_impact, figure_fields, flow_series
+from mirrordrill.harness.drill.checker.spark_io import load_history
+from mirrordrill.harness.drill.checker.spark_stall import spark_flow_stall
+from mirrordrill.loadgen.histories.kinds import (
+    ACKED_SENDS,
+    END_OFFSETS,
+    PROCESSED_RECORDS,
+    TARGET_RECORDS,
+    UNCERTAIN_SENDS,
+    history_files,
+)
+from mirrordrill.loadgen.histories.records import TimelineEvent
 
 ID = ["producer_id", "seq"]
 _SAMPLE_KINDS = ("lost", "in_flight", "duplicates", "reordered", "misplaced", "corrupted", "unexpected",

@@ -12,8 +12,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from loadgen.histories.kinds import SPARK_CSV_OPTIONS, HistoryKind
-from loadgen.histories.reader import Paths, TornLine, as_paths, valid_prefix_length
+from mirrordrill.loadgen.histories.kinds import SPARK_CSV_OPTIONS, HistoryKind
+from mirrordrill.loadgen.histories.reader import Paths, TornLine, as_paths, valid_prefix_length
 
 log = logging.getLogger(__name__)
 

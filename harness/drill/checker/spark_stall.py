@@ -13,7 +13,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from harness.drill.checker.stall import FlowStall, PartitionStall, stall_of_partitions
+from mirrordrill.harness.drill.checker.stall import FlowStall, PartitionStall, stall_of_partitions
 
 _PARTITION = ("topic", "a_partition")
 

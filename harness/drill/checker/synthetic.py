@@ -10,8 +10,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.drill.checker.contract import FailoverInput, FlowInput, MessageId
-from loadgen.histories.records import AckedSend, LagSample, ProcessedRecord, TargetRecord, TimelineEvent, UncertainSend
+from mirrordrill.harness.drill.checker.contract import FailoverInput, FlowInput, MessageId
+from mirrordrill.loadgen.histories.records import (
+    AckedSend,
+    LagSample,
+    ProcessedRecord,
+    TargetRecord,
+    TimelineEvent,
+    UncertainSend,
+)
 
 START_MS = 1_700_000_000_000
 COUNTS = ("acked", "replicated", "lost", "duplicates", "reordered", "misplaced", "corrupted",

@@ -22,11 +22,11 @@ from importlib.metadata import EntryPoint, distributions
 from types import MappingProxyType
 from typing import Any
 
-from harness.drill.replicators.errors import ReplicatorError, ReplicatorNotReady, SetupError, UnsupportedOperation
-from harness.drill.replicators.interface import ReplicatorAdapter, RunInputs
-from harness.drill.replicators.measurements import OffsetLagProbe, PartitionMetrics, ReplicatorMetrics
-from harness.drill.replicators.processes import ProcessReplicator
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from mirrordrill.harness.drill.replicators.errors import ReplicatorError, ReplicatorNotReady, SetupError, UnsupportedOperation
+from mirrordrill.harness.drill.replicators.interface import ReplicatorAdapter, RunInputs
+from mirrordrill.harness.drill.replicators.measurements import OffsetLagProbe, PartitionMetrics, ReplicatorMetrics
+from mirrordrill.harness.drill.replicators.processes import ProcessReplicator
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 
 ENTRY_POINT_GROUP = "mirrordrill.replicators"
 DISTRIBUTION = "mirrordrill"  # the package whose entry points are the built-in kinds

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from confluent_kafka import KafkaException
 
-from harness.drill.replicators.interface import CheckpointWait
-from replicator.mm2_format import Checkpoint
+from mirrordrill.harness.drill.replicators.interface import CheckpointWait
+from mirrordrill.replicator.mm2_format import Checkpoint
 
 Partition = tuple[str, int]
 

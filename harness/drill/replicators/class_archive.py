@@ -14,8 +14,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from primitives.bootstrap import Artifacts, mirrordrill_home
-from replicator.driver_jvm import make_archive
+from mirrordrill.primitives.bootstrap import Artifacts, mirrordrill_home
+from mirrordrill.replicator.driver_jvm import make_archive
 
 _CLUSTER = "archive"
 
@@ -35,8 +35,8 @@ def make_class_archive(archive: Path, jars: list[Path], log: Callable[[str], Non
 
 
 def _make(archive: Path, jars: list[Path], log: Callable[[str], None], artifacts: Artifacts | None) -> bool:
-    from harness.lab.brokers.cluster import ClusterSpec
-    from harness.lab.environment import Environment, TopologySpec
+    from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+    from mirrordrill.harness.lab.environment import Environment, TopologySpec
 
     run_log = archive.with_suffix(".log")
     workdir = mirrordrill_home() / "tmp" / f"class-archive-{archive.stem}"

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.drill.replicators.errors import ReplicatorError, ReplicatorNotReady, SetupError, UnsupportedOperation
-from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
-from harness.drill.replicators.processes import ProcessReplicator, read_log_since
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from primitives.process import ManagedProcess, program_path_problem
-from primitives.redaction import redact_argv
+from mirrordrill.harness.drill.replicators.errors import ReplicatorError, ReplicatorNotReady, SetupError, UnsupportedOperation
+from mirrordrill.harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
+from mirrordrill.harness.drill.replicators.processes import ProcessReplicator, read_log_since
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from mirrordrill.primitives.process import ManagedProcess, program_path_problem
+from mirrordrill.primitives.redaction import redact_argv
 
 PLACEHOLDERS: Mapping[str, str] = {
     "source_bootstrap": "the source cluster's bootstrap servers, as seen from where the replicator runs",

@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from harness.drill.replicators.errors import UnsupportedOperation
-from harness.drill.replicators.measurements import ReplicatorMetrics
-from harness.drill.replicators.setup import ReplicationSetup
-from primitives.bootstrap import Artifacts
-from primitives.kafka.group_offsets import committed_offsets
-from primitives.lifecycle import StartedInWith
+from mirrordrill.harness.drill.replicators.errors import UnsupportedOperation
+from mirrordrill.harness.drill.replicators.measurements import ReplicatorMetrics
+from mirrordrill.harness.drill.replicators.setup import ReplicationSetup
+from mirrordrill.primitives.bootstrap import Artifacts
+from mirrordrill.primitives.kafka.group_offsets import committed_offsets
+from mirrordrill.primitives.lifecycle import StartedInWith
 
 if TYPE_CHECKING:  # the drill file's model imports this package (for the kinds it accepts)
-    from harness.drill.schema import ReplicationDef, Scenario
-    from harness.lab.spark.deployment import SparkDeployment
+    from mirrordrill.harness.drill.schema import ReplicationDef, Scenario
+    from mirrordrill.harness.lab.spark.deployment import SparkDeployment
 
 DEFAULT_STOP_GRACE_S = 30.0
 SOURCE_PROBE_TIMEOUT_S = 3.0  # is the source reachable at all, before asking it for a group's offsets

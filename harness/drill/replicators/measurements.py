@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 
 
 @dataclass(frozen=True)

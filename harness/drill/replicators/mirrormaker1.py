@@ -30,19 +30,19 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka.admin import NewTopic
 
-from harness.drill.replicators.errors import UnsupportedOperation
-from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
-from harness.drill.replicators.measurements import OffsetLagProbe
-from harness.drill.replicators.processes import NodeReplicator, ProcessNode
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup, replication_factor_for
-from primitives.bootstrap import Bootstrap
-from primitives.process import ManagedProcess
-from primitives.properties_syntax import format_property
-from primitives.redaction import redact_properties
-from primitives.versions import mirrormaker1_kafka_version
+from mirrordrill.harness.drill.replicators.errors import UnsupportedOperation
+from mirrordrill.harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
+from mirrordrill.harness.drill.replicators.measurements import OffsetLagProbe
+from mirrordrill.harness.drill.replicators.processes import NodeReplicator, ProcessNode
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup, replication_factor_for
+from mirrordrill.primitives.bootstrap import Bootstrap
+from mirrordrill.primitives.process import ManagedProcess
+from mirrordrill.primitives.properties_syntax import format_property
+from mirrordrill.primitives.redaction import redact_properties
+from mirrordrill.primitives.versions import mirrormaker1_kafka_version
 
 if TYPE_CHECKING:
-    from harness.drill.schema import Scenario
+    from mirrordrill.harness.drill.schema import Scenario
 
 MAIN_CLASS = "kafka.tools.MirrorMaker"
 JVM_PROFILE = "mirrormaker1"  # primitives/jvm/pom.xml
@@ -138,12 +138,12 @@ class MirrorMaker1Replicator(NodeReplicator[Mm1Node]):
 
     @classmethod
     def file_problems(cls, s: Scenario) -> Iterable[tuple[tuple, str]]:
-        from harness.drill.replicators.mirrormaker1_checks import drill_problems
+        from mirrordrill.harness.drill.replicators.mirrormaker1_checks import drill_problems
         return drill_problems(s)
 
     @classmethod
     def file_warnings(cls, s: Scenario) -> Iterable[tuple[tuple, str]]:
-        from harness.drill.replicators.mirrormaker1_checks import ignored_settings
+        from mirrordrill.harness.drill.replicators.mirrormaker1_checks import ignored_settings
         return ignored_settings(s)
 
     def __init__(self, setup: ReplicationSetup, *, streams: int = 1, nodes: int = 1, heap_mb: int = 256,

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from harness.drill.loops import identity_loops
-from harness.drill.schema_timeline import AddPartitions, CreateTopic, Failback, Failover
+from mirrordrill.harness.drill.loops import identity_loops
+from mirrordrill.harness.drill.schema_timeline import AddPartitions, CreateTopic, Failback, Failover
 
 if TYPE_CHECKING:
-    from harness.drill.schema import Scenario
+    from mirrordrill.harness.drill.schema import Scenario
 
 NOT_TRANSLATING = ("translated", "checkpoint")
 

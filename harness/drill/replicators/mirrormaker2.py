@@ -42,22 +42,22 @@ from typing import Any
 
 from confluent_kafka import KafkaException, TopicPartition
 
-from harness.drill.replicators.checkpoint_catch_up import await_carried_checkpoints
-from harness.drill.replicators.errors import ReplicatorError
-from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, CheckpointWait, RunInputs
-from harness.drill.replicators.measurements import ReplicatorMetrics
-from harness.drill.replicators.mm2_group import Mm2Group, Mm2Node, plan_nodes
-from harness.drill.replicators.mm2_topics import read_checkpoints, read_heartbeats, upstream_heartbeat_age
-from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
-from harness.lab.brokers.broker import LOG4J_CONFIG
-from primitives.bootstrap import Artifacts, Bootstrap
-from primitives.kafka.reading import ends_after_last_record
-from primitives.process import ManagedProcess
-from primitives.redaction import redact_settings
-from primitives.versions import kafka_version
-from replicator.config.render import to_mm2_properties
-from replicator.config.settings import ReplicatorConfig
-from replicator.mm2_format import Checkpoint, Heartbeat
+from mirrordrill.harness.drill.replicators.checkpoint_catch_up import await_carried_checkpoints
+from mirrordrill.harness.drill.replicators.errors import ReplicatorError
+from mirrordrill.harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, CheckpointWait, RunInputs
+from mirrordrill.harness.drill.replicators.measurements import ReplicatorMetrics
+from mirrordrill.harness.drill.replicators.mm2_group import Mm2Group, Mm2Node, plan_nodes
+from mirrordrill.harness.drill.replicators.mm2_topics import read_checkpoints, read_heartbeats, upstream_heartbeat_age
+from mirrordrill.harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
+from mirrordrill.harness.lab.brokers.broker import LOG4J_CONFIG
+from mirrordrill.primitives.bootstrap import Artifacts, Bootstrap
+from mirrordrill.primitives.kafka.reading import ends_after_last_record
+from mirrordrill.primitives.process import ManagedProcess
+from mirrordrill.primitives.redaction import redact_settings
+from mirrordrill.primitives.versions import kafka_version
+from mirrordrill.replicator.config.render import to_mm2_properties
+from mirrordrill.replicator.config.settings import ReplicatorConfig
+from mirrordrill.replicator.mm2_format import Checkpoint, Heartbeat
 
 MAIN_CLASS = "org.apache.kafka.connect.mirror.MirrorMaker"
 

@@ -20,8 +20,8 @@ import json
 import re
 from collections.abc import Callable, Mapping
 
-from harness.drill.replicators.setup import ReplicationSetup
-from primitives.kafka.reading import read_topic
+from mirrordrill.harness.drill.replicators.setup import ReplicationSetup
+from mirrordrill.primitives.kafka.reading import read_topic
 
 SOURCE_CONNECTOR = "MirrorSourceConnector"
 ASSIGNED_PARTITIONS = "task.assigned.partitions"  # MirrorSourceTaskConfig's key

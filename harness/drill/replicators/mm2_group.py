@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.drill.replicators import mm2_assignment
-from harness.drill.replicators.errors import ReplicatorError
-from harness.drill.replicators.processes import NodeReplicator, ProcessNode, read_log_since
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from primitives.ports import LOOPBACK
+from mirrordrill.harness.drill.replicators import mm2_assignment
+from mirrordrill.harness.drill.replicators.errors import ReplicatorError
+from mirrordrill.harness.drill.replicators.processes import NodeReplicator, ProcessNode, read_log_since
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from mirrordrill.primitives.ports import LOOPBACK
 
 INTERNAL_REST_SETTINGS: Mapping[str, str] = {
     # Zombie fencing (exactly-once) and task configs sent from a follower to the leader (several

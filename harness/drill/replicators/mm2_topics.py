@@ -10,9 +10,9 @@ import time
 
 from confluent_kafka import KafkaException
 
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from primitives.kafka.reading import read_topic
-from replicator.mm2_format import Checkpoint, Heartbeat
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from mirrordrill.primitives.kafka.reading import read_topic
+from mirrordrill.replicator.mm2_format import Checkpoint, Heartbeat
 
 
 def read_heartbeats(setup: ReplicationSetup, cluster: str, topic: str = "heartbeats",

@@ -13,12 +13,12 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from confluent_kafka import KafkaException
 
-from harness.drill.replicators.errors import ReplicatorError, ReplicatorNotReady
-from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, ReplicatorAdapter
-from harness.drill.replicators.measurements import OffsetLagProbe, ReplicatorMetrics
-from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
-from primitives.process import ManagedProcess
-from primitives.redaction import redact_properties
+from mirrordrill.harness.drill.replicators.errors import ReplicatorError, ReplicatorNotReady
+from mirrordrill.harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, ReplicatorAdapter
+from mirrordrill.harness.drill.replicators.measurements import OffsetLagProbe, ReplicatorMetrics
+from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+from mirrordrill.primitives.process import ManagedProcess
+from mirrordrill.primitives.redaction import redact_properties
 
 
 class ProcessReplicator(ReplicatorAdapter):

@@ -1,6 +1,6 @@
 """The bundled PySpark replicator as a replicator under test.
 
-One replicator process per placement location (``python -m replicator``), running every flow
+One replicator process per placement location (``python -m mirrordrill.replicator``), running every flow
 placed there in one Spark session. Its configuration is the same flow description MM2 gets,
 rendered as an MM2 properties file plus our ``mirrordrill.*`` keys, so both run identical drills.
 
@@ -20,30 +20,30 @@ from typing import Any
 
 from confluent_kafka import KafkaException
 
-from harness.drill.replicators.class_archive import make_class_archive
-from harness.drill.replicators.errors import ReplicatorError
-from harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
-from harness.drill.replicators.measurements import ReplicatorMetrics
-from harness.drill.replicators.mm2_topics import latest_checkpoints
-from harness.drill.replicators.processes import NodeReplicator, ProcessNode
-from harness.drill.replicators.pyspark_lag import OwnFigures, merged_metrics
-from harness.drill.replicators.pyspark_launch import (
+from mirrordrill.harness.drill.replicators.class_archive import make_class_archive
+from mirrordrill.harness.drill.replicators.errors import ReplicatorError
+from mirrordrill.harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
+from mirrordrill.harness.drill.replicators.measurements import ReplicatorMetrics
+from mirrordrill.harness.drill.replicators.mm2_topics import latest_checkpoints
+from mirrordrill.harness.drill.replicators.processes import NodeReplicator, ProcessNode
+from mirrordrill.harness.drill.replicators.pyspark_lag import OwnFigures, merged_metrics
+from mirrordrill.harness.drill.replicators.pyspark_launch import (
     cds_archive_path,
     check_slots_per_process,
     replicator_environment,
     replicator_jars,
 )
-from harness.drill.replicators.record_translation import translate_on_target
-from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
-from harness.drill.replicators.start_log import StartLog
-from harness.lab.spark.deployment import STANDALONE, SparkDeployment
-from harness.lab.spark.standalone import spark_env
-from harness.lab.spark.submit import SubmittedDriver, driver_env, package_replicator, submit_argv
-from primitives.bootstrap import Artifacts
-from primitives.process import ManagedProcess
-from primitives.versions import spark_version
-from replicator.config.render import to_mm2_properties
-from replicator.config.settings import ReplicatorConfig
+from mirrordrill.harness.drill.replicators.record_translation import translate_on_target
+from mirrordrill.harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
+from mirrordrill.harness.drill.replicators.start_log import StartLog
+from mirrordrill.harness.lab.spark.deployment import STANDALONE, SparkDeployment
+from mirrordrill.harness.lab.spark.standalone import spark_env
+from mirrordrill.harness.lab.spark.submit import SubmittedDriver, driver_env, package_replicator, submit_argv
+from mirrordrill.primitives.bootstrap import Artifacts
+from mirrordrill.primitives.process import ManagedProcess
+from mirrordrill.primitives.versions import spark_version
+from mirrordrill.replicator.config.render import to_mm2_properties
+from mirrordrill.replicator.config.settings import ReplicatorConfig
 
 SUBMITTED_READY_TIMEOUT_S = 480.0
 EXACT_LAG_MAX_AGE_S = 10.0  # the replicator probes its lag every 2 s; older figures are not trusted
@@ -101,7 +101,7 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
 
     @classmethod
     def version(cls) -> str:
-        from harness.drill.run_facts import project_version  # run_facts asks this class, so not at import
+        from mirrordrill.harness.drill.run_facts import project_version  # run_facts asks this class, so not at import
         return f"mirrordrill {project_version()} (Spark {spark_version()})"
 
     @classmethod
@@ -146,7 +146,7 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
                                                stop_timeout_s=DEFAULT_STOP_GRACE_S)
             else:
                 node.process = ManagedProcess(
-                    name=node.name, argv=[sys.executable, "-m", "replicator", *self._app_args(node)],
+                    name=node.name, argv=[sys.executable, "-m", "mirrordrill.replicator", *self._app_args(node)],
                     log_path=node.log_path, cwd=node.workdir, env=self._env(), stop_timeout_s=DEFAULT_STOP_GRACE_S)
             self.node_config(node, resolve_addresses=False)  # bad settings fail before anything starts
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.drill.replicators.measurements import PartitionMetrics, ReplicatorMetrics
+from mirrordrill.harness.drill.replicators.measurements import PartitionMetrics, ReplicatorMetrics
 
 Key = tuple[str, str, int]  # (flow name, remote topic, partition)
 

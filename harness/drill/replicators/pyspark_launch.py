@@ -4,16 +4,16 @@ archive, and (submitted to a Spark master) enough free task slots for its real-t
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from harness.lab.spark.deployment import check_task_slots
-from primitives.bootstrap import REPO_ROOT, Artifacts, Bootstrap, mirrordrill_home
-from primitives.process import child_environment
-from replicator.driver_jvm import CDS_ENV, archive_fingerprint
+from mirrordrill.harness.lab.spark.deployment import check_task_slots
+from mirrordrill.primitives.bootstrap import Artifacts, Bootstrap, mirrordrill_home
+from mirrordrill.primitives.import_root import child_pythonpath
+from mirrordrill.primitives.process import child_environment
+from mirrordrill.replicator.driver_jvm import CDS_ENV, archive_fingerprint
 
 
 def cds_archive_path(java: str | None, jars: Sequence[Path]) -> Path:
@@ -24,9 +24,9 @@ def cds_archive_path(java: str | None, jars: Sequence[Path]) -> Path:
 
 
 def replicator_environment(jars: Sequence[Path], cds_archive: Path) -> dict[str, str]:
-    """``python -m replicator``'s environment: this checkout importable, the jars, loopback Spark, the archive."""
+    """``python -m mirrordrill.replicator``'s environment: this checkout importable, the jars, loopback Spark, the archive."""
     env = child_environment()
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))
     env["MIRRORDRILL_REPLICATOR_JARS"] = ",".join(str(j) for j in jars)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     env.setdefault(CDS_ENV, str(cds_archive))

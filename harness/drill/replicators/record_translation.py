@@ -10,10 +10,10 @@ from collections.abc import Mapping
 
 from confluent_kafka import KafkaException
 
-from harness.drill.replicators.errors import ReplicatorError
-from harness.drill.replicators.setup import ReplicationSetup
-from replicator.mm2_format import Checkpoint
-from replicator.offset_index import OffsetIndex
+from mirrordrill.harness.drill.replicators.errors import ReplicatorError
+from mirrordrill.harness.drill.replicators.setup import ReplicationSetup
+from mirrordrill.replicator.mm2_format import Checkpoint
+from mirrordrill.replicator.offset_index import OffsetIndex
 
 Partition = tuple[str, int]
 

@@ -13,18 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from harness.drill.replicators.errors import SetupError
-from primitives.config_errors import ConfigError, ConfigWarning, InvalidSetting
-from primitives.properties_syntax import format_property
-from replicator.config.flow import FlowConfig
-from replicator.config.properties_reader import parse_mm2_properties
-from replicator.config.settings import ReplicatorConfig
-from replicator.config.validation import check_flow_ends, check_separator
-from replicator.filters import DEFAULT_TOPICS, DEFAULT_TOPICS_EXCLUDE
-from replicator.policy import POLICY_NAMES, DefaultReplicationPolicy, IdentityReplicationPolicy, policy_from_name
+from mirrordrill.harness.drill.replicators.errors import SetupError
+from mirrordrill.primitives.config_errors import ConfigError, ConfigWarning, InvalidSetting
+from mirrordrill.primitives.properties_syntax import format_property
+from mirrordrill.replicator.config.flow import FlowConfig
+from mirrordrill.replicator.config.properties_reader import parse_mm2_properties
+from mirrordrill.replicator.config.settings import ReplicatorConfig
+from mirrordrill.replicator.config.validation import check_flow_ends, check_separator
+from mirrordrill.replicator.filters import DEFAULT_TOPICS, DEFAULT_TOPICS_EXCLUDE
+from mirrordrill.replicator.policy import POLICY_NAMES, DefaultReplicationPolicy, IdentityReplicationPolicy, policy_from_name
 
 if TYPE_CHECKING:
-    from harness.lab.environment import Environment
+    from mirrordrill.harness.lab.environment import Environment
 
 Placement = Literal["target", "source"]
 PLACEMENTS: tuple[str, ...] = ("target", "source")

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from harness.lab.brokers.secure import INTERNAL_LISTENER, BrokerSecurity
-from primitives.jvm_archive import LazyArchive, dump_flags
-from primitives.jvm_jit import jit_flags
-from primitives.ports import LOOPBACK
-from primitives.process import ManagedProcess, ProcessError, child_environment
-from primitives.properties_syntax import format_property
+from mirrordrill.harness.lab.brokers.secure import INTERNAL_LISTENER, BrokerSecurity
+from mirrordrill.primitives.jvm_archive import LazyArchive, dump_flags
+from mirrordrill.primitives.jvm_jit import jit_flags
+from mirrordrill.primitives.ports import LOOPBACK
+from mirrordrill.primitives.process import ManagedProcess, ProcessError, child_environment
+from mirrordrill.primitives.properties_syntax import format_property
 
 LOG4J_CONFIG = Path(__file__).resolve().parent.parent / "resources" / "log4j2.properties"
 

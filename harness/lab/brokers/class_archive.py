@@ -15,11 +15,11 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.lab.brokers.broker import BrokerPorts, LocalBrokerRunner
-from harness.lab.brokers.cluster import ClusterSpec, KafkaCluster
-from primitives.bootstrap import mirrordrill_home
-from primitives.jvm_archive import LazyArchive, fingerprint
-from primitives.ports import PortAllocator
+from mirrordrill.harness.lab.brokers.broker import BrokerPorts, LocalBrokerRunner
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec, KafkaCluster
+from mirrordrill.primitives.bootstrap import mirrordrill_home
+from mirrordrill.primitives.jvm_archive import LazyArchive, fingerprint
+from mirrordrill.primitives.ports import PortAllocator
 
 
 def broker_archive(java: str, classpath: tuple[str | Path, ...], log: Callable[[str], None]) -> LazyArchive:

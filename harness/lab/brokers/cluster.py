@@ -13,12 +13,12 @@ from typing import Protocol
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
 
-from harness.lab.brokers.broker import BrokerPorts, BrokerRunner, BrokerSettings, KafkaBroker
-from harness.lab.brokers.secure import BrokerSecurity, LocalClusterSecurity
-from primitives.kafka.existing_cluster import ExistingClusterDef
-from primitives.kafka.security import ResolvedSecurity
-from primitives.kafka.topics import create_topics
-from primitives.process import ProcessError
+from mirrordrill.harness.lab.brokers.broker import BrokerPorts, BrokerRunner, BrokerSettings, KafkaBroker
+from mirrordrill.harness.lab.brokers.secure import BrokerSecurity, LocalClusterSecurity
+from mirrordrill.primitives.kafka.existing_cluster import ExistingClusterDef
+from mirrordrill.primitives.kafka.security import ResolvedSecurity
+from mirrordrill.primitives.kafka.topics import create_topics
+from mirrordrill.primitives.process import ProcessError
 
 READY_TOPIC = "__mirrordrill_ready"  # "__" keeps it out of every replicator's default filter
 

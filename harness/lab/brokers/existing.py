@@ -19,22 +19,22 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from harness.lab.brokers import owned_names
-from harness.lab.brokers.broker import BrokerPorts
-from harness.lab.brokers.cluster import ClusterClients, ClusterNotReady, ClusterSpec
-from harness.lab.brokers.existing_connect import ClusterUnreachable, client_config
-from harness.lab.network.kafka_proxy import guard
-from harness.lab.network.kafka_proxy.process import KafkaProxyProcess
-from harness.lab.network.kafka_proxy.spec import LOCAL, DownstreamTls, KafkaProxySpec, ProxyListener, UpstreamTls
-from primitives.config_refs import ConfigRefError, RefResolver
-from primitives.kafka.existing_cluster import ExistingClusterDef
-from primitives.kafka.security import ResolvedSecurity
-from primitives.kafka.tls import CertificateAuthority, IssuedCert
-from primitives.ports import LOOPBACK
-from primitives.process import ManagedProcess
-from primitives.properties_syntax import format_property
-from primitives.secret_dir import SecretDir
-from replicator.policy import HEARTBEATS_TOPIC
+from mirrordrill.harness.lab.brokers import owned_names
+from mirrordrill.harness.lab.brokers.broker import BrokerPorts
+from mirrordrill.harness.lab.brokers.cluster import ClusterClients, ClusterNotReady, ClusterSpec
+from mirrordrill.harness.lab.brokers.existing_connect import ClusterUnreachable, client_config
+from mirrordrill.harness.lab.network.kafka_proxy import guard
+from mirrordrill.harness.lab.network.kafka_proxy.process import KafkaProxyProcess
+from mirrordrill.harness.lab.network.kafka_proxy.spec import LOCAL, DownstreamTls, KafkaProxySpec, ProxyListener, UpstreamTls
+from mirrordrill.primitives.config_refs import ConfigRefError, RefResolver
+from mirrordrill.primitives.kafka.existing_cluster import ExistingClusterDef
+from mirrordrill.primitives.kafka.security import ResolvedSecurity
+from mirrordrill.primitives.kafka.tls import CertificateAuthority, IssuedCert
+from mirrordrill.primitives.ports import LOOPBACK
+from mirrordrill.primitives.process import ManagedProcess
+from mirrordrill.primitives.properties_syntax import format_property
+from mirrordrill.primitives.secret_dir import SecretDir
+from mirrordrill.replicator.policy import HEARTBEATS_TOPIC
 
 
 class ExistingClusterError(RuntimeError):

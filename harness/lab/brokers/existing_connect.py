@@ -6,8 +6,8 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from primitives.config_refs import ConfigRefError, RefResolver
-from primitives.kafka.existing_cluster import ExistingClusterDef
+from mirrordrill.primitives.config_refs import ConfigRefError, RefResolver
+from mirrordrill.primitives.kafka.existing_cluster import ExistingClusterDef
 
 
 class ClusterUnreachable(RuntimeError):

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
-from primitives.kafka.existing_cluster import OWNED_PREFIX
-from primitives.kafka.owned_names import owned_topic
+from mirrordrill.primitives.kafka.existing_cluster import OWNED_PREFIX
+from mirrordrill.primitives.kafka.owned_names import owned_topic
 
 TIMEOUT_S = 30.0
 

@@ -17,11 +17,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from primitives.config_refs import ConfigRefError, RefResolver, find_refs, is_pure_ref
-from primitives.kafka.security import ClientSecurity, ResolvedSecurity, jaas_quote
-from primitives.kafka.tls import CertificateAuthority, IssuedCert
-from primitives.properties_syntax import format_property
-from primitives.secret_dir import SecretDir, random_password
+from mirrordrill.primitives.config_refs import ConfigRefError, RefResolver, find_refs, is_pure_ref
+from mirrordrill.primitives.kafka.security import ClientSecurity, ResolvedSecurity, jaas_quote
+from mirrordrill.primitives.kafka.tls import CertificateAuthority, IssuedCert
+from mirrordrill.primitives.properties_syntax import format_property
+from mirrordrill.primitives.secret_dir import SecretDir, random_password
 
 INTERNAL_LISTENER = "INTERNAL"
 

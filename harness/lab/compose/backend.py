@@ -20,16 +20,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.lab.brokers.broker import KafkaBroker, LocalBrokerRunner
-from harness.lab.compose.container import ContainerProcess
-from harness.lab.compose.lab import BrokerImage, broker_service, toxiproxy_service
-from harness.lab.compose.project import ComposeRun
-from harness.lab.compose.spark import SparkDaemonLauncher
-from harness.lab.compose.spec import DRILL_LABEL, Service
-from primitives.bootstrap import Artifacts
+from mirrordrill.harness.lab.brokers.broker import KafkaBroker, LocalBrokerRunner
+from mirrordrill.harness.lab.compose.container import ContainerProcess
+from mirrordrill.harness.lab.compose.lab import BrokerImage, broker_service, toxiproxy_service
+from mirrordrill.harness.lab.compose.project import ComposeRun
+from mirrordrill.harness.lab.compose.spark import SparkDaemonLauncher
+from mirrordrill.harness.lab.compose.spec import DRILL_LABEL, Service
+from mirrordrill.primitives.bootstrap import Artifacts
 
 if TYPE_CHECKING:  # the docker package is imported when the backend opens
-    from harness.lab.docker.images import ImageSet
+    from mirrordrill.harness.lab.docker.images import ImageSet
 
 NAME = "docker"
 # the images a drill's containers need (the replicator and the load run on the host)
@@ -78,8 +78,8 @@ class DockerBackend:
         self._image_set: ImageSet | None = None
 
     def open(self, workdir: Path) -> None:
-        from harness.lab.docker import images as img
-        from harness.lab.docker.engine import ensure_engine
+        from mirrordrill.harness.lab.docker import images as img
+        from mirrordrill.harness.lab.docker.engine import ensure_engine
         engine = ensure_engine(log=self.log)
         use_compose = engine.compose_version() is not None
         if not use_compose:
@@ -107,7 +107,7 @@ class DockerBackend:
 
     def spark_launcher(self) -> SparkDaemonLauncher:
         """Spark standalone's daemons as containers; the run folder (the environment's parent) is mounted."""
-        from harness.lab.docker import images as img
+        from mirrordrill.harness.lab.docker import images as img
         assert self.run is not None and self._workdir is not None, "open() first"
         return SparkDaemonLauncher(self.run, self._image("spark"), img.SPARK_HOME,
                                    str(Path(img.JAVA).parent.parent), f"{img.VENV}/bin/python", self._workdir.parent)
@@ -161,7 +161,7 @@ def _start_watchdog(cli: str, project: str) -> subprocess.Popen:
 def make_backend(name: str | None, hint: str = "lab", log: Callable[[str], None] | None = None,
                  project: str | None = None):
     """``processes`` (default) or ``docker``; any other name is a usage error naming both."""
-    from harness.lab.environment import ProcessBackend
+    from mirrordrill.harness.lab.environment import ProcessBackend
     if name in (None, "processes"):
         return ProcessBackend()
     if name == NAME:

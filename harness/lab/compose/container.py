@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.lab.compose.project import ComposeRun
+from mirrordrill.harness.lab.compose.project import ComposeRun
 
 PAUSE_TRIES = 4
 

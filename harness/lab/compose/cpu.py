@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from harness.lab.compose.spec import DRILL_LABEL, ROLE_LABEL
+from mirrordrill.harness.lab.compose.spec import DRILL_LABEL, ROLE_LABEL
 
 CGROUP = Path("/sys/fs/cgroup")
 

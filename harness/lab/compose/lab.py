@@ -13,10 +13,10 @@ import json
 import shlex
 from dataclasses import dataclass
 
-from harness.lab.brokers.broker import KafkaBroker
-from harness.lab.compose.spec import Mount, Service
-from harness.lab.network.wan import ProxyRoute
-from primitives.ports import LOOPBACK
+from mirrordrill.harness.lab.brokers.broker import KafkaBroker
+from mirrordrill.harness.lab.compose.spec import Mount, Service
+from mirrordrill.harness.lab.network.wan import ProxyRoute
+from mirrordrill.primitives.ports import LOOPBACK
 
 
 @dataclass(frozen=True)

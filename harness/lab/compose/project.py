@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from harness.lab.compose.spec import DRILL_LABEL, ComposeProject, Service, compose_yaml
+from mirrordrill.harness.lab.compose.spec import DRILL_LABEL, ComposeProject, Service, compose_yaml
 
 COMPOSE_FILE = "compose.yaml"
 COMPOSE_PROJECT_LABEL = "com.docker.compose.project"

@@ -15,9 +15,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from harness.lab.compose.container import ContainerProcess
-from harness.lab.compose.project import ComposeRun
-from harness.lab.compose.spec import Mount, Service
+from mirrordrill.harness.lab.compose.container import ContainerProcess
+from mirrordrill.harness.lab.compose.project import ComposeRun
+from mirrordrill.harness.lab.compose.spec import Mount, Service
 
 KEPT_ENV = ("SPARK_LOCAL_IP", "SPARK_MASTER_OPTS")
 

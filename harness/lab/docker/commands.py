@@ -6,10 +6,10 @@ import sys
 import time
 from dataclasses import dataclass
 
-from harness.lab.docker.contexts import ContextError
-from harness.lab.docker.engine import COMPOSE_VERSION, EngineError, compose_plugin_build, ensure_engine, find_engine
-from harness.lab.docker.images import ImageSet
-from primitives.bootstrap import Bootstrap, BootstrapError
+from mirrordrill.harness.lab.docker.contexts import ContextError
+from mirrordrill.harness.lab.docker.engine import COMPOSE_VERSION, EngineError, compose_plugin_build, ensure_engine, find_engine
+from mirrordrill.harness.lab.docker.images import ImageSet
+from mirrordrill.primitives.bootstrap import Bootstrap, BootstrapError
 
 FIX_IMAGES = "./mirrordrill images build"
 

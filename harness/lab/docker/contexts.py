@@ -19,7 +19,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
-from primitives.bootstrap import Bootstrap, _digest, checkout_root
+from mirrordrill.primitives.bootstrap import Bootstrap, _digest, checkout_root
 
 DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = os.environ.get("MIRRORDRILL_DEBIAN_MIRROR", "http://deb.debian.org/debian")
@@ -27,6 +27,7 @@ DEBIAN_MIRROR = os.environ.get("MIRRORDRILL_DEBIAN_MIRROR", "http://deb.debian.o
 # replicator and the load (venv for an offline pip install), procps for Spark's scripts.
 BASE_PACKAGES = ("openjdk-17-jre-headless", "python3", "python3-venv", "procps")
 PROJECT_PACKAGES = ("primitives", "harness", "replicator", "loadgen", "reports")
+NAMESPACE_INIT = Path("src/mirrordrill/__init__.py")  # in the checkout; the packages above are linked beside it
 
 
 class ContextError(RuntimeError):
@@ -71,7 +72,7 @@ def source_digest() -> str:
     root = checkout_root()
     if root is None:
         return _digest(*(Path(str(f.locate())) for f in _installed_files()))
-    files = [root / "pyproject.toml", root / "README.md"]
+    files = [root / "pyproject.toml", root / "README.md", root / NAMESPACE_INIT]
     for pkg in PROJECT_PACKAGES:
         files += sorted(p for p in (root / pkg).rglob("*")
                         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
@@ -114,11 +115,14 @@ def project_wheel(boot: Bootstrap, dest: Path) -> Path:
     src.mkdir(parents=True)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(root / name, src / name)
+    namespace = src / NAMESPACE_INIT.parent
+    namespace.mkdir(parents=True)
+    shutil.copy2(root / NAMESPACE_INIT, namespace / NAMESPACE_INIT.name)
     for pkg in PROJECT_PACKAGES:
-        # symlinks=True: harness/drill/scenarios is a link to scenarios/, copied beside it
-        shutil.copytree(root / pkg, src / pkg, symlinks=True,
+        # the folders src/mirrordrill links, copied into it; links followed (harness/drill/scenarios
+        # is a link to scenarios/: the shipped drills)
+        shutil.copytree(root / pkg, namespace / pkg, symlinks=False,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "target", "node_modules"))
-    shutil.copytree(root / "scenarios", src / "scenarios")
     boot._run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
                "--wheel-dir", str(dest), str(src)], "pip wheel (mirrordrill)",
               "The project's own wheel did not build; see the log.")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from primitives.bootstrap import Bootstrap, BootstrapError, mirrordrill_home
+from mirrordrill.primitives.bootstrap import Bootstrap, BootstrapError, mirrordrill_home
 
 SOCKET = Path("/var/run/docker.sock")
 START_TIMEOUT_S = 60.0

@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.lab.brokers.broker import broker_jvm_options
-from harness.lab.docker import contexts
-from harness.lab.docker.engine import Engine, EngineError
-from primitives import versions
-from primitives.about import mirrordrill_version
-from primitives.bootstrap import Bootstrap
+from mirrordrill.harness.lab.brokers.broker import broker_jvm_options
+from mirrordrill.harness.lab.docker import contexts
+from mirrordrill.harness.lab.docker.engine import Engine, EngineError
+from mirrordrill.primitives import versions
+from mirrordrill.primitives.about import mirrordrill_version
+from mirrordrill.primitives.bootstrap import Bootstrap
 
 LABEL = "mirrordrill"
 INPUTS_LABEL = "mirrordrill.inputs"
@@ -127,7 +127,8 @@ def _spark_ctx(boot: Bootstrap, ctx: Path, images: ImageSet) -> str:
 
 
 def _loadgen_ctx(boot: Bootstrap, ctx: Path, images: ImageSet) -> str:
-    return f"FROM {images.spec('python').ref}\nWORKDIR /tmp\nCMD [\"python\", \"-m\", \"loadgen.load_process\", \"--help\"]\n"
+    cmd = '["python", "-m", "mirrordrill.loadgen.load_process", "--help"]'
+    return f"FROM {images.spec('python').ref}\nWORKDIR /tmp\nCMD {cmd}\n"
 
 
 def default_specs() -> list[ImageSpec]:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.lab.brokers.cluster import ClusterClients
-from harness.lab.network.toxiproxy import ToxiproxyClient
-from primitives.ports import LOOPBACK
+from mirrordrill.harness.lab.brokers.cluster import ClusterClients
+from mirrordrill.harness.lab.network.toxiproxy import ToxiproxyClient
+from mirrordrill.primitives.ports import LOOPBACK
 
 
 @dataclass

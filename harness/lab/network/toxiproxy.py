@@ -30,8 +30,8 @@ from toxiproxy.api import APIConsumer
 from toxiproxy.exceptions import InvalidToxic, NotFound, ProxyExists
 from toxiproxy.toxic import Toxic as LibraryToxic
 
-from primitives.ports import LOOPBACK
-from primitives.process import ManagedProcess, ProcessError
+from mirrordrill.primitives.ports import LOOPBACK
+from mirrordrill.primitives.process import ManagedProcess, ProcessError
 
 # The library's address is one per process, so the lock that guards it must be too: it is the
 # only module-level state here, and it exists because the library's state does.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 
-from harness.lab.network.toxiproxy import Toxic, ToxiproxyClient
+from mirrordrill.harness.lab.network.toxiproxy import Toxic, ToxiproxyClient
 
 # A blackhole holds data rather than dropping it (Toxiproxy's timeout toxic drops bytes,
 # which corrupts the TCP stream; a real WAN blackhole retransmits). A latency toxic of one

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from primitives.jvm_jit import JIT_MODES
+from mirrordrill.primitives.jvm_jit import JIT_MODES
 
 LOCAL = "local"
 STANDALONE = "standalone"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import requests
 
-from primitives.ports import LOOPBACK, PortAllocator
-from primitives.process import ManagedProcess, ProcessError, child_environment
+from mirrordrill.primitives.ports import LOOPBACK, PortAllocator
+from mirrordrill.primitives.process import ManagedProcess, ProcessError, child_environment
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"

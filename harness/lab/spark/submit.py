@@ -1,9 +1,10 @@
 """The replicator as a Spark application: packaged to ship alone and started with spark-submit.
 
-The package is a zip of ``replicator/`` and ``primitives/`` (the only layer below it) handed to
-``--py-files``; the main file is a two-line launcher beside it. The driver runs here (client
-mode): spark-submit's JVM starts Python as its child, so a clean stop signals that Python
-process, which stops its Spark queries first, exactly as ``python -m replicator`` does.
+The package is a zip of ``mirrordrill/replicator/`` and ``mirrordrill/primitives/`` (the only
+layer below it, with the namespace's ``__init__``) handed to ``--py-files``; the main file is a
+two-line launcher beside it. The driver runs here (client mode): spark-submit's JVM starts Python
+as its child, so a clean stop signals that Python process, which stops its Spark queries first,
+exactly as ``python -m mirrordrill.replicator`` does.
 """
 
 from __future__ import annotations
@@ -16,19 +17,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.lab.spark.deployment import SparkDeployment
-from harness.lab.spark.standalone import spark_home
-from primitives.bootstrap import REPO_ROOT
-from primitives.ports import LOOPBACK
-from primitives.process import ManagedProcess
+from mirrordrill.harness.lab.spark.deployment import SparkDeployment
+from mirrordrill.harness.lab.spark.standalone import spark_home
+from mirrordrill.primitives.bootstrap import REPO_ROOT
+from mirrordrill.primitives.import_root import IMPORT_ROOT
+from mirrordrill.primitives.ports import LOOPBACK
+from mirrordrill.primitives.process import ManagedProcess
 
 # the replicator and the one layer it may import (tests/unit/test_layers.py): it ships alone
 PACKAGES = ("replicator", "primitives")
 LAUNCHER = '''"""spark-submit's main file: the packaged replicator's own CLI."""
 import sys
 
-import replicator
-from replicator.__main__ import main
+from mirrordrill import replicator
+from mirrordrill.replicator.__main__ import main
 
 print(f"mirrordrill: replicator package loaded from {replicator.__file__}", flush=True)
 sys.exit(main())
@@ -40,10 +42,11 @@ def package_replicator(out_dir: Path) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     archive = out_dir / "replicator.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.write(IMPORT_ROOT / "mirrordrill" / "__init__.py", "mirrordrill/__init__.py")
         for package in PACKAGES:
             for f in sorted((REPO_ROOT / package).rglob("*.py")):
                 if "__pycache__" not in f.parts:
-                    z.write(f, f.relative_to(REPO_ROOT).as_posix())
+                    z.write(f, f"mirrordrill/{f.relative_to(REPO_ROOT).as_posix()}")
     launcher = out_dir / "run_replicator.py"
     launcher.write_text(LAUNCHER)
     return archive, launcher
@@ -106,9 +109,9 @@ def _is_python(pid: int) -> bool:
 
 
 def driver_env(base: dict[str, str]) -> dict[str, str]:
-    """The submitted driver finds the replicator only in the zip: the checkout leaves PYTHONPATH."""
+    """The submitted driver finds the replicator only in the zip: the import root leaves PYTHONPATH."""
     env = dict(base)
-    repo = str(REPO_ROOT)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != repo)
+    ours = {str(REPO_ROOT), str(IMPORT_ROOT)}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p not in ours)
     env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = sys.executable
     return env

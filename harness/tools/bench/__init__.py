@@ -1,1 +1,4 @@
-"""Benchmarks: figures, not tests (``mirrordrill bench drills|startup|load``, ``python -m harness.tools.bench.replication``)."""
+"""Benchmarks: figures, not tests.
+
+``mirrordrill bench drills|startup|load``, and ``python -m mirrordrill.harness.tools.bench.replication``.
+"""

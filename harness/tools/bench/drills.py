@@ -22,15 +22,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.drill import run_folder
-from harness.drill.metrics import METRICS, BenchColumn, Metric
-from harness.drill.replicators.setup import DRILL_FLOW_INTERVALS
-from harness.drill.results import DrillSummary, ResultsUnavailable, load_results
-from harness.tools.calibrate.run import machine
-from harness.tools.sweep.journal import read_jsonl
-from harness.tools.sweep.measure import fmt_load, load_avg
-from harness.tools.sweep.points import SweepParam
-from harness.tools.sweep.run import Sweep, SweepReports
+from mirrordrill.harness.drill import run_folder
+from mirrordrill.harness.drill.metrics import METRICS, BenchColumn, Metric
+from mirrordrill.harness.drill.replicators.setup import DRILL_FLOW_INTERVALS
+from mirrordrill.harness.drill.results import DrillSummary, ResultsUnavailable, load_results
+from mirrordrill.harness.tools.calibrate.run import machine
+from mirrordrill.harness.tools.sweep.journal import read_jsonl
+from mirrordrill.harness.tools.sweep.measure import fmt_load, load_avg
+from mirrordrill.harness.tools.sweep.points import SweepParam
+from mirrordrill.harness.tools.sweep.run import Sweep, SweepReports
 
 REPLICATORS = ("pyspark", "mirrormaker2")
 

@@ -20,14 +20,14 @@ from typing import Any
 
 from confluent_kafka.admin import NewTopic
 
-from harness.lab.brokers.cluster import ClusterSpec
-from harness.lab.environment import Environment, TopologySpec
-from loadgen.histories.kinds import ACKED_SENDS
-from loadgen.histories.records import AckedSend
-from loadgen.histories.writer import HistoryWriter
-from loadgen.runner import LoadRunner
-from loadgen.spec import LoadSpec, LoadStats
-from primitives.cpu import waited_children_cpu_seconds
+from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+from mirrordrill.harness.lab.environment import Environment, TopologySpec
+from mirrordrill.loadgen.histories.kinds import ACKED_SENDS
+from mirrordrill.loadgen.histories.records import AckedSend
+from mirrordrill.loadgen.histories.writer import HistoryWriter
+from mirrordrill.loadgen.runner import LoadRunner
+from mirrordrill.loadgen.spec import LoadSpec, LoadStats
+from mirrordrill.primitives.cpu import waited_children_cpu_seconds
 
 UNTHROTTLED = 1_000_000.0
 SIZES = (100, 1024, 10_240)

@@ -1,4 +1,4 @@
-"""Replicators side by side: ``python -m harness.tools.bench.replication``.
+"""Replicators side by side: ``python -m mirrordrill.harness.tools.bench.replication``.
 
 One two-cluster environment (``src`` and ``dst``, one broker each, a WAN link without
 toxics); for each replicator in turn, on a fresh topic of its own (``--partitions``
@@ -37,8 +37,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from primitives.cpu import tree_cpu_seconds
-from primitives.measurement_record import Sitting, add_record_option
+from mirrordrill.primitives.cpu import tree_cpu_seconds
+from mirrordrill.primitives.measurement_record import Sitting, add_record_option
 
 MB = 1_000_000  # SI megabytes, as the checker's throughput_mb_s
 
@@ -228,8 +228,8 @@ def wait_until(condition: Callable[[], bool], timeout_s: float, interval_s: floa
 # One replicator
 # ======================================================================================
 def bench_one(env, artifacts, name: str, args, out: Path, clock: Clock) -> BenchResult:
-    from harness.drill.replicators import make_replicator
-    from harness.drill.replicators.setup import FlowSpec, ReplicationSetup
+    from mirrordrill.harness.drill.replicators import make_replicator
+    from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 
     kind, options = REPLICATORS[name]
     topic = f"bench-{name}-{secrets.token_hex(3)}"
@@ -261,7 +261,7 @@ def _produce_backlog(src, source: Offsets, name: str, args, out: Path, clock: Cl
     """Phase 1's backlog on a fresh topic of ``src``; returns its end offsets."""
     from confluent_kafka.admin import NewTopic
 
-    from loadgen.backlog import produce_backlog
+    from mirrordrill.loadgen.backlog import produce_backlog
 
     src.create_topics([NewTopic(source.topic, args.partitions, 1)])
     clock.mark(f"{name}: producing backlog", res.load)
@@ -324,7 +324,7 @@ class _LatencyRun:
 def _measure_latency(env, source: Offsets, target: Offsets, backlog_ends: dict[tuple[str, int], int], name: str,
                      args, out: Path, clock: Clock, res: BenchResult) -> _LatencyRun:
     """Phase 2: the backlog deleted from ``dst``, the Observer reading it, ``--rate`` records/s for ``--seconds``."""
-    from loadgen.observer import Observer
+    from mirrordrill.loadgen.observer import Observer
 
     boundaries = target.ends() or {}
     try:
@@ -362,8 +362,8 @@ def _measure_latency(env, source: Offsets, target: Offsets, backlog_ends: dict[t
 def _latency_load(env, topic: str, histories: Path, name: str, args, out: Path, clock: Clock,
                   res: BenchResult) -> tuple[list[Path], list[Path]]:
     """The Locust load of phase 2, run to its end; its ledgers and uncertain-send files."""
-    from loadgen.runner import LoadRunner
-    from loadgen.spec import LoadSpec
+    from mirrordrill.loadgen.runner import LoadRunner
+    from mirrordrill.loadgen.spec import LoadSpec
 
     spec = LoadSpec(cluster="src", bootstrap_servers=env.cluster("src").bootstrap, topics=[topic], rate=args.rate,
                     duration_s=args.seconds, record_size={"fixed": args.size},
@@ -384,10 +384,10 @@ def _latency_load(env, topic: str, histories: Path, name: str, args, out: Path, 
 
 def _check_latency(run: _LatencyRun, res: BenchResult) -> None:
     """The reference checker's figures of phase 2, into ``res``."""
-    from harness.drill.checker.contract import FlowInput
-    from harness.drill.checker.reference import check_flow
-    from loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS
-    from loadgen.histories.reader import read_rows
+    from mirrordrill.harness.drill.checker.contract import FlowInput
+    from mirrordrill.harness.drill.checker.reference import check_flow
+    from mirrordrill.loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS
+    from mirrordrill.loadgen.histories.reader import read_rows
 
     remote, topic = res.remote_topic, res.topic
     observed = after_boundaries(read_rows(TARGET_RECORDS, [run.observed]), run.boundaries)
@@ -405,7 +405,7 @@ def _check_latency(run: _LatencyRun, res: BenchResult) -> None:
 # The command
 # ======================================================================================
 def parse_args(argv: list[str] | None):
-    p = argparse.ArgumentParser(prog="python -m harness.tools.bench.replication", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m mirrordrill.harness.tools.bench.replication", description=__doc__.splitlines()[0])
     p.add_argument("--records", type=int, default=100_000,
                    help="backlog records (default 100000: the three replicators in about 10 min on 2 busy cores)")
     p.add_argument("--rate", type=float, default=1000.0, help="latency phase records/s (default 1000)")
@@ -435,17 +435,18 @@ def parse_args(argv: list[str] | None):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from harness.lab.brokers.cluster import ClusterSpec
-    from harness.lab.environment import Environment, TopologySpec
-    from primitives.bootstrap import Bootstrap
+    from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+    from mirrordrill.harness.lab.environment import Environment, TopologySpec
+    from mirrordrill.primitives.bootstrap import Bootstrap
 
-    sitting = Sitting.begin(["python", "-m", "harness.tools.bench.replication"], argv)
+    sitting = Sitting.begin(["python", "-m", "mirrordrill.harness.tools.bench.replication"], argv)
     args = parse_args(argv)
     out = Path(args.out or f"/tmp/mirrordrill/bench-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     out.mkdir(parents=True, exist_ok=True)
     clock = Clock(lambda m: print(f"[{time.strftime('%H:%M:%S')}] {m}", file=sys.stderr, flush=True))
     doc: dict[str, Any] = {
-        "command": "python -m harness.tools.bench.replication " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": " ".join(["python -m mirrordrill.harness.tools.bench.replication",
+                             *(argv if argv is not None else sys.argv[1:])]),
         "settings": {k: v for k, v in vars(args).items()},
         "machine": {"cpus": os.cpu_count()},
         "topology": "src, dst: one broker each; WAN link src<->dst without toxics; replicators placed at dst",

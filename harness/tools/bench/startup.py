@@ -20,14 +20,14 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.drill import run_folder
-from harness.drill.topology import topology_of
-from harness.drill.validate import load_scenario
-from harness.lab.compose.backend import make_backend
-from harness.lab.environment import Environment
-from harness.tools.calibrate.run import machine
-from harness.tools.sweep.measure import fmt_load, load_avg
-from primitives.config_refs import RefResolver
+from mirrordrill.harness.drill import run_folder
+from mirrordrill.harness.drill.topology import topology_of
+from mirrordrill.harness.drill.validate import load_scenario
+from mirrordrill.harness.lab.compose.backend import make_backend
+from mirrordrill.harness.lab.environment import Environment
+from mirrordrill.harness.tools.calibrate.run import machine
+from mirrordrill.harness.tools.sweep.measure import fmt_load, load_avg
+from mirrordrill.primitives.config_refs import RefResolver
 
 BACKENDS = ("processes", "docker")
 

@@ -14,8 +14,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from harness.drill.metrics import Family, Metric, metrics_of
-from harness.drill.results import DrillSummary
+from mirrordrill.harness.drill.metrics import Family, Metric, metrics_of
+from mirrordrill.harness.drill.results import DrillSummary
 
 
 class CalibrationError(ValueError):

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from harness.drill.replicators import sweepable_kinds
-from harness.drill.results import DrillSummary, ResultsUnavailable, load_results
-from harness.tools.calibrate.limits import Calibration, CalibrationError, observe
-from harness.tools.sweep.points import SweepParam
-from harness.tools.sweep.run import Sweep, SweepReports
+from mirrordrill.harness.drill.replicators import sweepable_kinds
+from mirrordrill.harness.drill.results import DrillSummary, ResultsUnavailable, load_results
+from mirrordrill.harness.tools.calibrate.limits import Calibration, CalibrationError, observe
+from mirrordrill.harness.tools.sweep.points import SweepParam
+from mirrordrill.harness.tools.sweep.run import Sweep, SweepReports
 
 CALIBRATION_FILE = "calibration.yaml"
 
@@ -65,7 +65,7 @@ def calibrate(drill_file: Path, runs: int, margin: float, replicator: str | None
         raise CalibrationError(f"--runs {runs}: run the drill at least once (3 is the project's practice)")
     log = log or (lambda m: print(f"mirrordrill calibrate: {m}", file=sys.stderr, flush=True))
     name = drill_file.stem
-    from harness.drill.validate import load_scenario
+    from mirrordrill.harness.drill.validate import load_scenario
     kind = replicator or load_scenario(drill_file).replication.replicator
     if kind not in (sweepable := sweepable_kinds()):
         raise CalibrationError(f"{drill_file}: its replicator is {kind!r}; calibrate runs "

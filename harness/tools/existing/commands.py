@@ -6,12 +6,12 @@ import json
 import sys
 from pathlib import Path
 
-from harness.drill.replicators import replicator_kinds
-from harness.drill.shipped import drill_argument
-from harness.lab.brokers import owned_names as cleaning
-from harness.lab.brokers.existing_connect import admin_for
-from harness.tools.existing.plan import as_json, plan, render
-from primitives.kafka.existing_cluster import ExistingClusterDef
+from mirrordrill.harness.drill.replicators import replicator_kinds
+from mirrordrill.harness.drill.shipped import drill_argument
+from mirrordrill.harness.lab.brokers import owned_names as cleaning
+from mirrordrill.harness.lab.brokers.existing_connect import admin_for
+from mirrordrill.harness.tools.existing.plan import as_json, plan, render
+from mirrordrill.primitives.kafka.existing_cluster import ExistingClusterDef
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -32,7 +32,7 @@ def refuse_existing(scenario, allowed: list[str] | None) -> str | None:
 
 def cmd_plan(args) -> int:
     """Print what the drill would do to each existing cluster; with the checks, exit 1 if one failed."""
-    from harness.drill.validate import ScenarioInvalid, check_file
+    from mirrordrill.harness.drill.validate import ScenarioInvalid, check_file
     try:
         scenario = check_file(Path(args.file), args.replicator).scenario
     except ScenarioInvalid as e:
@@ -70,7 +70,7 @@ def _scope(args) -> tuple[str, dict[str, ExistingClusterDef], Path | None]:
                            "it is listed under)")
         cleaning.check_prefix(args.prefix)
         return args.prefix, {args.cluster[0]: ExistingClusterDef(bootstrap_servers=args.bootstrap)}, None
-    from harness.drill.validate import load_scenario
+    from mirrordrill.harness.drill.validate import load_scenario
     s = load_scenario(Path(args.file))
     existing = s.existing_clusters()
     if not existing:
@@ -110,7 +110,7 @@ def _confirmed(args, topics: int, groups: int) -> int | None:
 
 def cmd_cleanup(args) -> int:
     """List the topics and groups under the prefix on each cluster, then (confirmed) delete them."""
-    from harness.drill.validate import ScenarioInvalid
+    from mirrordrill.harness.drill.validate import ScenarioInvalid
     try:
         prefix, targets, base = _scope(args)
     except (cleaning.CleanupRefused, _Refused, ScenarioInvalid) as e:

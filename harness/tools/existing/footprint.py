@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
-from harness.drill.replicators.mirrormaker1 import group_name as mirrormaker1_group
-from harness.drill.schema import Scenario
-from harness.drill.schema_timeline import AddPartitions, CreateTopic, Failover, SetTopicConfig
-from replicator.policy import HEARTBEATS_TOPIC, policy_from_name
+from mirrordrill.harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
+from mirrordrill.harness.drill.replicators.mirrormaker1 import group_name as mirrormaker1_group
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.drill.schema_timeline import AddPartitions, CreateTopic, Failover, SetTopicConfig
+from mirrordrill.replicator.policy import HEARTBEATS_TOPIC, policy_from_name
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from harness.drill.schema import Scenario
-from harness.lab.brokers.existing_connect import ClusterUnreachable, admin_for, principal_of
-from harness.tools.existing.footprint import ClusterFootprint, Permission, footprints
+from mirrordrill.harness.drill.schema import Scenario
+from mirrordrill.harness.lab.brokers.existing_connect import ClusterUnreachable, admin_for, principal_of
+from mirrordrill.harness.tools.existing.footprint import ClusterFootprint, Permission, footprints
 
 TIMEOUT_S = 15.0
 

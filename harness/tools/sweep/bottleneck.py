@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from harness.tools.sweep.points import Ceiling, SweepPoint
+from mirrordrill.harness.tools.sweep.points import Ceiling, SweepPoint
 
 # A resource used at this share of what it offers is taken as the limit. Below 100% because every
 # figure is a mean over the load's seconds: a link or a core that is full in most seconds averages

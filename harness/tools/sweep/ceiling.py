@@ -10,8 +10,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.tools.sweep.measure import load_avg
-from harness.tools.sweep.points import Ceiling
+from mirrordrill.harness.tools.sweep.measure import load_avg
+from mirrordrill.harness.tools.sweep.points import Ceiling
 
 _PERF_LINE = re.compile(r"(\d+) records sent, ([\d.]+) records/sec")
 
@@ -26,10 +26,10 @@ def measure_ceiling(workdir: Path, record_size: int, records: int = 200_000, par
     from confluent_kafka import Consumer
     from confluent_kafka.admin import NewTopic
 
-    from harness.lab.brokers.cluster import ClusterSpec
-    from harness.lab.environment import Environment, TopologySpec
-    from primitives.bootstrap import Bootstrap
-    from primitives.process import _die_with_parent
+    from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
+    from mirrordrill.harness.lab.environment import Environment, TopologySpec
+    from mirrordrill.primitives.bootstrap import Bootstrap
+    from mirrordrill.primitives.process import _die_with_parent
     boot = Bootstrap()
     java, classpath = boot.java(), os.pathsep.join(map(str, boot.jvm_classpath("broker")))
     spec = TopologySpec(clusters=(ClusterSpec("source"), ClusterSpec("target")))

@@ -8,8 +8,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.tools.sweep.params import SweepError
-from harness.tools.sweep.points import Ceiling, SweepParam, SweepPoint
+from mirrordrill.harness.tools.sweep.params import SweepError
+from mirrordrill.harness.tools.sweep.points import Ceiling, SweepParam, SweepPoint
 
 
 def point_key(params: dict, run: int) -> str:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from harness.tools.sweep.bottleneck import find_bottleneck
-from harness.tools.sweep.points import SweepParam, SweepPoint
+from mirrordrill.harness.tools.sweep.bottleneck import find_bottleneck
+from mirrordrill.harness.tools.sweep.points import SweepParam, SweepPoint
 
 if TYPE_CHECKING:
-    from harness.tools.sweep.result import SweepResult
+    from mirrordrill.harness.tools.sweep.result import SweepResult
 
 TARGET_UTILISATION = (0.75, 0.80)  # size for headroom: bursts and failover catch-up need it
 KNEE_GAIN = 0.10  # a setting within 10% of the best throughput is past the knee

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.drill.actions.base import NO_FACTS
-from harness.drill.actions.registry import step_facts
-from harness.drill.results import load_results
-from harness.tools.sweep.points import MIN_SATURATED_S, SweepPoint
-from primitives.cpu import CpuMeter
+from mirrordrill.harness.drill.actions.base import NO_FACTS
+from mirrordrill.harness.drill.actions.registry import step_facts
+from mirrordrill.harness.drill.results import load_results
+from mirrordrill.harness.tools.sweep.points import MIN_SATURATED_S, SweepPoint
+from mirrordrill.primitives.cpu import CpuMeter
 
 WARMUP_S = 5  # seconds of load left out of the sustained rate: batches and connections ramp up
 SATURATED_LAG = 1000  # records queued at the start of a second: the replicator had work all that second

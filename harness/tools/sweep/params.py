@@ -11,11 +11,11 @@ from typing import Any
 
 import yaml
 
-from harness.drill.durations import parse_duration
-from harness.drill.profile import DEFAULT_DURATION_S
-from harness.drill.replicators import replicator_class, replicator_kinds, sweepable_kinds
-from harness.tools.sweep.points import SweepParam
-from primitives.jvm_jit import JIT_MODES
+from mirrordrill.harness.drill.durations import parse_duration
+from mirrordrill.harness.drill.profile import DEFAULT_DURATION_S
+from mirrordrill.harness.drill.replicators import replicator_class, replicator_kinds, sweepable_kinds
+from mirrordrill.harness.tools.sweep.points import SweepParam
+from mirrordrill.primitives.jvm_jit import JIT_MODES
 
 # sweep keys that are not flow settings, and the flow setting a shorthand stands for
 _SHORTHANDS = {"num_streams": "tasks.max", "linger.ms": "producer.linger.ms", "batch.size": "producer.batch.size"}
@@ -67,7 +67,7 @@ def check_key(key: str, value: Any) -> None:
         return
     if key.startswith(MM2_WORKER_PREFIX) and len(key) > len(MM2_WORKER_PREFIX):
         return  # checked with the drill (validate_drill), as the drill file's own worker settings are
-    from harness.drill.preflight import flow_setting_problem
+    from mirrordrill.harness.drill.preflight import flow_setting_problem
     problem = flow_setting_problem(key, value)
     if problem is None:
         return
@@ -106,7 +106,7 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
     """A copy of a drill file's content with one combination applied."""
     d = json.loads(json.dumps(drill))
     if "profile" in params:  # first: a swept duration or backlog is then taken as written
-        from harness.drill.profile import ProfileError, apply_profile
+        from mirrordrill.harness.drill.profile import ProfileError, apply_profile
         try:
             d = apply_profile(d, params["profile"])
         except ProfileError as e:
@@ -206,7 +206,7 @@ def shift_incident(drill: dict, seconds: Any) -> None:
 
 def validate_drill(drill: dict) -> None:
     """Validate a drill's content as the engine will read it (SweepError naming each problem's field)."""
-    from harness.drill.validate import ScenarioInvalid, load_scenario
+    from mirrordrill.harness.drill.validate import ScenarioInvalid, load_scenario
     with tempfile.TemporaryDirectory() as d:
         f = Path(d) / "point.yaml"
         f.write_text(yaml.safe_dump(drill, sort_keys=False))

@@ -7,9 +7,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.tools.sweep.knee import recommend, swept_key
-from harness.tools.sweep.points import Ceiling, SweepParam, SweepPoint
-from harness.tools.sweep.table import render_table
+from mirrordrill.harness.tools.sweep.knee import recommend, swept_key
+from mirrordrill.harness.tools.sweep.points import Ceiling, SweepParam, SweepPoint
+from mirrordrill.harness.tools.sweep.table import render_table
 
 
 @dataclass

@@ -13,12 +13,12 @@ from typing import Protocol
 
 import yaml
 
-from harness.drill import run_folder
-from harness.tools.sweep.bottleneck import link_bandwidth_kb_s, replicator_cores
-from harness.tools.sweep.ceiling import measure_ceiling
-from harness.tools.sweep.journal import Journal
-from harness.tools.sweep.measure import failed_point, fmt_load, load_avg, measure_point
-from harness.tools.sweep.params import (
+from mirrordrill.harness.drill import run_folder
+from mirrordrill.harness.tools.sweep.bottleneck import link_bandwidth_kb_s, replicator_cores
+from mirrordrill.harness.tools.sweep.ceiling import measure_ceiling
+from mirrordrill.harness.tools.sweep.journal import Journal
+from mirrordrill.harness.tools.sweep.measure import failed_point, fmt_load, load_avg, measure_point
+from mirrordrill.harness.tools.sweep.params import (
     SweepError,
     absolute_sample_files,
     apply_params,
@@ -28,10 +28,10 @@ from harness.tools.sweep.params import (
     record_size,
     validate_drill,
 )
-from harness.tools.sweep.points import SweepParam, SweepPoint
-from harness.tools.sweep.result import SweepResult
-from harness.tools.sweep.table import fmt
-from primitives.cpu import CpuMeter
+from mirrordrill.harness.tools.sweep.points import SweepParam, SweepPoint
+from mirrordrill.harness.tools.sweep.result import SweepResult
+from mirrordrill.harness.tools.sweep.table import fmt
+from mirrordrill.primitives.cpu import CpuMeter
 
 
 def point_containers(backend: str, hint: str):
@@ -39,9 +39,9 @@ def point_containers(backend: str, hint: str):
     replicator containers; (None, None) on the process backend."""
     if backend != "docker":
         return None, None
-    from harness.lab.compose.backend import project_name
-    from harness.lab.compose.cpu import container_cpu
-    from harness.lab.docker.engine import ensure_engine
+    from mirrordrill.harness.lab.compose.backend import project_name
+    from mirrordrill.harness.lab.compose.cpu import container_cpu
+    from mirrordrill.harness.lab.docker.engine import ensure_engine
     project = project_name(hint)
     return project, container_cpu(ensure_engine(), project, ("spark", "replicator"))
 
@@ -80,7 +80,7 @@ class Sweep:
         self.repeat = repeat
         self.backend = backend or "processes"  # where each point's brokers run (sweep --backend)
         self.spark_master = spark_master  # sweep --spark-master, over the file's replication.spark.master
-        from harness.drill.validate import load_scenario
+        from mirrordrill.harness.drill.validate import load_scenario
         self.drill_file = Path(drill_file)
         load_scenario(self.drill_file)  # fail before anything starts
         text = self.drill_file.read_text()
@@ -166,8 +166,8 @@ class Sweep:
                                partitions=partitions(self.drill), log=self.log)
 
     def _run_point(self, run_dir: Path, combo: dict) -> SweepPoint | None:
-        from harness.drill.engine import Drill
-        from harness.drill.validate import check_file
+        from mirrordrill.harness.drill.engine import Drill
+        from mirrordrill.harness.drill.validate import check_file
         run_dir.mkdir(parents=True, exist_ok=True)
         scenario_file = run_dir.parent / f"{run_dir.name}.yaml"
         content = apply_params(self.drill, combo)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.tools.sweep.bottleneck import find_bottleneck
+from mirrordrill.harness.tools.sweep.bottleneck import find_bottleneck
 
 if TYPE_CHECKING:
-    from harness.tools.sweep.result import SweepResult
+    from mirrordrill.harness.tools.sweep.result import SweepResult
 
 
 def fmt(v) -> str:

@@ -1,4 +1,4 @@
-"""``python -m harness.lab.network.kafka_proxy SPEC.json [--log FILE]``: run one proxy until SIGTERM.
+"""``python -m mirrordrill.harness.lab.network.kafka_proxy SPEC.json [--log FILE]``: run one proxy until SIGTERM.
 
 Prints ``READY_LINE`` (with the listen ports) once every listener is bound; exits 0 on
 SIGTERM/SIGINT, and 2 with the reason on stderr when the spec is invalid or a port is taken.
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from harness.lab.network.kafka_proxy.server import KafkaProxyServer
-from harness.lab.network.kafka_proxy.spec import KafkaProxySpec
+from mirrordrill.harness.lab.network.kafka_proxy.server import KafkaProxyServer
+from mirrordrill.harness.lab.network.kafka_proxy.spec import KafkaProxySpec
 
 READY_LINE = "kafka-proxy ready"
 
@@ -35,7 +35,7 @@ async def _run(spec: KafkaProxySpec) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.lab.network.kafka_proxy",
+    parser = argparse.ArgumentParser(prog="python -m mirrordrill.harness.lab.network.kafka_proxy",
                                      description="A Kafka-protocol proxy that rewrites broker addresses.")
     parser.add_argument("spec", type=Path, help="the proxy's spec (KafkaProxySpec as JSON)")
     parser.add_argument("--log", type=Path, help="log file (default: stderr)")

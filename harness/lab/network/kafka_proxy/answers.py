@@ -12,9 +12,9 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from harness.lab.network.kafka_proxy import guard
-from harness.lab.network.kafka_proxy.guard import Refusal, body_reader
-from harness.lab.network.kafka_proxy.wire import Reader, array_len, string
+from mirrordrill.harness.lab.network.kafka_proxy import guard
+from mirrordrill.harness.lab.network.kafka_proxy.guard import Refusal, body_reader
+from mirrordrill.harness.lab.network.kafka_proxy.wire import Reader, array_len, string
 
 TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED = 29, 30
 CLUSTER_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 31, 53

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.lab.network.kafka_proxy.wire import Reader, WireError
-from primitives.kafka.owned_names import owned_topic
+from mirrordrill.harness.lab.network.kafka_proxy.wire import Reader, WireError
+from mirrordrill.primitives.kafka.owned_names import owned_topic
 
 API_NAMES = {
     0: "Produce", 3: "Metadata", 8: "OffsetCommit", 11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup",

@@ -7,15 +7,15 @@ import sys
 import time
 from pathlib import Path
 
-from harness.lab.network.kafka_proxy.spec import KafkaProxySpec
-from primitives.bootstrap import REPO_ROOT
-from primitives.kafka.security import write_private
-from primitives.ports import LOOPBACK, is_listening
-from primitives.process import ManagedProcess, ProcessError, child_environment
+from mirrordrill.harness.lab.network.kafka_proxy.spec import KafkaProxySpec
+from mirrordrill.primitives.import_root import child_pythonpath
+from mirrordrill.primitives.kafka.security import write_private
+from mirrordrill.primitives.ports import LOOPBACK, is_listening
+from mirrordrill.primitives.process import ManagedProcess, ProcessError, child_environment
 
 
 class KafkaProxyProcess:
-    """One ``python -m harness.lab.network.kafka_proxy`` process serving ``spec``.
+    """One ``python -m mirrordrill.harness.lab.network.kafka_proxy`` process serving ``spec``.
 
     ``spec_dir`` receives the spec file (0600: it names key files); give the drill's secret
     folder when the spec has TLS material, since ``workdir`` (the log's folder) is in the run
@@ -27,10 +27,9 @@ class KafkaProxyProcess:
         self.spec = spec
         self.spec_path = (spec_dir or workdir) / f"kafka-proxy-{spec.name}.json"
         write_private(self.spec_path, spec.to_json())
-        argv = [python, "-m", "harness.lab.network.kafka_proxy", str(self.spec_path)] + (["--debug"] if debug else [])
+        argv = [python, "-m", "mirrordrill.harness.lab.network.kafka_proxy", str(self.spec_path)] + (["--debug"] if debug else [])
         # The proxy imports the harness from this checkout, wherever the caller's cwd is.
-        env = child_environment({"PYTHONPATH": os.pathsep.join(
-            [str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])})
+        env = child_environment({"PYTHONPATH": child_pythonpath(os.environ.get("PYTHONPATH"))})
         self.process = ManagedProcess(
             name=f"kafka-proxy-{spec.name}", argv=argv, env=env,
             log_path=workdir / f"kafka-proxy-{spec.name}.log", cwd=workdir, stop_timeout_s=5.0,

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from harness.lab.network.kafka_proxy import answers, guard, wire
-from harness.lab.network.kafka_proxy.spec import KafkaProxySpec, ProxyListener, UpstreamTls
+from mirrordrill.harness.lab.network.kafka_proxy import answers, guard, wire
+from mirrordrill.harness.lab.network.kafka_proxy.spec import KafkaProxySpec, ProxyListener, UpstreamTls
 
 LOOPBACK = "127.0.0.1"
 MAX_FRAME = 256 * 1024 * 1024  # far above any broker's message.max.bytes; a bigger size is garbage

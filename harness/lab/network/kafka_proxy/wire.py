@@ -23,7 +23,7 @@ import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from primitives.kafka.wire_reader import BigEndianReader
+from mirrordrill.primitives.kafka.wire_reader import BigEndianReader
 
 METADATA, FIND_COORDINATOR, API_VERSIONS, DESCRIBE_CLUSTER = 3, 10, 18, 60
 PRODUCE, FETCH, SHARE_FETCH, SHARE_ACKNOWLEDGE = 0, 1, 78, 79
