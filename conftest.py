@@ -26,4 +26,4 @@ def pytest_addoption(parser):
 
 # The run's own Allure report (results through allure-pytest, one single-file report at the end),
 # and the time per folder of tests/ printed at the end of every run.
-pytest_plugins = ["reports.pytest_run_report", "tests.suite_timing"]
+pytest_plugins = ["mirrordrill.reports.pytest_run_report", "tests.suite_timing"]

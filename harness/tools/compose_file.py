@@ -157,7 +157,7 @@ def _replicator_properties(spec: TopologySpec, clusters: dict[str, KafkaCluster]
 
 
 def _locust_service(bootstrap: str) -> Service:
-    locustfile = f"{img.VENV}/lib/python3.11/site-packages/loadgen/producer_user.py"
+    locustfile = f"{img.VENV}/lib/python3.11/site-packages/mirrordrill/loadgen/producer_user.py"
     return Service("locust", _ref("loadgen"), (
         "locust", "-f", locustfile, "--web-host", LOOPBACK, "--web-port", str(LOCUST_UI),
         "--kafka-bootstrap", bootstrap, "--kafka-cluster", "primary", "--topics", "orders", "--create-topics", "3",

@@ -19,7 +19,10 @@ def scratch_checkout(dest: Path) -> Path:
                             check=True, capture_output=True).stdout.decode().split("\0")
     for name in filter(None, listed):
         src = REPO / name
-        if src.is_file():
+        if src.is_symlink():  # src/mirrordrill's links to the folders, harness/drill/scenarios: links again
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            (dest / name).symlink_to(os.readlink(src))
+        elif src.is_file():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / name)
     return dest

@@ -131,6 +131,10 @@ def imports_of(path: Path) -> list[ImportSite]:
                 if isinstance(a, ast.Constant) and a.value == "-m" and isinstance(b, ast.Constant) \
                         and isinstance(b.value, str):
                     add(node, b.value)
+        elif isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "pytest_plugins" for t in node.targets):
+            for elt in getattr(node.value, "elts", []):  # plugins pytest imports by name
+                if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
+                    add(node, elt.value)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             match = _LAZY_REF.match(node.value)
             if match:
@@ -213,6 +217,7 @@ def test_the_walk_sees_every_kind_of_import(tmp_path, monkeypatch):
         "from . import envelope\n"
         "from harness.drill import results\n"
         "from mirrordrill import harness\n"
+        "pytest_plugins = ['reports.pytest_run_report']\n"
     )
     monkeypatch.setattr(__import__(__name__, fromlist=["REPO"]), "REPO", tmp_path)
     sites = imports_of(pkg / "bad.py")
@@ -230,6 +235,7 @@ def test_the_walk_sees_every_kind_of_import(tmp_path, monkeypatch):
     assert reasons[("loadgen", 13)] is None  # relative, within its own package
     assert "by its bare name" in reasons[(BARE + "harness.drill", 14)]
     assert reasons[("harness", 15)] is None  # the namespace's own subpackage, by itself
+    assert "by its bare name" in reasons[(BARE + "reports.pytest_run_report", 16)]
 
 
 @pytest.mark.parametrize("importer, imported, ok", [
