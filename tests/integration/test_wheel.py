@@ -238,7 +238,7 @@ def test_commands_that_need_a_checkout_say_so_in_one_line(installed):
 def test_the_docker_images_project_wheel_is_the_installed_package(installed, tmp_path):
     """``--backend docker`` builds its images from the installed package: repacked, it installs to the same files."""
     made = installed.run(str(installed.venv / "bin" / "python"), "-c",
-                         "import sys; from pathlib import Path; from primitives.bootstrap import Bootstrap; "
+                         "import sys; from pathlib import Path; from mirrordrill.primitives.bootstrap import Bootstrap; "
                          "from mirrordrill.harness.lab.docker.contexts import project_wheel; "
                          f"print(project_wheel(Bootstrap(), Path({str(tmp_path / 'wheel')!r})))")
     assert made.returncode == 0, made.stdout
@@ -247,7 +247,8 @@ def test_the_docker_images_project_wheel_is_the_installed_package(installed, tmp
                              "--target", str(target), made.stdout.strip().splitlines()[-1])
     assert repacked.returncode == 0, repacked.stdout
     site = _site_packages(installed.venv)
-    for name in ("harness/drill/scenarios/quickstart.yaml", "replicator/jvm/pom.xml", "reports/allure/package-lock.json"):
+    for name in ("mirrordrill/harness/drill/scenarios/quickstart.yaml", "mirrordrill/replicator/jvm/pom.xml",
+                 "mirrordrill/reports/allure/package-lock.json"):
         assert (target / name).read_bytes() == (site / name).read_bytes(), name
     # the console script and the pytest plugin: what pip in the image makes `mirrordrill` and `pytest --mirrordrill` from
     entry_points = next(target.glob("mirrordrill-*.dist-info")) / "entry_points.txt"
@@ -259,3 +260,13 @@ def test_no_installed_file_refers_to_the_checkout(installed):
     referring = [str(p) for p in installed.venv.rglob("*") if p.is_file() and not p.is_symlink()
                  and checkout in p.read_bytes()]
     assert referring == []
+
+
+def test_it_installs_one_import_name(installed):
+    """Other distributions on PyPI use harness, reports, …: the wheel installs mirrordrill alone."""
+    site = _site_packages(installed.venv)
+    record = next(site.glob("mirrordrill-*.dist-info")) / "RECORD"
+    paths = [line.split(",", 1)[0] for line in record.read_text().splitlines()]
+    tops = {path.split("/", 1)[0] for path in paths if "/" in path and not path.startswith("../")}  # ../: bin/
+    assert tops == {"mirrordrill", record.parent.name}
+    assert not any((site / name).exists() for name in ("harness", "loadgen", "primitives", "replicator", "reports"))
