@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from mirrordrill.primitives.import_root import IMPORT_ROOT
+
 # The folders in the order their tests start: on the suite's parallel part (tests/suite.py) the
 # long integration modules start first and the many short unit modules fill the workers' ends,
 # instead of one long module starting last and running alone.
@@ -92,7 +94,7 @@ def up_secure_clusters(tmp_path: Path, password: str) -> tuple[subprocess.Popen,
     caller stops it (SIGINT) and kills it on failure."""
     repo = Path(__file__).resolve().parents[1]
     workdir, conn = tmp_path / "up", tmp_path / "connection.yaml"
-    env = dict(os.environ, PYTHONPATH=str(repo), MIRRORDRILL_SECURE_PASSWORD=password)
+    env = dict(os.environ, PYTHONPATH=str(IMPORT_ROOT), MIRRORDRILL_SECURE_PASSWORD=password)
     proc = subprocess.Popen([sys.executable, "-m", "mirrordrill.harness.cli.commands", "up", str(repo / "scenarios" / "secure-failover.yaml"),
                              "--workdir", str(workdir), "--connection-file", str(conn)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
