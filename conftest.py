@@ -7,12 +7,14 @@ whatever paths it is given: ``./mirrordrill test --drills scenarios/`` and
 
 from __future__ import annotations
 
+from mirrordrill.harness.drill.replicators import replicator_kinds
+
 
 def pytest_addoption(parser):
     group = parser.getgroup("mirrordrill")
     group.addoption("--drills", action="store", nargs="?", const="scenarios", default=None, metavar="DIR",
                     help="also run every drill file in DIR (default: scenarios/) as a test")
-    group.addoption("--drill-replicator", default=None, choices=["pyspark", "mirrormaker2", "command"],
+    group.addoption("--drill-replicator", default=None, choices=replicator_kinds(),
                     help="run drills with this replicator instead of the one each file names")
     group.addoption("--profile", default="short", choices=["full", "short"],
                     help="the drills' profile (default short: durations scaled, same faults; full: as written)")
