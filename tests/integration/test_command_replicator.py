@@ -18,9 +18,7 @@ from mirrordrill.harness.drill.replicators import FlowSpec, ReplicationSetup, ma
 from mirrordrill.harness.drill.replicators.command import CommandReplicator
 from tests.integration.kafka_helpers import produce_values, read_values, unique_topic
 
-# serial: failed on the suite's parallel part in its first trial (a load of 8-17 beside it), not yet
-# explained; it runs alone until it is (issue 42)
-pytestmark = [pytest.mark.integration, pytest.mark.serial]
+pytestmark = pytest.mark.integration
 
 PIPE = Path(__file__).parent / "fixtures" / "pipe_replicator.py"
 COMMAND = [
@@ -88,8 +86,10 @@ def test_replicates_records_into_prefixed_topics(pipe: CommandReplicator, setup,
     remote = pipe.remote_topic("east", topic)
     assert remote == f"east.{topic}"
     wait_until(lambda: sorted(remote_values(west, remote, 2)) == sorted(values), 60, f"{remote} complete")
-    rows = [r for r in pipe.metrics().for_flow("east->west") if r.topic == topic]
-    assert len(rows) == 2 and all(r.lag_records == 0 for r in rows)
+    # the lag is the group's: the replicator commits a batch after the target acknowledged it, so
+    # the last copies can show on the target a moment before the commit that ends the lag
+    wait_until(lambda: [r.lag_records for r in pipe.metrics().for_flow("east->west") if r.topic == topic] == [0, 0],
+               30, "the lag of both partitions at 0")
 
 
 def test_pause_freezes_it_and_resume_continues(pipe: CommandReplicator, setup, topic):

@@ -22,9 +22,7 @@ from mirrordrill.harness.lab.environment import Environment, TopologySpec
 from .kafka_helpers import unique_topic, wait_for
 from .resume_helpers import exactly_once, produce
 
-# serial: failed on the suite's parallel part in its first trial (a load of 8-17 beside it), not yet
-# explained; it runs alone until it is (issue 42)
-pytestmark = [pytest.mark.integration, pytest.mark.serial]
+pytestmark = pytest.mark.integration
 
 REFRESH_S = float(DRILL_FLOW_INTERVALS["refresh.topics.interval.seconds"])
 
@@ -92,8 +90,12 @@ def test_topics_that_appear_while_the_jvm_starts_are_synced_and_positioned_befor
         produce(east.bootstrap, first, values)
         produce(east.bootstrap, second, values)
         # positions are read in the look that synced a topic, or again every 0.5 s while its new
-        # remote topic has no leader: two seconds leave four looks
-        time.sleep(2)
+        # remote topic has no leader; the JVM is still held, so only this look can have read them
+        def both_read_ahead() -> bool:
+            return node.log_path.exists() and any(
+                "resume positions read ahead for" in line and f"'{first}'" in line and f"'{second}'" in line
+                for line in node.log_path.read_text().splitlines())
+        wait_for(both_read_ahead, 30, "the positions of both topics read ahead", interval_s=0.1)
         assert not log_has("Spark session ready")
         jvm_may_start.touch()
         started.join()
