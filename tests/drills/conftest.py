@@ -16,6 +16,7 @@ marked ``serial`` and runs with nothing beside it.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -41,13 +42,26 @@ def runs_alone(drill_file: Path) -> bool:
     return brokers >= ALONE_FROM_BROKERS or spark == "standalone"
 
 
+# Each drill's measured length two at a time: the suite hands the drills out one at a time, longest
+# first, so that a long one does not start last and run with nothing beside it.
+DURATIONS = REPO / "docs" / "measurements" / "drills-two-at-a-time.json"
+
+
+def longest_first(files: list[Path]) -> list[Path]:
+    """``files`` ordered by their measured duration in pairs, longest first; a drill with no figure
+    yet (a new one) goes first, as if it were the longest."""
+    sittings = json.loads(DURATIONS.read_text())["figures"]["sittings"]
+    measured = next(s["drills"] for s in sittings if s["label"] == "pairs")
+    return sorted(files, key=lambda f: -measured.get(f.stem, {}).get("duration_s", float("inf")))
+
+
 def drill_files(config) -> list[Path]:
     chosen = config.getoption("--drills")
     if chosen:
         root = Path(chosen)
         root = root if root.is_absolute() else Path(config.invocation_params.dir) / root
         return sorted(root.glob("*.yaml")) if root.is_dir() else [root]
-    return sorted((REPO / "scenarios").glob("*.yaml"))
+    return longest_first(sorted((REPO / "scenarios").glob("*.yaml")))
 
 
 def pytest_generate_tests(metafunc):
