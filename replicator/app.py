@@ -246,7 +246,6 @@ class FlowRuntime:
         if self.topics:
             self._prepared = (self.topics, dict(self.partitions), self._start_offsets())
             self.clock.mark("positions")
-            log.info("flow %s: resume positions read ahead for %s", self.name, list(self.topics))
 
     def _start(self, spark: SparkSession) -> None:
         """Start the query right after the newest record this flow copied into each target partition.

@@ -64,6 +64,7 @@ class FlowSupervisor:
                     if fr.topics and fr.name not in prepared:
                         fr.prepare_start()
                         prepared.add(fr.name)
+                        log.info("flow %s: resume positions read ahead for %s", fr.name, list(fr.topics))
                 except Exception as e:  # e.g. a remote topic created a moment ago has no leader yet
                     log.info("flow %s: reading resume positions ahead: %s (again in 0.5 s)", fr.name, e)
             synced = False
