@@ -108,6 +108,33 @@ def stop_if_interrupted(summary) -> None:
         raise KeyboardInterrupt(f"drill {summary.scenario} interrupted (its summary is saved)")
 
 
+LOG_TAIL_LINES = 40
+LOG_FILES_SHOWN = 4
+
+
+def process_log_tails(root: Path) -> list[tuple[str, str]]:
+    """The last lines of the newest process logs under ``root`` (Java stack frames left out): what a
+    failure in CI shows of the replicators and brokers it started, whose folders CI does not keep."""
+    logs = sorted((p for p in root.rglob("*.log") if p.is_file()), key=lambda p: p.stat().st_mtime, reverse=True)
+    tails = []
+    for log in logs[:LOG_FILES_SHOWN]:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if not line.startswith("\tat ")]
+        tails.append((str(log.relative_to(root)), "\n".join(lines[-LOG_TAIL_LINES:])))
+    return tails
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    # A failed test's own processes' logs go into its report: CI deletes the run's folders, and an
+    # integration failure without the replicator's last lines could not be explained (2026-12-05).
+    outcome = yield
+    report = outcome.get_result()
+    tmp = getattr(item, "funcargs", {}).get("tmp_path")
+    if report.failed and report.when == "call" and isinstance(tmp, Path) and tmp.exists():
+        for name, tail in process_log_tails(tmp):
+            report.sections.append((f"last lines of {name}", tail))
+
+
 def pytest_sessionfinish(session, exitstatus):
     # A test run must leave no JVM, proxy or Spark process behind; if one survived, that is a
     # bug in an exit path: fail the run, name the process, and clean up after it.
