@@ -142,6 +142,9 @@ def test_the_footprint_lists_every_name_and_permission():
     mm2 = footprints(parse_scenario(DRILL, "d.yaml"), "mirrormaker2")
     assert "mm2-offset-syncs.md-t-dr.internal" in mm2["md-t-primary"].created_topics
     assert {"mm2-configs.md-t-primary.internal", "mm2-offsets.md-t-primary.internal"} <= set(mm2["md-t-dr"].created_topics)
+    mm1 = footprints(parse_scenario(DRILL, "d.yaml"), "mirrormaker1")  # no checkpoints; a group on the source
+    assert mm1["md-t-dr"].created_topics == ["md-t-primary.md-t-orders"]
+    assert set(mm1["md-t-primary"].groups) == {"md-t-billing", "md-t-primary.mirrormaker1.md-t-dr"}
     text = render(plan(parse_scenario(DRILL, "d.yaml"), None, check=False))
     assert "ACLs created or changed: none (ACL sync is off)" in text
     assert "emit.heartbeats.enabled=false" in text and "READ, DESCRIBE, DELETE on group prefixed 'md-t-'" in text

@@ -9,23 +9,9 @@ from __future__ import annotations
 
 from mirrordrill.harness.drill.actions.base import Action, NotUndoable, StepFacts, StepProblem, TimelineFacts
 from mirrordrill.harness.drill.context import DrillContext, now_ms
-from mirrordrill.harness.drill.replicators import replicator_class
+from mirrordrill.harness.drill.replicators import replicator_class, replicator_kinds
 from mirrordrill.harness.drill.replicators.processes import NodeReplicator
-from mirrordrill.harness.drill.schema import Scenario
 from mirrordrill.harness.drill.schema_timeline import ReplicatorNodeStep
-
-
-def planned_nodes(scenario: Scenario) -> int | None:
-    """How many nodes the file's replicator runs (None: a replicator without nodes to pick from)."""
-    r = scenario.replication
-    where = {(f.target, f.target if f.placement == "target" else f.source) for f in r.flows}
-    if r.replicator == "mirrormaker2":
-        return len(where) * r.mirrormaker2.nodes  # one group of ``nodes`` processes per (target, location)
-    if r.replicator == "pyspark":
-        return len({location for _, location in where})  # one process per location
-    if r.replicator == "mirrormaker1":
-        return len(r.flows) * r.mirrormaker1.nodes  # one group of ``nodes`` processes per flow
-    return None
 
 
 class ReplicatorNodeAction(Action):
@@ -46,12 +32,14 @@ class ReplicatorNodeAction(Action):
 
     def validate(self, step: ReplicatorNodeStep, facts: TimelineFacts) -> list[StepProblem]:
         kind = facts.scenario.replication.replicator
-        if not issubclass(replicator_class(kind), NodeReplicator):
-            return [StepProblem((), f"{step.do} needs a replicator made of nodes (mirrormaker2, mirrormaker1 or pyspark); "
+        adapter = replicator_class(kind)
+        if not issubclass(adapter, NodeReplicator):
+            made_of_nodes = ", ".join(k for k in replicator_kinds() if issubclass(replicator_class(k), NodeReplicator))
+            return [StepProblem((), f"{step.do} needs a replicator made of nodes ({made_of_nodes}); "
                                     f"{kind} has none to pick from")]
-        count = planned_nodes(facts.scenario)
-        if step.node is not None and count is not None and step.node >= count:
-            how = (f" (raise replication.{kind}.nodes for more)" if kind in ("mirrormaker2", "mirrormaker1") else "")
+        count = adapter.planned_nodes(facts.scenario.replication)
+        if step.node is not None and step.node >= count:
+            how = f" (raise {adapter.nodes_setting} for more)" if adapter.nodes_setting else ""
             return [StepProblem(("node",), f"node {step.node} does not exist; the replicator runs nodes "
                                            f"0..{count - 1}{how}")]
         if step.copying is not None:

@@ -22,9 +22,12 @@ from mirrordrill.primitives.kafka.group_offsets import committed_offsets
 from mirrordrill.primitives.lifecycle import StartedInWith
 
 if TYPE_CHECKING:  # the drill file's model imports this package (for the kinds it accepts)
-    from mirrordrill.harness.drill.schema import ReplicationDef, Scenario
+    from mirrordrill.harness.drill.loops import IdentityLoop
+    from mirrordrill.harness.drill.schema import FlowDef, ReplicationDef, Scenario
     from mirrordrill.harness.lab.spark.deployment import SparkDeployment
+    from mirrordrill.replicator.policy import ReplicationPolicy
 
+Report = Callable[[tuple, str], None]  # (place in the drill file, what is wrong and the fix)
 DEFAULT_STOP_GRACE_S = 30.0
 SOURCE_PROBE_TIMEOUT_S = 3.0  # is the source reachable at all, before asking it for a group's offsets
 
@@ -35,6 +38,18 @@ class CheckpointWait:
 
     caught_up: bool
     detail: str
+
+
+@dataclass(frozen=True)
+class MadeOnCluster:
+    """Something the replicator itself creates on a cluster for one flow, besides the remote copies
+    (``mirrordrill plan`` lists it on existing clusters, and the drill's principal needs rights to it)."""
+
+    cluster: str
+    name: str
+    what: str  # "topic" or "group"
+    why: str = ""
+    if_absent: bool = False  # made only where it does not exist yet (and then deleted at the end)
 
 
 @dataclass(frozen=True)
@@ -85,6 +100,23 @@ class ReplicatorAdapter(StartedInWith, ABC):
         """What in ``s`` this replicator accepts and ignores (one drill file serves every replicator,
         so it is no error), as (place in the file, what is ignored). None by default."""
         return ()
+
+    @classmethod
+    def identity_loop_problems(cls, s: Scenario, loop: IdentityLoop, error: Report, warn: Report) -> None:
+        """What a cycle of flows under the identity policy (``harness.drill.loops``) means for this
+        replicator. By default a warning: a team's own replicator gets no source-alias prefix and may
+        or may not mark the records it copies."""
+        warn(("replication", "flows", loop.index),
+             f"with the identity policy your replicator gets no source-alias prefix ({{remote_prefix}} is "
+             f"''), so topic {loop.topic!r} goes round {loop.cycle} forever unless it marks records itself; use "
+             f"policy: default, or leave {loop.topic!r} out of this flow (topics_exclude)")
+
+    @classmethod
+    def made_for_flow(cls, flow: FlowDef, policy: ReplicationPolicy) -> list[MadeOnCluster]:
+        """What it creates for ``flow`` besides the remote copies. By default the flow's checkpoints
+        topic on its target, as MirrorMaker 2 and the bundled replicator write one."""
+        return [MadeOnCluster(flow.target, policy.checkpoints_topic(flow.source), "topic",
+                              "consumer-group checkpoints of the flow")]
 
     @classmethod
     def version(cls) -> str:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka.admin import NewTopic
 
 from mirrordrill.harness.drill.replicators.errors import UnsupportedOperation
-from mirrordrill.harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
+from mirrordrill.harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, MadeOnCluster, Report, RunInputs
 from mirrordrill.harness.drill.replicators.measurements import OffsetLagProbe
 from mirrordrill.harness.drill.replicators.processes import NodeReplicator, ProcessNode
 from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup, replication_factor_for
@@ -42,7 +42,9 @@ from mirrordrill.primitives.redaction import redact_properties
 from mirrordrill.primitives.versions import mirrormaker1_kafka_version
 
 if TYPE_CHECKING:
-    from mirrordrill.harness.drill.schema import Scenario
+    from mirrordrill.harness.drill.loops import IdentityLoop
+    from mirrordrill.harness.drill.schema import FlowDef, ReplicationDef, Scenario
+    from mirrordrill.replicator.policy import ReplicationPolicy
 
 MAIN_CLASS = "kafka.tools.MirrorMaker"
 JVM_PROFILE = "mirrormaker1"  # primitives/jvm/pom.xml
@@ -118,6 +120,7 @@ class MirrorMaker1Replicator(NodeReplicator[Mm1Node]):
     label = "MirrorMaker 1"
     default_ready_timeout_s = 120.0
     reads_fields = frozenset({"mirrormaker1"})
+    nodes_setting = "replication.mirrormaker1.nodes"
     sweepable = True  # sweep's num_streams is its --num.streams; linger.ms, batch.size, compression its producer's
     cannot_restore_history = ("MirrorMaker 1 cannot: it copies topics under their own names and cannot tell a copy "
                               "from an original, so nothing brings a wiped cluster's history back")
@@ -145,6 +148,21 @@ class MirrorMaker1Replicator(NodeReplicator[Mm1Node]):
     def file_warnings(cls, s: Scenario) -> Iterable[tuple[tuple, str]]:
         from mirrordrill.harness.drill.replicators.mirrormaker1_checks import ignored_settings
         return ignored_settings(s)
+
+    @classmethod
+    def made_for_flow(cls, flow: FlowDef, policy: ReplicationPolicy) -> list[MadeOnCluster]:
+        # no checkpoints: it translates no offsets; its consumer group reads the source
+        return [MadeOnCluster(flow.source, group_name(flow.source, flow.target), "group", "MirrorMaker 1's consumers")]
+
+    @classmethod
+    def planned_nodes(cls, replication: ReplicationDef) -> int:
+        return len(replication.flows) * replication.mirrormaker1.nodes  # a group of ``nodes`` processes per flow
+
+    @classmethod
+    def identity_loop_problems(cls, s: Scenario, loop: IdentityLoop, error: Report, warn: Report) -> None:
+        error(("replication", "flows", loop.index),
+              f"MirrorMaker 1 would copy topic {loop.topic!r} round {loop.cycle} forever: it cannot tell a copy "
+              "from an original; leave it out of this flow (topics_exclude)")
 
     def __init__(self, setup: ReplicationSetup, *, streams: int = 1, nodes: int = 1, heap_mb: int = 256,
                  commit_interval_ms: int = DRILL_COMMIT_INTERVAL_MS, java: str | None = None,

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from mirrordrill.harness.drill.loops import identity_loops
 from mirrordrill.harness.drill.schema_timeline import AddPartitions, CreateTopic, Failback, Failover
 
 if TYPE_CHECKING:
@@ -34,11 +33,6 @@ def drill_problems(s: Scenario) -> Iterator[tuple[tuple, str]]:
         yield (("replication", "policy"),
                "MirrorMaker 1 copies each topic under its own name (it has no remote-topic prefix): set "
                "policy: identity")
-    else:
-        for i, flow, topic, path in identity_loops(s):
-            yield (("replication", "flows", i),
-                   f"MirrorMaker 1 would copy topic {topic!r} round {'->'.join((*path, flow.target))} forever: it "
-                   "cannot tell a copy from an original; leave it out of this flow (topics_exclude)")
     sources = {f.source for f in r.flows}
     failing_over = {st.source for st in s.timeline if isinstance(st, Failover)}
     for i, c in enumerate(s.load.consumers):

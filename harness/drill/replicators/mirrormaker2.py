@@ -38,16 +38,27 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaException, TopicPartition
 
 from mirrordrill.harness.drill.replicators.checkpoint_catch_up import await_carried_checkpoints
 from mirrordrill.harness.drill.replicators.errors import ReplicatorError
-from mirrordrill.harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, CheckpointWait, RunInputs
+from mirrordrill.harness.drill.replicators.interface import (
+    DEFAULT_STOP_GRACE_S,
+    CheckpointWait,
+    MadeOnCluster,
+    Report,
+    RunInputs,
+)
 from mirrordrill.harness.drill.replicators.measurements import ReplicatorMetrics
 from mirrordrill.harness.drill.replicators.mm2_group import Mm2Group, Mm2Node, plan_nodes
-from mirrordrill.harness.drill.replicators.mm2_topics import read_checkpoints, read_heartbeats, upstream_heartbeat_age
+from mirrordrill.harness.drill.replicators.mm2_topics import (
+    mm2_internal_topics,
+    read_checkpoints,
+    read_heartbeats,
+    upstream_heartbeat_age,
+)
 from mirrordrill.harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from mirrordrill.harness.lab.brokers.broker import LOG4J_CONFIG
 from mirrordrill.primitives.bootstrap import Artifacts, Bootstrap
@@ -58,6 +69,11 @@ from mirrordrill.primitives.versions import kafka_version
 from mirrordrill.replicator.config.render import to_mm2_properties
 from mirrordrill.replicator.config.settings import ReplicatorConfig
 from mirrordrill.replicator.mm2_format import Checkpoint, Heartbeat
+
+if TYPE_CHECKING:
+    from mirrordrill.harness.drill.loops import IdentityLoop
+    from mirrordrill.harness.drill.schema import FlowDef, Scenario
+    from mirrordrill.replicator.policy import ReplicationPolicy
 
 MAIN_CLASS = "org.apache.kafka.connect.mirror.MirrorMaker"
 
@@ -91,6 +107,7 @@ class MirrorMaker2Replicator(Mm2Group):
         "<cluster>, and no ReplicationPolicy names a remote topic back to its original name")
     reads_fields = frozenset({"mirrormaker2"})
     sweepable = True
+    nodes_setting = "replication.mirrormaker2.nodes"
 
     @classmethod
     def options_for(cls, replication, run: RunInputs) -> dict:
@@ -106,6 +123,19 @@ class MirrorMaker2Replicator(Mm2Group):
     @classmethod
     def delivery_mode(cls, mode: str | None, exactly_once: bool) -> str:
         return "exactly-once" if exactly_once else "at-least-once"
+
+    @classmethod
+    def made_for_flow(cls, flow: FlowDef, policy: ReplicationPolicy) -> list[MadeOnCluster]:
+        return [*super().made_for_flow(flow, policy), *mm2_internal_topics(flow, policy)]
+
+    @classmethod
+    def identity_loop_problems(cls, s: Scenario, loop: IdentityLoop, error: Report, warn: Report) -> None:
+        back = loop.flow.target  # MM2 breaks a cycle by the source alias in a remote topic's name (isCycle)
+        error(("replication", "flows", loop.index),
+              f"with the identity policy MirrorMaker 2 copies topic {loop.topic!r} round {loop.cycle} under the same name "
+              f"forever: without the source-alias prefix nothing tells it the records came from {back}; use policy: default "
+              f"(MM2 never sends {back}{s.replication.separator}{loop.topic} back to {back}), leave {loop.topic!r} out of this "
+              "flow (topics_exclude), or run the bundled replicator (pyspark), which marks each record's path in a header")
 
     def __init__(self, setup: ReplicationSetup, *, heap_mb: int = 512, drill_intervals: bool = True,
                  worker_settings: Mapping[str, str] | None = None, exactly_once: bool = False,

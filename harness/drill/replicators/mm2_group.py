@@ -12,12 +12,16 @@ from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mirrordrill.harness.drill.replicators import mm2_assignment
 from mirrordrill.harness.drill.replicators.errors import ReplicatorError
-from mirrordrill.harness.drill.replicators.processes import NodeReplicator, ProcessNode, read_log_since
+from mirrordrill.harness.drill.replicators.processes import NodeReplicator, ProcessNode, flow_placements, read_log_since
 from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from mirrordrill.primitives.ports import LOOPBACK
+
+if TYPE_CHECKING:
+    from mirrordrill.harness.drill.schema import ReplicationDef
 
 INTERNAL_REST_SETTINGS: Mapping[str, str] = {
     # Zombie fencing (exactly-once) and task configs sent from a follower to the leader (several
@@ -124,6 +128,10 @@ class Mm2Group(NodeReplicator[Mm2Node]):
     exactly_once: bool
     replicas: int  # nodes per (target, location)
     _start_offsets: dict[str, int]  # each log's size at the last start: a group's checks read them all
+
+    @classmethod
+    def planned_nodes(cls, replication: ReplicationDef) -> int:
+        return len(flow_placements(replication)) * replication.mirrormaker2.nodes  # a group per (target, location)
 
     @abstractmethod
     def _flows_not_ready(self, node: Mm2Node, started_at: float, log: str) -> list[str]:

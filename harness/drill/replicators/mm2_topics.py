@@ -7,12 +7,19 @@ so MirrorMaker 2 and the bundled replicator read their checkpoints through these
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaException
 
+from mirrordrill.harness.drill.replicators.interface import MadeOnCluster
 from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from mirrordrill.primitives.kafka.reading import read_topic
 from mirrordrill.replicator.mm2_format import Checkpoint, Heartbeat
+from mirrordrill.replicator.policy import HEARTBEATS_TOPIC
+
+if TYPE_CHECKING:
+    from mirrordrill.harness.drill.schema import FlowDef
+    from mirrordrill.replicator.policy import ReplicationPolicy
 
 
 def read_heartbeats(setup: ReplicationSetup, cluster: str, topic: str = "heartbeats",
@@ -63,3 +70,14 @@ def upstream_heartbeat_age(setup: ReplicationSetup, flow: FlowSpec) -> str | Non
     if newest is None:
         return None
     return f"{flow.name}: newest upstream heartbeat on {flow.target} is {time.time() * 1000 - newest:.0f} ms old"
+
+
+def mm2_internal_topics(flow: FlowDef, policy: ReplicationPolicy) -> list[MadeOnCluster]:
+    """The topics MirrorMaker 2 makes for a flow besides its copies and checkpoints."""
+    syncs_on = flow.target if flow.settings.get("offset-syncs.topic.location") == "target" else flow.source
+    # its heartbeat connector creates it at start even with emission off (no record is written)
+    return [MadeOnCluster(flow.target, HEARTBEATS_TOPIC, "topic", "MirrorMaker 2's heartbeat connector, if absent; "
+                                                                  "never written", if_absent=True),
+            *(MadeOnCluster(flow.target, f"mm2-{store}.{flow.source}.internal", "topic",
+                            "MirrorMaker 2's Connect worker state") for store in ("configs", "offsets", "status")),
+            MadeOnCluster(syncs_on, policy.offset_syncs_topic(flow.target), "topic", "MirrorMaker 2's offset syncs")]

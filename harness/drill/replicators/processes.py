@@ -9,7 +9,7 @@ from abc import abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from confluent_kafka import KafkaException
 
@@ -19,6 +19,9 @@ from mirrordrill.harness.drill.replicators.measurements import OffsetLagProbe, R
 from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from mirrordrill.primitives.process import ManagedProcess
 from mirrordrill.primitives.redaction import redact_properties
+
+if TYPE_CHECKING:
+    from mirrordrill.harness.drill.schema import ReplicationDef
 
 
 class ProcessReplicator(ReplicatorAdapter):
@@ -185,6 +188,12 @@ class ProcessNode:
 NodeT = TypeVar("NodeT", bound=ProcessNode)  # a replicator's own kind of node
 
 
+def flow_placements(replication: ReplicationDef) -> set[tuple[str, str]]:
+    """(target, where its replicator runs) of each flow: the target's location, or the source's
+    with ``placement: source``."""
+    return {(f.target, f.target if f.placement == "target" else f.source) for f in replication.flows}
+
+
 class NodeReplicator(ProcessReplicator, Generic[NodeT]):
     """A replicator run as one process per node, each with its own rendered properties file and
     log: MirrorMaker 2 and ours alike."""
@@ -193,8 +202,16 @@ class NodeReplicator(ProcessReplicator, Generic[NodeT]):
     _node_faults: list[dict[str, Any]]  # see note_node_fault
 
     label: ClassVar[str]  # what the readiness error calls the replicator
+    # the drill-file field that sets how many nodes it runs (None: one per location, not settable)
+    nodes_setting: ClassVar[str | None] = None
     # how often ``_wait_ready`` asks the nodes: each time is up to this much between ready and the load
     ready_poll_s: ClassVar[float] = 1.0
+
+    @classmethod
+    @abstractmethod
+    def planned_nodes(cls, replication: ReplicationDef) -> int:
+        """How many nodes a drill file's ``replication`` runs: the node steps' ``node`` is checked
+        against it before anything starts."""
 
     @abstractmethod
     def render(self, node: NodeT) -> str:

@@ -16,17 +16,17 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaException
 
 from mirrordrill.harness.drill.replicators.class_archive import make_class_archive
 from mirrordrill.harness.drill.replicators.errors import ReplicatorError
-from mirrordrill.harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
+from mirrordrill.harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, Report, RunInputs
 from mirrordrill.harness.drill.replicators.measurements import ReplicatorMetrics
 from mirrordrill.harness.drill.replicators.mm2_topics import latest_checkpoints
-from mirrordrill.harness.drill.replicators.processes import NodeReplicator, ProcessNode
-from mirrordrill.harness.drill.replicators.pyspark_lag import OwnFigures, merged_metrics
+from mirrordrill.harness.drill.replicators.processes import NodeReplicator, ProcessNode, flow_placements
+from mirrordrill.harness.drill.replicators.pyspark_lag import OwnFigures, merged_metrics, restored_topics
 from mirrordrill.harness.drill.replicators.pyspark_launch import (
     cds_archive_path,
     check_slots_per_process,
@@ -44,6 +44,10 @@ from mirrordrill.primitives.process import ManagedProcess
 from mirrordrill.primitives.versions import spark_version
 from mirrordrill.replicator.config.render import to_mm2_properties
 from mirrordrill.replicator.config.settings import ReplicatorConfig
+
+if TYPE_CHECKING:
+    from mirrordrill.harness.drill.loops import IdentityLoop
+    from mirrordrill.harness.drill.schema import ReplicationDef, Scenario
 
 SUBMITTED_READY_TIMEOUT_S = 480.0
 EXACT_LAG_MAX_AGE_S = 10.0  # the replicator probes its lag every 2 s; older figures are not trusted
@@ -107,6 +111,15 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
     @classmethod
     def delivery_mode(cls, mode: str | None, exactly_once: bool) -> str:
         return mode or "microbatch"
+
+    @classmethod
+    def planned_nodes(cls, replication: ReplicationDef) -> int:
+        return len({location for _, location in flow_placements(replication)})  # one process per location
+
+    @classmethod
+    def identity_loop_problems(cls, s: Scenario, loop: IdentityLoop, error: Report, warn: Report) -> None:
+        from mirrordrill.harness.drill.loops import unmarked_hops  # loops asks this class, so not at import
+        unmarked_hops(s, loop, error)  # each record's path is in a header: the loop breaks unless a hop drops it
     # a readiness check reads one status file, which the process rewrites at least every 0.25 s until
     # its first record moves; a check of MM2 reads the target's heartbeats topic, so it keeps 1 s
     ready_poll_s = 0.25
@@ -307,16 +320,7 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
             doc = self.status(node)
             own.add(doc, fresh=node.process is not None and node.process.running
                     and doc.get("written_ms", 0) >= fresh_after_ms)
-        return merged_metrics(sample, own, self._restored_topics())
-
-    def _restored_topics(self) -> set[tuple[str, str]]:
-        """(flow name, source topic) of the topics copy-back flows restore under their original names."""
-        out = set()
-        for flow in self.setup.flows:
-            selector = self.setup.flow_config(flow).topic_selector()
-            if selector.restore_history:
-                out |= {(flow.name, t) for t in self._probe.selected_topics(flow) if selector.restored_topic(t)}
-        return out
+        return merged_metrics(sample, own, restored_topics(self.setup, self._probe))
 
     def describe(self) -> dict[str, Any]:
         nodes = [{**self.node_summary(node), "location": node.location, "status_path": str(node.status_path),

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mirrordrill.harness.drill.replicators.measurements import PartitionMetrics, ReplicatorMetrics
+from mirrordrill.harness.drill.replicators.measurements import OffsetLagProbe, PartitionMetrics, ReplicatorMetrics
+from mirrordrill.harness.drill.replicators.setup import ReplicationSetup
 
 Key = tuple[str, str, int]  # (flow name, remote topic, partition)
 
@@ -51,3 +52,13 @@ def merged_metrics(sample: ReplicatorMetrics, own: OwnFigures,
             lag = max(lag, own.exact_lag[key])
         rows.append(PartitionMetrics(**{**vars(r), "lag_records": lag, "replication_latency_ms": own.latency.get(key)}))
     return ReplicatorMetrics(sample.taken_at, "end-offsets + producer acks", tuple(rows), sample.notes)
+
+
+def restored_topics(setup: ReplicationSetup, probe: OffsetLagProbe) -> set[tuple[str, str]]:
+    """(flow name, source topic) of the topics copy-back flows restore under their original names."""
+    out = set()
+    for flow in setup.flows:
+        selector = setup.flow_config(flow).topic_selector()
+        if selector.restore_history:
+            out |= {(flow.name, t) for t in probe.selected_topics(flow) if selector.restored_topic(t)}
+    return out

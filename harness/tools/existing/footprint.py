@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from mirrordrill.harness.drill.existing_checks import FORCED_REPLICATOR_SETTINGS
-from mirrordrill.harness.drill.replicators.mirrormaker1 import group_name as mirrormaker1_group
+from mirrordrill.harness.drill.replicators import replicator_class
 from mirrordrill.harness.drill.schema import Scenario
 from mirrordrill.harness.drill.schema_timeline import AddPartitions, CreateTopic, Failover, SetTopicConfig
 from mirrordrill.replicator.policy import HEARTBEATS_TOPIC, policy_from_name
@@ -93,32 +93,22 @@ def _declared_on(s: Scenario, cluster: str) -> list[str]:
 
 def _replication(s: Scenario, kind: str, out: dict[str, ClusterFootprint]) -> None:
     r = s.replication
+    adapter = replicator_class(kind)
     for f in r.flows:
         policy = policy_from_name(r.policy, r.separator, source_cluster_alias=f.source)
         if f.target in out:
-            fp = out[f.target]
             for topic in _declared_on(s, f.source):
                 if any(re.fullmatch(p, topic) for p in f.topics):
-                    fp.topics.append(TopicChange(policy.format_remote_topic(f.source, topic), "create (remote copy)",
-                                                 f"replica of {topic} on {f.source}"))
-            if kind != "mirrormaker1":  # it writes no checkpoints
-                fp.topics.append(TopicChange(policy.checkpoints_topic(f.source), "create (internal)",
-                                             "consumer-group checkpoints of the flow"))
-            if kind == "mirrormaker2":
-                # MM2's heartbeat connector creates it at start even with emission off (no record is
-                # written); run deletes it at the end only if it did not exist before
-                if not any(t.name == HEARTBEATS_TOPIC for t in fp.topics):
-                    fp.topics.append(TopicChange(HEARTBEATS_TOPIC, "create (internal)",
-                                                 "MirrorMaker 2's heartbeat connector, if absent; never written"))
-                for store in ("configs", "offsets", "status"):
-                    fp.topics.append(TopicChange(f"mm2-{store}.{f.source}.internal", "create (internal)",
-                                                 "MirrorMaker 2's Connect worker state"))
-        if kind == "mirrormaker1" and f.source in out:
-            out[f.source].groups.append(mirrormaker1_group(f.source, f.target))
-        syncs_on = f.target if f.settings.get("offset-syncs.topic.location") == "target" else f.source
-        if kind == "mirrormaker2" and syncs_on in out:
-            out[syncs_on].topics.append(TopicChange(policy.offset_syncs_topic(f.target), "create (internal)",
-                                                    "MirrorMaker 2's offset syncs"))
+                    out[f.target].topics.append(TopicChange(policy.format_remote_topic(f.source, topic),
+                                                            "create (remote copy)", f"replica of {topic} on {f.source}"))
+        for made in adapter.made_for_flow(f, policy):  # the replicator's own topics and groups
+            fp = out.get(made.cluster)
+            if fp is None:
+                continue
+            if made.what == "group":
+                fp.groups.append(made.name)
+            elif not (made.if_absent and any(t.name == made.name for t in fp.topics)):
+                fp.topics.append(TopicChange(made.name, "create (internal)", made.why))
 
 
 def _groups(s: Scenario, out: dict[str, ClusterFootprint]) -> None:
