@@ -20,11 +20,9 @@ from mirrordrill.harness.drill.loops import loop_problems
 from mirrordrill.harness.drill.plain_errors import did_you_mean
 from mirrordrill.harness.drill.plan import Routes
 from mirrordrill.harness.drill.replicators import replicator_class
-from mirrordrill.harness.drill.replicators.command import check_command, program_problem
 from mirrordrill.harness.drill.replicators.errors import SetupError
 from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from mirrordrill.harness.drill.schema import Scenario
-from mirrordrill.harness.drill.schema_timeline import Failover
 from mirrordrill.harness.drill.topology import topology_of
 from mirrordrill.harness.lab.brokers.cluster import ClusterSpec
 from mirrordrill.harness.lab.environment import TopologySpec
@@ -112,25 +110,7 @@ def _topic_problems(s: Scenario, routes: Routes, error: Report) -> None:
 
 def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Report, drill_dir: Path | None) -> None:
     r = s.replication
-    if replicator == "command":
-        if not r.command:
-            error(("replication",), "replicator 'command' needs replication.command, the command line that "
-                                    "runs your replicator for one flow (see docs/drill-files.md, 'The command "
-                                    "replicator')")
-        else:
-            problem = check_command(r.command, shell=r.shell) or program_problem(r.command, r.shell, drill_dir)
-            if problem:
-                error(("replication", "command"), problem)
-        if any(f.settings for f in r.flows):
-            warn(("replication", "flows"), "flow settings are checked but never reach a command replicator; "
-                                           "pass them in replication.command")
-        failing_over = {st.source for st in s.timeline if isinstance(st, Failover)}
-        for i, c in enumerate(s.load.consumers):
-            if c.failover_strategy in ("translated", "checkpoint") and c.cluster in failing_over:
-                error(("load", "consumers", i, "failover_strategy"),
-                      f"the command replicator translates no offsets, so a '{c.failover_strategy}' failover "
-                      "cannot run; choose timestamp, earliest or latest")
-    for field, problem in replicator_class(replicator).file_problems(s):
+    for field, problem in replicator_class(replicator).file_problems(s, drill_dir):
         error(field, problem)
     for field, ignored in replicator_class(replicator).file_warnings(s):
         warn(field, ignored)

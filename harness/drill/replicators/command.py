@@ -20,10 +20,10 @@ import signal
 import string
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mirrordrill.harness.drill.replicators.errors import ReplicatorError, ReplicatorNotReady, SetupError, UnsupportedOperation
 from mirrordrill.harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, RunInputs
@@ -31,6 +31,10 @@ from mirrordrill.harness.drill.replicators.processes import ProcessReplicator, r
 from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup
 from mirrordrill.primitives.process import ManagedProcess, program_path_problem
 from mirrordrill.primitives.redaction import redact_argv
+
+if TYPE_CHECKING:
+    from mirrordrill.harness.drill.schema import Scenario
+    from mirrordrill.harness.lab.spark.deployment import SparkDeployment
 
 PLACEHOLDERS: Mapping[str, str] = {
     "source_bootstrap": "the source cluster's bootstrap servers, as seen from where the replicator runs",
@@ -198,6 +202,10 @@ def flow_folder(flow: FlowSpec) -> str:
     return f"{flow.source}-to-{flow.target}"
 
 
+def _no_spark() -> SparkDeployment:
+    raise RuntimeError("a command replicator runs no Spark")
+
+
 class CommandReplicator(ProcessReplicator):
     """One user-supplied process per flow, started from a command template."""
 
@@ -211,6 +219,29 @@ class CommandReplicator(ProcessReplicator):
     @classmethod
     def version(cls) -> str:
         return "unknown (external command)"
+
+    @classmethod
+    def file_problems(cls, s: Scenario, base_dir: Path | None = None) -> Iterable[tuple[tuple, str]]:
+        from mirrordrill.harness.drill.schema_timeline import Failover  # the drill file's model imports this package
+        r = s.replication
+        if cls.options_for(r, RunInputs(None, _no_spark, base_dir or Path.cwd())).get("command") is None:
+            yield (("replication",), f"replicator {cls.kind!r} needs replication.command, the command line that runs "
+                                     "your replicator for one flow (see docs/drill-files.md, 'The command replicator')")
+        elif r.command and (problem := check_command(r.command, shell=r.shell)
+                            or program_problem(r.command, r.shell, base_dir)):
+            yield (("replication", "command"), problem)
+        failing_over = {st.source for st in s.timeline if isinstance(st, Failover)}
+        for i, c in enumerate(s.load.consumers):
+            if c.failover_strategy in ("translated", "checkpoint") and c.cluster in failing_over:
+                yield (("load", "consumers", i, "failover_strategy"),
+                       f"the command replicator translates no offsets, so a '{c.failover_strategy}' failover "
+                       "cannot run; choose timestamp, earliest or latest")
+
+    @classmethod
+    def file_warnings(cls, s: Scenario) -> Iterable[tuple[tuple, str]]:
+        if any(f.settings for f in s.replication.flows):
+            yield (("replication", "flows"), "flow settings are checked but never reach a command replicator; "
+                                             "pass them in replication.command")
 
     def __init__(self, setup: ReplicationSetup, command: str | Sequence[str], *,
                  translate_command: str | Sequence[str] | None = None, ready_pattern: str | None = None,

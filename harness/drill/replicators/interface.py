@@ -90,9 +90,10 @@ class ReplicatorAdapter(StartedInWith, ABC):
         return {}
 
     @classmethod
-    def file_problems(cls, s: Scenario) -> Iterable[tuple[tuple, str]]:
+    def file_problems(cls, s: Scenario, base_dir: Path | None = None) -> Iterable[tuple[tuple, str]]:
         """What in drill file ``s`` this replicator cannot run, as (place in the file, why and the fix):
-        ``validate`` reports each before anything starts. None by default."""
+        ``validate`` reports each before anything starts. ``base_dir``: the file's folder, where relative
+        paths in it are read from. None by default."""
         return ()
 
     @classmethod

@@ -140,7 +140,7 @@ class MirrorMaker1Replicator(NodeReplicator[Mm1Node]):
         return "at-least-once"
 
     @classmethod
-    def file_problems(cls, s: Scenario) -> Iterable[tuple[tuple, str]]:
+    def file_problems(cls, s: Scenario, base_dir: Path | None = None) -> Iterable[tuple[tuple, str]]:
         from mirrordrill.harness.drill.replicators.mirrormaker1_checks import drill_problems
         return drill_problems(s)
 
