@@ -126,7 +126,7 @@ def process_log_tails(root: Path) -> list[tuple[str, str]]:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     # A failed test's own processes' logs go into its report: CI deletes the run's folders, and an
-    # integration failure without the replicator's last lines could not be explained (2026-12-05).
+    # integration failure without the replicator's last lines could not be explained.
     outcome = yield
     report = outcome.get_result()
     tmp = getattr(item, "funcargs", {}).get("tmp_path")
