@@ -53,7 +53,7 @@ def test_first_active_active_start_copies_each_backlog_record_once_each_way(arti
 
 # serial: in the parallel part it failed twice (its first trial, and a CI run: the query started
 # from the positions read ahead, then no record of 50 reached the target in 180 s; the CI run is in
-# docs/measurements/suite-runs-2026-12-05.json); alone it has never failed. Not yet explained: a
+# the suite-runs record under docs/measurements/); alone it has never failed. Not yet explained: a
 # failure now shows the replicator's last log lines (tests/conftest.py).
 @pytest.mark.serial
 def test_topics_that_appear_while_the_jvm_starts_are_synced_and_positioned_before_the_session(
