@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from mirrordrill.primitives.import_root import child_pythonpath
 from mirrordrill.primitives.jvm_archive import map_flags
+from mirrordrill.primitives.jvm_flight_recording import flags_from_environment
 from mirrordrill.primitives.jvm_jit import jit_flags as primitive_jit_flags
 
 if TYPE_CHECKING:
@@ -48,9 +49,11 @@ _VERSIONED_JAR = re.compile(r"(?P<artifact>.+)-\d[^-]*\.jar$")
 
 
 def driver_jvm_flags(env: Mapping[str, str] | None = None) -> list[str]:
-    """Map the archive ``$MIRRORDRILL_SPARK_CDS`` names, when it exists."""
-    setting = (os.environ if env is None else env).get(CDS_ENV, "").strip()
-    return map_flags(Path(setting)) if setting else []
+    """Map the archive ``$MIRRORDRILL_SPARK_CDS`` names, when it exists; record the flight recording
+    ``$MIRRORDRILL_JFR`` names (``primitives.jvm_flight_recording``: ``run --jfr``), when set."""
+    env = os.environ if env is None else env
+    setting = env.get(CDS_ENV, "").strip()
+    return [*(map_flags(Path(setting)) if setting else []), *flags_from_environment(env)]
 
 
 def jit_flags(mode: str) -> list[str]:

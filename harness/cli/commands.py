@@ -168,7 +168,7 @@ def cmd_up(args) -> int:
 # --- validate / run ----------------------------------------------------------------------
 def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None = None, artifacts=None,
               log=None, baseline=None, spark_master: str | None = None, backend: str | None = None,
-              keep_broker_data: bool = False, plan=None):
+              keep_broker_data: bool = False, plan=None, flight_recording: bool = False):
     """Run a drill, then write its Allure results from what it saved: what ``mirrordrill run`` does,
     and what tests that need a drill's report call (``plan``: validation's, when the caller has it).
     Returns the drill's ``harness.drill.results.DrillResults``."""
@@ -177,7 +177,7 @@ def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None =
     log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
     results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log,
                     baseline=baseline, spark_master=spark_master, backend=backend,
-                    keep_broker_data=keep_broker_data, plan=plan).run()
+                    keep_broker_data=keep_broker_data, plan=plan, flight_recording=flight_recording).run()
     if results.run_dir is not None:  # a drill's results carry the folder they were saved in
         record_allure_results(results.run_dir, log)
     return results
@@ -230,6 +230,7 @@ def cmd_run(args) -> int:
     try:
         result = run_drill(scenario, Path(args.file), out, replicator=args.replicator, baseline=baseline,
                            spark_master=args.spark_master, backend=args.backend, keep_broker_data=args.keep_broker_data,
+                           flight_recording=args.jfr,
                            plan=checked.plan)
     except KeyboardInterrupt:
         raise
@@ -311,7 +312,7 @@ def cmd_sweep(args) -> int:
         params = parse_params(args.param)
         sweep = Sweep(Path(args.file), params, Path(args.out) if args.out else None,
                       measure_ceiling=not args.no_ceiling, repeat=args.repeat, reports=SweepReports(),
-                      backend=args.backend, spark_master=args.spark_master)
+                      backend=args.backend, spark_master=args.spark_master, flight_recording=args.jfr)
         result = sweep.run()
     except (SweepError, ScenarioInvalid) as e:
         print(f"mirrordrill sweep: {e}", file=sys.stderr)
@@ -440,6 +441,13 @@ def _machine_parsers(sub: argparse._SubParsersAction) -> None:
                    help="base, python, broker, toxiproxy, spark or loadgen (with its parents); repeatable")
     s.set_defaults(func=cmd_images)
 
+def _jfr_arg(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--jfr", action="store_true",
+                   help="record a Java flight recording of each replicator JVM (ours on a local master, MirrorMaker 2): "
+                        "flight.jfr in each replicator node's folder, and flight-summary.json ranking where its "
+                        "threads spent their samples (docs/how-to/profile-a-replicator.md)")
+
+
 def _drill_parsers(sub: argparse._SubParsersAction) -> None:
     """The subcommands run, replicate and report: a drill, the replicator on its own, a run's report."""
     s = sub.add_parser("run", help="run a drill file: topology, replicator, load, faults, failover, checks",
@@ -455,6 +463,7 @@ def _drill_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--report", action="store_true", help="also render the single-file HTML report into OUT/report/index.html")
     s.add_argument("--keep-broker-data", action="store_true", help="keep the brokers' log segments in OUT/env "
                    "(deleted when the drill ends otherwise; the broker logs always stay)")
+    _jfr_arg(s)
     _backend_arg(s)
     s.add_argument("--baseline", metavar="DIR", help="a previous run's folder (or its summary.json): fail (exit 1) "
                    "on a regression beyond the tolerances even where the file's limits hold; the comparison is "
@@ -505,6 +514,7 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
                    help="an existing cluster of the drill that the points may touch (repeatable; required for each)")
     add_record_option(s)
     _backend_arg(s)
+    _jfr_arg(s)
     s.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("calibrate", help="run a drill N times; print each figure's range and suggested expectations")

@@ -20,7 +20,8 @@ from mirrordrill.harness.drill import run_folder
 from mirrordrill.harness.drill.baseline import BaselineCheck, BaselineComparison
 from mirrordrill.harness.drill.conditions import unmet_conditions
 from mirrordrill.harness.drill.drill_log import DrillLog
-from mirrordrill.harness.drill.existing_run import refuse_leftovers, remove_drill_names
+from mirrordrill.harness.drill.existing_run import RunRefused, refuse_leftovers, remove_drill_names
+from mirrordrill.harness.drill.flight_recordings import first_copy_ms, summarize_recordings
 from mirrordrill.harness.drill.judging import Judging, RunFacts
 from mirrordrill.harness.drill.load_phase import LoadPhase, Progress
 from mirrordrill.harness.drill.phase_state import Outcome, Phase, RunStatus
@@ -36,7 +37,7 @@ from mirrordrill.harness.lab.brokers.existing import refused_writes
 from mirrordrill.harness.lab.compose.backend import make_backend
 from mirrordrill.harness.lab.environment import Environment
 from mirrordrill.harness.lab.spark.deployment import SparkDeployment
-from mirrordrill.primitives.bootstrap import Artifacts
+from mirrordrill.primitives.bootstrap import Artifacts, Bootstrap
 from mirrordrill.primitives.config_refs import RefResolver
 
 
@@ -48,7 +49,7 @@ class Drill:
                  progress_interval_s: float = 5.0, baseline: BaselineCheck | None = None,
                  spark_master: str | None = None, backend: str | None = None,
                  backend_project: str | None = None, keep_broker_data: bool = False,
-                 plan: DrillPlan | None = None):
+                 plan: DrillPlan | None = None, flight_recording: bool = False):
         self.scenario = scenario
         # validation's plan (``CheckedScenario.plan``); a caller holding only the scenario gets it built here
         self.plan = plan if plan is not None else plan_of(scenario)
@@ -57,6 +58,7 @@ class Drill:
         self.backend_project = backend_project  # the docker backend's Compose project (the sweep names it)
         self.baseline = baseline  # ``run --baseline``: regressions against it fail the drill
         self.spark_master = spark_master  # run --spark-master
+        self.flight_recording = flight_recording  # run --jfr: the replicator's JVMs record flight recordings
         self.scenario_path = Path(scenario_path)
         self.out_dir = Path(out_dir).resolve()
         self.kind = replicator or scenario.replication.replicator
@@ -69,6 +71,9 @@ class Drill:
     # --- the run ----------------------------------------------------------------------
     def run(self) -> DrillResults:
         s = self.scenario
+        refusal = replicator_class(self.kind).flight_recording_refusal(self._run_inputs()) if self.flight_recording else None
+        if refusal is not None:
+            raise RunRefused(refusal)
         # a new, empty or earlier run's folder only: anything else is refused before anything starts
         run_folder.take(self.out_dir, "mirrordrill run")
         self._clear_previous_run()
@@ -102,6 +107,10 @@ class Drill:
         progress = Progress(self.status, self.log, self.progress_interval_s, started)
         self._run_phases([lab, replication, LoadPhase(replication, self.plan, progress, self.log),
                           TimelinePhase(replication, self.status, outcome, self.log)], outcome)
+        if self.flight_recording:  # every replicator JVM has stopped: its recording is written
+            java = self.artifacts.java if self.artifacts is not None else Bootstrap().java()
+            starts = [t for r in replication.ctx.all_replicators() for t in r.start_times()] if replication.ctx else []
+            summarize_recordings(self.out_dir, java, self.log, first_copy_ms(starts))
         refused = refused_writes(env.clusters.values())  # the proxies' guard: defence behind validate
         if refused:  # the root cause of a step or client that failed after it: never hidden by that error
             outcome.error = refused if outcome.error is None else f"{refused}; then: {outcome.error}"
@@ -173,7 +182,9 @@ class Drill:
                                executor_cores=sp.executor_cores, executor_memory=sp.executor_memory,
                                driver_jit=sp.driver_jit)
 
+    def _run_inputs(self) -> RunInputs:
+        return RunInputs(artifacts=self.artifacts, spark=self.spark_deployment,
+                         base_dir=self.scenario_path.resolve().parent, flight_recording=self.flight_recording)
+
     def _replicator_options(self) -> dict:
-        run = RunInputs(artifacts=self.artifacts, spark=self.spark_deployment,
-                        base_dir=self.scenario_path.resolve().parent)
-        return replicator_class(self.kind).options_for(self.scenario.replication, run)
+        return replicator_class(self.kind).options_for(self.scenario.replication, self._run_inputs())

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the drill file's model imports this package (for the kinds 
 
 Report = Callable[[tuple, str], None]  # (place in the drill file, what is wrong and the fix)
 DEFAULT_STOP_GRACE_S = 30.0
+FLIGHT_RECORDING_FILE = "flight.jfr"  # a node's flight recording (run --jfr), in the node's own folder
 SOURCE_PROBE_TIMEOUT_S = 3.0  # is the source reachable at all, before asking it for a group's offsets
 
 
@@ -59,6 +60,7 @@ class RunInputs:
     artifacts: Artifacts | None  # the JVM artifacts in the cache (None: the adapter finds its own)
     spark: Callable[[], SparkDeployment]  # where Spark runs, with ``run --spark-master`` applied
     base_dir: Path  # the drill file's folder: relative paths in it are read from there
+    flight_recording: bool = False  # run --jfr: each replicator JVM records a flight recording (``flight_recordable``)
 
 
 class ReplicatorAdapter(StartedInWith, ABC):
@@ -74,6 +76,8 @@ class ReplicatorAdapter(StartedInWith, ABC):
     reads_fields: ClassVar[frozenset[str]] = frozenset()
     uses_spark: ClassVar[bool] = False  # runs on Spark: the run records where, and Spark faults apply
     sweepable: ClassVar[bool] = False  # sweep, calibrate and bench can run it (they set its parameters)
+    # ``run --jfr`` applies: each of its JVMs writes FLIGHT_RECORDING_FILE in its node's folder when it stops
+    flight_recordable: ClassVar[bool] = False
     # Its configuration's warnings (settings it accepts and ignores) are shown when the file is checked.
     warns_ignored_settings: ClassVar[bool] = False
     # Why a failback with ``restore_history`` cannot bring a wiped cluster's history back with this
@@ -88,6 +92,13 @@ class ReplicatorAdapter(StartedInWith, ABC):
     def options_for(cls, replication: ReplicationDef, run: RunInputs) -> dict[str, Any]:
         """Its constructor's options for a drill (``make_replicator`` checks their names)."""
         return {}
+
+    @classmethod
+    def flight_recording_refusal(cls, run: RunInputs) -> str | None:
+        """Why ``run --jfr`` cannot record this replicator's JVMs in ``run`` (None: it can)."""
+        if cls.flight_recordable:
+            return None
+        return f"--jfr records the JVMs the harness starts; the {cls.kind} replicator has none it can record"
 
     @classmethod
     def file_problems(cls, s: Scenario, base_dir: Path | None = None) -> Iterable[tuple[tuple, str]]:

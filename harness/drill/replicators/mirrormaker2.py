@@ -46,6 +46,7 @@ from mirrordrill.harness.drill.replicators.checkpoint_catch_up import await_carr
 from mirrordrill.harness.drill.replicators.errors import ReplicatorError
 from mirrordrill.harness.drill.replicators.interface import (
     DEFAULT_STOP_GRACE_S,
+    FLIGHT_RECORDING_FILE,
     CheckpointWait,
     MadeOnCluster,
     Report,
@@ -62,6 +63,7 @@ from mirrordrill.harness.drill.replicators.mm2_topics import (
 from mirrordrill.harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from mirrordrill.harness.lab.brokers.broker import LOG4J_CONFIG
 from mirrordrill.primitives.bootstrap import Artifacts, Bootstrap
+from mirrordrill.primitives.jvm_flight_recording import recording_flags
 from mirrordrill.primitives.kafka.reading import ends_after_last_record
 from mirrordrill.primitives.process import ManagedProcess
 from mirrordrill.primitives.redaction import redact_settings
@@ -107,6 +109,7 @@ class MirrorMaker2Replicator(Mm2Group):
         "<cluster>, and no ReplicationPolicy names a remote topic back to its original name")
     reads_fields = frozenset({"mirrormaker2"})
     sweepable = True
+    flight_recordable = True
     nodes_setting = "replication.mirrormaker2.nodes"
 
     @classmethod
@@ -114,7 +117,8 @@ class MirrorMaker2Replicator(Mm2Group):
         mm2 = replication.mirrormaker2
         opts: dict = {"artifacts": run.artifacts} if run.artifacts is not None else {}
         return opts | ({"exactly_once": True} if mm2.exactly_once else {}) | {
-            "nodes": mm2.nodes, "worker_settings": {k: _property(v) for k, v in mm2.worker.items()}}
+            "nodes": mm2.nodes, "worker_settings": {k: _property(v) for k, v in mm2.worker.items()}} | (
+            {"flight_recording": True} if run.flight_recording else {})
 
     @classmethod
     def version(cls) -> str:
@@ -141,7 +145,7 @@ class MirrorMaker2Replicator(Mm2Group):
                  worker_settings: Mapping[str, str] | None = None, exactly_once: bool = False,
                  artifacts: Artifacts | None = None, java: str | None = None,
                  classpath: Sequence[Path] | None = None, ready_timeout_s: float | None = None,
-                 nodes: int = 1) -> None:
+                 nodes: int = 1, flight_recording: bool = False) -> None:
         """``worker_settings`` are Connect worker keys for every target (``<target>.<key>``).
 
         ``exactly_once``: MM2's exactly-once mode (``exactly.once.source.support = enabled``): each
@@ -150,6 +154,8 @@ class MirrorMaker2Replicator(Mm2Group):
 
         ``nodes``: processes per target with the same configuration, one Connect group (internal REST on).
 
+        ``flight_recording``: each node's JVM records into ``FLIGHT_RECORDING_FILE`` in its folder.
+
         The JVM and jars come from ``java``/``classpath``, else ``artifacts``, else the bootstrap cache.
         """
         super().__init__(setup, ready_timeout_s)
@@ -157,6 +163,7 @@ class MirrorMaker2Replicator(Mm2Group):
         self.drill_intervals = drill_intervals
         self.worker_settings = {k: str(v) for k, v in (worker_settings or {}).items()}
         self.exactly_once = exactly_once
+        self.flight_recording = flight_recording
         if java is None or classpath is None:
             bootstrap = Bootstrap()
             java = java or (artifacts.java if artifacts else bootstrap.java())
@@ -179,6 +186,7 @@ class MirrorMaker2Replicator(Mm2Group):
             "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError",
             "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
             f"-Dkafka.logs.dir={node.workdir}",
+            *(recording_flags(node.workdir / FLIGHT_RECORDING_FILE) if self.flight_recording else []),
             "-cp", ":".join(str(p) for p in self._classpath),
             MAIN_CLASS, str(node.config_path), "--clusters", node.target,
         ]

@@ -22,7 +22,7 @@ from confluent_kafka import KafkaException
 
 from mirrordrill.harness.drill.replicators.class_archive import make_class_archive
 from mirrordrill.harness.drill.replicators.errors import ReplicatorError
-from mirrordrill.harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, Report, RunInputs
+from mirrordrill.harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, FLIGHT_RECORDING_FILE, Report, RunInputs
 from mirrordrill.harness.drill.replicators.measurements import ReplicatorMetrics
 from mirrordrill.harness.drill.replicators.mm2_topics import latest_checkpoints
 from mirrordrill.harness.drill.replicators.processes import NodeReplicator, ProcessNode, flow_placements
@@ -40,6 +40,7 @@ from mirrordrill.harness.lab.spark.deployment import STANDALONE, SparkDeployment
 from mirrordrill.harness.lab.spark.standalone import spark_env
 from mirrordrill.harness.lab.spark.submit import SubmittedDriver, driver_env, package_replicator, submit_argv
 from mirrordrill.primitives.bootstrap import Artifacts
+from mirrordrill.primitives.jvm_flight_recording import FLIGHT_RECORDING_ENV
 from mirrordrill.primitives.process import ManagedProcess
 from mirrordrill.primitives.versions import spark_version
 from mirrordrill.replicator.config.render import to_mm2_properties
@@ -96,12 +97,21 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
     reads_fields = frozenset({"mode", "spark"})
     uses_spark = True
     sweepable = True
+    flight_recordable = True  # the driver JVM of a local master, which runs the tasks too
     warns_ignored_settings = True  # it accepts MM2's settings and ignores some of them
 
     @classmethod
     def options_for(cls, replication, run: RunInputs) -> dict:
         opts: dict = {"artifacts": run.artifacts} if run.artifacts is not None else {}
-        return opts | ({"mode": replication.mode} if replication.mode else {}) | {"spark": run.spark()}
+        return (opts | ({"mode": replication.mode} if replication.mode else {}) | {"spark": run.spark()}
+                | ({"flight_recording": True} if run.flight_recording else {}))
+
+    @classmethod
+    def flight_recording_refusal(cls, run: RunInputs) -> str | None:
+        if run.spark().submitted:
+            return ("--jfr records a local master's driver, which runs the tasks too; on a Spark cluster the "
+                    "executors copy the records (set spark.executor.extraJavaOptions there to record them)")
+        return None
 
     @classmethod
     def version(cls) -> str:
@@ -128,13 +138,17 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
 
     def __init__(self, setup: ReplicationSetup, *, mode: str | None = None, drill_intervals: bool = True,
                  spark_master: str | None = None, artifacts: Artifacts | None = None,
-                 ready_timeout_s: float | None = None, spark: SparkDeployment | None = None) -> None:
+                 ready_timeout_s: float | None = None, spark: SparkDeployment | None = None,
+                 flight_recording: bool = False) -> None:
         """``mode`` (microbatch|realtime) applies to every flow unless a flow sets ``mirrordrill.mode``.
 
         ``spark`` says where Spark runs (``local``, ``standalone``, a URL; see harness.lab.spark.deployment);
         ``spark_master`` is the older way of giving an in-process master such as ``local[4]``.
+        ``flight_recording``: each process's driver JVM records into ``FLIGHT_RECORDING_FILE`` (local
+        masters only: on a cluster the records are copied by executors, JVMs of the workers').
         """
         super().__init__(setup, ready_timeout_s)
+        self.flight_recording = flight_recording
         self.mode = mode
         self.drill_intervals = drill_intervals
         self.spark = spark or SparkDeployment(master=spark_master or "local")
@@ -160,15 +174,18 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
             else:
                 node.process = ManagedProcess(
                     name=node.name, argv=[sys.executable, "-m", "mirrordrill.replicator", *self._app_args(node)],
-                    log_path=node.log_path, cwd=node.workdir, env=self._env(), stop_timeout_s=DEFAULT_STOP_GRACE_S)
+                    log_path=node.log_path, cwd=node.workdir, env=self._env(node), stop_timeout_s=DEFAULT_STOP_GRACE_S)
             self.node_config(node, resolve_addresses=False)  # bad settings fail before anything starts
 
     @staticmethod
     def _app_args(node: ReplicatorNode) -> list[str]:
         return ["--config", str(node.config_path), "--workdir", str(node.workdir / "work")]
 
-    def _env(self) -> dict[str, str]:
-        return replicator_environment(self._jars, self.cds_archive)
+    def _env(self, node: ReplicatorNode) -> dict[str, str]:
+        env = replicator_environment(self._jars, self.cds_archive)
+        if self.flight_recording:
+            env[FLIGHT_RECORDING_ENV] = str(node.workdir / FLIGHT_RECORDING_FILE)
+        return env
 
     @property
     def cds_archive(self) -> Path:

@@ -63,6 +63,8 @@ class SweepPoint:
     of_ceiling: float | None = None
     load_avg: tuple[float, float, float] | None = None  # os.getloadavg() when the point finished
     error: str | None = None              # a drill that failed to run: retried by a resumed sweep
+    # sweep --jfr: each replicator JVM's flight-recording summary, by its node's folder in the run
+    flight_recordings: dict[str, dict] | None = None
 
     @property
     def saturated(self) -> bool:

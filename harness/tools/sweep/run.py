@@ -14,6 +14,7 @@ from typing import Protocol
 import yaml
 
 from mirrordrill.harness.drill import run_folder
+from mirrordrill.harness.drill.flight_recordings import recording_summaries
 from mirrordrill.harness.tools.sweep.bottleneck import link_bandwidth_kb_s, replicator_cores
 from mirrordrill.harness.tools.sweep.ceiling import measure_ceiling
 from mirrordrill.harness.tools.sweep.journal import Journal
@@ -74,12 +75,13 @@ class Sweep:
                  measure_ceiling: bool = True, log: Callable[[str], None] | None = None,
                  ceiling_records: int = 200_000, repeat: int = 1, reports: SweepReports | None = None,
                  backend: str | None = None, advise: bool = True, made_by: str = "mirrordrill sweep",
-                 spark_master: str | None = None):
+                 spark_master: str | None = None, flight_recording: bool = False):
         if repeat < 1:
             raise SweepError(f"--repeat {repeat}: run each combination at least once")
         self.repeat = repeat
         self.backend = backend or "processes"  # where each point's brokers run (sweep --backend)
         self.spark_master = spark_master  # sweep --spark-master, over the file's replication.spark.master
+        self.flight_recording = flight_recording  # sweep --jfr: every point's replicator JVMs record
         from mirrordrill.harness.drill.validate import load_scenario
         self.drill_file = Path(drill_file)
         load_scenario(self.drill_file)  # fail before anything starts
@@ -178,7 +180,8 @@ class Sweep:
         with CpuMeter([run_dir / "replicator", run_dir / "env" / "spark"], extra=extra) as cpu:
             checked = check_file(scenario_file)
             drill = Drill(checked.scenario, scenario_file, run_dir, log=self.log, backend=self.backend,
-                          backend_project=project, plan=checked.plan, spark_master=self.spark_master)
+                          backend_project=project, plan=checked.plan, spark_master=self.spark_master,
+                          flight_recording=self.flight_recording)
             summary = drill.run().summary  # stops everything it started, whatever happens
         if summary.interrupted:
             return None
@@ -187,6 +190,8 @@ class Sweep:
         except Exception as e:  # a drill that could not be checked: kept as a failed point
             point = failed_point(run_dir, combo, cpu.cpu_s, time.monotonic() - t0, e)
         point.asked_records_s = asked_rate(content)
+        if self.flight_recording:
+            point.flight_recordings = recording_summaries(run_dir)
         point.replicator_cores_available = replicator_cores(content, self.spark_master)
         point.wan_bandwidth_kb_s = link_bandwidth_kb_s(content)
         if self.reports is not None:

@@ -1,0 +1,135 @@
+"""A JVM's flight recording (JDK Flight Recorder): started with the JVM, written when it exits, summarized.
+
+What a profile of a replicator needs is where its threads spend their time: execution samples
+at a period short enough to give tens of thousands of samples in a minute (JFR's own ``profile``
+settings sample every 10 ms), with stacks deep enough to reach from a Spark task's run loop to the
+method it is in. The settings file written beside the recording turns on only that and the
+JVM's CPU load, so the recording costs little besides the sampling itself.
+
+A recording is written when the JVM exits normally (``dumponexit``): a JVM killed with SIGKILL
+leaves none. ``summarize`` counts the samples with the JDK's own reader
+(``jvm/FlightRecordingSummary.java``, run as a source file) and ranks them per thread kind.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FLIGHT_RECORDING_ENV = "MIRRORDRILL_JFR"  # the recording's path, for a JVM started by a child process
+SAMPLE_PERIOD_MS = 1  # JDK 17 took ~330 samples a second of a busy thread at 1 ms (~45 at 10 ms); at most 5 threads a period
+STACK_DEPTH = 256  # a Spark task's stacks run 100-150 frames from its run loop to the record's method
+SUMMARY_SOURCE = Path(__file__).with_name("jvm") / "FlightRecordingSummary.java"
+TOP_METHODS = 25
+TOP_THREAD_KINDS = 12
+
+_SETTINGS = """<?xml version="1.0" encoding="UTF-8"?>
+<configuration version="2.0" label="mirrordrill" description="execution samples and CPU load only">
+  <event name="jdk.ExecutionSample"><setting name="enabled">true</setting><setting name="period">{period} ms</setting></event>
+  <event name="jdk.CPULoad"><setting name="enabled">true</setting><setting name="period">1 s</setting></event>
+  <event name="jdk.GarbageCollection"><setting name="enabled">true</setting><setting name="threshold">0 ms</setting></event>
+</configuration>
+"""
+
+
+def recording_flags(recording: Path, sample_ms: int = SAMPLE_PERIOD_MS) -> list[str]:
+    """The JVM options that record into ``recording`` until the JVM exits; writes the settings beside it.
+
+    The options travel through option strings split at spaces (``spark.driver.extraJavaOptions``)
+    and at commas (JFR's own list), so a path with either is refused."""
+    recording = Path(recording).resolve()
+    if any(c.isspace() or c == "," for c in str(recording)):
+        raise ValueError(f"flight recording path {recording}: no spaces or commas allowed (JVM option syntax)")
+    recording.parent.mkdir(parents=True, exist_ok=True)
+    settings = recording.with_suffix(".jfc")
+    settings.write_text(_SETTINGS.format(period=sample_ms))
+    return [f"-XX:StartFlightRecording:filename={recording},settings={settings},dumponexit=true",
+            f"-XX:FlightRecorderOptions:stackdepth={STACK_DEPTH}",
+            "-Xlog:jfr+startup=error"]  # its start-up notes ("use jcmd ... JFR.dump") would go into the process's log
+
+
+def flags_from_environment(env: Mapping[str, str]) -> list[str]:
+    """The recording options ``$MIRRORDRILL_JFR`` asks for (none when unset)."""
+    setting = env.get(FLIGHT_RECORDING_ENV, "").strip()
+    return recording_flags(Path(setting)) if setting else []
+
+
+@dataclass(frozen=True)
+class MethodCount:
+    method: str
+    samples: int
+    share: float  # of the thread kind's samples
+
+
+@dataclass(frozen=True)
+class ThreadKindProfile:
+    """One kind of thread (its name with the numbers taken out): where its samples were."""
+
+    kind: str
+    samples: int
+    share: float  # of the recording's samples
+    self_methods: list[MethodCount]  # the method a sample was in
+    total_methods: list[MethodCount]  # a method anywhere on the sample's stack
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"thread_kind": self.kind, "samples": self.samples, "share": self.share,
+                "self": [vars(m) for m in self.self_methods], "total": [vars(m) for m in self.total_methods]}
+
+
+@dataclass(frozen=True)
+class RecordingProfile:
+    recording: str
+    samples: int
+    jvm_cpu: float | None  # mean fraction of the machine's cores the JVM used
+    machine_cpu: float | None
+    threads: list[ThreadKindProfile]
+    from_ms: int | None = None  # the samples counted began then (epoch ms); None: the whole recording
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"recording": self.recording, "sample_period_ms": SAMPLE_PERIOD_MS, "from_ms": self.from_ms,
+                "samples": self.samples,
+                "jvm_cpu": self.jvm_cpu, "machine_cpu": self.machine_cpu,
+                "threads": [t.as_dict() for t in self.threads]}
+
+
+def _ranked(counts: Mapping[str, int], of: int, top: int) -> list[MethodCount]:
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    return [MethodCount(m, n, round(n / of, 4) if of else 0.0) for m, n in ordered]
+
+
+def profile_from_counts(recording: str, lines: Iterable[str], from_ms: int | None = None) -> RecordingProfile:
+    """Rank the summarizer's counts (``FlightRecordingSummary.java``'s output lines)."""
+    samples: dict[str, int] = {}
+    methods: dict[tuple[str, str], dict[str, int]] = {}
+    cpu: dict[str, float] = {}
+    for line in lines:
+        parts = line.rstrip("\n").split("\t")
+        if len(parts) != 4:
+            continue
+        what, kind, method, value = parts
+        if what == "samples":
+            samples[kind] = int(value)
+        elif what in ("self", "total"):
+            methods.setdefault((what, kind), {})[method] = int(value)
+        elif what == "cpu":
+            cpu[kind] = round(float(value), 4)
+    everything = sum(samples.values())
+    threads = [ThreadKindProfile(kind, n, round(n / everything, 4),
+                                 _ranked(methods.get(("self", kind), {}), n, TOP_METHODS),
+                                 _ranked(methods.get(("total", kind), {}), n, TOP_METHODS))
+               for kind, n in sorted(samples.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_THREAD_KINDS]]
+    return RecordingProfile(recording, everything, cpu.get("jvm"), cpu.get("machine"), threads, from_ms)
+
+
+def summarize(recording: Path, java: str = "java", from_ms: int | None = None,
+              timeout_s: float = 600.0) -> RecordingProfile:
+    """Count ``recording``'s samples (those from epoch ms ``from_ms`` on, when given) with the JDK's
+    reader and rank them; raises when the JDK cannot read it."""
+    argv = [java, str(SUMMARY_SOURCE), str(recording), *([str(from_ms)] if from_ms else [])]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    if done.returncode != 0:
+        raise RuntimeError(f"cannot read flight recording {recording}: {done.stderr.strip()[-500:]}")
+    return profile_from_counts(Path(recording).name, done.stdout.splitlines(), from_ms)
