@@ -23,7 +23,8 @@ FLIGHT_RECORDING_ENV = "MIRRORDRILL_JFR"  # the recording's path, for a JVM star
 SAMPLE_PERIOD_MS = 1  # JDK 17 took ~330 samples a second of a busy thread at 1 ms (~45 at 10 ms); at most 5 threads a period
 STACK_DEPTH = 256  # a Spark task's stacks run 100-150 frames from its run loop to the record's method
 SUMMARY_SOURCE = Path(__file__).with_name("jvm") / "FlightRecordingSummary.java"
-TOP_METHODS = 25
+TOP_SELF_METHODS = 30
+TOP_TOTAL_METHODS = 60  # the first dozen or two are the run loop every sample of the thread shares
 TOP_THREAD_KINDS = 12
 
 _SETTINGS = """<?xml version="1.0" encoding="UTF-8"?>
@@ -118,8 +119,8 @@ def profile_from_counts(recording: str, lines: Iterable[str], from_ms: int | Non
             cpu[kind] = round(float(value), 4)
     everything = sum(samples.values())
     threads = [ThreadKindProfile(kind, n, round(n / everything, 4),
-                                 _ranked(methods.get(("self", kind), {}), n, TOP_METHODS),
-                                 _ranked(methods.get(("total", kind), {}), n, TOP_METHODS))
+                                 _ranked(methods.get(("self", kind), {}), n, TOP_SELF_METHODS),
+                                 _ranked(methods.get(("total", kind), {}), n, TOP_TOTAL_METHODS))
                for kind, n in sorted(samples.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_THREAD_KINDS]]
     return RecordingProfile(recording, everything, cpu.get("jvm"), cpu.get("machine"), threads, from_ms)
 

@@ -205,6 +205,12 @@ COVERAGE: dict[str, tuple[Part, ...]] = {
              "test_the_sizing_sweep_on_existing_clusters_names_each_points_bottleneck", MAPPED,
              why="plan, then the tutorial's sweep with its parameters, on secure clusters `up` started, the drill's "
                  "existing: entries filled from the connection file as the tutorial says"),),
+    "sizing-jfr": (
+        Part("tests/integration/test_flight_recording.py::"
+             "test_a_drill_with_jfr_leaves_each_replicator_node_s_recording_and_summary", MAPPED,
+             why="a measurement command (two backlog drains of 600,000 records): the test runs a short drill of "
+                 "the bundled replicator with the same flight recording and checks its recording and summary; "
+                 "the sweep passes --jfr to each point's drill as it passes --spark-master"),),
     "checker-scaling-bench": (
         Part("tests/integration/test_checker_spark_standalone.py::"
              "test_the_spark_checker_on_two_standalone_executors_agrees_with_the_reference", MAPPED,

@@ -445,7 +445,7 @@ def _jfr_arg(s: argparse.ArgumentParser) -> None:
     s.add_argument("--jfr", action="store_true",
                    help="record a Java flight recording of each replicator JVM (ours on a local master, MirrorMaker 2): "
                         "flight.jfr in each replicator node's folder, and flight-summary.json ranking where its "
-                        "threads spent their samples (docs/how-to/profile-a-replicator.md)")
+                        "threads spent their samples (docs/tutorials/sizing.md, \"Where the replicator's time goes\")")
 
 
 def _drill_parsers(sub: argparse._SubParsersAction) -> None:
