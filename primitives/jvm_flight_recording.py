@@ -15,25 +15,37 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 FLIGHT_RECORDING_ENV = "MIRRORDRILL_JFR"  # the recording's path, for a JVM started by a child process
 SAMPLE_PERIOD_MS = 1  # JDK 17 took ~330 samples a second of a busy thread at 1 ms (~45 at 10 ms); at most 5 threads a period
+NATIVE_PERIOD_MS = 10  # a thread in native code (a socket read, epoll) is sampled apart, as JFR's profile settings do
+WAIT_THRESHOLD_MS = 1  # parks and monitor waits this long or longer are kept: where a copying thread waits for the next record
 STACK_DEPTH = 256  # a Spark task's stacks run 100-150 frames from its run loop to the record's method
 SUMMARY_SOURCE = Path(__file__).with_name("jvm") / "FlightRecordingSummary.java"
 TOP_SELF_METHODS = 30
 TOP_TOTAL_METHODS = 60  # the first dozen or two are the run loop every sample of the thread shares
+TOP_WAIT_SITES = 15
 TOP_THREAD_KINDS = 12
 
-_SETTINGS = """<?xml version="1.0" encoding="UTF-8"?>
-<configuration version="2.0" label="mirrordrill" description="execution samples and CPU load only">
-  <event name="jdk.ExecutionSample"><setting name="enabled">true</setting><setting name="period">{period} ms</setting></event>
-  <event name="jdk.CPULoad"><setting name="enabled">true</setting><setting name="period">1 s</setting></event>
-  <event name="jdk.GarbageCollection"><setting name="enabled">true</setting><setting name="threshold">0 ms</setting></event>
-</configuration>
-"""
+def _settings_xml(sample_ms: int) -> str:
+    """A JFR settings file (``.jfc``) that turns on only what a summary reads."""
+    events = {
+        "jdk.ExecutionSample": {"period": f"{sample_ms} ms"},
+        "jdk.NativeMethodSample": {"period": f"{NATIVE_PERIOD_MS} ms"},
+        "jdk.ThreadPark": {"stackTrace": "true", "threshold": f"{WAIT_THRESHOLD_MS} ms"},
+        "jdk.JavaMonitorWait": {"stackTrace": "true", "threshold": f"{WAIT_THRESHOLD_MS} ms"},
+        "jdk.CPULoad": {"period": "1 s"},
+        "jdk.GarbageCollection": {"threshold": "0 ms"},
+    }
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+             '<configuration version="2.0" label="mirrordrill" description="samples, waits and CPU load">']
+    for event, settings in events.items():
+        inner = "".join(f'<setting name="{k}">{v}</setting>' for k, v in {"enabled": "true", **settings}.items())
+        lines.append(f'  <event name="{event}">{inner}</event>')
+    return "\n".join([*lines, "</configuration>", ""])
 
 
 def recording_flags(recording: Path, sample_ms: int = SAMPLE_PERIOD_MS) -> list[str]:
@@ -46,7 +58,7 @@ def recording_flags(recording: Path, sample_ms: int = SAMPLE_PERIOD_MS) -> list[
         raise ValueError(f"flight recording path {recording}: no spaces or commas allowed (JVM option syntax)")
     recording.parent.mkdir(parents=True, exist_ok=True)
     settings = recording.with_suffix(".jfc")
-    settings.write_text(_SETTINGS.format(period=sample_ms))
+    settings.write_text(_settings_xml(sample_ms))
     return [f"-XX:StartFlightRecording:filename={recording},settings={settings},dumponexit=true",
             f"-XX:FlightRecorderOptions:stackdepth={STACK_DEPTH}",
             "-Xlog:jfr+startup=error"]  # its start-up notes ("use jcmd ... JFR.dump") would go into the process's log
@@ -74,10 +86,13 @@ class ThreadKindProfile:
     share: float  # of the recording's samples
     self_methods: list[MethodCount]  # the method a sample was in
     total_methods: list[MethodCount]  # a method anywhere on the sample's stack
+    waited_ms: dict[str, int] = field(default_factory=dict)  # where it parked or waited, by the site that asked
+    native: dict[str, int] = field(default_factory=dict)  # its samples in native code, by method <- caller
 
     def as_dict(self) -> dict[str, Any]:
         return {"thread_kind": self.kind, "samples": self.samples, "share": self.share,
-                "self": [vars(m) for m in self.self_methods], "total": [vars(m) for m in self.total_methods]}
+                "self": [vars(m) for m in self.self_methods], "total": [vars(m) for m in self.total_methods],
+                "waited_ms": self.waited_ms, "native_samples": self.native}
 
 
 @dataclass(frozen=True)
@@ -101,6 +116,10 @@ def _ranked(counts: Mapping[str, int], of: int, top: int) -> list[MethodCount]:
     return [MethodCount(m, n, round(n / of, 4) if of else 0.0) for m, n in ordered]
 
 
+def _largest(counts: Mapping[str, int]) -> dict[str, int]:
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_WAIT_SITES])
+
+
 def profile_from_counts(recording: str, lines: Iterable[str], from_ms: int | None = None) -> RecordingProfile:
     """Rank the summarizer's counts (``FlightRecordingSummary.java``'s output lines)."""
     samples: dict[str, int] = {}
@@ -113,14 +132,15 @@ def profile_from_counts(recording: str, lines: Iterable[str], from_ms: int | Non
         what, kind, method, value = parts
         if what == "samples":
             samples[kind] = int(value)
-        elif what in ("self", "total"):
+        elif what in ("self", "total", "waited_ms", "native"):
             methods.setdefault((what, kind), {})[method] = int(value)
         elif what == "cpu":
             cpu[kind] = round(float(value), 4)
     everything = sum(samples.values())
     threads = [ThreadKindProfile(kind, n, round(n / everything, 4),
                                  _ranked(methods.get(("self", kind), {}), n, TOP_SELF_METHODS),
-                                 _ranked(methods.get(("total", kind), {}), n, TOP_TOTAL_METHODS))
+                                 _ranked(methods.get(("total", kind), {}), n, TOP_TOTAL_METHODS),
+                                 _largest(methods.get(("waited_ms", kind), {})), _largest(methods.get(("native", kind), {})))
                for kind, n in sorted(samples.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_THREAD_KINDS]]
     return RecordingProfile(recording, everything, cpu.get("jvm"), cpu.get("machine"), threads, from_ms)
 

@@ -17,7 +17,9 @@ import jdk.jfr.consumer.RecordingFile;
 
 /**
  * Counts a flight recording's execution samples per thread kind: each kind's samples, the methods
- * they were in (self) and the methods on their stacks (total, once a sample), and the JVM's mean
+ * they were in (self) and the methods on their stacks (total, once a sample); where each kind
+ * waited (parked or in Object.wait, milliseconds by the first method outside the JDK that asked
+ * to wait) and sat in native code (samples by native method and its caller); and the JVM's mean
  * CPU load. Run as a source file ({@code java FlightRecordingSummary.java REC.jfr}), read by
  * {@code primitives/jvm_flight_recording.py}, which ranks and groups the counts.
  *
@@ -27,7 +29,7 @@ import jdk.jfr.consumer.RecordingFile;
  * Given FROM_EPOCH_MS, only the events from then on are counted.
  *
  * Output, one count a line, tab-separated: {@code kind  thread-kind  method  count} where kind is
- * {@code samples} (method empty), {@code self} or {@code total}; and {@code cpu  jvm  -  mean}
+ * {@code samples} (method empty), {@code self}, {@code total}, {@code waited_ms} or {@code native}; and {@code cpu  jvm  -  mean}
  * lines for the JVM's and the machine's CPU load (fractions of all cores).
  */
 public final class FlightRecordingSummary {
@@ -39,6 +41,8 @@ public final class FlightRecordingSummary {
     private final Map<String, Long> samples = new TreeMap<>();
     private final Map<String, Map<String, Long>> self = new HashMap<>();
     private final Map<String, Map<String, Long>> total = new HashMap<>();
+    private final Map<String, Map<String, Long>> waitedMs = new HashMap<>();
+    private final Map<String, Map<String, Long>> nativeSamples = new HashMap<>();
     private double jvmLoad;
     private double machineLoad;
     private long loadEvents;
@@ -89,11 +93,35 @@ public final class FlightRecordingSummary {
         String type = event.getEventType().getName();
         if (type.equals("jdk.ExecutionSample")) {
             addSample(event);
+        } else if (type.equals("jdk.ThreadPark") || type.equals("jdk.JavaMonitorWait")) {
+            String kind = threadKind(event.getThread("eventThread"));
+            waitedMs.computeIfAbsent(kind, k -> new HashMap<>())
+                .merge(waitSite(event), event.getDuration().toMillis(), Long::sum);
+        } else if (type.equals("jdk.NativeMethodSample")) {
+            String kind = threadKind(event.getThread("sampledThread"));
+            List<RecordedFrame> frames = event.getStackTrace() == null ? List.of() : event.getStackTrace().getFrames();
+            nativeSamples.computeIfAbsent(kind, k -> new HashMap<>())
+                .merge(frames.isEmpty() ? "?" : methodName(frames.get(0)) + " <- " + waitSite(event), 1L, Long::sum);
         } else if (type.equals("jdk.CPULoad")) {
             jvmLoad += event.getFloat("jvmUser") + event.getFloat("jvmSystem");
             machineLoad += event.getFloat("machineTotal");
             loadEvents++;
         }
+    }
+
+    /** Where a thread waited: the first method on its stack outside the JDK (the code that asked to wait). */
+    static String waitSite(RecordedEvent event) {
+        if (event.getStackTrace() == null) {
+            return "?";
+        }
+        List<RecordedFrame> frames = event.getStackTrace().getFrames();
+        for (RecordedFrame frame : frames) {
+            String method = methodName(frame);
+            if (!method.startsWith("java.") && !method.startsWith("jdk.") && !method.startsWith("sun.")) {
+                return method;
+            }
+        }
+        return frames.isEmpty() ? "?" : methodName(frames.get(frames.size() - 1));
     }
 
     private void addSample(RecordedEvent event) {
@@ -121,6 +149,8 @@ public final class FlightRecordingSummary {
         samples.forEach((kind, n) -> out.println("samples\t" + kind + "\t\t" + n));
         self.forEach((kind, counts) -> counts.forEach((m, n) -> out.println("self\t" + kind + "\t" + m + "\t" + n)));
         total.forEach((kind, counts) -> counts.forEach((m, n) -> out.println("total\t" + kind + "\t" + m + "\t" + n)));
+        waitedMs.forEach((kind, ms) -> ms.forEach((m, n) -> out.println("waited_ms\t" + kind + "\t" + m + "\t" + n)));
+        nativeSamples.forEach((kind, counts) -> counts.forEach((m, n) -> out.println("native\t" + kind + "\t" + m + "\t" + n)));
         if (loadEvents > 0) {
             out.println("cpu\tjvm\t\t" + jvmLoad / loadEvents);
             out.println("cpu\tmachine\t\t" + machineLoad / loadEvents);
