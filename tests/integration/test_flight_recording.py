@@ -27,9 +27,11 @@ REPO = Path(__file__).resolve().parents[2]
 BUSY = """\
 public class Busy {
     static long spin(long x) { return x + Long.toHexString(x).length(); }
-    public static void main(String[] args) {
+    static void pause() { java.util.concurrent.locks.LockSupport.parkNanos(300_000_000L); }
+    public static void main(String[] args) throws Exception {
         long end = System.currentTimeMillis() + 2000, x = 0;
         while (System.currentTimeMillis() < end) { x = spin(x); }
+        pause();
         System.out.println(x);
     }
 }
@@ -49,6 +51,8 @@ def test_a_recording_of_a_busy_jvm_is_counted_per_thread_and_method(tmp_path, ar
     assert "Busy.spin" in [m.method for m in main.total_methods]
     assert "Busy.main" in [m.method for m in main.total_methods]
     assert sum(m.samples for m in main.self_methods) <= main.samples
+    # the 300 ms park, by the method that asked for it
+    assert 250 <= main.waited_ms.get("Busy.pause", 0) <= 2000, main.waited_ms
     # the window: nothing of it from a moment after the JVM ended
     later = summarize(recording, artifacts.java, from_ms=int(time.time() * 1000) + 60_000)
     assert later.samples == 0 and later.threads == []
@@ -77,6 +81,7 @@ def test_a_drill_with_jfr_leaves_each_replicator_node_s_recording_and_summary(tm
     # a local master's tasks run in the driver: they copy the records, so they are in its recording
     tasks = kinds["Executor task launch worker-#"]
     assert tasks["samples"] > 0 and tasks["self"] and tasks["total"], summary
+    assert sum(tasks["waited_ms"].values()) > 0, tasks  # between records a real-time task waits for the next
     assert (out / "drill.log").read_text().count("flight recording replicator/pyspark/dr: ") == 1
     assert processes_under(out) == []
 

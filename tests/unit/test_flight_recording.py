@@ -25,6 +25,9 @@ COUNTS = [
     "total\tExecutor task launch worker-#\tTask.run\t80",
     "total\tExecutor task launch worker-#\tKafkaProducer.send\t30",
     "self\tmain\tObject.wait\t20",
+    "waited_ms\tExecutor task launch worker-#\tKafkaDataConsumer.fetch\t900",
+    "waited_ms\tExecutor task launch worker-#\tKafkaProducer.doSend\t1200",
+    "native\tExecutor task launch worker-#\tEPoll.wait <- NetworkClient.poll\t7",
     "cpu\tjvm\t\t0.61234",
     "cpu\tmachine\t\t0.9",
     "a line of something else",
@@ -35,7 +38,10 @@ def test_the_options_record_into_the_file_with_the_settings_written_beside_it(tm
     flags = recording_flags(tmp_path / "node" / "flight.jfr")
     settings = tmp_path / "node" / "flight.jfc"
     assert flags[0] == f"-XX:StartFlightRecording:filename={tmp_path / 'node' / 'flight.jfr'},settings={settings},dumponexit=true"
-    assert f'<setting name="period">{SAMPLE_PERIOD_MS} ms</setting>' in settings.read_text()
+    text = settings.read_text()
+    assert f'<event name="jdk.ExecutionSample"><setting name="enabled">true</setting><setting name="period">{SAMPLE_PERIOD_MS} ms' in text
+    for event in ("jdk.NativeMethodSample", "jdk.ThreadPark", "jdk.JavaMonitorWait", "jdk.CPULoad"):
+        assert f'<event name="{event}"><setting name="enabled">true</setting>' in text
     assert any(f.startswith("-XX:FlightRecorderOptions:stackdepth=") for f in flags)
 
 
@@ -60,6 +66,9 @@ def test_counts_are_ranked_per_thread_kind_with_shares():
         ("BigEndianLong.call", 50, 0.625), ("KafkaProducer.send", 30, 0.375)]
     assert [m.method for m in workers.total_methods] == ["Task.run", "KafkaProducer.send"]
     assert main.self_methods[0].share == 1.0
+    # where it waited, longest first, and where it sat in native code
+    assert list(workers.waited_ms.items()) == [("KafkaProducer.doSend", 1200), ("KafkaDataConsumer.fetch", 900)]
+    assert workers.native == {"EPoll.wait <- NetworkClient.poll": 7} and main.waited_ms == {}
     as_dict = profile.as_dict()
     assert as_dict["from_ms"] == 1234 and as_dict["threads"][0]["self"][0]["method"] == "BigEndianLong.call"
     assert profile_line("replicator/pyspark/dr", profile) == (
