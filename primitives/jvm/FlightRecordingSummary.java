@@ -35,6 +35,9 @@ import jdk.jfr.consumer.RecordingFile;
 public final class FlightRecordingSummary {
     private static final Pattern UUIDS = Pattern.compile("[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}");
     private static final Pattern DIGITS = Pattern.compile("\\d+");
+    /** The frames of a wait itself: the park, the lock or condition it waits in, Object.wait, sleep. */
+    private static final Pattern PARKING = Pattern.compile(
+        "jdk\\.internal\\.misc\\.|java\\.util\\.concurrent\\.locks\\.|java\\.lang\\.Object\\.wait|java\\.lang\\.Thread\\.sleep");
 
     private final long fromEpochMs;
 
@@ -109,19 +112,27 @@ public final class FlightRecordingSummary {
         }
     }
 
-    /** Where a thread waited: the first method on its stack outside the JDK (the code that asked to wait). */
+    /**
+     * Where a thread waited: the first method on its stack outside the JDK (the code that asked to
+     * wait); for a thread of the JDK's own (an idle pool thread), the first method past the parking
+     * itself (a queue's take, say).
+     */
     static String waitSite(RecordedEvent event) {
         if (event.getStackTrace() == null) {
             return "?";
         }
         List<RecordedFrame> frames = event.getStackTrace().getFrames();
+        String pastParking = null;
         for (RecordedFrame frame : frames) {
             String method = methodName(frame);
             if (!method.startsWith("java.") && !method.startsWith("jdk.") && !method.startsWith("sun.")) {
                 return method;
             }
+            if (pastParking == null && !PARKING.matcher(method).lookingAt()) {
+                pastParking = method;
+            }
         }
-        return frames.isEmpty() ? "?" : methodName(frames.get(frames.size() - 1));
+        return pastParking != null ? pastParking : frames.isEmpty() ? "?" : methodName(frames.get(0));
     }
 
     private void addSample(RecordedEvent event) {
