@@ -98,6 +98,19 @@ _STARTED_SOURCE = re.compile(r"Started MirrorSourceConnector with \d+ topic-part
 # ======================================================================================
 # The processes
 # ======================================================================================
+def mm2_argv(java: str, heap_mb: int, classpath: Sequence[Path], node: Mm2Node, flight_recording: bool) -> list[str]:
+    """One MM2 node's command line (dedicated mode for its target), with a flight recording when asked."""
+    return [
+        java, f"-Xms{min(128, heap_mb)}m", f"-Xmx{heap_mb}m",
+        "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError",
+        "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
+        f"-Dkafka.logs.dir={node.workdir}",
+        *(recording_flags(node.workdir / FLIGHT_RECORDING_FILE) if flight_recording else []),
+        "-cp", ":".join(str(p) for p in classpath),
+        MAIN_CLASS, str(node.config_path), "--clusters", node.target,
+    ]
+
+
 class MirrorMaker2Replicator(Mm2Group):
     """Real Apache MirrorMaker 2 (Kafka's ``connect-mirror`` jars) in dedicated mode."""
 
@@ -174,23 +187,13 @@ class MirrorMaker2Replicator(Mm2Group):
         self._start_offsets: dict[str, int] = {}  # each log's size at the last start: a group's checks read them all
         self.nodes = self.with_secret_dir(plan_nodes(setup, setup.folder / "mirrormaker2", nodes))
         for node in self.nodes:
-            node.process = ManagedProcess(name=node.name, argv=self._argv(node), log_path=node.log_path,
+            argv = mm2_argv(self._java, self.heap_mb, self._classpath, node, self.flight_recording)
+            node.process = ManagedProcess(name=node.name, argv=argv, log_path=node.log_path,
                                           cwd=node.workdir, stop_timeout_s=DEFAULT_STOP_GRACE_S)
             # Validate the whole file now, with placeholder addresses: bad settings fail before any start.
             self.node_config(node, resolve_addresses=False)
 
     # --- configuration ----------------------------------------------------------------
-    def _argv(self, node: Mm2Node) -> list[str]:
-        return [
-            self._java, f"-Xms{min(128, self.heap_mb)}m", f"-Xmx{self.heap_mb}m",
-            "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError",
-            "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
-            f"-Dkafka.logs.dir={node.workdir}",
-            *(recording_flags(node.workdir / FLIGHT_RECORDING_FILE) if self.flight_recording else []),
-            "-cp", ":".join(str(p) for p in self._classpath),
-            MAIN_CLASS, str(node.config_path), "--clusters", node.target,
-        ]
-
     def flow_defaults(self, flow: FlowSpec) -> dict[str, str]:
         """What this adapter adds under a flow's own settings (replication factors, drill intervals)."""
         target_rf = str(replication_factor_for(self.brokers_of(flow.target)))

@@ -28,6 +28,7 @@ from mirrordrill.harness.drill.replicators.mm2_topics import latest_checkpoints
 from mirrordrill.harness.drill.replicators.processes import NodeReplicator, ProcessNode, flow_placements
 from mirrordrill.harness.drill.replicators.pyspark_lag import OwnFigures, merged_metrics, restored_topics
 from mirrordrill.harness.drill.replicators.pyspark_launch import (
+    SUBMITTED_FLIGHT_REFUSAL,
     cds_archive_path,
     check_slots_per_process,
     replicator_environment,
@@ -40,7 +41,6 @@ from mirrordrill.harness.lab.spark.deployment import STANDALONE, SparkDeployment
 from mirrordrill.harness.lab.spark.standalone import spark_env
 from mirrordrill.harness.lab.spark.submit import SubmittedDriver, driver_env, package_replicator, submit_argv
 from mirrordrill.primitives.bootstrap import Artifacts
-from mirrordrill.primitives.jvm_flight_recording import FLIGHT_RECORDING_ENV
 from mirrordrill.primitives.process import ManagedProcess
 from mirrordrill.primitives.versions import spark_version
 from mirrordrill.replicator.config.render import to_mm2_properties
@@ -89,6 +89,11 @@ def plan_nodes(setup: ReplicationSetup, root: Path) -> list[ReplicatorNode]:
     return [ReplicatorNode(loc, flows, root / loc) for loc, flows in sorted(by_location.items())]
 
 
+def app_args(node: ReplicatorNode) -> list[str]:
+    """``python -m mirrordrill.replicator``'s arguments for one node: its configuration and work folder."""
+    return ["--config", str(node.config_path), "--workdir", str(node.workdir / "work")]
+
+
 class PySparkReplicator(NodeReplicator[ReplicatorNode]):
     """mirrordrill's own replicator (Spark Structured Streaming), one process per location."""
 
@@ -108,10 +113,7 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
 
     @classmethod
     def flight_recording_refusal(cls, run: RunInputs) -> str | None:
-        if run.spark().submitted:
-            return ("--jfr records a local master's driver, which runs the tasks too; on a Spark cluster the "
-                    "executors copy the records (set spark.executor.extraJavaOptions there to record them)")
-        return None
+        return SUBMITTED_FLIGHT_REFUSAL if run.spark().submitted else None
 
     @classmethod
     def version(cls) -> str:
@@ -144,8 +146,7 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
 
         ``spark`` says where Spark runs (``local``, ``standalone``, a URL; see harness.lab.spark.deployment);
         ``spark_master`` is the older way of giving an in-process master such as ``local[4]``.
-        ``flight_recording``: each process's driver JVM records into ``FLIGHT_RECORDING_FILE`` (local
-        masters only: on a cluster the records are copied by executors, JVMs of the workers').
+        ``flight_recording``: each process's driver JVM records into ``FLIGHT_RECORDING_FILE`` (local masters).
         """
         super().__init__(setup, ready_timeout_s)
         self.flight_recording = flight_recording
@@ -173,19 +174,13 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
                                                stop_timeout_s=DEFAULT_STOP_GRACE_S)
             else:
                 node.process = ManagedProcess(
-                    name=node.name, argv=[sys.executable, "-m", "mirrordrill.replicator", *self._app_args(node)],
+                    name=node.name, argv=[sys.executable, "-m", "mirrordrill.replicator", *app_args(node)],
                     log_path=node.log_path, cwd=node.workdir, env=self._env(node), stop_timeout_s=DEFAULT_STOP_GRACE_S)
             self.node_config(node, resolve_addresses=False)  # bad settings fail before anything starts
 
-    @staticmethod
-    def _app_args(node: ReplicatorNode) -> list[str]:
-        return ["--config", str(node.config_path), "--workdir", str(node.workdir / "work")]
-
     def _env(self, node: ReplicatorNode) -> dict[str, str]:
-        env = replicator_environment(self._jars, self.cds_archive)
-        if self.flight_recording:
-            env[FLIGHT_RECORDING_ENV] = str(node.workdir / FLIGHT_RECORDING_FILE)
-        return env
+        return replicator_environment(self._jars, self.cds_archive,
+                                      node.workdir / FLIGHT_RECORDING_FILE if self.flight_recording else None)
 
     @property
     def cds_archive(self) -> Path:
@@ -242,7 +237,7 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
             assert node.process is not None  # made with the node, in __init__
             node.process.argv = submit_argv(self.spark, url, self._jars,
                                             archive, launcher,
-                                            [*self._app_args(node), "--jars", ",".join(str(j) for j in self._jars)])
+                                            [*app_args(node), "--jars", ",".join(str(j) for j in self._jars)])
 
     def _realtime_partitions(self, node: ReplicatorNode) -> int:
         """Source partitions of the node's real-time flows: each holds one task slot for the query's life."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from mirrordrill.harness.lab.spark.deployment import check_task_slots
 from mirrordrill.primitives.bootstrap import Artifacts, Bootstrap, mirrordrill_home
 from mirrordrill.primitives.import_root import child_pythonpath
+from mirrordrill.primitives.jvm_flight_recording import FLIGHT_RECORDING_ENV
 from mirrordrill.primitives.process import child_environment
 from mirrordrill.replicator.driver_jvm import CDS_ENV, archive_fingerprint
 
@@ -23,9 +24,16 @@ def cds_archive_path(java: str | None, jars: Sequence[Path]) -> Path:
     return mirrordrill_home() / "spark-cds" / f"driver-{key}.jsa"
 
 
-def replicator_environment(jars: Sequence[Path], cds_archive: Path) -> dict[str, str]:
-    """``python -m mirrordrill.replicator``'s environment: this checkout importable, the jars, loopback Spark, the archive."""
+SUBMITTED_FLIGHT_REFUSAL = ("--jfr records a local master's driver, which runs the tasks too; on a Spark cluster the "
+                            "executors copy the records (set spark.executor.extraJavaOptions there to record them)")
+
+
+def replicator_environment(jars: Sequence[Path], cds_archive: Path, flight_recording: Path | None = None) -> dict[str, str]:
+    """``python -m mirrordrill.replicator``'s environment: this checkout importable, the jars, loopback Spark, the
+    archive, and the flight recording its driver JVM writes (``run --jfr``), if any."""
     env = child_environment()
+    if flight_recording is not None:
+        env[FLIGHT_RECORDING_ENV] = str(flight_recording)
     env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))
     env["MIRRORDRILL_REPLICATOR_JARS"] = ",".join(str(j) for j in jars)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
