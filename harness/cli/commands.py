@@ -18,8 +18,10 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-# Re-exported (hence F401): callers import the exit codes from here too, some unused in this module
 from mirrordrill.harness.cli.exit_codes import EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401
+
+# Re-exported (hence F401): callers import the exit codes from here too, some unused in this module
+from mirrordrill.harness.cli.run_options import backend_arg, jfr_arg, profile_option, spark_master_type
 from mirrordrill.harness.drill.replicators import replicator_kinds, sweepable_kinds
 from mirrordrill.harness.drill.run_folder import OutFolderRefused, take
 from mirrordrill.harness.drill.shipped import drill_argument
@@ -181,15 +183,6 @@ def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None =
     if results.run_dir is not None:  # a drill's results carry the folder they were saved in
         record_allure_results(results.run_dir, log)
     return results
-
-
-def _spark_master(value: str) -> str:
-    from mirrordrill.harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError
-    try:
-        SparkDeployment(master=value)
-    except SparkDeploymentError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return value
 
 
 def cmd_run(args) -> int:
@@ -363,14 +356,6 @@ def cmd_calibrate(args) -> int:
     return EXIT_OK
 
 
-def _profile_option(s) -> None:
-    from mirrordrill.harness.drill.profile import PROFILES
-    s.add_argument("--profile", choices=PROFILES, default="full",
-                   help="full (default): the file as written; short: load duration, timeline 'at's and backlogs "
-                        "scaled (x 0.5 unless the file's profiles.short.scale says), same faults in the same "
-                        "order, with the file's profiles.short limits (what the test suite runs)")
-
-
 def cmd_bench(args) -> int:
     """Every drill (or --drills) for pyspark and MirrorMaker 2, interleaved, N runs each; the medians side by side."""
     from mirrordrill.reports.sweep_hooks import CalibrationReports
@@ -415,12 +400,6 @@ def _runs_with(drill: Path, replicators: tuple[str, ...]) -> bool:
     return True
 
 
-def _backend_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend", choices=["processes", "docker"], default="processes",
-                        help="where brokers and Toxiproxy run: local processes (default) or containers of a Compose "
-                             "project (docker; the replicator and the load stay local processes)")
-
-
 def _machine_parsers(sub: argparse._SubParsersAction) -> None:
     """The subcommands setup, doctor and images: this machine's tools, checks and container images."""
     s = sub.add_parser("setup", help="install (once) Kafka, MirrorMaker 2, the Spark connector, Toxiproxy, Allure")
@@ -441,13 +420,6 @@ def _machine_parsers(sub: argparse._SubParsersAction) -> None:
                    help="base, python, broker, toxiproxy, spark or loadgen (with its parents); repeatable")
     s.set_defaults(func=cmd_images)
 
-def _jfr_arg(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--jfr", action="store_true",
-                   help="record a Java flight recording of each replicator JVM (ours on a local master, MirrorMaker 2): "
-                        "flight.jfr in each replicator node's folder, and flight-summary.json ranking where its "
-                        "threads spent their samples (docs/tutorials/sizing.md, \"Where the replicator's time goes\")")
-
-
 def _drill_parsers(sub: argparse._SubParsersAction) -> None:
     """The subcommands run, replicate and report: a drill, the replicator on its own, a run's report."""
     s = sub.add_parser("run", help="run a drill file: topology, replicator, load, faults, failover, checks",
@@ -456,19 +428,19 @@ def _drill_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--replicator", choices=replicator_kinds(),
                    help="the replicator under test (default: the file's replication.replicator)")
     s.add_argument("--out", help="output folder (default: runs/<scenario>-<replicator>-<time>)")
-    s.add_argument("--spark-master", type=_spark_master, metavar="MASTER",
+    s.add_argument("--spark-master", type=spark_master_type, metavar="MASTER",
                    help="where the pyspark replicator's Spark runs, over the file's replication.spark.master: "
                         "local (default), standalone (a master and two workers started for the drill), "
                         "spark://HOST:PORT; yarn and k8s:// are passed to spark-submit, untested here")
     s.add_argument("--report", action="store_true", help="also render the single-file HTML report into OUT/report/index.html")
     s.add_argument("--keep-broker-data", action="store_true", help="keep the brokers' log segments in OUT/env "
                    "(deleted when the drill ends otherwise; the broker logs always stay)")
-    _jfr_arg(s)
-    _backend_arg(s)
+    jfr_arg(s)
+    backend_arg(s)
     s.add_argument("--baseline", metavar="DIR", help="a previous run's folder (or its summary.json): fail (exit 1) "
                    "on a regression beyond the tolerances even where the file's limits hold; the comparison is "
                    "printed and saved as OUT/baseline.json")
-    _profile_option(s)
+    profile_option(s)
     s.add_argument("--tolerance", action="append", metavar="KEY=PCT%[+SLACK]",
                    help="how much worse than the baseline passes; KEY: latency (p50/p90/p99, default 50%%+250 ms), "
                         "rto (50%%+2 s), reprocessed (20%%+10 records), throughput (20%% less); repeatable")
@@ -507,14 +479,14 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run every combination N times; the knee and the plot use each one's median run")
     s.add_argument("--report", action="store_true", help="also render the HTML report of every point")
-    s.add_argument("--spark-master", type=_spark_master, metavar="MASTER",
+    s.add_argument("--spark-master", type=spark_master_type, metavar="MASTER",
                    help="where every point's pyspark replicator runs, over the file's replication.spark.master "
                         "(as for run: local, standalone, spark://HOST:PORT)")
     s.add_argument("--allow-cluster", action="append", metavar="NAME",
                    help="an existing cluster of the drill that the points may touch (repeatable; required for each)")
     add_record_option(s)
-    _backend_arg(s)
-    _jfr_arg(s)
+    backend_arg(s)
+    jfr_arg(s)
     s.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("calibrate", help="run a drill N times; print each figure's range and suggested expectations")
@@ -525,7 +497,7 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--margin", default="50%", help="limits this far beyond the worst run (default 50%%; 0.5 works too)")
     s.add_argument("--out", help="calibration folder (default: runs/calibrate-<drill>-<replicator>-<time>); "
                    "the same folder again resumes an interrupted calibration")
-    _profile_option(s)
+    profile_option(s)
     add_record_option(s)
     s.set_defaults(func=cmd_calibrate)
 
@@ -552,7 +524,7 @@ def _file_parsers(sub: argparse._SubParsersAction) -> None:
                    help="write each cluster's bootstrap servers and client settings here (secrets by reference)")
     s.add_argument("--brokers", type=int, default=1, help="brokers per cluster (default: 1)")
     s.add_argument("--workdir", help="where data and logs go (default: a new folder under /tmp/mirrordrill)")
-    _backend_arg(s)
+    backend_arg(s)
     s.set_defaults(func=cmd_up)
 
 
@@ -567,7 +539,7 @@ def build_parser() -> argparse.ArgumentParser:
     _measuring_parsers(sub)
     _file_parsers(sub)
     from mirrordrill.harness.cli.drill_files import add_parsers as add_drill_file_parsers
-    add_drill_file_parsers(sub, _profile_option)
+    add_drill_file_parsers(sub, profile_option)
 
     from mirrordrill.harness.tools.existing.commands import add_parsers
     add_parsers(sub)
