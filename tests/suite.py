@@ -2,7 +2,7 @@
 then what must run alone.
 
 ``./mirrordrill test`` with no arguments runs this. Most tests wait on something (a JVM starting,
-a broker electing, a poll): two of them side by side on pytest-xdist's workers fill the machine's
+a broker electing, a poll): three of them side by side on pytest-xdist's workers fill the machine's
 two cores instead of one. Drills assert on figures calibrated on a quiet machine, so no other test
 runs beside them; a light drill keeps about half a core busy, and two of them side by side give
 the figures each gives alone (tests/drills/conftest.py), so they run in pairs. The tests marked
@@ -21,8 +21,9 @@ import signal
 import subprocess
 import sys
 
-# Enough work for two cores; each worker has its own session-scoped clusters and Spark.
-WORKERS = os.environ.get("MIRRORDRILL_TEST_WORKERS", "2")
+# Three workers on two cores: the tests mostly wait (a JVM starting, a broker electing, a poll), and
+# two workers kept the cores 73-83% busy; each worker has its own session-scoped clusters and Spark.
+WORKERS = os.environ.get("MIRRORDRILL_TEST_WORKERS", "3")
 ALONE = "drill or serial"
 DRILL_PAIRS = "1" if WORKERS == "1" else "2"  # two drills side by side: their figures were measured so, not more
 RESULTS = "test-results/allure-results"

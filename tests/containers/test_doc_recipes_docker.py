@@ -19,7 +19,7 @@ def test_the_docker_recipes_on_a_fresh_cache(docker_engine, tmp_path):
     env = fresh_home(tmp_path)
 
     doctor, fix, build, only = commands("containers-docker", TEST)
-    before = bash(doctor, checkout, 120, env)
+    before = bash(doctor, checkout, 600, env)  # a hang guard: on a fresh cache doctor unpacks what it checks
     assert before.returncode != 0 and "docker compose v2" in before.stdout, before.stdout  # nothing built yet
     fixed = bash(fix, checkout, 1800, env)
     assert fixed.returncode == 0, fixed.stdout[-4000:]
