@@ -22,7 +22,8 @@ import subprocess
 import sys
 
 # Three workers on two cores: the tests mostly wait (a JVM starting, a broker electing, a poll), and
-# two workers kept the cores 73-83% busy; each worker has its own session-scoped clusters and Spark.
+# two left the cores partly idle (docs/measurements/suite-runs-*.json, cpu_busy); each worker has
+# its own session-scoped clusters and Spark.
 WORKERS = os.environ.get("MIRRORDRILL_TEST_WORKERS", "3")
 ALONE = "drill or serial"
 DRILL_PAIRS = "1" if WORKERS == "1" else "2"  # two drills side by side: their figures were measured so, not more
