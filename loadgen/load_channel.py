@@ -13,6 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+# worker -> master: its handlers are registered, so it may be sent its spec. Locust counts a worker
+# as connected before the worker's constructor returns, and a message that arrives before a handler
+# is registered is dropped ("Unknown message type"): the spec goes only to workers that said hello.
+HELLO = "mirrordrill_hello"
 # master -> worker: its spec, index and the cluster's security settings (never argv or a log)
 SPEC = "mirrordrill_spec"
 # worker -> master: it checked its settings and waits to produce (or why it cannot)

@@ -98,6 +98,7 @@ class DistributedLoad(StoppableRun):
         self.env = Environment(user_classes=[KafkaProducerUser], stop_timeout=None, catch_exceptions=True)
         self.clock = _Clock()
         self.by_client: dict[str, _Worker] = {}
+        self.greeted: list[str] = []  # the workers that said hello, in order: only they are sent a spec
         self.local: list[ManagedProcess] = []
         self.address: str | None = None
         self.abandoned = False
@@ -108,6 +109,10 @@ class DistributedLoad(StoppableRun):
         self.request_stop(ABANDON_REASON)
 
     # --- messages from workers -----------------------------------------------------------
+    def _on_hello(self, environment: Environment, msg: Message, **_kw: Any) -> None:
+        if msg.node_id not in self.greeted:
+            self.greeted.append(msg.node_id)
+
     def _on_ready(self, environment: Environment, msg: Message, **_kw: Any) -> None:
         w = self.by_client.get(msg.node_id)
         if w is not None:
@@ -195,7 +200,7 @@ class DistributedLoad(StoppableRun):
                 runner = self.env.create_master_runner(self.spec.master_bind, port)
             self.address = f"{self.spec.master_bind}:{port}"
             self._write_stats("starting")  # with the address: workers started elsewhere need it
-            for kind, handler in ((channel.READY, self._on_ready), (channel.ROWS, self._on_rows),
+            for kind, handler in ((channel.HELLO, self._on_hello), (channel.READY, self._on_ready), (channel.ROWS, self._on_rows),
                                   (channel.PROGRESS, self._on_progress), (channel.DONE, self._on_done)):
                 runner.register_message(kind, handler)
             self._start_local_workers(_connect_host(self.spec.master_bind), port)
@@ -237,35 +242,40 @@ class DistributedLoad(StoppableRun):
                  "--master HOST:%s)", self.address, want, self.spec.workers, self.spec.remote_workers,
                  self.address.rpartition(":")[2] if self.address else "?")
         deadline = time.monotonic() + self.spec.worker_join_timeout_s
-        while runner.worker_count < want:
+        while len(self.joined(runner)) < want:
             if self._stop.wait(timeout=0.1):
                 return "stopped while waiting for workers"
             dead = [p.name for p in self.local if not p.running]
             if dead:
                 return f"local worker(s) {', '.join(dead)} exited before joining; see {self.local[0].log_path.parent.parent}"
             if time.monotonic() > deadline:
-                return (f"only {runner.worker_count} of {want} load worker(s) joined the master on {self.address} "
+                return (f"only {len(self.joined(runner))} of {want} load worker(s) joined the master on {self.address} "
                         f"within {self.spec.worker_join_timeout_s:g}s; giving up")
         return None
+
+    def joined(self, runner: MasterRunner) -> list[str]:
+        """The workers Locust counts as ready that also said hello, in Locust's worker order."""
+        ready = {c.id for c in runner.clients.ready}
+        return sorted((n for n in self.greeted if n in ready), key=lambda n: runner.worker_indexes.get(n, 0))
 
     def _hand_out(self, runner: MasterRunner) -> str | None:
         """Each joined worker's spec: its share of the rate, its own instance, the security settings."""
         n = self.spec.worker_count
         security = self.spec.client_security() or None
-        for k, node in enumerate(sorted(runner.clients.ready, key=lambda c: runner.worker_indexes.get(c.id, 0))[:n]):
+        for k, node_id in enumerate(self.joined(runner)[:n]):
             instance = self.spec.worker_instance(k)
             tag = self.spec.writer_tag(instance)
             out = Path(self.spec.output_dir)
-            w = _Worker(k, node.id, instance, channel.LedgerReceiver(
+            w = _Worker(k, node_id, instance, channel.LedgerReceiver(
                 {ACKED_SENDS.name: history_path(out, ACKED_SENDS, tag),
                  UNCERTAIN_SENDS.name: history_path(out, UNCERTAIN_SENDS, tag)}))
-            self.by_client[node.id] = w
+            self.by_client[node_id] = w
             self.clock.workers.append(w)
             share = self.spec.model_copy(update={
                 "rate": self.spec.rate / n, "users": max(1, self.spec.users // n), "workers": 0, "remote_workers": 0,
                 "start_signal": None, "create_topics_partitions": None, "client_properties_file": None})
             runner.send_message(channel.SPEC, {"spec": share.model_dump_json(), "instance": instance, "index": k,
-                                               "security": security}, node.id)
+                                               "security": security}, node_id)
         deadline = time.monotonic() + READY_TIMEOUT_S
         while not all(w.ready or w.error for w in self.clock.workers):
             if self._stop.wait(timeout=0.05):

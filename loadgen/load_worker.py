@@ -55,6 +55,7 @@ class WorkerSession:
         self.runner.register_message(channel.SPEC, self._on_spec)
         # concurrent: draining takes up to the flush timeout, and heartbeats must go on meanwhile
         self.runner.register_message(channel.STOP, self._on_stop, concurrent=True)
+        self._send(channel.HELLO, {})
 
     def _send(self, kind: str, data: dict[str, Any]) -> None:
         self.runner.send_message(kind, data)

@@ -114,6 +114,42 @@ def test_a_master_whose_workers_never_join_gives_up_with_one_plain_line(east, tm
     assert stats.error == f"only 0 of 1 load worker(s) joined the master on {stats.master_address} within 2s; giving up"
 
 
+# A Locust worker as ours is between connecting and registering its handlers: Locust counts it as
+# ready already, and a spec sent then is dropped ("Unknown message type"), so the run would wait for
+# an answer that never comes. The master counts only workers that said hello.
+BARE_WORKER = """
+import sys, gevent
+from locust.env import Environment
+host, port = sys.argv[1].rsplit(":", 1)
+Environment().create_worker_runner(host, int(port))
+gevent.sleep(60)
+"""
+
+
+def test_a_locust_worker_that_has_not_said_hello_is_not_sent_a_spec(east, tmp_path):
+    spec = load_spec(east.bootstrap, [unique("load-bare")], rate=10, duration_s=5, users=1, remote_workers=1,
+                     worker_join_timeout_s=8)
+    runner = LoadRunner(spec, tmp_path / "master")
+    bare: subprocess.Popen[bytes] | None = None
+    log = tmp_path / "bare-worker.log"
+    try:
+        runner.start(wait=False)
+        with open(log, "wb") as out:
+            bare = subprocess.Popen([sys.executable, "-c", BARE_WORKER, master_address(runner)], stdout=out,
+                                    stderr=subprocess.STDOUT)
+        assert runner.wait(40) == 1
+    finally:
+        runner.stop()
+        if bare is not None:
+            bare.kill()
+            bare.wait()
+    stats = runner.stats()
+    assert stats is not None and stats.state == "failed"
+    assert stats.error == f"only 0 of 1 load worker(s) joined the master on {stats.master_address} within 8s; giving up"
+    assert "reported as ready" in runner.log_path.read_text()  # Locust did count it
+    assert "Unknown message type" not in log.read_text()  # and no spec was sent into the void
+
+
 def test_local_workers_die_with_a_killed_master(east, tmp_path):
     t = unique("load-orphans")
     east.create_topics([NewTopic(t, 1, 1)])
