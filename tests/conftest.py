@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -14,17 +15,29 @@ import pytest
 
 from mirrordrill.primitives.import_root import IMPORT_ROOT
 
-# The folders in the order their tests start: on the suite's parallel part (tests/suite.py) the
-# long integration modules start first and the many short unit modules fill the workers' ends,
-# instead of one long module starting last and running alone.
+# The order in which the modules start. The suite's parallel part (tests/suite.py) hands whole
+# modules to its workers in this order (--no-loadscope-reorder: xdist's own reorder puts the modules
+# with the most tests first, so the long one-test modules started last and ran beside idle
+# workers). The modules measured longest start first, longest first; then the rest by folder, the
+# integration modules before the many short unit modules that fill the workers' ends.
 _FOLDER_ORDER = ("tests/integration", "tests/containers", "tests/drills", "tests/mutants", "tests/unit")
+_MODULE_SECONDS = Path(__file__).resolve().parents[1] / "docs" / "measurements" / "suite-module-seconds.json"
+
+
+def module_start_order(paths: list[str], measured: dict[str, float]) -> dict[str, tuple[int, float]]:
+    """Each module path's rank: measured modules first (longest first), then by folder."""
+    def rank(path: str) -> tuple[int, float]:
+        if path in measured:
+            return (0, -measured[path])
+        return (1, next((i for i, folder in enumerate(_FOLDER_ORDER) if path.startswith(folder + "/")),
+                        len(_FOLDER_ORDER)))
+    return {path: rank(path) for path in paths}
 
 
 def pytest_collection_modifyitems(config, items):
-    def rank(item) -> int:
-        path = item.nodeid.split("::", 1)[0]
-        return next((i for i, folder in enumerate(_FOLDER_ORDER) if path.startswith(folder + "/")), len(_FOLDER_ORDER))
-    items.sort(key=rank)  # stable: the order within a folder is pytest's
+    measured = json.loads(_MODULE_SECONDS.read_text())["figures"]["modules"]
+    ranks = module_start_order(sorted({item.nodeid.split("::", 1)[0] for item in items}), measured)
+    items.sort(key=lambda item: ranks[item.nodeid.split("::", 1)[0]])  # stable: a module's own order is pytest's
 
 
 @dataclass(frozen=True)

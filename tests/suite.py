@@ -34,7 +34,7 @@ def parts(extra: list[str]) -> list[tuple[str, list[str]]]:
     """Each part's name and pytest arguments."""
     return [
         (f"in parallel on {WORKERS} workers",
-         ["-n", WORKERS, "--dist", "loadscope", "-m", f"not ({ALONE})", *extra]),
+         ["-n", WORKERS, "--dist", "loadscope", "--no-loadscope-reorder", "-m", f"not ({ALONE})", *extra]),
         # The same results folder, not cleaned: the report at the end holds every part.
         # One drill at a time to each worker, in collection order (longest first: tests/drills/conftest.py)
         ("two drills at a time", ["-n", DRILL_PAIRS, "--dist", "load", "--maxschedchunk", "1", "-m", "drill and not serial",
