@@ -20,6 +20,9 @@ def pytest_addoption(parser):
                     help="the drills' profile (default short: durations scaled, same faults; full: as written)")
     group.addoption("--mutants", action="store_true", default=False,
                     help="also run the mutation suite (tests/mutants/, ~20 min): shipped drills against planted faults")
+    group.addoption("--no-report-render", action="store_true", default=False,
+                    help="write the Allure results but do not render the report at the end (the suite's "
+                         "first parts: its last part renders the results of all of them)")
     group.addoption("--backend", default="processes", choices=["processes", "docker"],
                     help="where the drills' and the shared integration clusters' brokers and Toxiproxy run: local "
                          "processes (default) or containers of a Compose project (docker; starts an engine as "

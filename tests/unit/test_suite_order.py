@@ -29,3 +29,8 @@ def test_every_measured_module_exists():
 def test_the_parallel_part_keeps_the_collection_order():
     (_, parallel), *_ = parts([])
     assert parallel[parallel.index("--dist") + 1] == "loadscope" and "--no-loadscope-reorder" in parallel
+
+
+def test_only_the_last_part_renders_the_report_of_all_parts():
+    *first, (_, last) = parts([])
+    assert all("--no-report-render" in args for _, args in first) and "--no-report-render" not in last
