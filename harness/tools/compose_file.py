@@ -32,7 +32,7 @@ from mirrordrill.harness.lab.compose.lab import (
 from mirrordrill.harness.lab.compose.spec import ComposeProject, Mount, Service, compose_yaml
 from mirrordrill.harness.lab.docker import images as img
 from mirrordrill.harness.lab.environment import TopologySpec, plan_ports, proxy_routes
-from mirrordrill.harness.lab.spark.standalone import MASTER_CLASS, WORKER_CLASS
+from mirrordrill.harness.lab.spark.standalone import DAEMON_JAVA_OPTS, MASTER_CLASS, WORKER_CLASS
 from mirrordrill.harness.lab.spark.submit import LAUNCHER
 from mirrordrill.primitives.bootstrap import REPO_ROOT, BootstrapError, require_checkout
 from mirrordrill.primitives.ports import LOOPBACK
@@ -124,10 +124,12 @@ def _spark_services(brokers: tuple[str, ...]) -> list[Service]:
     master_url = f"spark://{LOOPBACK}:{SPARK_PORT}"
     master = Service("spark-master", _ref("spark"), (spark_class, MASTER_CLASS, "--host", LOOPBACK, "--port",
                      str(SPARK_PORT), "--webui-port", str(SPARK_UI)), role="spark",
-                     environment=(*_spark_env(), ("SPARK_MASTER_OPTS", "-Dspark.master.rest.enabled=false")))
+                     environment=(*_spark_env(), ("SPARK_MASTER_OPTS", "-Dspark.master.rest.enabled=false"),
+                                  ("SPARK_DAEMON_JAVA_OPTS", DAEMON_JAVA_OPTS)))
     worker = Service("spark-worker", _ref("spark"), (spark_class, WORKER_CLASS, "--host", LOOPBACK, "--port",
                      str(WORKER_PORT), "--webui-port", str(WORKER_UI), "--cores", "2", "--memory", "2g",
-                     "--work-dir", "/tmp/spark-work", master_url), role="spark", environment=_spark_env(),
+                     "--work-dir", "/tmp/spark-work", master_url), role="spark",
+                     environment=(*_spark_env(), ("SPARK_DAEMON_JAVA_OPTS", DAEMON_JAVA_OPTS)),
                      depends_on=("spark-master",))
     # The project is installed in the image, so executors import the replicator from there: no --py-files.
     argv = [submit, "--master", master_url, "--deploy-mode", "client", "--executor-cores", "2",

@@ -129,9 +129,11 @@ def test_a_spark_daemon_container_runs_the_image_spark_class_with_the_same_argum
     argv = ["/host/pyspark/bin/spark-class", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
             "spark://127.0.0.1:7077"]
     svc = launcher.service("spark worker 1", argv, tmp_path / "spark" / "worker-1" / "worker.log",
-                           {"SPARK_LOCAL_IP": "127.0.0.1", "PATH": "/host/bin"})
+                           {"SPARK_LOCAL_IP": "127.0.0.1", "PATH": "/host/bin",
+                            "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1"})
     assert svc.name == "spark-worker-1" and svc.role == "spark"
-    assert dict(svc.environment) == {"JAVA_HOME": "/jvm", "SPARK_LOCAL_IP": "127.0.0.1"}  # not the host's PATH
+    assert dict(svc.environment) == {"JAVA_HOME": "/jvm", "SPARK_LOCAL_IP": "127.0.0.1",  # not the host's PATH
+                                     "SPARK_DAEMON_JAVA_OPTS": "-XX:TieredStopAtLevel=1"}
     assert svc.mounts == (Mount(str(tmp_path), str(tmp_path)),)
     shell = svc.command[2]
     assert "ln -sf /opt/venv/bin/python /host/venv/bin/python" in shell  # executors run the driver's python path

@@ -130,3 +130,12 @@ def test_kill_spark_worker_needs_the_standalone_cluster(tmp_path):
     doc["timeline"][0]["worker"] = 1
     path.write_text(yaml.safe_dump(doc))
     assert check_file(path, None).scenario.timeline[0].worker == 1
+
+
+def test_the_standalone_daemons_compile_with_c1_only_unless_the_person_set_their_own_options(monkeypatch):
+    from mirrordrill.harness.lab.spark.standalone import daemon_env, spark_env
+    monkeypatch.delenv("SPARK_DAEMON_JAVA_OPTS", raising=False)
+    assert daemon_env(None)["SPARK_DAEMON_JAVA_OPTS"] == "-XX:TieredStopAtLevel=1"
+    assert "SPARK_DAEMON_JAVA_OPTS" not in spark_env(None)  # the driver's and spark-submit's: not theirs
+    monkeypatch.setenv("SPARK_DAEMON_JAVA_OPTS", "-Xlog:gc")
+    assert daemon_env(None)["SPARK_DAEMON_JAVA_OPTS"] == "-Xlog:gc"

@@ -5,6 +5,12 @@ Each daemon is ``spark-class org.apache.spark.deploy.master.Master`` / ``...work
 binds to 127.0.0.1: ``SPARK_LOCAL_IP`` for the RPC endpoints, and explicit ``--host`` flags
 because the web UIs otherwise listen on every interface. The master's REST submission server
 is off: it would take the fixed port 6066, and two drills on one machine would collide.
+
+The master and worker JVMs compile with C1 only (``SPARK_DAEMON_JAVA_OPTS``, which Spark's
+launch scripts give its daemons and not the executors a worker starts): they schedule and
+watch, they carry no records, and with the tiered default their start spent about as much CPU
+on C2 compilations as on everything else (docs/measurements/jvm-starts-2026-12-06.json).
+A person's own ``SPARK_DAEMON_JAVA_OPTS`` is kept as it is.
 """
 
 from __future__ import annotations
@@ -16,11 +22,13 @@ from pathlib import Path
 
 import requests
 
+from mirrordrill.primitives.jvm_jit import jit_flags
 from mirrordrill.primitives.ports import LOOPBACK, PortAllocator
 from mirrordrill.primitives.process import ManagedProcess, ProcessError, child_environment
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
+DAEMON_JAVA_OPTS = " ".join(jit_flags("c1"))  # the master's and workers' JVMs (see above)
 
 
 def spark_home() -> Path:
@@ -36,6 +44,13 @@ def spark_env(java: str | None) -> dict[str, str]:
     env["SPARK_LOCAL_IP"] = LOOPBACK
     if java and "JAVA_HOME" not in env:
         env["JAVA_HOME"] = str(Path(java).resolve().parent.parent)
+    return env
+
+
+def daemon_env(java: str | None) -> dict[str, str]:
+    """``spark_env`` for the master and the workers: their JVMs compile with C1 only (see above)."""
+    env = spark_env(java)
+    env.setdefault("SPARK_DAEMON_JAVA_OPTS", DAEMON_JAVA_OPTS)
     return env
 
 
@@ -63,7 +78,7 @@ class SparkStandaloneCluster:
         self.spec = spec
         self.workdir = Path(workdir)
         self.master_port, self.ui_port = ports.take(), ports.take()
-        env = spark_env(java)
+        env = daemon_env(java)
         master_env = {**env, "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false"}
         spark_class = str(spark_home() / "bin" / "spark-class")
         self.master = launcher(
