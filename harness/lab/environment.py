@@ -16,7 +16,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from mirrordrill.harness.lab.brokers.broker import BrokerPorts, BrokerRunner, LocalBrokerRunner, listener_name_for
+from mirrordrill.harness.lab.brokers.broker import (
+    BrokerPorts,
+    BrokerRunner,
+    LocalBrokerRunner,
+    format_storages,
+    listener_name_for,
+)
 from mirrordrill.harness.lab.brokers.class_archive import broker_archive
 from mirrordrill.harness.lab.brokers.cluster import ClusterClients, ClusterSpec, KafkaCluster
 from mirrordrill.harness.lab.brokers.existing import (
@@ -306,9 +312,7 @@ class Environment(StartedInWith):
             self.links[frozenset((a, b))] = link
 
         t1 = time.monotonic()
-        with ThreadPoolExecutor(max_workers=4) as pool:  # StorageTool is a short JVM run each
-            list(pool.map(lambda br: br.format_storage(), [b for c in self.clusters.values()
-                                                           if isinstance(c, KafkaCluster) for b in c.brokers]))
+        format_storages([b for c in self.clusters.values() if isinstance(c, KafkaCluster) for b in c.brokers])
         self.startup.format_s = time.monotonic() - t1
 
         for cluster in self.clusters.values():

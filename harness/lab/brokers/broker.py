@@ -10,11 +10,13 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from mirrordrill.harness.lab.brokers.secure import INTERNAL_LISTENER, BrokerSecurity
+from mirrordrill.harness.lab.brokers.storage_format import format_args, format_classes
 from mirrordrill.primitives.jvm_archive import LazyArchive, dump_flags
 from mirrordrill.primitives.jvm_jit import jit_flags
 from mirrordrill.primitives.ports import LOOPBACK
@@ -81,6 +83,9 @@ class BrokerRunner(Protocol):
 
     def format(self, broker: KafkaBroker) -> None: ...
 
+    def format_all(self, brokers: Sequence[KafkaBroker]) -> None:
+        """``format`` for each of ``brokers`` (their configuration written), in one go where it can."""
+
 
 class LocalBrokerRunner:
     """The default: each broker is a local JVM process, formatted by a local ``StorageTool`` run.
@@ -91,6 +96,7 @@ class LocalBrokerRunner:
 
     def __init__(self, archive: LazyArchive | None = None, dump_to: Path | None = None):
         self.archive, self.dump_to = archive, dump_to
+        self._format_classes: dict[tuple[str, tuple[str | Path, ...]], Path | None] = {}
 
     def _archive_flags(self) -> list[str]:
         return self.archive.flags() if self.archive is not None else []
@@ -106,6 +112,35 @@ class LocalBrokerRunner:
         proc = subprocess.run(argv, capture_output=True, text=True, cwd=broker.workdir, env=child_environment())
         if proc.returncode != 0:
             raise ProcessError(f"formatting storage of broker {broker.name} failed:\n{proc.stdout}\n{proc.stderr}")
+
+    def format_all(self, brokers: Sequence[KafkaBroker]) -> None:
+        """One JVM formats the storage of all ``brokers`` that share a JDK and jars
+        (``harness.lab.brokers.storage_format``); one StorageTool JVM each where javac is missing."""
+        groups: dict[tuple[str, tuple[str | Path, ...]], list[KafkaBroker]] = {}
+        for b in brokers:
+            groups.setdefault((b.settings.java, b.settings.classpath), []).append(b)
+        for (java, classpath), group in groups.items():
+            classes = self._classes(java, classpath) if len(group) > 1 else None
+            if classes is None:
+                for b in group:
+                    self.format(b)
+                continue
+            first = group[0]
+            argv = first.java_argv(*format_args([(b.settings.cluster_id, str(b.config_path)) for b in group]),
+                                   classpath=(*classpath, classes), jvm_flags=self._archive_flags())
+            proc = subprocess.run(argv, capture_output=True, text=True, cwd=first.workdir, env=child_environment())
+            if proc.returncode != 0:
+                names = ", ".join(b.name for b in group)
+                raise ProcessError(f"formatting storage of brokers {names} failed:\n{proc.stdout}\n{proc.stderr}")
+
+    def _classes(self, java: str, classpath: tuple[str | Path, ...]) -> Path | None:
+        key = (java, classpath)
+        if key not in self._format_classes:
+            try:
+                self._format_classes[key] = format_classes(java, classpath)
+            except (OSError, RuntimeError):  # only a speed-up: one StorageTool run per broker works too
+                self._format_classes[key] = None
+        return self._format_classes[key]
 
 
 class KafkaBroker:
@@ -199,7 +234,8 @@ class KafkaBroker:
             self.config_path.write_text(text)
 
     def format_storage(self) -> None:
-        """``StorageTool format``: required once before the first start and after a wipe."""
+        """``StorageTool format``: required once before the first start and after a wipe (many
+        brokers at once: ``format_storages``)."""
         self.write_config()
         self.runner.format(self)
 
@@ -251,3 +287,13 @@ class KafkaBroker:
             java or s.java, *(jvm_flags or []), *broker_jvm_options(s.heap_mb, s.jit, log4j, logs_dir or self.workdir),
             "-cp", ":".join(str(p) for p in (classpath or s.classpath)), main_class, *args,
         ]
+
+
+def format_storages(brokers: Sequence[KafkaBroker]) -> None:
+    """``format_storage`` for each of ``brokers``; each runner formats its brokers in one go."""
+    by_runner: dict[int, tuple[BrokerRunner, list[KafkaBroker]]] = {}
+    for b in brokers:
+        b.write_config()
+        by_runner.setdefault(id(b.runner), (b.runner, []))[1].append(b)
+    for runner, group in by_runner.values():
+        runner.format_all(group)

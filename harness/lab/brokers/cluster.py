@@ -13,7 +13,7 @@ from typing import Protocol
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
 
-from mirrordrill.harness.lab.brokers.broker import BrokerPorts, BrokerRunner, BrokerSettings, KafkaBroker
+from mirrordrill.harness.lab.brokers.broker import BrokerPorts, BrokerRunner, BrokerSettings, KafkaBroker, format_storages
 from mirrordrill.harness.lab.brokers.secure import BrokerSecurity, LocalClusterSecurity
 from mirrordrill.primitives.kafka.existing_cluster import ExistingClusterDef
 from mirrordrill.primitives.kafka.security import ResolvedSecurity
@@ -233,8 +233,7 @@ class KafkaCluster(ClusterClients):
 
     # --- lifecycle --------------------------------------------------------------------
     def format(self) -> None:
-        for b in self.brokers:
-            b.format_storage()
+        format_storages(self.brokers)
 
     def start(self) -> None:
         for b in self.brokers:

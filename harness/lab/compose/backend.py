@@ -16,7 +16,7 @@ import re
 import signal
 import subprocess
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,6 +62,9 @@ class DockerBrokerRunner:
     def format(self, broker: KafkaBroker) -> None:
         # the folder is the container's own (same path): the host's StorageTool writes what the broker reads
         self._local.format(broker)
+
+    def format_all(self, brokers: Sequence[KafkaBroker]) -> None:
+        self._local.format_all(brokers)
 
 
 class DockerBackend:
