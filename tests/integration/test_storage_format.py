@@ -52,6 +52,16 @@ def test_one_jvm_formats_every_broker_of_two_clusters_each_with_its_own_ids(arti
     assert all((b.data_dir / "bootstrap.checkpoint").is_file() for c in clusters for b in c.brokers)
 
 
+def test_without_javac_each_broker_is_formatted_by_its_own_storage_tool_run(artifacts, session_workdir,
+                                                                           monkeypatch):
+    from mirrordrill.harness.lab.brokers import broker as broker_module
+    monkeypatch.setattr(broker_module, "format_classes", lambda java, classpath: None)  # as on a JRE
+    with PortAllocator() as ports:
+        (cluster,) = _clusters(artifacts, session_workdir / "format-each", ports, LocalBrokerRunner(), {"dc": 3})
+        format_storages(cluster.brokers)
+    assert [_meta(b.data_dir)["node.id"] for b in cluster.brokers] == ["1", "2", "3"]
+
+
 def test_a_broker_whose_storage_cannot_be_formatted_is_named_and_nothing_after_it_is_formatted(
         artifacts, session_workdir):
     with PortAllocator() as ports:

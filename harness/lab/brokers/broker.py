@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -122,8 +123,8 @@ class LocalBrokerRunner:
         for (java, classpath), group in groups.items():
             classes = self._classes(java, classpath) if len(group) > 1 else None
             if classes is None:
-                for b in group:
-                    self.format(b)
+                with ThreadPoolExecutor(max_workers=4) as pool:  # a short JVM run each
+                    list(pool.map(self.format, group))
                 continue
             first = group[0]
             argv = first.java_argv(*format_args([(b.settings.cluster_id, str(b.config_path)) for b in group]),
