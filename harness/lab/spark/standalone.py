@@ -9,7 +9,7 @@ is off: it would take the fixed port 6066, and two drills on one machine would c
 The master and worker JVMs compile with C1 only (``SPARK_DAEMON_JAVA_OPTS``, which Spark's
 launch scripts give its daemons and not the executors a worker starts): they schedule and
 watch, they carry no records, and with the tiered default their start spent about as much CPU
-on C2 compilations as on everything else (docs/measurements/jvm-starts-2026-12-06.json).
+on C2 compilations as on everything else (docs/measurements/jvm-starts-*.json).
 A person's own ``SPARK_DAEMON_JAVA_OPTS`` is kept as it is.
 """
 
