@@ -87,6 +87,12 @@ class FlowStatus:
     # what a person asks first when replication is slow.
     last_batch: dict[str, Any] | None = None
 
+    def record_batch(self, progress: dict[str, Any] | None) -> None:
+        """The query's last progress report, when it has one."""
+        if progress:
+            self.last_batch = {"batch_id": progress.get("batchId"), "input_rows": progress.get("numInputRows"),
+                               "duration_ms": progress.get("durationMs", {})}
+
 
 class FlowRuntime:
     """One flow: its Spark query and its control plane."""
@@ -151,7 +157,7 @@ class FlowRuntime:
         self.source_reads = SourceReads(self.source_admin, self._source_conn)
         self.start_reads = StartReads(self.name, self.selector, self.origin, self._target_conn, self.source_reads,
                                       self.start_positions, self.history if flow.restore_history else None,
-                                      self.data_fault)
+                                      self.data_fault, flow.transactional_ids)
         self.lag_reads = FlowLag(self.selector, self.origin, self.history, self._source_conn, self._target_conn)
         self._restart_after = 0.0
         self._warmed: threading.Event | None = None  # set when this flow's warm-up ended
@@ -177,6 +183,7 @@ class FlowRuntime:
             use_provenance=f.replication_policy_class == "identity" and f.provenance_header,
             consumer=self.source_consumer_conf, producer=self.target_producer_conf,
             planted=self.data_fault if self.data_fault and self.data_fault.changes_records else None,
+            transactional_ids=f.transactional_ids, commit_interval_ms=f.transaction_commit_interval_ms,
         )
 
     def _sync_topics(self) -> bool:
@@ -342,11 +349,7 @@ class FlowRuntime:
 
     def _record_progress(self) -> None:
         query = self.query
-        progress = query.lastProgress if query is not None else None  # None: stopped since the tick looked
-        if progress:
-            self.status.last_batch = {"batch_id": progress.get("batchId"),
-                                      "input_rows": progress.get("numInputRows"),
-                                      "duration_ms": progress.get("durationMs", {})}
+        self.status.record_batch(query.lastProgress if query is not None else None)  # None: stopped since the tick
 
     def _heartbeat(self) -> None:
         self.heartbeats.emit()

@@ -30,6 +30,7 @@ from mirrordrill.replicator.resume import (
     starting_offsets,
     target_consumer,
 )
+from mirrordrill.replicator.transactions import fence, transactional_id
 
 log = logging.getLogger("replicator")
 
@@ -80,15 +81,20 @@ class StartReads:
 
     def __init__(self, name: str, selector: TopicSelector, origin: FlowOrigin, target_conn: dict[str, str],
                  source: SourceReads, positions: StartPositions, history: HistoryEnds | None,
-                 data_fault: DataPathFault | None) -> None:
+                 data_fault: DataPathFault | None, transactional_ids: str | None = None) -> None:
         self.name, self.selector, self.origin, self.source = name, selector, origin, source
         self.positions, self.history, self.data_fault = positions, history, data_fault
+        # a transactional flow's id prefix: its writers are fenced before every read (``transactions``)
+        self.transactional_ids = transactional_ids
         self._target_conn = target_conn
         self._consumer: Consumer | None = None
 
     def next_start(self, topics: tuple[str, ...], partitions: dict[str, int], settle: bool) -> tuple[str, int]:
         """Spark's startingOffsets for the next query, and how many records it reads first on a restart (0 on a
-        first start). ``settle``: a query ended in this process, so wait for its writes to settle first."""
+        first start). ``settle``: a query ended in this process, so wait for its writes to settle first.
+
+        A transactional flow fences its writers instead of waiting: once fenced, no older writer
+        can commit anything, so one read is final (``transactions``)."""
         c = self._consumer = self._consumer or target_consumer(dict(self._target_conn))
         remote = {t: self.selector.remote_topic(t) for t in topics}
         parts = {t: partitions.get(t, 1) for t in topics}
@@ -97,7 +103,12 @@ class StartReads:
             for t in parts:  # the consumer's metadata must know partitions added since it last looked
                 c.list_topics(remote[t], timeout=10)
             return {(t, p): newest_copy(c, remote[t], p, self.origin) for t, n in parts.items() for p in range(n)}
-        copies = settled(read) if settle else read()
+        if self.transactional_ids is not None:
+            fence(self._target_conn, (transactional_id(self.transactional_ids, remote[t], p)
+                                      for t, n in parts.items() for p in range(n)))
+            copies = read()
+        else:
+            copies = settled(read) if settle else read()
         copied = {k: self._resumable(k, copy) for k, copy in copies.items()}
         if self.history is not None:  # restore_history
             self.history.pin({t: n for t, n in parts.items() if self.selector.restored_topic(t) is not None},

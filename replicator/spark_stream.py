@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from mirrordrill.replicator.config.flow import MICROBATCH_TRIGGER_DEFAULT, REALTIME_TRIGGER_DEFAULT
 from mirrordrill.replicator.headers import LONG_BYTES_FUNCTION, PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, TIMESTAMP_HEADER
 from mirrordrill.replicator.planted_faults import DataPathFault
+from mirrordrill.replicator.transactions import new_generation, transactional_sink
 
 if TYPE_CHECKING:
     from pyspark import StatusTracker
@@ -88,6 +89,10 @@ class StreamPlan:
     producer: dict[str, str] = field(default_factory=dict)
     # the mutation suite's planted fault (replicator.planted_faults); None in real runs
     planted: DataPathFault | None = None
+    # set: write through transactional producers whose ids start with it, one per target
+    # partition (replicator.transactions); None: through Spark's Kafka sink
+    transactional_ids: str | None = None
+    commit_interval_ms: int = 100
 
     def producer_settings(self) -> dict[str, str]:
         return {**SAFE_PRODUCER_DEFAULTS, **{k: v for k, v in self.producer.items() if k not in _SPARK_OWNED}}
@@ -157,13 +162,16 @@ def _read_kafka(reader: Any, plan: StreamPlan) -> Any:
 SinkWriter = TypeVar("SinkWriter", "DataFrameWriter", "DataStreamWriter")
 
 
+def sink_producer_config(plan: StreamPlan) -> dict[str, str]:
+    """The settings of the producer the flow's sink writes with, whichever sink it is."""
+    return {"bootstrap.servers": plan.target_bootstrap, "interceptor.classes": INTERCEPTOR_CLASS,
+            "mirrordrill.metrics.dir": str(plan.metrics_dir), **plan.producer_settings()}
+
+
 def kafka_sink(writer: SinkWriter, plan: StreamPlan) -> SinkWriter:
     """The flow's Kafka sink options on a batch or a streaming writer."""
-    writer = (writer.format("kafka")
-              .option("kafka.bootstrap.servers", plan.target_bootstrap)
-              .option("kafka.interceptor.classes", INTERCEPTOR_CLASS)
-              .option("kafka.mirrordrill.metrics.dir", str(plan.metrics_dir)))
-    for k, v in plan.producer_settings().items():
+    writer = writer.format("kafka")
+    for k, v in sink_producer_config(plan).items():
         writer = writer.option(f"kafka.{k}", v)
     return writer
 
@@ -288,7 +296,12 @@ def start_query(spark: SparkSession, plan: StreamPlan) -> StreamingQuery:
     if plan.max_offsets_per_trigger and plan.mode == "microbatch":
         reader = reader.option("maxOffsetsPerTrigger", str(plan.max_offsets_per_trigger))
     out = transform(_planted(reader.load(), plan.planted) if plan.planted else reader.load(), plan)
-    writer = (kafka_sink(out.writeStream, plan)
+    if plan.transactional_ids is not None:
+        sink = transactional_sink(out.writeStream, spark, sink_producer_config(plan), plan.transactional_ids,
+                                  plan.commit_interval_ms, new_generation())
+    else:
+        sink = kafka_sink(out.writeStream, plan)
+    writer = (sink
               .queryName(plan.name)
               .option("checkpointLocation", str(plan.checkpoint_dir)))
     if plan.mode == "realtime":

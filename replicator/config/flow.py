@@ -28,6 +28,7 @@ from mirrordrill.replicator.filters import (
     TopicSelector,
 )
 from mirrordrill.replicator.policy import POLICY_NAMES, DefaultReplicationPolicy, policy_from_name
+from mirrordrill.replicator.transactions import id_prefix
 
 Feature = Literal[
     "refresh_topics",
@@ -106,6 +107,13 @@ class FlowConfig(StrictModel):
     # A failback's copy back: also write the source's copies of the target's topics back under
     # their original names (``TopicSelector.restore_history``).
     restore_history: bool = False
+    # Write through one transactional producer per target partition, fenced by every query
+    # start (replicator.transactions): a writer paused and resumed can land nothing after the
+    # start read where to resume. Records show to read_committed readers at each commit.
+    transactional: bool = False
+    transaction_commit_interval_ms: int = Field(100, ge=1)
+    # what the flow's transactional ids start with (a drill's prefix on a cluster it does not own)
+    transactional_id_prefix: str = ""
 
     @field_validator("replication_policy_class", mode="before")
     @classmethod
@@ -176,6 +184,11 @@ class FlowConfig(StrictModel):
             internal_topic_separator_enabled=self.replication_policy_internal_topic_separator_enabled,
             source_cluster_alias=self.source,
         )
+
+    @property
+    def transactional_ids(self) -> str | None:
+        """What the flow's transactional ids start with, when it writes transactionally (``replicator.transactions``)."""
+        return id_prefix(self.transactional_id_prefix, self.source, self.target) if self.transactional else None
 
     def topic_filter(self) -> TopicFilter:
         """``topics`` / ``topics.exclude``."""

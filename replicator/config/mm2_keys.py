@@ -77,6 +77,9 @@ FLOW_PROPERTY_KEYS: dict[str, str] = {
     "mirrordrill.provenance.header": "provenance_header",
     "mirrordrill.checkpoint.dir": "checkpoint_dir",
     "mirrordrill.restore.history": "restore_history",
+    "mirrordrill.transactional": "transactional",
+    "mirrordrill.transaction.commit.interval.ms": "transaction_commit_interval_ms",
+    "mirrordrill.transactional.id.prefix": "transactional_id_prefix",
 }
 """Every per-flow key we honour, by its properties name; top-level keys are flow defaults."""
 

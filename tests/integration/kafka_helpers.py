@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 
 from mirrordrill.loadgen import envelope
@@ -75,9 +75,12 @@ def values_in(cluster, topic: str, timeout_s: float = 10.0) -> list[bytes]:
 
 
 def read_records(bootstrap: str, topic: str, partitions: int, timeout_s: float = 30.0) -> list:
-    """Every record (confluent Message) of ``topic`` up to the current end offsets, in partition order."""
+    """Every record (confluent Message) of ``topic`` up to the current end offsets, in partition order.
+
+    Read committed; a partition's end event ends it too, since in a transactional topic the last
+    offsets can be commit markers, which are never returned."""
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"test-{uuid.uuid4().hex[:6]}",
-                  "enable.auto.commit": False, "log_level": 0})
+                  "enable.auto.commit": False, "enable.partition.eof": True, "log_level": 0})
     try:
         ends = {p: high for p, (_, high) in watermarks(c, topic, range(partitions), timeout_s).items()}
         c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
@@ -86,7 +89,11 @@ def read_records(bootstrap: str, topic: str, partitions: int, timeout_s: float =
         deadline = time.monotonic() + timeout_s
         while any(pos[p] < ends[p] for p in pos) and time.monotonic() < deadline:
             m = c.poll(0.5)
-            if m is None or m.error():
+            if m is None:
+                continue
+            if m.error():
+                if m.error().code() == KafkaError._PARTITION_EOF:
+                    pos[m.partition()] = max(pos[m.partition()], ends[m.partition()])
                 continue
             pos[m.partition()] = m.offset() + 1
             out.append(m)

@@ -98,4 +98,7 @@ MM2_DEFAULTS: dict[str, Any] = {
     "checkpoint_dir": None,
     "provenance_header": True,
     "restore_history": False,
+    "transactional": False,
+    "transaction_commit_interval_ms": 100,
+    "transactional_id_prefix": "",
 }

@@ -52,6 +52,9 @@ NON_DEFAULTS: dict[str, tuple[str, Any]] = {
     "mirrordrill.provenance.header": ("false", False),
     "mirrordrill.checkpoint.dir": ("/data/ckpt/a-b", "/data/ckpt/a-b"),
     "mirrordrill.restore.history": ("true", True),
+    "mirrordrill.transactional": ("true", True),
+    "mirrordrill.transaction.commit.interval.ms": ("250", 250),
+    "mirrordrill.transactional.id.prefix": ("drill-7-", "drill-7-"),
 }
 
 
