@@ -87,6 +87,7 @@ def main(argv: list[str] | None = None, default_jars: Callable[[], list[Path]] |
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     from mirrordrill.replicator.checkpoint_folder import CheckpointFolderRefused
+    from mirrordrill.replicator.lease import LeaseLost
     from mirrordrill.replicator.process import FlowSupervisor
     from mirrordrill.replicator.prometheus import MetricsPortTaken
     try:
@@ -94,7 +95,14 @@ def main(argv: list[str] | None = None, default_jars: Callable[[], list[Path]] |
     except (MetricsPortTaken, CheckpointFolderRefused) as e:
         print(f"replicator: {e}", file=sys.stderr)
         return 2
+    except LeaseLost as e:  # stopped cleanly: the standby that took over replicates; start this one again as one
+        print(f"replicator: {e}", file=sys.stderr)
+        return LEASE_LOST_EXIT
     return 0
+
+
+# The exit status of a driver whose lease another driver took (``replicator.lease``).
+LEASE_LOST_EXIT = 3
 
 
 if __name__ == "__main__":

@@ -238,9 +238,7 @@ class FlowRuntime:
             if self.query is None and self.topics and now >= self._restart_after:
                 if self._warmed is None and self.flow.mode != "realtime":
                     # a micro-batch query may hold every task slot (local[tasks.max]): warm up first
-                    self._warmed = warmed = threading.Event()
-                    if not self._records_warm_up(warmed):
-                        self._warm_up(spark, warmed)
+                    self.warm_up_first(spark)
                 self._start(spark)
 
     def prepare_start(self) -> None:
@@ -280,6 +278,12 @@ class FlowRuntime:
             if self._records_warm_up(warmed):
                 return
             threading.Thread(target=self._warm_up, args=(spark, warmed), name=f"warm-up {self.name}", daemon=True).start()
+
+    def warm_up_first(self, spark: SparkSession) -> None:
+        """The warm-up before any query starts: in micro-batch mode, and in a standby driver (``standby``)."""
+        self._warmed = warmed = threading.Event()
+        if not self._records_warm_up(warmed):
+            self._warm_up(spark, warmed)
 
     def _warm_up(self, spark: SparkSession, warmed: threading.Event) -> None:
         """Once per flow, beside its first query: Spark's first-batch cost, paid before the flow counts as live.
@@ -348,8 +352,7 @@ class FlowRuntime:
             log.info("flow %s: query live", self.name)
 
     def _record_progress(self) -> None:
-        query = self.query
-        self.status.record_batch(query.lastProgress if query is not None else None)  # None: stopped since the tick
+        self.status.record_batch(q.lastProgress if (q := self.query) is not None else None)  # read once: may stop
 
     def _heartbeat(self) -> None:
         self.heartbeats.emit()

@@ -24,6 +24,7 @@ from mirrordrill.replicator.metrics import as_document, read_interceptor_files, 
 from mirrordrill.replicator.prometheus import MetricsServer, render
 from mirrordrill.replicator.shared_warm_up import SharedWarmUp
 from mirrordrill.replicator.spark_stream import QuietStops
+from mirrordrill.replicator.standby import lease_for, stand_by
 from mirrordrill.replicator.startup import StartupClock
 from mirrordrill.replicator.task_slots import capped_slots_note, spark_master_for
 
@@ -45,6 +46,7 @@ class FlowSupervisor:
         self.spark: SparkSession | None = None
         self.clock = StartupClock()
         self.prometheus: MetricsServer | None = None
+        self.lease = lease_for(config)  # a driver with a standby: replicates only while it holds it
 
     def _prepare_flows(self, session_ready: threading.Event) -> None:
         """Each flow's first start offsets (``FlowRuntime.prepare_start``), its topics synced every 0.5 s
@@ -54,6 +56,9 @@ class FlowSupervisor:
         upstream: synced only after the session, relay->core's first query started later after it
         than edge->relay's, which had its topics at its first sync
         (see docs/measurements/behind-the-code.md#replicator-process-py)."""
+        if self.lease is not None:  # read once the lease is taken, after the fence (``standby``)
+            session_ready.wait()
+            return
         prepared: set[str] = set()
         synced = True  # FlowSupervisor.run synced every flow just before
         while True:
@@ -122,7 +127,7 @@ class FlowSupervisor:
                 fr._guard("first topic sync", fr._sync_topics)
                 if fr.topics and fr.flow.emit_heartbeats_enabled:
                     synced[fr.name] = time.monotonic() - began
-                if fr.flow.emit_heartbeats_enabled:
+                if fr.flow.emit_heartbeats_enabled and self.lease is None:  # a standby writes nothing yet
                     # before the JVM, not after: where two replicators copy each other's clusters (active/
                     # active, a chain), each one's first query then finds the other's heartbeats topic
                     # instead of restarting for it a few seconds later, in the middle of its warm-up
@@ -142,9 +147,12 @@ class FlowSupervisor:
                 positions.join()
             self.clock.mark("spark_session")
             log.info("Spark session ready %.1fs after the process started", self.clock.spark_session_s)
+            if self.lease is not None and not stand_by(self.flows, self.spark, self.lease, stop,
+                                                       lambda: self._write_status({})):
+                return
             control = ControlThreads(self.flows, self.spark, self._longest_wait_s).start()
             try:
-                while not stop.is_set() and not control.failed:
+                while not stop.is_set() and not control.failed and not (self.lease and self.lease.lost.is_set()):
                     self._mark_ready_phases()
                     self._write_status(control.lag)
                     stop.wait(self._longest_wait_s())
@@ -152,6 +160,8 @@ class FlowSupervisor:
                 clients_idle = control.stop()
             if control.failure is not None:
                 raise control.failure
+            if self.lease is not None:
+                self.lease.check()
         finally:
             try:
                 # every query stops (and its cancelled tasks settle) before the session does
@@ -163,6 +173,8 @@ class FlowSupervisor:
                     driver.abandon()
                 self._write_status({})
             finally:
+                if self.lease is not None:
+                    self.lease.close()
                 if self.prometheus is not None:
                     self.prometheus.stop()
 
@@ -190,6 +202,8 @@ class FlowSupervisor:
         status = {fr.name: vars(fr.status) for fr in self.flows}
         startup = self.clock.as_dict()
         extra: dict[str, Any] = {"status": status, "startup": startup}
+        if self.lease is not None:
+            extra["role"] = "active" if self.lease.joined else "standby"
         if self.prometheus is not None:
             self.prometheus.text = render(flows, status, startup)
             extra["prometheus_url"] = self.prometheus.url

@@ -90,6 +90,9 @@ GLOBAL_PROPERTY_KEYS: dict[str, str] = {
     "mirrordrill.checkpoint.dir": "checkpoint_dir",
     "mirrordrill.metrics.port": "metrics_port",
     "mirrordrill.driver.jit": "driver_jit",
+    "mirrordrill.lease.group": "lease_group",
+    "mirrordrill.lease.lock.file": "lease_lock_file",
+    "mirrordrill.lease.session.timeout.ms": "lease_session_timeout_ms",
 }
 NOT_DEFAULTS = {"enabled", "checkpoint_dir"}  # flow fields that top-level keys cannot default
 FLOW_DICTS = ("consumer", "producer", "admin")

@@ -74,6 +74,12 @@ class ReplicatorConfig(StrictModel):
     # compiler only, tiered is the JVM's default (C1, then C2 for hot code). None: by the flows'
     # mode (``replicator.driver_jvm.driver_jit_for``).
     driver_jit: Literal["c1", "tiered"] | None = None
+    # A driver with a standby (``replicator.lease``): the lease's group on the first flow's target
+    # (None: no lease, the process replicates at once), the lock file that speeds the takeover on
+    # one machine, and the lease's session timeout.
+    lease_group: str | None = None
+    lease_lock_file: str | None = None
+    lease_session_timeout_ms: int = Field(6000, ge=1000)
     mm2_only: dict[str, str] = Field(default_factory=dict)
     warnings: list[ConfigWarning] = Field(default_factory=list, exclude=True, repr=False)
 
@@ -103,6 +109,12 @@ class ReplicatorConfig(StrictModel):
         check_flows_against_clusters(self)
         check_identity_cycles(self)
         check_checkpoint_dirs(self)
+        untransactional = [f.name for f in self.enabled_flows() if not f.transactional]
+        if self.lease_group is not None and untransactional:
+            raise InvalidSetting(
+                f"a driver with a standby needs transactional flows; {', '.join(untransactional)} is not",
+                field="mirrordrill.lease.group",
+                valid="set mirrordrill.transactional = true (the takeover's fence is what stops a paused driver's writes)")
         return self
 
     # -- lookups --------------------------------------------------------------------
