@@ -9,6 +9,7 @@ consumer must not be assigned and read from two threads at once.
 from __future__ import annotations
 
 import logging
+import time
 
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -104,9 +105,13 @@ class StartReads:
                 c.list_topics(remote[t], timeout=10)
             return {(t, p): newest_copy(c, remote[t], p, self.origin) for t, n in parts.items() for p in range(n)}
         if self.transactional_ids is not None:
-            fence(self._target_conn, (transactional_id(self.transactional_ids, remote[t], p)
-                                      for t, n in parts.items() for p in range(n)))
+            began = time.monotonic()
+            ids = [transactional_id(self.transactional_ids, remote[t], p) for t, n in parts.items() for p in range(n)]
+            fence(self._target_conn, ids)
+            fenced = time.monotonic()
             copies = read()
+            log.info("flow %s: fenced %d transactional writers in %.2fs, then read the newest copies in %.2fs",
+                     self.name, len(ids), fenced - began, time.monotonic() - fenced)
         else:
             copies = settled(read) if settle else read()
         copied = {k: self._resumable(k, copy) for k, copy in copies.items()}

@@ -76,8 +76,10 @@ class Lease:
     """The lease of one node, in group ``group`` on the cluster ``conn`` reaches (see the module's text)."""
 
     def __init__(self, conn: dict[str, Any], group: str, lock: LocalLock | None = None,
-                 session_timeout_ms: int = SESSION_TIMEOUT_MS) -> None:
+                 session_timeout_ms: int = SESSION_TIMEOUT_MS, first_only: bool = False) -> None:
         self.conn, self.group, self.lock = dict(conn), group, lock
+        # the mutation suite's standby that never takes over: only a lease nobody held yet is taken
+        self.first_only = first_only
         self.session_timeout_ms = session_timeout_ms
         self.topic = group  # one partition, under the same (drill-prefixed) name
         self._admin = AdminClient(self.conn | {"log_level": 0})
@@ -94,6 +96,14 @@ class Lease:
         ``idle`` runs between looks (the process writes its status there)."""
         self._ensure_topic()
         watch = _EmptyGroupWatch(self.session_timeout_ms / 1000)
+        if self.first_only:
+            if self._group_empty() and (self.lock is None or self.lock.try_acquire()):
+                self._join()
+                return "nobody held it yet (planted fault: a standby never takes over)"
+            while not stop.is_set():
+                idle()
+                stop.wait(poll_s)
+            return None
         while not stop.is_set():
             if self.lock is not None and self.lock.try_acquire():
                 why = "the node's lock is free (its holder is gone)"

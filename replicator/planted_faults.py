@@ -16,7 +16,7 @@ from dataclasses import dataclass
 FAULT_ENV = "MIRRORDRILL_PLANTED_FAULT"
 SUITE_ENV = "MIRRORDRILL_MUTATION_SUITE"
 FAULTS = ("checkpoint-offset+100", "checkpoint-offset-100", "checkpoint-frozen", "drop-1-in-1000",
-          "duplicate-1-in-1000", "resume-offset-100")
+          "duplicate-1-in-1000", "resume-offset-100", "standby-never-takes-over", "zombie-keeps-writing")
 
 
 class PlantedFaultRefused(ValueError):
@@ -92,4 +92,27 @@ class DataPathFault:
             return cls(duplicate_every=1000)
         if name == "resume-offset-100":
             return cls(resume_shift=-100)
+        return None
+
+
+@dataclass(frozen=True)
+class StandbyFault:
+    """How a driver pair is made wrong (``replication.standby``): a standby that never takes the lease, or
+    writers that no takeover fences (each driver's transactional ids its own, so a paused driver's
+    writes land after the standby read where to resume)."""
+
+    never_takes_over: bool = False
+    unfenced_ids: bool = False
+
+    def id_prefix(self, prefix: str, driver: str) -> str:
+        """A flow's ``transactional_id_prefix`` as this driver writes with it."""
+        return f"{prefix}{driver}." if self.unfenced_ids else prefix
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> StandbyFault | None:
+        name = planted_name(environ)
+        if name == "standby-never-takes-over":
+            return cls(never_takes_over=True)
+        if name == "zombie-keeps-writing":
+            return cls(unfenced_ids=True)
         return None

@@ -21,6 +21,7 @@ from mirrordrill.replicator.config.settings import ReplicatorConfig
 from mirrordrill.replicator.control_threads import ControlThreads
 from mirrordrill.replicator.driver_jvm import DriverStart, driver_jit_for, driver_jvm_flags, is_local, jit_flags, session_settings
 from mirrordrill.replicator.metrics import as_document, read_interceptor_files, write_json_atomically
+from mirrordrill.replicator.planted_faults import StandbyFault
 from mirrordrill.replicator.prometheus import MetricsServer, render
 from mirrordrill.replicator.shared_warm_up import SharedWarmUp
 from mirrordrill.replicator.spark_stream import QuietStops
@@ -108,6 +109,9 @@ class FlowSupervisor:
         """Replicate until ``stop`` is set; stops queries and Spark on the way out."""
         self.workdir.mkdir(parents=True, exist_ok=True)
         flows = self.config.enabled_flows()
+        if (fault := StandbyFault.from_env(os.environ)) is not None:  # the mutation suite's only
+            flows = [f.model_copy(update={"transactional_id_prefix": fault.id_prefix(f.transactional_id_prefix,
+                                                                                     str(os.getpid()))}) for f in flows]
         if not flows:
             raise ValueError("no enabled flow in the configuration (set A->B.enabled = true)")
         for f in flows:  # before anything starts: each query start empties its folder
@@ -203,7 +207,7 @@ class FlowSupervisor:
         startup = self.clock.as_dict()
         extra: dict[str, Any] = {"status": status, "startup": startup}
         if self.lease is not None:
-            extra["role"] = "active" if self.lease.joined else "standby"
+            extra["role"] = "lost" if self.lease.lost.is_set() else "active" if self.lease.joined else "standby"
         if self.prometheus is not None:
             self.prometheus.text = render(flows, status, startup)
             extra["prometheus_url"] = self.prometheus.url

@@ -10,6 +10,7 @@ whatever the old holder wrote up to its fence counts.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from mirrordrill.replicator.app import FlowRuntime, librdkafka_conf
 from mirrordrill.replicator.config.settings import ReplicatorConfig
 from mirrordrill.replicator.lease import Lease, LocalLock
+from mirrordrill.replicator.planted_faults import StandbyFault
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -32,8 +34,9 @@ def lease_for(config: ReplicatorConfig) -> Lease | None:
         return None
     flow = config.enabled_flows()[0]
     lock = LocalLock(Path(config.lease_lock_file)) if config.lease_lock_file else None
+    fault = StandbyFault.from_env(os.environ)  # the mutation suite's only
     return Lease(librdkafka_conf(config.client_config(flow, "target_admin")), config.lease_group, lock,
-                 config.lease_session_timeout_ms)
+                 config.lease_session_timeout_ms, first_only=fault is not None and fault.never_takes_over)
 
 
 def stand_by(flows: list[FlowRuntime], spark: SparkSession, lease: Lease, stop: threading.Event,

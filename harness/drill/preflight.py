@@ -121,6 +121,8 @@ def _replicator_problems(s: Scenario, replicator: str, error: Report, warn: Repo
         warn(("replication", "mode"), f"mode applies to the pyspark replicator only; {own} ignores it")
     elif r.command is not None and "command" not in reads:
         warn(("replication", "command"), f"command applies to the command replicator only; {own} ignores it")
+    if r.standby and "standby" not in reads:
+        warn(("replication", "standby"), f"standby applies to the pyspark replicator only; {own} ignores it")
     if r.shell and "shell" not in reads:
         warn(("replication", "shell"), f"shell applies to the command replicator only; {own} ignores it")
     if r.mirrormaker2.exactly_once and "mirrormaker2" not in reads:

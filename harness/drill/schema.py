@@ -151,6 +151,9 @@ class ReplicationDef(_M):
     command: str | None = None  # command replicator template
     shell: bool = False  # command replicator: run the template through /bin/sh -c (placeholders quoted)
     spark: SparkDef = SparkDef()  # pyspark only
+    # pyspark only: each replicator process runs as two drivers, the second warmed up and waiting for
+    # the node's lease (harness/drill/replicators/pyspark_standby.py); its flows write transactionally
+    standby: bool = Field(False, description="pyspark only: a warmed standby driver beside each replicator process")
     mirrormaker2: MirrorMaker2Def = MirrorMaker2Def()  # mirrormaker2 only
     mirrormaker1: MirrorMaker1Def = MirrorMaker1Def()  # mirrormaker1 only
     flows: list[FlowDef] = Field(min_length=1)

@@ -29,7 +29,9 @@ CANNOT = {
 
 
 # Six brokers' controlled shutdowns and elections, or a Spark standalone cluster (a master, two workers
-# and their executors beside the driver), fill a core by themselves.
+# and their executors beside the driver), fill a core by themselves; so do a standby's two drivers,
+# whose takeover (JVM work on a pause's expiry, a killed driver restarting beside it) sets the
+# drill's stall.
 ALONE_FROM_BROKERS = 6
 
 
@@ -38,8 +40,9 @@ def runs_alone(drill_file: Path) -> bool:
     data = yaml.safe_load(drill_file.read_text()) or {}
     clusters = data.get("clusters") or {}
     brokers = sum(c.get("brokers", 1) for c in clusters.values() if isinstance(c, dict) and "existing" not in c)
-    spark = ((data.get("replication") or {}).get("spark") or {}).get("master", "local")
-    return brokers >= ALONE_FROM_BROKERS or spark == "standalone"
+    replication = data.get("replication") or {}
+    spark = (replication.get("spark") or {}).get("master", "local")
+    return brokers >= ALONE_FROM_BROKERS or spark == "standalone" or bool(replication.get("standby"))
 
 
 # Each drill's measured length two at a time: the suite hands the drills out one at a time, longest
@@ -48,10 +51,12 @@ DURATIONS = REPO / "docs" / "measurements" / "drills-two-at-a-time.json"
 
 
 def longest_first(files: list[Path]) -> list[Path]:
-    """``files`` ordered by their measured duration in pairs, longest first; a drill with no figure
-    yet (a new one) goes first, as if it were the longest."""
+    """``files`` ordered by their measured duration in pairs (else alone), longest first; a drill with no
+    figure yet (a new one) goes first, as if it were the longest."""
     sittings = json.loads(DURATIONS.read_text())["figures"]["sittings"]
-    measured = next(s["drills"] for s in sittings if s["label"] == "pairs")
+    measured: dict = {}
+    for sitting in sorted(sittings, key=lambda s: s["label"] == "pairs"):  # pairs last: their figure wins
+        measured.update(sitting["drills"])
     return sorted(files, key=lambda f: -measured.get(f.stem, {}).get("duration_s", float("inf")))
 
 

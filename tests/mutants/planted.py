@@ -77,6 +77,10 @@ MUTANTS: tuple[Mutant, ...] = (
         "active-passive-planned-failover.yaml", "spark-worker-kill.yaml", "sweep-capacity.yaml")),
     # what the crash drill exists for: a restart that copies again what reached the target
     Mutant("resume 100 records early", "replicator-crash.yaml", DUPLICATES, planted_fault="resume-offset-100"),
+    # what the node-loss drill exists for: a standby that takes over, and a paused driver fenced by it
+    Mutant("standby never takes over", "replicator-node-loss.yaml", ("stall_s", "latency_ms") + LOSS,
+           planted_fault="standby-never-takes-over"),
+    Mutant("zombie keeps writing", "replicator-node-loss.yaml", DUPLICATES, planted_fault="zombie-keeps-writing"),
     # Not frozen checkpoints for the other failover drills: at the short profile their first
     # checkpoint comes a few seconds before the kill, so a frozen one replayed 860, 744 and 650
     # records (unplanned, secure, failback; 2026-11-26), at or inside the limits their unplanted

@@ -157,7 +157,7 @@ def test_an_installed_package_adds_a_kind_through_its_entry_point(monkeypatch):
 def test_the_built_in_kinds_keep_their_facts(tmp_path):
     assert replicator_kinds() == ("pyspark", "mirrormaker2", "command", "mirrormaker1")
     spark = replicator_class("pyspark")
-    assert spark.uses_spark and spark.sweepable and spark.reads_fields == {"mode", "spark"}
+    assert spark.uses_spark and spark.sweepable and spark.reads_fields == {"mode", "spark", "standby"}
     assert replicator_class("mirrormaker2").sweepable and not replicator_class("mirrormaker2").uses_spark
     assert not replicator_class("command").sweepable
     s = parse_scenario(DRILL.replace("KIND", "pyspark").replace("flows:", "mode: realtime, flows:"), "d.yaml")

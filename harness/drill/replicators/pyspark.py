@@ -25,7 +25,7 @@ from mirrordrill.harness.drill.replicators.errors import ReplicatorError
 from mirrordrill.harness.drill.replicators.interface import DEFAULT_STOP_GRACE_S, FLIGHT_RECORDING_FILE, Report, RunInputs
 from mirrordrill.harness.drill.replicators.measurements import ReplicatorMetrics
 from mirrordrill.harness.drill.replicators.mm2_topics import latest_checkpoints
-from mirrordrill.harness.drill.replicators.processes import NodeReplicator, ProcessNode, flow_placements
+from mirrordrill.harness.drill.replicators.processes import ProcessNode, flow_placements
 from mirrordrill.harness.drill.replicators.pyspark_lag import OwnFigures, merged_metrics, restored_topics
 from mirrordrill.harness.drill.replicators.pyspark_launch import (
     SUBMITTED_FLIGHT_REFUSAL,
@@ -34,7 +34,13 @@ from mirrordrill.harness.drill.replicators.pyspark_launch import (
     replicator_environment,
     replicator_jars,
 )
-from mirrordrill.harness.drill.replicators.record_translation import translate_on_target
+from mirrordrill.harness.drill.replicators.pyspark_standby import (
+    StandbyNodes,
+    driver_pair,
+    lease_settings,
+    transactional_settings,
+)
+from mirrordrill.harness.drill.replicators.record_translation import translate_group
 from mirrordrill.harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, FlowSpec, ReplicationSetup, replication_factor_for
 from mirrordrill.harness.drill.replicators.start_log import StartLog
 from mirrordrill.harness.lab.spark.deployment import STANDALONE, SparkDeployment
@@ -94,12 +100,12 @@ def app_args(node: ReplicatorNode) -> list[str]:
     return ["--config", str(node.config_path), "--workdir", str(node.workdir / "work")]
 
 
-class PySparkReplicator(NodeReplicator[ReplicatorNode]):
+class PySparkReplicator(StandbyNodes[ReplicatorNode]):
     """mirrordrill's own replicator (Spark Structured Streaming), one process per location."""
 
     kind = "pyspark"
     label = "PySpark replicator"
-    reads_fields = frozenset({"mode", "spark"})
+    reads_fields = frozenset({"mode", "spark", "standby"})
     uses_spark = True
     sweepable = True
     flight_recordable = True  # the driver JVM of a local master, which runs the tasks too
@@ -109,7 +115,8 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
     def options_for(cls, replication, run: RunInputs) -> dict:
         opts: dict = {"artifacts": run.artifacts} if run.artifacts is not None else {}
         return (opts | ({"mode": replication.mode} if replication.mode else {}) | {"spark": run.spark()}
-                | ({"flight_recording": True} if run.flight_recording else {}))
+                | ({"flight_recording": True} if run.flight_recording else {})
+                | ({"standby": True} if replication.standby else {}))
 
     @classmethod
     def flight_recording_refusal(cls, run: RunInputs) -> str | None:
@@ -141,12 +148,13 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
     def __init__(self, setup: ReplicationSetup, *, mode: str | None = None, drill_intervals: bool = True,
                  spark_master: str | None = None, artifacts: Artifacts | None = None,
                  ready_timeout_s: float | None = None, spark: SparkDeployment | None = None,
-                 flight_recording: bool = False) -> None:
+                 flight_recording: bool = False, standby: bool = False) -> None:
         """``mode`` (microbatch|realtime) applies to every flow unless a flow sets ``mirrordrill.mode``.
 
         ``spark`` says where Spark runs (``local``, ``standalone``, a URL; see harness.lab.spark.deployment);
         ``spark_master`` is the older way of giving an in-process master such as ``local[4]``.
         ``flight_recording``: each process's driver JVM records into ``FLIGHT_RECORDING_FILE`` (local masters).
+        ``standby``: each process runs as two drivers, an active one and a warmed standby (``pyspark_standby``).
         """
         super().__init__(setup, ready_timeout_s)
         self.flight_recording = flight_recording
@@ -176,6 +184,10 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
                 node.process = ManagedProcess(
                     name=node.name, argv=[sys.executable, "-m", "mirrordrill.replicator", *app_args(node)],
                     log_path=node.log_path, cwd=node.workdir, env=self._env(node), stop_timeout_s=DEFAULT_STOP_GRACE_S)
+        self.standby = standby
+        self._pairs = {n.name: driver_pair(n.process, n.config_path, n.workdir, self._env(n), DEFAULT_STOP_GRACE_S,
+                                           self.spark.submitted) for n in self.nodes} if standby else {}
+        for node in self.nodes:
             self.node_config(node, resolve_addresses=False)  # bad settings fail before anything starts
 
     def _env(self, node: ReplicatorNode) -> dict[str, str]:
@@ -189,7 +201,8 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
     # --- configuration ----------------------------------------------------------------
     def flow_defaults(self, flow: FlowSpec) -> dict[str, str]:
         """Replication factors sized to the clusters and the same drill intervals MM2 gets."""
-        return pyspark_flow_defaults(self.brokers_of(flow.target), self.mode, self.drill_intervals)
+        defaults = pyspark_flow_defaults(self.brokers_of(flow.target), self.mode, self.drill_intervals)
+        return defaults | (transactional_settings(self.setup.env.owned_prefix) if self.standby else {})
 
     def node_config(self, node: ReplicatorNode, resolve_addresses: bool = True) -> ReplicatorConfig:
         master = self.spark_master_url or self.spark_master
@@ -200,6 +213,8 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
             top["mirrordrill.spark.master"] = master
         if self.spark.driver_jit:
             top["mirrordrill.driver.jit"] = self.spark.driver_jit
+        if self.standby:
+            top |= lease_settings(self.setup.env.owned_prefix, node.location, node.workdir)
         return self.setup.replicator_config(
             node.flows, node.location, flow_defaults={f.name: self.flow_defaults(f) for f in node.flows},
             top_settings=top, resolve_addresses=resolve_addresses)
@@ -248,7 +263,8 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
     def status(self, node: ReplicatorNode) -> dict:
         """The replicator's own metrics.json (empty before its first write)."""
         try:
-            doc = json.loads(node.status_path.read_text())
+            pair = self._pairs.get(node.name)
+            doc = json.loads((pair.status_path() if pair is not None else node.status_path).read_text())
         except (OSError, ValueError):
             return {}
         startup = doc.get("startup")
@@ -286,6 +302,8 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
             elif self._probe.selected_topics(flow) and not st.get("live"):
                 reasons.append(f"{flow.name}: Spark query started, not live yet (warm-up batch or real-time tasks "
                                "still starting)")
+        if (pair := self._pairs.get(node.name)) is not None and not pair.standing_by():
+            reasons.append(f"{node.name}: its standby driver is not warmed up and waiting yet")
         return reasons
 
     # --- offsets ----------------------------------------------------------------------
@@ -296,23 +314,7 @@ class PySparkReplicator(NodeReplicator[ReplicatorNode]):
         The commits come from the source when it answers, else from the newest checkpoints on the
         target (see ``record_translation.translate_on_target``).
         """
-        flow = self.setup.flow(source, target)
-        checkpoints = latest_checkpoints(self.setup, group, source, target)
-        selector = self.setup.flow_config(flow).topic_selector()
-        commits = None
-        if not source_lost:
-            try:
-                commits = self.source_commits(group, source, target, selector.should_checkpoint_topic)
-            except (KafkaException, TimeoutError):
-                pass  # unreachable: as good as lost
-        wanted: dict[tuple[str, int], int] = {}  # remote partition -> committed source offset
-        if commits is None:
-            wanted = {key: cp.upstream_offset for key, cp in checkpoints.items()}
-        else:
-            # the selector names each remote topic (a failback restoring history writes "B.t" back as "t")
-            wanted = {(selector.remote_topic(topic), partition): committed
-                      for (topic, partition), committed in commits.items() if selector.should_checkpoint_topic(topic)}
-        return translate_on_target(self.setup, group, target, wanted, checkpoints)
+        return translate_group(self.setup, self.source_commits, group, source, target, source_lost)
 
     def checkpoint_offsets(self, group: str, source: str, target: str) -> dict[tuple[str, int], int]:
         try:

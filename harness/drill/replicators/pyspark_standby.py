@@ -1,0 +1,168 @@
+"""``replication.standby``: each of the bundled replicator's processes runs as two drivers, an active one and
+a warmed standby, sharing the node's lease (``replicator.lease``).
+
+The harness plays the part a process supervisor (systemd, Kubernetes) plays in production: a
+driver killed, or one that stopped because its lease was taken while it was paused, is started
+again and comes back as the standby. The node's faults (``*_replicator_node``) act on the driver
+that holds the lease; its status file is the node's.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from mirrordrill.harness.drill.replicators.errors import ReplicatorError
+from mirrordrill.harness.drill.replicators.processes import NodeReplicator, NodeT
+from mirrordrill.primitives.process import ManagedProcess
+from mirrordrill.replicator.__main__ import LEASE_LOST_EXIT
+
+# the standby's work folder, beside the active's ("work"): status, metrics, Spark's scratch
+STANDBY_WORK = "work-b"
+LOCK_FILE = "lease.lock"
+# how long a resumed driver must go on saying "active" to count as having kept its lease: a few of
+# its lease's heartbeats (replicator.lease.HEARTBEAT_INTERVAL_MS), each of which would learn it lost it
+KEEP_CHECK_S = 3.0
+
+
+def lease_settings(owned_prefix: str, location: str, node_dir: Path) -> dict[str, str]:
+    """The process-wide keys that make a node's two drivers share one lease."""
+    return {"mirrordrill.lease.group": f"{owned_prefix}lease.{location}",
+            "mirrordrill.lease.lock.file": str(node_dir / LOCK_FILE)}
+
+
+def transactional_settings(owned_prefix: str) -> dict[str, str]:
+    """The flow keys a standby needs: its takeover fences the writers it replaces (``replicator.transactions``)."""
+    return {"mirrordrill.transactional": "true", "mirrordrill.transactional.id.prefix": owned_prefix}
+
+
+def _status(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+@dataclass
+class DriverPair:
+    """One node's two drivers: ``first`` (the harness's usual process, work folder ``work``) and ``second``."""
+
+    first: ManagedProcess
+    second: ManagedProcess
+    first_status: Path
+    second_status: Path
+
+    @property
+    def processes(self) -> tuple[ManagedProcess, ManagedProcess]:
+        return self.first, self.second
+
+    def _slots(self) -> list[tuple[ManagedProcess, dict[str, Any]]]:
+        return [(self.first, _status(self.first_status)), (self.second, _status(self.second_status))]
+
+    def status_path(self) -> Path:
+        """The status of the driver holding the lease: the newest saying "active" (the first's before either does)."""
+        paths = {id(self.first): self.first_status, id(self.second): self.second_status}
+        active = [(doc.get("written_ms", 0), proc) for proc, doc in self._slots() if doc.get("role") == "active"]
+        return paths[id(max(active, key=lambda a: a[0])[1])] if active else self.first_status
+
+    def active(self) -> ManagedProcess:
+        """The driver whose status says it holds the lease (the first before either does)."""
+        return self.first if self.status_path() == self.first_status else self.second
+
+    def other(self, proc: ManagedProcess) -> ManagedProcess:
+        return self.second if proc is self.first else self.first
+
+    def standing_by(self) -> bool:
+        """The driver not holding the lease runs and is warmed up, waiting for it."""
+        other = self.other(self.active())
+        path = self.first_status if other is self.first else self.second_status
+        return other.running and _status(path).get("role") == "standby"
+
+    def paused(self) -> ManagedProcess | None:
+        return next((p for p in self.processes if p.paused), None)
+
+    def replace_killed(self, killed: ManagedProcess, timeout_s: float) -> str:
+        """After a kill: once the other driver took the lease, start the killed one again (as the standby)."""
+        took = self._wait(lambda: self.active() is not killed and self.active().running, timeout_s)
+        killed.start()
+        return (f"{self.active().name} took over" if took else f"no takeover within {timeout_s:.0f}s") + \
+            f"; {killed.name} started again as the standby"
+
+    def after_resume(self, resumed: ManagedProcess, timeout_s: float) -> str:
+        """After a pause: a driver whose lease was taken meanwhile stops (exit ``LEASE_LOST_EXIT``): start it again.
+
+        One that kept its lease (a pause shorter than the lease's session) still says "active" once
+        ``KEEP_CHECK_S`` passed, time for its lease's heartbeats to learn otherwise."""
+        resumed_at = time.monotonic()
+
+        def settled() -> bool:
+            return not resumed.running or (time.monotonic() - resumed_at >= KEEP_CHECK_S and self.active() is resumed)
+        if not self._wait(settled, timeout_s):
+            return f"{resumed.name} neither kept its lease nor stopped within {timeout_s:.0f}s"
+        if resumed.running:
+            return f"{resumed.name} still holds the lease"
+        code = resumed.returncode
+        resumed.start()
+        why = "its lease was taken while it was paused" if code == LEASE_LOST_EXIT else f"exit code {code}"
+        return f"{resumed.name} stopped ({why}) and was started again as the standby"
+
+    @staticmethod
+    def _wait(done: Callable[[], bool], timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while not done():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.2)
+        return True
+
+
+def driver_pair(first: ManagedProcess | None, config_path: Path, node_dir: Path, env: dict[str, str],
+                stop_timeout_s: float, submitted: bool) -> DriverPair:
+    """A node's second driver beside its usual process ``first``: the same configuration, a work folder of its own."""
+    if submitted or first is None:
+        raise ReplicatorError("replication.standby runs both drivers on this machine with a local Spark master; a "
+                              "standby submitted to a Spark cluster is not supported yet: remove spark.master or standby")
+    second = ManagedProcess(
+        name=f"{first.name} (second driver)", log_path=node_dir / "replicator-b.log", cwd=node_dir, env=env,
+        argv=[sys.executable, "-m", "mirrordrill.replicator", "--config", str(config_path),
+              "--workdir", str(node_dir / STANDBY_WORK)], stop_timeout_s=stop_timeout_s)
+    return DriverPair(first, second, node_dir / "work" / "metrics.json", node_dir / STANDBY_WORK / "metrics.json")
+
+
+class StandbyNodes(NodeReplicator[NodeT]):
+    """A node replicator whose nodes may run a driver pair (``_pairs``, by node name; empty without standby):
+    node faults act on the driver holding the lease, and a driver that stopped is started again."""
+
+    _pairs: dict[str, DriverPair]
+    # how long a node step waits for the takeover (or the stop of a driver whose lease was taken)
+    takeover_timeout_s: ClassVar[float] = 60.0
+
+    @property
+    def processes(self) -> list[ManagedProcess]:
+        return [*super().processes, *(pair.second for pair in self._pairs.values())]
+
+    def _pair(self, index: int) -> DriverPair | None:
+        return self._pairs.get(self.node(index).name)
+
+    def _process_of(self, index: int) -> ManagedProcess:
+        pair = self._pair(index)
+        return pair.active() if pair is not None else super()._process_of(index)
+
+    def kill_node(self, index: int) -> str:
+        pair, killed = self._pair(index), self._process_of(index)
+        said = super().kill_node(index)
+        return said if pair is None else f"{said}; {pair.replace_killed(killed, self.takeover_timeout_s)}"
+
+    def resume_node(self, index: int) -> str:
+        pair = self._pair(index)
+        if pair is None:
+            return super().resume_node(index)
+        resumed = pair.paused() or pair.active()
+        resumed.resume()
+        return f"resumed {resumed.name} (SIGCONT); {pair.after_resume(resumed, self.takeover_timeout_s)}"
