@@ -81,7 +81,9 @@ class Lease:
         # the mutation suite's standby that never takes over: only a lease nobody held yet is taken
         self.first_only = first_only
         self.session_timeout_ms = session_timeout_ms
-        self.topic = group  # one partition, under the same (drill-prefixed) name
+        # one partition, under the group's (drill-prefixed) name; ".internal", as MM2's own topics, which
+        # MM2's default topics.exclude (and ours) leaves out, so no flow copies it
+        self.topic = f"{group}.internal"
         self._admin = AdminClient(self.conn | {"log_level": 0})
         self._consumer: Consumer | None = None
         self._lost = threading.Event()

@@ -15,7 +15,7 @@ from mirrordrill.harness.drill.replicators.pyspark_standby import DriverPair, le
 from mirrordrill.primitives.process import ManagedProcess
 from mirrordrill.replicator.config.flow import FlowConfig
 from mirrordrill.replicator.config.settings import ClusterConfig, ReplicatorConfig
-from mirrordrill.replicator.lease import _EmptyGroupWatch
+from mirrordrill.replicator.lease import Lease, _EmptyGroupWatch
 from mirrordrill.replicator.planted_faults import FAULT_ENV, SUITE_ENV, StandbyFault
 
 
@@ -74,3 +74,10 @@ def test_the_harness_gives_both_drivers_one_lease_under_the_drills_prefix(tmp_pa
     assert keys["mirrordrill.lease.lock.file"] == str(tmp_path / "lease.lock")
     assert transactional_settings("drill-7-") == {"mirrordrill.transactional": "true",
                                                   "mirrordrill.transactional.id.prefix": "drill-7-"}
+
+
+def test_no_flow_with_the_default_filters_copies_the_lease_topic():
+    lease = Lease({"bootstrap.servers": "127.0.0.1:9"}, "drill-7-lease.dr")
+    assert lease.topic == "drill-7-lease.dr.internal"
+    assert not FlowConfig(source="dr", target="primary").topic_selector().should_replicate_topic(lease.topic)
+    assert FlowConfig(source="dr", target="primary").topic_selector().should_replicate_topic("drill-7-orders")
