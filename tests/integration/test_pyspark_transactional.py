@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import time
 import uuid
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
@@ -41,6 +42,14 @@ def tx_repl(request, wan_env, artifacts):
         yield r
 
 
+def _new_topic(repl: PySparkReplicator, prefix: str, partitions: int) -> tuple[Any, Any, str, str]:
+    """East, west, a new topic on east with ``partitions`` partitions, and its copy's name on west."""
+    east, west = repl.setup.env.cluster("east"), repl.setup.env.cluster("west")
+    topic = unique_topic(prefix)
+    east.create_topics([NewTopic(topic, partitions, 1)])
+    return east, west, topic, repl.remote_topic("east", topic)
+
+
 def _uncommitted(bootstrap: str, topic: str, partitions: int) -> tuple[list, dict[int, int]]:
     """Every record in ``topic``, aborted ones included (read_uncommitted), and each partition's end offset."""
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"test-{uuid.uuid4().hex[:6]}",
@@ -66,10 +75,7 @@ def _uncommitted(bootstrap: str, topic: str, partitions: int) -> tuple[list, dic
 
 
 def test_copies_are_committed_transactions_with_the_sinks_headers(tx_repl):
-    east, west = tx_repl.setup.env.cluster("east"), tx_repl.setup.env.cluster("west")
-    topic = unique_topic("ptx-copy")
-    east.create_topics([NewTopic(topic, 2, 1)])
-    remote = tx_repl.remote_topic("east", topic)
+    east, west, topic, remote = _new_topic(tx_repl, "ptx-copy", 2)
     with SteadyLoad(east.bootstrap, topic, "copy", 600, rate=200) as load:
         pass
     exactly_once(west, remote, 2, load.values)
@@ -86,10 +92,7 @@ def test_copies_are_committed_transactions_with_the_sinks_headers(tx_repl):
 
 
 def test_sigkill_and_restart_copy_every_record_once(tx_repl):
-    east, west = tx_repl.setup.env.cluster("east"), tx_repl.setup.env.cluster("west")
-    topic = unique_topic("ptx-crash")
-    east.create_topics([NewTopic(topic, 3, 1)])
-    remote = tx_repl.remote_topic("east", topic)
+    east, west, topic, remote = _new_topic(tx_repl, "ptx-crash", 3)
     with SteadyLoad(east.bootstrap, topic, "crash", 3000, rate=200) as load:
         wait_for(lambda: len(values_in(west, remote)) >= 300, 300, "records flowing")
         tx_repl.kill()  # SIGKILL: open transactions left behind, to be aborted by the restart's fence
@@ -105,10 +108,7 @@ def test_sigkill_and_restart_copy_every_record_once(tx_repl):
 
 
 def test_a_zombie_writer_is_fenced_by_the_restart(tx_repl):
-    east, west = tx_repl.setup.env.cluster("east"), tx_repl.setup.env.cluster("west")
-    topic = unique_topic("ptx-zombie")
-    east.create_topics([NewTopic(topic, 1, 1)])
-    remote = tx_repl.remote_topic("east", topic)
+    east, west, topic, remote = _new_topic(tx_repl, "ptx-zombie", 1)
     with SteadyLoad(east.bootstrap, topic, "zombie", 400, rate=200) as load:
         pass
     exactly_once(west, remote, 1, load.values)
