@@ -62,14 +62,14 @@ class DriverPair:
     def processes(self) -> tuple[ManagedProcess, ManagedProcess]:
         return self.first, self.second
 
-    def _slots(self) -> list[tuple[ManagedProcess, dict[str, Any]]]:
-        return [(self.first, _status(self.first_status)), (self.second, _status(self.second_status))]
+    def path_of(self, proc: ManagedProcess) -> Path:
+        return self.first_status if proc is self.first else self.second_status
 
     def status_path(self) -> Path:
         """The status of the driver holding the lease: the newest saying "active" (the first's before either does)."""
-        paths = {id(self.first): self.first_status, id(self.second): self.second_status}
-        active = [(doc.get("written_ms", 0), proc) for proc, doc in self._slots() if doc.get("role") == "active"]
-        return paths[id(max(active, key=lambda a: a[0])[1])] if active else self.first_status
+        active = [(doc.get("written_ms", 0), path) for path in (self.first_status, self.second_status)
+                  if (doc := _status(path)).get("role") == "active"]
+        return max(active)[1] if active else self.first_status
 
     def active(self) -> ManagedProcess:
         """The driver whose status says it holds the lease (the first before either does)."""
@@ -81,8 +81,7 @@ class DriverPair:
     def standing_by(self) -> bool:
         """The driver not holding the lease runs and is warmed up, waiting for it."""
         other = self.other(self.active())
-        path = self.first_status if other is self.first else self.second_status
-        return other.running and _status(path).get("role") == "standby"
+        return other.running and _status(self.path_of(other)).get("role") == "standby"
 
     def paused(self) -> ManagedProcess | None:
         return next((p for p in self.processes if p.paused), None)
