@@ -190,7 +190,7 @@ def cmd_run(args) -> int:
     from mirrordrill.harness.drill.validate import ScenarioInvalid, check_file
     try:
         # checked for the replicator that will run: --replicator may differ from the file's own
-        checked = check_file(Path(args.file), args.replicator, args.profile)
+        checked = check_file(Path(args.file), args.replicator, args.profile, spark_master=args.spark_master)
     except ScenarioInvalid as e:
         print(str(e), file=sys.stderr)
         return EXIT_USAGE
@@ -334,9 +334,9 @@ def cmd_calibrate(args) -> int:
     sitting = Sitting.begin(["mirrordrill"])
     try:
         margin = parse_margin(args.margin)
-        check_file(Path(args.file), args.replicator, args.profile)
+        check_file(Path(args.file), args.replicator, args.profile, spark_master=args.spark_master)
         run = calibrate(Path(args.file), args.runs, margin, args.replicator, Path(args.out) if args.out else None,
-                        reports=CalibrationReports(), profile=args.profile,
+                        reports=CalibrationReports(), profile=args.profile, spark_master=args.spark_master,
                         record=sitting.path_for("calibrate", args.record) if args.record else None)
     except (CalibrationError, ScenarioInvalid, SweepError) as e:
         print(f"mirrordrill calibrate: {e}", file=sys.stderr)
@@ -497,6 +497,9 @@ def _measuring_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--margin", default="50%", help="limits this far beyond the worst run (default 50%%; 0.5 works too)")
     s.add_argument("--out", help="calibration folder (default: runs/calibrate-<drill>-<replicator>-<time>); "
                    "the same folder again resumes an interrupted calibration")
+    s.add_argument("--spark-master", type=spark_master_type, metavar="MASTER",
+                   help="where the pyspark replicator's Spark runs in every run, over the file's replication.spark.master "
+                        "(as for run); paste the limits under the file's spark_masters section for that kind of master")
     profile_option(s)
     add_record_option(s)
     s.set_defaults(func=cmd_calibrate)

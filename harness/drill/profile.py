@@ -16,6 +16,13 @@ merges key by key), as a replicator's section does in ``expectations``.
 
 The transform works on the file's data before it is validated, so ``validate``, ``run``,
 ``calibrate``, ``sweep`` and the test suite read a profiled drill exactly as they read a file.
+
+Where the pyspark replicator's Spark runs changes its figures too: a driver submitted to a
+standalone master needs its executors launched before it copies again, so a restart costs
+seconds more than in local mode. ``spark_masters: {standalone: {expectations: …, invariants: …}}``
+(and the same under ``profiles: {short: …}``) gives the limits calibrated there; they apply, after
+the profile's, when the run's master (``--spark-master``, else ``replication.spark.master``) is of
+that kind and the replicator is pyspark.
 """
 
 from __future__ import annotations
@@ -62,10 +69,45 @@ def apply_profile(data: dict, name: str | None) -> dict:
     for backlog in ((out.get("load") or {}).get("backlog") or []) if isinstance(out.get("load"), dict) else []:
         if isinstance(backlog, dict) and isinstance(backlog.get("records"), int):
             backlog["records"] = max(1, round(backlog["records"] * scale))
-    for section in ("expectations", "invariants"):
+    for section in ("expectations", "invariants", "spark_masters"):
         if isinstance(own.get(section), dict):
             out[section] = overlay(out.get(section) or {}, own[section])
     out.pop("profiles", None)  # applied: the result is a plain drill, which a sweep point's file holds
+    return out
+
+
+def spark_master_kind(master: str | None) -> str | None:
+    """The kind of Spark master a ``spark_masters`` section is keyed by: ``local`` (the default and
+    ``local[N]``), ``standalone`` (started here, or a ``spark://`` URL); None for yarn and k8s."""
+    m = (master or "local").strip()
+    if m.startswith("local"):
+        return "local"
+    if m == "standalone" or m.startswith("spark://"):
+        return "standalone"
+    return None
+
+
+def file_spark_master(data: dict) -> str | None:
+    """The master a drill file's data asks for (``replication.spark.master``), if it says."""
+    replication = data.get("replication")
+    spark = replication.get("spark") if isinstance(replication, dict) else None
+    master = spark.get("master") if isinstance(spark, dict) else None
+    return master if isinstance(master, str) else None
+
+
+def apply_spark_master(data: dict, master: str | None, replicator: str | None) -> dict:
+    """A copy of a drill file's data with the limits of its ``spark_masters`` section for the
+    run's master (``master``, else the file's) laid over its own, when the pyspark replicator runs."""
+    replication = data.get("replication")
+    kind = replicator or (replication.get("replicator") if isinstance(replication, dict) else None) or "pyspark"
+    sections = data.get("spark_masters")
+    own = sections.get(spark_master_kind(master or file_spark_master(data))) if isinstance(sections, dict) else None
+    if kind != "pyspark" or not isinstance(own, dict):
+        return data
+    out = copy.deepcopy(data)
+    for section in ("expectations", "invariants"):
+        if isinstance(own.get(section), dict):
+            out[section] = overlay(out.get(section) or {}, own[section])
     return out
 
 

@@ -382,6 +382,17 @@ def split_expectations(expectations: dict[str, Any], replicator: str) -> dict[st
     return out
 
 
+SparkMasterKind = Literal["local", "standalone"]  # standalone: started here or a spark:// URL
+
+
+class SparkMasterLimits(_M):
+    """``spark_masters: {standalone: …}``: the pyspark replicator's limits where its Spark runs so
+    (harness/drill/profile.py applies them over the file's, after a profile's)."""
+
+    expectations: dict[str, Any] = Field(default_factory=dict)  # replace the file's lines on the same metric
+    invariants: dict[str, Any] = Field(default_factory=dict)  # replace the file's bounds of the same name
+
+
 class ProfileDef(_M):
     """``profiles: {short: …}``: how the short profile scales this drill, and the figures that differ
     at that scale (harness/drill/profile.py applies them; the full profile ignores this section)."""
@@ -389,6 +400,7 @@ class ProfileDef(_M):
     scale: float = Field(0.5, gt=0, le=1, description="durations, timeline 'at's and backlogs x this")
     expectations: dict[str, Any] = Field(default_factory=dict)  # replace the file's lines on the same metric
     invariants: dict[str, Any] = Field(default_factory=dict)  # replace the file's bounds of the same name
+    spark_masters: dict[SparkMasterKind, SparkMasterLimits] = Field(default_factory=dict)  # at this profile
 
 
 _TIMELINE_LIMIT = at_most_items(B.MAX_STEPS, "steps in one timeline")
@@ -415,6 +427,7 @@ class Scenario(_M):
     expectations: dict[str, Any] = Field(default_factory=dict)
     invariants: InvariantsDef = InvariantsDef()
     profiles: dict[Literal["short"], ProfileDef] = Field(default_factory=dict)
+    spark_masters: dict[SparkMasterKind, SparkMasterLimits] = Field(default_factory=dict)
 
     def existing_clusters(self) -> dict[str, ExistingClusterDef]:
         """The clusters the harness does not start, by name."""

@@ -20,7 +20,7 @@ from mirrordrill.harness.drill.payload_checks import payload_problems
 from mirrordrill.harness.drill.plain_errors import did_you_mean, either, plain_message
 from mirrordrill.harness.drill.plan import DrillPlan, Routes, plan_of, routes_of
 from mirrordrill.harness.drill.preflight import replication_problems
-from mirrordrill.harness.drill.profile import apply_profile
+from mirrordrill.harness.drill.profile import apply_profile, apply_spark_master
 from mirrordrill.harness.drill.references import reference_problems
 from mirrordrill.harness.drill.replicators import replicator_kinds
 from mirrordrill.harness.drill.schema import Scenario, parse_expectation
@@ -97,15 +97,17 @@ def _field(path: tuple, loc: tuple) -> str:
     return text or "(document)"
 
 
-def load_scenario(path: Path, replicator: str | None = None, profile: str | None = None) -> Scenario:
+def load_scenario(path: Path, replicator: str | None = None, profile: str | None = None,
+                  spark_master: str | None = None) -> Scenario:
     """Parse and validate one drill file; ScenarioInvalid lists every problem with its line."""
-    return check_file(path, replicator, profile).scenario
+    return check_file(path, replicator, profile, spark_master=spark_master).scenario
 
 
 def check_file(path: Path, replicator: str | None = None, profile: str | None = None, *,
-               secrets: bool = True) -> CheckedScenario:
+               secrets: bool = True, spark_master: str | None = None) -> CheckedScenario:
     """Every check that needs no cluster, for ``replicator`` (default: the file's own) at ``profile``
-    (default: full, the file as written; harness/drill/profile.py). With ``secrets`` (what ``run``
+    (default: full, the file as written; harness/drill/profile.py), with the limits for ``spark_master``
+    (default: the file's; its ``spark_masters`` section). With ``secrets`` (what ``run``
     always does) every ``${env:}``/``${file:}``/``${dir:}`` reference is resolved too, its value unused."""
     path = Path(path)
     if not path.exists():
@@ -115,15 +117,16 @@ def check_file(path: Path, replicator: str | None = None, profile: str | None = 
     except YamlSyntaxError as e:
         raise ScenarioInvalid([Problem(str(path), None, "(file)", str(e).split(": YAML syntax error: ", 1)[-1])]) from None
     refs = RefResolver(base_dir=path.resolve().parent) if secrets else None
-    return check_text(text, str(path), replicator, profile, refs=refs)
+    return check_text(text, str(path), replicator, profile, refs=refs, spark_master=spark_master)
 
 
-def parse_scenario(text: str, file: str, replicator: str | None = None, profile: str | None = None) -> Scenario:
-    return check_text(text, file, replicator, profile).scenario
+def parse_scenario(text: str, file: str, replicator: str | None = None, profile: str | None = None,
+                   spark_master: str | None = None) -> Scenario:
+    return check_text(text, file, replicator, profile, spark_master=spark_master).scenario
 
 
 def check_text(text: str, file: str, replicator: str | None = None, profile: str | None = None, *,
-               refs: RefResolver | None = None) -> CheckedScenario:
+               refs: RefResolver | None = None, spark_master: str | None = None) -> CheckedScenario:
     try:
         data, source = load_yaml(text, file)
     except YamlSyntaxError as e:
@@ -136,7 +139,7 @@ def check_text(text: str, file: str, replicator: str | None = None, profile: str
     if (unreadable := format_problem(data.get("format", FORMAT))) is not None:
         raise ScenarioInvalid([Problem(file, source.line_of(("format",)), "format", unreadable)])
     # the same keys and lines as the file: only values change (durations) or are replaced (limits)
-    data = apply_profile(data, profile)
+    data = apply_spark_master(apply_profile(data, profile), spark_master, replicator)
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as e:
@@ -158,17 +161,29 @@ def check_text(text: str, file: str, replicator: str | None = None, profile: str
     # the replication checks assume the names and links are right, which the routes need too
     routes = routes_of(scenario)
     warnings = _replication_checks(scenario, routes, replicator or scenario.replication.replicator, source)
-    if profile in (None, "full"):  # the short profile's own limits are checked too, not first in CI
-        for name in scenario.profiles:
-            try:
-                check_text(text, file, replicator, name)
-            except ScenarioInvalid as e:
-                raise ScenarioInvalid([replace(p, message=f"at profile {name}: {p.message}") for p in e.problems]) from None
+    _check_other_limits(scenario, text, file, replicator, profile, spark_master)
     # What every part reads: patterns on existing clusters as the prefix, then the rest (for the patterns
     # the checks accepted, the same names as written, so the checks above could read them as written).
     anchored = with_anchored_patterns(scenario)
     # the routes checked above are the run's unless anchoring changed the flows' patterns
     return CheckedScenario(anchored, plan_of(anchored, routes if anchored is scenario else None), tuple(warnings))
+
+
+def _check_other_limits(scenario: Scenario, text: str, file: str, replicator: str | None, profile: str | None,
+                        spark_master: str | None) -> None:
+    """The short profile's own limits and each Spark master's are checked too, not first in CI."""
+    if spark_master is not None:
+        return  # checked once, from the run at the file's own master
+    at_profile = f"at profile {profile}: " if profile not in (None, "full") else ""
+    variants: list[tuple[str | None, str | None]] = [(name, None) for name in scenario.profiles
+                                                     if profile in (None, "full")]
+    variants += [(profile, master) for master in scenario.spark_masters]
+    for name, master in variants:
+        try:
+            check_text(text, file, replicator, name, spark_master=master)
+        except ScenarioInvalid as e:
+            where = f"at profile {name}: " if master is None else f"{at_profile}on a {master} Spark master: "
+            raise ScenarioInvalid([replace(p, message=where + p.message) for p in e.problems]) from None
 
 
 def _replication_checks(s: Scenario, routes: Routes, kind: str, source: SourceMap) -> list[Problem]:

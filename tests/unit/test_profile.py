@@ -91,6 +91,47 @@ def test_a_sweep_point_at_the_short_profile_keeps_its_swept_duration():
     assert d["duration"] == 40 and d["timeline"][0]["at"] == 10.0 and "profiles" not in d
 
 
+STANDALONE_LIMITS = """spark_masters:
+  standalone:
+    invariants: {duplicates: 2}
+    expectations: {latency_ms.p99: "<= 30000"}
+profiles:
+  short:
+    spark_masters:
+      standalone: {expectations: {latency_ms.p99: "<= 40000"}}
+"""
+
+
+@pytest.mark.parametrize("master", ["standalone", "spark://127.0.0.1:7077"])
+def test_a_standalone_master_reads_the_files_standalone_limits_after_the_profiles(master):
+    text = DRILL + STANDALONE_LIMITS
+    full = parse_scenario(text, "p.yaml", spark_master=master)
+    assert full.expectations["latency_ms.p99"] == "<= 30000" and full.invariants.duplicates == 2
+    assert full.expectations["lost"] == 0  # the lines it does not name stay the file's
+    short = parse_scenario(text, "p.yaml", profile="short", spark_master=master)
+    assert short.expectations["latency_ms.p99"] == "<= 40000" and short.invariants.duplicates == 2
+
+
+def test_a_local_master_and_mirrormaker2_keep_the_files_own_limits():
+    text = DRILL + STANDALONE_LIMITS
+    for s in (parse_scenario(text, "p.yaml"), parse_scenario(text, "p.yaml", spark_master="local[2]"),
+              parse_scenario(text, "p.yaml", replicator="mirrormaker2", spark_master="standalone")):
+        assert s.expectations["latency_ms.p99"] == "<= 1500" and s.invariants.duplicates == 0
+    # the file's own master chooses when the run gives none
+    on_standalone = text.replace("replication: {flows:", "replication: {spark: {master: standalone}, flows:")
+    assert parse_scenario(on_standalone, "p.yaml").expectations["latency_ms.p99"] == "<= 30000"
+
+
+def test_a_bad_standalone_limit_is_refused_when_the_file_is_checked_on_the_default_master():
+    with pytest.raises(ScenarioInvalid, match="on a standalone Spark master: .*lsot"):
+        parse_scenario(DRILL + "spark_masters: {standalone: {expectations: {lsot: 0}}}\n", "p.yaml")
+    with pytest.raises(ScenarioInvalid, match="at profile short: on a standalone Spark master"):
+        parse_scenario(DRILL + "profiles: {short: {spark_masters: {standalone: {expectations: {lsot: 0}}}}}\n",
+                       "p.yaml")
+    with pytest.raises(ScenarioInvalid, match="spark_masters"):
+        parse_scenario(DRILL + "spark_masters: {yarn: {}}\n", "p.yaml")
+
+
 def test_overlay_merges_a_replicators_section_and_ignores_spaces_in_keys():
     assert overlay({"a[x -> y]": 1, "pyspark": {"d": 0, "l": 0}}, {"a[x->y]": 2, "pyspark": {"d": 3}}) == \
         {"a[x->y]": 2, "pyspark": {"d": 3, "l": 0}}

@@ -42,12 +42,13 @@ def machine() -> str:
 
 
 def header(drill_file: Path, summaries: list[DrillSummary], margin: float, profile: str = "full",
-           record: Path | None = None) -> str:
+           record: Path | None = None, spark_master: str | None = None) -> str:
     """The comment above the expectations: what was measured, with what margin, and the record that
     keeps the sitting (its date, machine and figures: a drill file carries no dated sitting)."""
     s = summaries[0]
     mode = f" ({s.replicator_mode})" if s.replicator_mode not in ("n/a", "") else ""
     at = f" at the {profile} profile" if profile != "full" else ""
+    at += f" on Spark master {spark_master}" if spark_master else ""
     sitting = f"the sitting: {record.as_posix()}" if record else "run with --record to keep the sitting as a record"
     return (f"# calibrated by 'mirrordrill calibrate': {len(summaries)} run(s) of {drill_file.name}{at} with "
             f"{s.replicator}{mode} ({sitting}); margin "
@@ -58,7 +59,7 @@ def header(drill_file: Path, summaries: list[DrillSummary], margin: float, profi
 
 def calibrate(drill_file: Path, runs: int, margin: float, replicator: str | None = None, out_dir: Path | None = None,
               reports: SweepReports | None = None, log: Callable[[str], None] | None = None,
-              profile: str = "full", record: Path | None = None) -> CalibrationRun:
+              profile: str = "full", record: Path | None = None, spark_master: str | None = None) -> CalibrationRun:
     """Run the drill ``runs`` times (resuming in ``out_dir`` if it holds some) and suggest its limits;
     ``record`` is the measurement record the caller writes of this sitting, named in the header."""
     if runs < 1:
@@ -74,7 +75,7 @@ def calibrate(drill_file: Path, runs: int, margin: float, replicator: str | None
     params = [SweepParam("replicator", (kind,))] + ([SweepParam("profile", (profile,))] if profile != "full" else [])
     out_dir = out_dir or Path("runs") / f"calibrate-{name}-{kind}-{datetime.now():%Y%m%d-%H%M%S}"
     sweep = Sweep(drill_file, params, out_dir, measure_ceiling=False, log=log, repeat=runs, reports=reports,
-                  made_by="mirrordrill calibrate")
+                  made_by="mirrordrill calibrate", spark_master=spark_master)
     result = sweep.run()
     summaries, used, left_out, failed_now = [], [], [], []
     for run_dir in result.run_dirs:
@@ -94,6 +95,7 @@ def calibrate(drill_file: Path, runs: int, margin: float, replicator: str | None
     if not summaries:
         raise CalibrationError(f"no run of {drill_file} finished with figures to calibrate from"
                                + (f" ({'; '.join(left_out)})" if left_out else "") + f"; see {sweep.out_dir}")
-    calibration = Calibration(header(drill_file, summaries, margin, profile, record), observe(summaries), margin)
+    calibration = Calibration(header(drill_file, summaries, margin, profile, record, spark_master),
+                              observe(summaries), margin)
     (sweep.out_dir / CALIBRATION_FILE).write_text(calibration.range_table() + "\n\n" + calibration.expectations_yaml())
     return CalibrationRun(calibration, sweep.out_dir, used, left_out, failed_now)

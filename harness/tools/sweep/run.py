@@ -178,7 +178,7 @@ class Sweep:
         project, extra = point_containers(self.backend, run_dir.name)
         # the replicator's processes, and Spark standalone's executors (the workers start them in their folders)
         with CpuMeter([run_dir / "replicator", run_dir / "env" / "spark"], extra=extra) as cpu:
-            checked = check_file(scenario_file)
+            checked = check_file(scenario_file, spark_master=self.spark_master)
             drill = Drill(checked.scenario, scenario_file, run_dir, log=self.log, backend=self.backend,
                           backend_project=project, plan=checked.plan, spark_master=self.spark_master,
                           flight_recording=self.flight_recording)
