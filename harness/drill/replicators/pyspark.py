@@ -35,9 +35,12 @@ from mirrordrill.harness.drill.replicators.pyspark_launch import (
     replicator_jars,
 )
 from mirrordrill.harness.drill.replicators.pyspark_standby import (
+    SECOND_LOG,
+    STANDBY_WORK,
     StandbyNodes,
     driver_pair,
     lease_settings,
+    standby_spec,
     transactional_settings,
 )
 from mirrordrill.harness.drill.replicators.record_translation import translate_group
@@ -95,9 +98,9 @@ def plan_nodes(setup: ReplicationSetup, root: Path) -> list[ReplicatorNode]:
     return [ReplicatorNode(loc, flows, root / loc) for loc, flows in sorted(by_location.items())]
 
 
-def app_args(node: ReplicatorNode) -> list[str]:
-    """``python -m mirrordrill.replicator``'s arguments for one node: its configuration and work folder."""
-    return ["--config", str(node.config_path), "--workdir", str(node.workdir / "work")]
+def app_args(node: ReplicatorNode, work: str = "work") -> list[str]:
+    """``python -m mirrordrill.replicator``'s arguments for one of a node's drivers: its configuration and work folder."""
+    return ["--config", str(node.config_path), "--workdir", str(node.workdir / work)]
 
 
 class PySparkReplicator(StandbyNodes[ReplicatorNode]):
@@ -176,17 +179,10 @@ class PySparkReplicator(StandbyNodes[ReplicatorNode]):
         self._jars = replicator_jars(artifacts)
         self.nodes = self.with_secret_dir(plan_nodes(setup, setup.folder / "pyspark"))
         for node in self.nodes:
-            if self.spark.submitted:  # the command line needs the master's URL: written at start
-                node.process = SubmittedDriver(name=node.name, argv=[], log_path=node.log_path, cwd=node.workdir,
-                                               env=driver_env(spark_env(self._java)),
-                                               stop_timeout_s=DEFAULT_STOP_GRACE_S)
-            else:
-                node.process = ManagedProcess(
-                    name=node.name, argv=[sys.executable, "-m", "mirrordrill.replicator", *app_args(node)],
-                    log_path=node.log_path, cwd=node.workdir, env=self._env(node), stop_timeout_s=DEFAULT_STOP_GRACE_S)
+            node.process = self._driver(node, node.name, node.log_path)
         self.standby = standby
-        self._pairs = {n.name: driver_pair(n.process, n.config_path, n.workdir, self._env(n), DEFAULT_STOP_GRACE_S,
-                                           self.spark.submitted) for n in self.nodes} if standby else {}
+        self._pairs = {n.name: driver_pair(self._driver(n, f"{n.name} (second driver)", n.workdir / SECOND_LOG,
+                                                        STANDBY_WORK), n) for n in self.nodes} if standby else {}
         for node in self.nodes:
             self.node_config(node, resolve_addresses=False)  # bad settings fail before anything starts
 
@@ -238,21 +234,30 @@ class PySparkReplicator(StandbyNodes[ReplicatorNode]):
 
     def _submit_to_cluster(self) -> None:
         """Find (or start) the master, check its free task slots, write each node's spark-submit line."""
+        drivers = [(node, proc, work) for node in self.nodes
+                   for proc, work in self.drivers_of(node)]
         if self.spark.master == STANDALONE:
-            cluster = self.setup.env.spark_standalone()
+            # a standby's executors run beside the active's: the cluster this machine starts offers both
+            cluster = self.setup.env.spark_standalone(standby_spec() if self.standby else None)
             url, status = cluster.url, cluster.status()
         else:
             url, status = self.spark.master, None  # someone else's cluster: its UI address is unknown here
         self.spark_master_url = url
         if status is not None:
             check_slots_per_process(status, self.spark.slots,
-                                    {node.name: self._realtime_partitions(node) for node in self.nodes})
+                                    {proc.name: self._realtime_partitions(node) for node, proc, _ in drivers})
         archive, launcher = package_replicator(self.setup.folder / "pyspark" / "package")
-        for node in self.nodes:
-            assert node.process is not None  # made with the node, in __init__
-            node.process.argv = submit_argv(self.spark, url, self._jars,
-                                            archive, launcher,
-                                            [*app_args(node), "--jars", ",".join(str(j) for j in self._jars)])
+        for node, proc, work in drivers:
+            proc.argv = submit_argv(self.spark, url, self._jars, archive, launcher,
+                                    [*app_args(node, work), "--jars", ",".join(str(j) for j in self._jars)])
+
+    def _driver(self, node: ReplicatorNode, name: str, log_path: Path, work: str = "work") -> ManagedProcess:
+        """One of the node's drivers, writing in ``node.workdir / work``."""
+        if self.spark.submitted:  # the command line needs the master's URL: written at start
+            return SubmittedDriver(name=name, argv=[], log_path=log_path, cwd=node.workdir,
+                                   env=driver_env(spark_env(self._java)), stop_timeout_s=DEFAULT_STOP_GRACE_S)
+        return ManagedProcess(name=name, argv=[sys.executable, "-m", "mirrordrill.replicator", *app_args(node, work)],
+                              log_path=log_path, cwd=node.workdir, env=self._env(node), stop_timeout_s=DEFAULT_STOP_GRACE_S)
 
     def _realtime_partitions(self, node: ReplicatorNode) -> int:
         """Source partitions of the node's real-time flows: each holds one task slot for the query's life."""

@@ -10,7 +10,6 @@ that holds the lease; its status file is the node's.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,12 +17,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mirrordrill.harness.drill.replicators.errors import ReplicatorError
-from mirrordrill.harness.drill.replicators.processes import NodeReplicator, NodeT
+from mirrordrill.harness.drill.replicators.processes import NodeReplicator, NodeT, ProcessNode
+from mirrordrill.harness.lab.spark.standalone import StandaloneSpec
 from mirrordrill.primitives.process import ManagedProcess
 from mirrordrill.replicator.__main__ import LEASE_LOST_EXIT
 
 # the standby's work folder, beside the active's ("work"): status, metrics, Spark's scratch
 STANDBY_WORK = "work-b"
+SECOND_LOG = "replicator-b.log"
 LOCK_FILE = "lease.lock"
 # how long a resumed driver must go on saying "active" to count as having kept its lease: a few of
 # its lease's heartbeats (replicator.lease.HEARTBEAT_INTERVAL_MS), each of which would learn it lost it
@@ -121,17 +122,18 @@ class DriverPair:
         return True
 
 
-def driver_pair(first: ManagedProcess | None, config_path: Path, node_dir: Path, env: dict[str, str],
-                stop_timeout_s: float, submitted: bool) -> DriverPair:
-    """A node's second driver beside its usual process ``first``: the same configuration, a work folder of its own."""
-    if submitted or first is None:
-        raise ReplicatorError("replication.standby runs both drivers on this machine with a local Spark master; a "
-                              "standby submitted to a Spark cluster is not supported yet: remove spark.master or standby")
-    second = ManagedProcess(
-        name=f"{first.name} (second driver)", log_path=node_dir / "replicator-b.log", cwd=node_dir, env=env,
-        argv=[sys.executable, "-m", "mirrordrill.replicator", "--config", str(config_path),
-              "--workdir", str(node_dir / STANDBY_WORK)], stop_timeout_s=stop_timeout_s)
-    return DriverPair(first, second, node_dir / "work" / "metrics.json", node_dir / STANDBY_WORK / "metrics.json")
+def driver_pair(second: ManagedProcess, node: ProcessNode) -> DriverPair:
+    """A node's second driver (the same configuration, work folder ``STANDBY_WORK``) beside its usual process."""
+    if node.process is None:
+        raise ReplicatorError(f"{node.name}: a standby needs the node's own driver first")
+    return DriverPair(node.process, second, node.workdir / "work" / "metrics.json",
+                      node.workdir / STANDBY_WORK / "metrics.json")
+
+
+def standby_spec() -> StandaloneSpec:
+    """The standalone cluster this machine starts for drivers with standbys: each standby's application
+    holds executors as large as its active's, so each worker offers twice the usual 2 cores and 2 GB."""
+    return StandaloneSpec(worker_cores=4, worker_memory="4g")
 
 
 class StandbyNodes(NodeReplicator[NodeT]):
@@ -145,6 +147,12 @@ class StandbyNodes(NodeReplicator[NodeT]):
     @property
     def processes(self) -> list[ManagedProcess]:
         return [*super().processes, *(pair.second for pair in self._pairs.values())]
+
+    def drivers_of(self, node: ProcessNode) -> list[tuple[ManagedProcess, str]]:
+        """The node's driver processes with their work folders: its own, and a standby's second one."""
+        assert node.process is not None  # made with the node
+        pair = self._pairs.get(node.name)
+        return [(node.process, "work")] + ([(pair.second, STANDBY_WORK)] if pair is not None else [])
 
     def _pair(self, index: int) -> DriverPair | None:
         return self._pairs.get(self.node(index).name)
