@@ -4,11 +4,17 @@ The lease is the membership of one static member, ``<group>.holder``, in a class
 group on the flows' target cluster: Kafka's group coordinator already does what a lease needs
 (a session the member keeps alive with heartbeats, expiry when they stop, and fencing of an
 older member when a newer one joins under the same instance id, KIP-345), as Connect uses group
-membership for its workers. A standby takes the lease when the group is empty (the holder's
-session expired: it died, or was paused past ``session.timeout.ms``), or at once when it holds
-the node's lock file (``LocalLock``): on one machine the kernel releases the lock the moment the
-holder dies, so the standby need not wait for the session to expire, and its joining under the
-holder's instance id evicts the dead member.
+membership for its workers. The holder commits a rising count to the group every heartbeat
+interval ("beats"); a standby takes the lease when they stopped for ``session_timeout_ms`` (the
+holder died, or was paused), or at once when it holds the node's lock file (``LocalLock``): on
+one machine the kernel releases the lock the moment the holder dies. Either way it joins under the
+holder's instance id while the silent member still exists, so the coordinator replaces that
+member, and a paused holder that resumes is refused (FENCED_INSTANCE_ID). The holder's own session
+with the coordinator is therefore long (``HOLDER_SESSION_MS``): had its membership expired, or its
+client's own session run out during the pause, the resumed client would join again under the same
+instance id and replace the new holder instead, as KIP-345 favours the newest join. A holder
+learns it lost the lease by looking: the group's member under the instance id is not its own.
+An empty group (nobody held it yet) is taken after a session.
 
 The lease decides who *tries* to replicate, not what lands: a holder paused and resumed may
 still write for a moment, and that is what the transactional sink's fence stops
@@ -26,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 log = logging.getLogger("replicator")
@@ -35,6 +41,12 @@ log = logging.getLogger("replicator")
 # default): the longest a standby on another machine waits after its holder stops heartbeating.
 SESSION_TIMEOUT_MS = 6000
 HEARTBEAT_INTERVAL_MS = 500
+# The holder's session with the group coordinator, and its client's poll interval: a pause shorter
+# than this ends in FENCED_INSTANCE_ID, not in a join that replaces the new holder (see above). Five
+# minutes: under the brokers' group.max.session.timeout.ms (30 minutes by default).
+HOLDER_SESSION_MS = 300_000
+# librdkafka's codes for a member another one replaced
+_FENCED = (KafkaError._FENCED, KafkaError.FENCED_INSTANCE_ID)
 
 
 class LeaseLost(RuntimeError):
@@ -66,6 +78,38 @@ class LocalLock:
     def held(self) -> bool:
         return self._fd is not None
 
+    def record_holder(self) -> None:
+        """Write this process's id into the file: the lease's holder on this machine, with the lock or not.
+
+        A driver that took the lease through an empty group while a paused one held the lock has it
+        only once that one exits; until then a standby started meanwhile could get the freed lock
+        first, and must not read that as "the holder is gone". In place, not renamed: the lock is
+        on the file's inode."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())
+        finally:
+            os.close(fd)
+
+    def holder_alive(self) -> bool:
+        """Whether the process the file names as the lease's holder (``record_holder``) still runs here."""
+        try:
+            text = self.path.read_text().strip()
+            pid = int(text) if text else 0
+        except (OSError, ValueError):
+            return True  # a holder writing its id this very moment: look again
+        if pid <= 0 or pid == os.getpid():
+            return False
+        try:
+            os.kill(pid, 0)  # a paused (SIGSTOP) holder runs too: the lease's group decides about it
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
     def release(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
@@ -90,6 +134,7 @@ class Lease:
         self._assigned = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._beats = 0  # the next count this driver commits as holder
 
     # --- taking it -------------------------------------------------------------------
     def acquire(self, stop: threading.Event, idle: Callable[[], None] = lambda: None, poll_s: float = 0.2) -> str | None:
@@ -97,7 +142,7 @@ class Lease:
 
         ``idle`` runs between looks (the process writes its status there)."""
         self._ensure_topic()
-        watch = _EmptyGroupWatch(self.session_timeout_ms / 1000)
+        watch = _HolderWatch(self.session_timeout_ms / 1000)
         if self.first_only:
             if self._group_empty() and (self.lock is None or self.lock.try_acquire()):
                 self._join()
@@ -107,19 +152,31 @@ class Lease:
                 stop.wait(poll_s)
             return None
         while not stop.is_set():
-            if self.lock is not None and self.lock.try_acquire():
-                why = "the node's lock is free (its holder is gone)"
-            elif watch.vacant(self._group_empty()):
-                why = "the lease's group is empty (its holder's session expired, or none ever held it)"
-                if self.lock is not None:
-                    why += "; the lock is still held by a paused or stuck holder"
-            else:
+            vacancy: str | None = None
+            if self._lock_freed_by_holder():
+                vacancy = "the node's lock is free (its holder is gone)"
+            elif (vacancy := watch.vacant(self._group_empty(), self._holder_beats())) is not None:
+                if self.lock is not None and vacancy.startswith("its holder"):
+                    vacancy += "; the lock is still held by a paused or stuck holder"
+            if vacancy is None:
                 idle()
                 stop.wait(poll_s)
                 continue
             self._join()
-            return why
+            return vacancy
         return None
+
+    def _lock_freed_by_holder(self) -> bool:
+        """This driver got the node's lock, and the holder that last took the lease here is gone.
+
+        The lock alone is not enough: a holder that took the lease through the group has the lock only
+        from its next look after the paused driver that held it exits (``record_holder``)."""
+        if self.lock is None or not self.lock.try_acquire():
+            return False
+        if self.lock.holder_alive():
+            self.lock.release()  # the holder takes it at its next look (``_keep``)
+            return False
+        return True
 
     def _ensure_topic(self) -> None:
         futures = self._admin.create_topics([NewTopic(self.topic, 1, -1)], request_timeout=15)
@@ -133,10 +190,21 @@ class Lease:
         group = self._admin.describe_consumer_groups([self.group], request_timeout=10)[self.group].result(timeout=15)
         return not group.members
 
+    def _holder_beats(self) -> int | None:
+        """The holder's count of beats committed to the group (None before any)."""
+        request = [ConsumerGroupTopicPartitions(self.group, [TopicPartition(self.topic, 0)])]
+        result = self._admin.list_consumer_group_offsets(request, request_timeout=10)[self.group].result(timeout=15)
+        offset = result.topic_partitions[0].offset
+        return offset if offset >= 0 else None
+
     def _join(self) -> None:
+        if self.lock is not None:
+            self.lock.record_holder()  # before joining: a standby that gets the lock meanwhile reads it
+        self._beats = (self._holder_beats() or 0) + 1  # rising past the last holder's
         self._consumer = Consumer(self.conn | {
             "group.id": self.group, "group.instance.id": f"{self.group}.holder", "group.protocol": "classic",
-            "session.timeout.ms": self.session_timeout_ms, "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS,
+            "session.timeout.ms": HOLDER_SESSION_MS, "max.poll.interval.ms": HOLDER_SESSION_MS,
+            "heartbeat.interval.ms": HEARTBEAT_INTERVAL_MS,
             "enable.auto.commit": False, "log_level": 0, "error_cb": self._on_error})
         self._consumer.subscribe([self.topic], on_assign=lambda c, ps: self._assigned.set(),
                                  on_lost=lambda c, ps: self._on_lost("its partition was lost"))
@@ -147,14 +215,37 @@ class Lease:
     def _keep(self) -> None:
         consumer = self._consumer
         assert consumer is not None
+        next_beat = 0.0
         while not self._stop.is_set() and not self._lost.is_set():
+            if self.lock is not None and not self.lock.held:
+                self.lock.try_acquire()  # taken through the group: the lock once the paused holder lets it go
             try:
-                consumer.poll(0.2)  # serves the group's callbacks; the heartbeats run on librdkafka's own thread
+                if time.monotonic() >= next_beat and self._assigned.is_set():
+                    if (other := self._other_holder(consumer)) is not None:
+                        self._on_lost(f"the group's holder is member {other} now")
+                        break
+                    consumer.commit(offsets=[TopicPartition(self.topic, 0, self._beats)], asynchronous=True)
+                    self._beats += 1
+                    next_beat = time.monotonic() + HEARTBEAT_INTERVAL_MS / 1000
+                # serves the group's callbacks; the group's heartbeats run on librdkafka's own thread
+                msg = consumer.poll(0.1)
+                if msg is not None and (err := msg.error()) is not None and (err.fatal() or err.code() in _FENCED):
+                    self._on_lost(err.str())
             except KafkaException as e:
                 self._on_lost(str(e))
 
+    def _other_holder(self, consumer: Consumer) -> str | None:
+        """The member id under the holder's instance id when it is not this driver's (None: it is, or unknown)."""
+        mine = consumer.memberid()
+        try:
+            group = self._admin.describe_consumer_groups([self.group], request_timeout=5)[self.group].result(timeout=10)
+        except (KafkaException, TimeoutError):
+            return None  # the target unreachable for a moment says nothing about who holds it
+        theirs = next((m.member_id for m in group.members if m.group_instance_id == f"{self.group}.holder"), None)
+        return theirs if mine and theirs and theirs != mine else None
+
     def _on_error(self, err: KafkaError) -> None:
-        if err.code() == KafkaError._FENCED or err.code() == KafkaError.FENCED_INSTANCE_ID or err.fatal():
+        if err.code() in _FENCED or err.fatal():
             self._on_lost(err.str())
 
     def _on_lost(self, why: str) -> None:
@@ -194,21 +285,32 @@ class Lease:
             self.lock.release()
 
 
-class _EmptyGroupWatch:
-    """Whether an empty group means the lease is free: once a holder was seen and is gone, or the group
-    stayed empty for a whole session (nobody held it yet, and a driver starting beside this one had its
-    time to join: two that find it empty at once would take it from each other)."""
+class _HolderWatch:
+    """Whether the lease is free: the holder's beats (``Lease._holder_beats``) stood still for a whole
+    session by this standby's clock (any clock skew between machines drops out), or the group is empty
+    once a holder was seen, or stayed empty for a whole session (nobody held it yet, and a driver
+    starting beside this one had its time to join: two that find it empty at once would take it from
+    each other)."""
 
     def __init__(self, session_s: float) -> None:
         self.session_s = session_s
         self._seen_holder = False
         self._empty_since: float | None = None
+        self._beats: int | None = None
+        self._beats_moved: float | None = None
 
-    def vacant(self, empty: bool) -> bool:
+    def vacant(self, empty: bool, beats: int | None = None) -> str | None:
+        """Why the lease is free now, or None."""
         now = time.monotonic()
+        if beats is not None and beats != self._beats:
+            self._beats, self._beats_moved = beats, now
         if not empty:
             self._seen_holder, self._empty_since = True, None
-            return False
+            if self._beats_moved is not None and now - self._beats_moved >= self.session_s:
+                return f"its holder's beats stopped {now - self._beats_moved:.1f}s ago (paused, stuck or gone)"
+            return None
         if self._empty_since is None:
             self._empty_since = now
-        return self._seen_holder or now - self._empty_since >= self.session_s
+        if self._seen_holder or now - self._empty_since >= self.session_s:
+            return "the lease's group is empty (its holder's session expired, or none ever held it)"
+        return None

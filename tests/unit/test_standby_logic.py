@@ -7,6 +7,10 @@ The pair itself, with real brokers and processes: tests/integration/test_pyspark
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +19,7 @@ from mirrordrill.harness.drill.replicators.pyspark_standby import DriverPair, le
 from mirrordrill.primitives.process import ManagedProcess
 from mirrordrill.replicator.config.flow import FlowConfig
 from mirrordrill.replicator.config.settings import ClusterConfig, ReplicatorConfig
-from mirrordrill.replicator.lease import Lease, _EmptyGroupWatch
+from mirrordrill.replicator.lease import Lease, LocalLock, _HolderWatch
 from mirrordrill.replicator.planted_faults import FAULT_ENV, SUITE_ENV, StandbyFault
 
 
@@ -41,16 +45,87 @@ def test_the_nodes_status_is_the_newest_one_saying_active(tmp_path):
     assert pair.active() is pair.second
 
 
+def test_a_killed_driver_starts_again_only_once_the_new_active_copies(tmp_path):
+    # on a shared machine the restart's JVMs took the cores the takeover needed for its first records
+    def proc(name: str) -> ManagedProcess:
+        return ManagedProcess(name=name, argv=["sleep", "60"], log_path=tmp_path / f"{name}.log")
+    pair = DriverPair(proc("a"), proc("b"), tmp_path / "a.json", tmp_path / "b.json")
+    copied_at: list[float] = []
+
+    def take_over() -> None:
+        _write(pair.second_status, "active", 2000)  # the lease: the standby is the active one now
+        time.sleep(0.6)
+        copied_at.append(time.monotonic())
+        pair.second_status.write_text(json.dumps({"role": "active", "written_ms": 3000,
+                                                  "startup": {"first_record_s": 1.2}}))
+    pair.first.start()
+    pair.second.start()
+    try:
+        _write(pair.first_status, "active", 1000)
+        _write(pair.second_status, "standby", 1001)
+        pair.first.kill()
+        threading.Thread(target=take_over).start()
+        restarted_at: list[float] = []
+        start = pair.first.start
+        pair.first.start = lambda: (restarted_at.append(time.monotonic()), start())  # type: ignore[method-assign]
+        threading.Timer(1.5, lambda: _write(pair.first_status, "standby", 4000)).start()
+        said = pair.replace_killed(pair.first, timeout_s=10)
+        returned_at = time.monotonic()
+        assert pair.first.running and copied_at and restarted_at[0] >= copied_at[0]
+        # the step returns with the node whole again: the restarted driver stands by
+        assert said.startswith("b took over; a started again and stands by after ") and returned_at - restarted_at[0] > 0.5
+    finally:
+        pair.first.kill()
+        pair.second.kill()
+
+
+def test_a_freed_lock_is_the_holders_death_only_when_the_recorded_holder_is_gone(tmp_path):
+    # the holder took the lease through the group while a paused driver held the lock; that one exited
+    # (the lock is free) and a standby started meanwhile must not take the lease from the live holder
+    holder = subprocess.Popen(["sleep", "60"])
+    lock = LocalLock(tmp_path / "lease.lock")
+    lock.path.write_text(str(holder.pid))  # what the holder's record_holder wrote
+    lease = Lease({"bootstrap.servers": "127.0.0.1:9"}, "g", lock)
+    try:
+        assert not lease._lock_freed_by_holder()
+        other = LocalLock(lock.path)
+        assert other.try_acquire(), "the standby let the lock go, for the holder to take"
+        other.release()
+        holder.kill()
+        holder.wait()
+        assert lease._lock_freed_by_holder() and lock.held  # the holder died: the lock is its death
+        lock.record_holder()
+        assert lock.path.read_text() == str(os.getpid()) and not lock.holder_alive()  # itself is no other holder
+    finally:
+        holder.kill()
+        lock.release()
+
+
 def test_an_empty_group_frees_the_lease_once_a_holder_was_seen_or_after_a_whole_session(monkeypatch):
     now = [100.0]
     monkeypatch.setattr("mirrordrill.replicator.lease.time.monotonic", lambda: now[0])
-    fresh = _EmptyGroupWatch(session_s=6.0)
-    assert not fresh.vacant(empty=True), "two drivers starting together must not both take it at once"
+    fresh = _HolderWatch(session_s=6.0)
+    assert fresh.vacant(empty=True) is None, "two drivers starting together must not both take it at once"
     now[0] += 6.0
     assert fresh.vacant(empty=True)
-    watched = _EmptyGroupWatch(session_s=6.0)
-    assert not watched.vacant(empty=False)
+    watched = _HolderWatch(session_s=6.0)
+    assert watched.vacant(empty=False) is None
     assert watched.vacant(empty=True), "the holder it saw is gone: its session expired"
+
+
+def test_a_holder_whose_beats_stand_still_for_a_session_is_replaced_while_its_membership_lasts(monkeypatch):
+    # taken before the coordinator expires the silent member: a paused holder, resumed, is then fenced
+    # rather than joining again and replacing the new holder
+    now = [100.0]
+    monkeypatch.setattr("mirrordrill.replicator.lease.time.monotonic", lambda: now[0])
+    watch = _HolderWatch(session_s=6.0)
+    for beat in range(1, 20):  # a live holder: its count rises every half second
+        assert watch.vacant(empty=False, beats=beat) is None
+        now[0] += 0.5
+    now[0] += 5.0
+    assert watch.vacant(empty=False, beats=19) is None, "5.5 s of silence is inside the session"
+    now[0] += 1.0
+    assert "beats stopped 6.5s ago" in (watch.vacant(empty=False, beats=19) or "")
 
 
 def test_planted_standby_faults_need_the_mutation_suite():
