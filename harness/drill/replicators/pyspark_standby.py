@@ -29,6 +29,9 @@ LOCK_FILE = "lease.lock"
 # how long a resumed driver must go on saying "active" to count as having kept its lease: a few of
 # its lease's heartbeats (replicator.lease.HEARTBEAT_INTERVAL_MS), each of which would learn it lost it
 KEEP_CHECK_S = 3.0
+# how long a restarted driver may take to stand by again: a JVM, a Spark session and the warm-up,
+# and on a standalone master its executors' JVMs too (about 25 s on this 2-core machine)
+STANDBY_BACK_TIMEOUT_S = 180.0
 
 
 def lease_settings(owned_prefix: str, location: str, node_dir: Path) -> dict[str, str]:
@@ -88,11 +91,29 @@ class DriverPair:
         return next((p for p in self.processes if p.paused), None)
 
     def replace_killed(self, killed: ManagedProcess, timeout_s: float) -> str:
-        """After a kill: once the other driver took the lease, start the killed one again (as the standby)."""
+        """After a kill: once the other driver took the lease and copies, start the killed one again, and
+        return once it stands by: the node is whole again, as a node step leaves it.
+
+        Not at the takeover itself: on one shared machine the restart (a JVM, and on a standalone
+        master its two executors' too) took the cores the new active needed for its first records."""
         took = self._wait(lambda: self.active() is not killed and self.active().running, timeout_s)
+        moving = took and self._wait(self._active_copies, timeout_s)
         killed.start()
-        return (f"{self.active().name} took over" if took else f"no takeover within {timeout_s:.0f}s") + \
-            f"; {killed.name} started again as the standby"
+        said = (f"{self.active().name} took over" + ("" if moving else f", no record copied within {timeout_s:.0f}s")
+                if took else f"no takeover within {timeout_s:.0f}s")
+        return f"{said}; {self._back_as_standby(killed)}"
+
+    def _back_as_standby(self, restarted: ManagedProcess) -> str:
+        """Wait until ``restarted`` (just started again) stands by; say how long that took."""
+        began = time.monotonic()
+        if self._wait(lambda: self.standing_by() or not restarted.running, STANDBY_BACK_TIMEOUT_S) \
+                and self.standing_by():
+            return f"{restarted.name} started again and stands by after {time.monotonic() - began:.1f}s"
+        return f"{restarted.name} started again but did not stand by within {STANDBY_BACK_TIMEOUT_S:.0f}s"
+
+    def _active_copies(self) -> bool:
+        """The active driver has moved a record (its status's start-up figures say when it first did)."""
+        return (_status(self.status_path()).get("startup") or {}).get("first_record_s") is not None
 
     def after_resume(self, resumed: ManagedProcess, timeout_s: float) -> str:
         """After a pause: a driver whose lease was taken meanwhile stops (exit ``LEASE_LOST_EXIT``): start it again.
@@ -110,7 +131,7 @@ class DriverPair:
         code = resumed.returncode
         resumed.start()
         why = "its lease was taken while it was paused" if code == LEASE_LOST_EXIT else f"exit code {code}"
-        return f"{resumed.name} stopped ({why}) and was started again as the standby"
+        return f"{resumed.name} stopped ({why}); {self._back_as_standby(resumed)}"
 
     @staticmethod
     def _wait(done: Callable[[], bool], timeout_s: float) -> bool:
