@@ -141,13 +141,25 @@ def test_reprocessing_over_the_checkpoint_cycle_is_the_mean_of_its_phases(tmp_pa
 
 
 def test_a_bench_sweeps_the_failover_phase_with_both_replicators_at_each(tmp_path):
-    from mirrordrill.harness.tools.bench.drills import _sweep
-    sweep = _sweep(Path("scenarios/active-passive-unplanned-failover.yaml"), 3, tmp_path, log=lambda m: None,
-                   reports=None)
-    assert sweep.repeat == 1
+    from mirrordrill.harness.tools.bench.drills import _sweeps
+    ((sweep, label),) = _sweeps(Path("scenarios/active-passive-unplanned-failover.yaml"), 3, tmp_path,
+                                log=lambda m: None, reports=None)
+    assert sweep.repeat == 1 and label is None
     assert sweep.combinations()[:3] == [{"failover_shift_s": 0.0, "replicator": "pyspark"},
                                         {"failover_shift_s": 0.0, "replicator": "mirrormaker2"},
                                         {"failover_shift_s": 1.667, "replicator": "pyspark"}]
     assert len(sweep.combinations()) == 6
-    plain = _sweep(Path("scenarios/quickstart.yaml"), 3, tmp_path, log=lambda m: None, reports=None)
+    ((plain, _),) = _sweeps(Path("scenarios/quickstart.yaml"), 3, tmp_path, log=lambda m: None, reports=None)
     assert plain.repeat == 3 and plain.combinations() == [{"replicator": "pyspark"}, {"replicator": "mirrormaker2"}]
+
+
+def test_a_drill_that_tunes_connects_worker_also_runs_mm2_once_with_connects_defaults(tmp_path):
+    from mirrordrill.harness.tools.bench.drills import CONNECT_DEFAULTS_LABEL, _sweeps
+    (tuned, _), (untuned, label) = _sweeps(Path("scenarios/replicator-node-loss.yaml"), 3, tmp_path,
+                                           log=lambda m: None, reports=None)
+    assert tuned.repeat == 3 and untuned.repeat == 1 and label == CONNECT_DEFAULTS_LABEL
+    # the file tunes all three; the drain waits out the 300 s delay and the 10 s session beyond its own 120 s
+    assert untuned.combinations() == [{"replicator": "mirrormaker2", "mm2_worker.scheduled.rebalance.max.delay.ms": 300000,
+                                       "mm2_worker.session.timeout.ms": 10000, "mm2_worker.heartbeat.interval.ms": 3000,
+                                       "drain_timeout": 430.0}]
+    assert untuned.out_dir != tuned.out_dir

@@ -34,6 +34,14 @@ from mirrordrill.harness.tools.sweep.run import Sweep, SweepReports
 
 REPLICATORS = ("pyspark", "mirrormaker2")
 
+# Kafka Connect's own defaults (DistributedConfig) for the worker settings that decide what losing an
+# MM2 node costs. A drill that tunes them also gets one MM2 run with these: what a team that never
+# tuned them would see (a stall of minutes: the bench's business, not the suite's).
+CONNECT_DEFAULTS = {"scheduled.rebalance.max.delay.ms": 300_000, "session.timeout.ms": 10_000,
+                    "heartbeat.interval.ms": 3_000}
+CONNECT_DEFAULTS_LABEL = "mirrormaker2, Connect's defaults"
+CONNECT_DEFAULTS_DIR = "connect-defaults"
+
 # The table's columns in order: the catalogue's metrics with a bench column (harness/drill/metrics.py)
 # and the bench's own start-up figures; a registered metric's column comes after these.
 _ORDER = ("duplicates", "latency_p50_ms", "latency_p99_ms", "stall_s", "rto_s", "reprocessed", "first_start_s", "restart_s",
@@ -221,17 +229,18 @@ def bench(drill_files: list[Path], runs: int, out_dir: Path | None = None, repor
         raise BenchError(refused)
     started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     # every drill is checked before the first one runs: a bad file fails now, not an hour in
-    sweeps = [_sweep(f, runs, out_dir, log, reports) for f in drill_files]
+    sweeps = [(f, sweep, label) for f in drill_files for sweep, label in _sweeps(f, runs, out_dir, log, reports)]
     run_folder.take(out_dir, "mirrordrill bench")
     cells: list[BenchCell] = []
     try:
-        for f, sweep in zip(drill_files, sweeps, strict=True):
+        for f, sweep, label in sweeps:
             spread = next((p.values for p in sweep.params if p.key == SHIFT_KEY), None)
-            log(f"{f.stem}: {runs} run(s) each of {' and '.join(REPLICATORS)}, interleaved"
+            log(f"{f.stem}: once with {label}" if label else
+                f"{f.stem}: {runs} run(s) each of {' and '.join(REPLICATORS)}, interleaved"
                 + (f"; the unplanned failover moved {', '.join(f'{v:g}' for v in spread)} s later in turn, "
                    "through one checkpoint interval" if spread else ""))
             sweep.run()
-            cells.extend(collect(f.stem, sweep.out_dir))
+            cells.extend(collect(f.stem, sweep.out_dir, label))
             # after every drill: an interrupted bench keeps its table so far
             BenchResult(out_dir, runs, cells, started, fmt_load(load_avg()), machine()).save()
     except KeyboardInterrupt:
@@ -243,20 +252,48 @@ def bench(drill_files: list[Path], runs: int, out_dir: Path | None = None, repor
     return BenchResult(out_dir, runs, cells, started, fmt_load(load_avg()), machine())
 
 
-def _sweep(drill_file: Path, runs: int, out_dir: Path, log, reports) -> Sweep:
+def _sweeps(drill_file: Path, runs: int, out_dir: Path, log, reports) -> list[tuple[Sweep, str | None]]:
     """The drill's sweep: the replicators repeated ``runs`` times, or, for a drill with an unplanned
-    failover, once at each of ``runs`` phases of the checkpoint cycle (pyspark and MM2 at each)."""
+    failover, once at each of ``runs`` phases of the checkpoint cycle (pyspark and MM2 at each);
+    then, for a drill that tunes Connect's worker, MM2 once with Connect's defaults (its label)."""
     import yaml
-    phases = checkpoint_phases(yaml.safe_load(drill_file.read_text()) or {}, runs)
+    drill = yaml.safe_load(drill_file.read_text()) or {}
+    phases = checkpoint_phases(drill, runs)
     params = [SweepParam("replicator", REPLICATORS)]
     if phases is not None:
         params.insert(0, SweepParam(SHIFT_KEY, phases))
-    return Sweep(drill_file, params, out_dir / drill_file.stem, measure_ceiling=False, log=log,
-                 repeat=1 if phases is not None else runs, reports=reports, advise=False, made_by="mirrordrill bench")
+    sweeps: list[tuple[Sweep, str | None]] = [(Sweep(
+        drill_file, params, out_dir / drill_file.stem, measure_ceiling=False, log=log,
+        repeat=1 if phases is not None else runs, reports=reports, advise=False, made_by="mirrordrill bench"), None)]
+    if (untuned := connect_defaults_params(drill)) is not None:
+        sweeps.append((Sweep(drill_file, untuned, out_dir / f"{drill_file.stem}-{CONNECT_DEFAULTS_DIR}",
+                             measure_ceiling=False, log=log, reports=reports, advise=False,
+                             made_by="mirrordrill bench"), CONNECT_DEFAULTS_LABEL))
+    return sweeps
 
 
-def collect(drill: str, sweep_dir: Path) -> list[BenchCell]:
-    """Each replicator's runs of one drill, from the run folders of its sweep (finished runs only)."""
+def connect_defaults_params(drill: dict) -> list[SweepParam] | None:
+    """MM2 with Connect's defaults in place of the worker settings the drill tunes (None: it tunes none),
+    and a drain long enough for the delayed rebalance to hand a lost node's tasks over."""
+    from mirrordrill.harness.drill.durations import parse_duration
+    from mirrordrill.harness.tools.sweep.params import MM2_WORKER_PREFIX
+    worker = ((drill.get("replication") or {}).get("mirrormaker2") or {}).get("worker") or {}
+    tuned = {k: v for k, v in CONNECT_DEFAULTS.items() if k in worker and str(worker[k]) != str(v)}
+    if not tuned:
+        return None
+    wait_s = (CONNECT_DEFAULTS["scheduled.rebalance.max.delay.ms"] + CONNECT_DEFAULTS["session.timeout.ms"]) / 1000
+    drain_s = parse_duration(drill.get("drain_timeout", 120)) + wait_s
+    return [SweepParam("replicator", ("mirrormaker2",)),
+            *(SweepParam(f"{MM2_WORKER_PREFIX}{k}", (v,)) for k, v in tuned.items()),
+            SweepParam("drain_timeout", (drain_s,))]
+
+
+def collect(drill: str, sweep_dir: Path, label: str | None = None) -> list[BenchCell]:
+    """Each replicator's runs of one drill, from the run folders of its sweep (finished runs only);
+    with ``label``, the sweep ran one setting of MM2, whose cell it names."""
+    if label is not None:
+        (mm2,) = [c for c in collect(drill, sweep_dir) if c.replicator == "mirrormaker2"]
+        return [BenchCell(drill, label, mm2.runs, mm2.left_out)]
     by_kind = {k: BenchCell(drill, k) for k in REPLICATORS}
     shifts = {Path(r["run_dir"]).resolve(): r["params"][SHIFT_KEY]
               for r in read_jsonl(sweep_dir / "sweep.jsonl") if SHIFT_KEY in (r.get("params") or {})}

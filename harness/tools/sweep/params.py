@@ -55,7 +55,8 @@ def parse_params(specs: list[str]) -> list[SweepParam]:
     return out
 
 
-SWEEP_KEYS = ("replicator", "policy", "mode", "driver_jit", "broker_jit", "rate", "duration", "backlog", "profile", "compression",
+SWEEP_KEYS = ("replicator", "policy", "mode", "driver_jit", "broker_jit", "rate", "duration", "drain_timeout", "backlog",
+              "profile", "compression",
               "failover_shift_s", MM2_NODES_KEY, *LINK_KEYS, *_SHORTHANDS)
 """``--param`` keys that are not flow settings (any other key is one, checked as the adapters check it;
 ``mm2_worker.<key>`` is a Connect worker setting of MirrorMaker 2)."""
@@ -148,8 +149,8 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
         elif key == "rate":
             for p in d.get("load", {}).get("producers", []):
                 p["rate"] = value
-        elif key == "duration":
-            d["duration"] = value
+        elif key in ("duration", "drain_timeout"):
+            d[key] = value
         elif key == "failover_shift_s":
             shift_incident(d, value)
         elif key == "backlog":
