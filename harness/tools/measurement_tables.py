@@ -58,6 +58,28 @@ def bench_table(record: Record, link: str) -> list[str]:
     return [_sitting(record, link), "", *side_by_side_table(record["figures"]["cells"])]
 
 
+NODE_LOSS_DRILL = "replicator-node-loss"
+
+
+def _drills(record: Record) -> set[str]:
+    return {c["drill"] for c in record["figures"]["cells"]}
+
+
+def _is_every_drill(record: Record) -> bool:
+    """A bench of the drills side by side, not a sitting of the node-loss drill alone (its own table's)."""
+    return _drills(record) != {NODE_LOSS_DRILL}
+
+
+def _is_node_loss(record: Record) -> bool:
+    return NODE_LOSS_DRILL in _drills(record)
+
+
+def node_loss_table(record: Record, link: str) -> list[str]:
+    """The node-loss drill: ours (active + standby) beside MM2 tuned, and MM2 with Connect's defaults."""
+    cells = [c for c in record["figures"]["cells"] if c["drill"] == NODE_LOSS_DRILL]
+    return [_sitting(record, link), "", *side_by_side_table(cells)]
+
+
 def _pair(cells: dict[str, Record], key: str) -> str:
     """Ours / MM2; runs passed as '3 / 2 of 3'."""
     if key == "passed":
@@ -198,9 +220,10 @@ def checker_scaling_table(record: Record, link: str) -> list[str]:
 
 MEASUREMENTS = Path("docs") / "measurements"
 TABLES = (
-    Table(MEASUREMENTS / "bench.md", "bench-drills", "bench-drills", bench_table),
+    Table(MEASUREMENTS / "bench.md", "bench-drills", "bench-drills", bench_table, _is_every_drill),
+    Table(MEASUREMENTS / "bench.md", "node-loss", "bench-drills", node_loss_table, _is_node_loss),
     Table(MEASUREMENTS / "capacity.md", "capacity", "sweep", capacity_table, _is_capacity_comparison),
-    Table(Path("README.md"), "latest-against-mirrormaker2", "bench-drills", readme_table),
+    Table(Path("README.md"), "latest-against-mirrormaker2", "bench-drills", readme_table, _is_every_drill),
     Table(MEASUREMENTS / "load.md", "load-ceiling", "bench-load", load_ceiling_table),
     Table(MEASUREMENTS / "load.md", "compression", "sweep", compression_table, _is_compression_sweep),
     Table(MEASUREMENTS / "checker.md", "checker-scaling", "bench-checker", checker_scaling_table, _is_checker_scaling),

@@ -56,6 +56,20 @@ def test_a_newer_record_makes_the_committed_tables_stale_until_regenerated(check
     assert readme.startswith("# mirrordrill") and "## Results" in readme
 
 
+def test_a_node_loss_sitting_fills_its_own_table_and_leaves_the_side_by_side_ones(checkout):
+    sitting = Sitting.begin(["mirrordrill"], ["bench", "drills", "--drills", "scenarios/replicator-node-loss.yaml"])
+    cells = [_cell("replicator-node-loss", "pyspark", 9000), _cell("replicator-node-loss", "mirrormaker2", 9500),
+             _cell("replicator-node-loss", "mirrormaker2, Connect's defaults", 310000)]
+    path = sitting.write("bench-drills", {"runs": 3, "cells": cells}, checkout / RECORDS_DIR)
+    pages = measurement_pages(checkout)
+    bench = pages[Path("docs/measurements/bench.md")]
+    node_loss = bench[bench.index("<!-- generated:node-loss"):]
+    assert f"[{path.name}]({path.name})" in node_loss
+    assert "| replicator-node-loss | mirrormaker2, Connect's defaults | 1/1 | 0 | 50 | 310,000 |" in node_loss
+    side_by_side = bench[:bench.index("<!-- generated:node-loss")]
+    assert path.name not in side_by_side and path.name not in pages[Path("README.md")]
+
+
 def test_the_capacity_table_compares_each_replicator_to_mm2_at_its_stream_count(checkout):
     points = [{"params": {"replicator": rep, "mode": "realtime", "num_streams": n}, "run": run,
                "backlog_records_s": rate}
