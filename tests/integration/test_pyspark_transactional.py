@@ -96,12 +96,14 @@ def test_sigkill_and_restart_copy_every_record_once(tx_repl):
     with SteadyLoad(east.bootstrap, topic, "crash", 3000, rate=200) as load:
         wait_for(lambda: len(values_in(west, remote)) >= 300, 300, "records flowing")
         tx_repl.kill()  # SIGKILL: open transactions left behind, to be aborted by the restart's fence
+        # what read_committed readers see while the killed process's open transactions hold them: no
+        # more until the restart aborts those (or the transaction timeout, 60 s, does). Counted before
+        # the restart: on a busy machine the restarted driver had copied the whole rest of the load by
+        # the time it counted as ready, and a count taken then never grew
+        n = len(values_in(west, remote))
         time.sleep(1)
         restarted = time.monotonic()
         tx_repl.start()
-        n = len(values_in(west, remote))
-        # the killed process's open transactions would hold read_committed readers for the
-        # transaction timeout (60 s) unless the restart aborted them
         wait_for(lambda: len(values_in(west, remote)) > n, 30, "copies visible after the restart")
         assert time.monotonic() - restarted < 60
     exactly_once(west, remote, 3, load.values)
