@@ -81,8 +81,8 @@ class LocalLock:
     def record_holder(self) -> None:
         """Write this process's id into the file: the lease's holder on this machine, with the lock or not.
 
-        A driver that took the lease through an empty group while a paused one held the lock has it
-        only once that one exits; until then a standby started meanwhile could get the freed lock
+        A driver that took the lease from a paused one (its beats stopped) while that one held the
+        lock has the lock only once that one exits; until then a standby started meanwhile could get the freed lock
         first, and must not read that as "the holder is gone". In place, not renamed: the lock is
         on the file's inode."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
