@@ -164,6 +164,8 @@ def _timeline_steps(s: DrillSummary, flow: FlowResults | None) -> list[TestStepR
         if hit:
             params += [Parameter("acked during", str(hit.acked)), Parameter("lost of those", str(hit.lost)),
                        Parameter("max lag during", str(hit.max_lag))]
+            if hit.stall_s is not None:
+                params.append(Parameter("longest stall overlapping it (s)", f"{hit.stall_s:.1f}"))
         status = _STEP_STATUS.get(e.outcome, Status.BROKEN)
         name = e.name + (" (condition not met)" if e.condition and e.condition_held is False else "")
         steps.append(TestStepResult(

@@ -37,7 +37,8 @@ from pydantic import (
     model_validator,
 )
 
-from mirrordrill.harness.drill.checker.contract import FlowSeries, SecondSeries
+# a flow's events read back as the checker wrote them (its dataclass, validated by pydantic)
+from mirrordrill.harness.drill.checker.contract import EventImpact, FlowSeries, SecondSeries
 from mirrordrill.harness.drill.run_folder import SERIES_DIR, SUMMARY_FILE
 from mirrordrill.loadgen.histories.records import TimelineEvent
 
@@ -107,19 +108,6 @@ class Figures(_Model):
     # Acked, not seen on the target, not known lost: replication had not drained (an interrupted
     # drill) and no later record of the same source partition arrived. 0 in older summaries.
     in_flight: int = 0
-
-
-class EventImpact(_Model):
-    """What happened to a flow while one timeline event lasted."""
-
-    name: str
-    kind: str
-    start_ts_ms: int
-    end_ts_ms: int | None
-    outcome: str
-    acked: int
-    lost: int
-    max_lag: int | None
 
 
 class IdSamples(_Model):

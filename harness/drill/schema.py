@@ -152,8 +152,12 @@ class ReplicationDef(_M):
     shell: bool = False  # command replicator: run the template through /bin/sh -c (placeholders quoted)
     spark: SparkDef = SparkDef()  # pyspark only
     # pyspark only: each replicator process runs as two drivers, the second warmed up and waiting for
-    # the node's lease (harness/drill/replicators/pyspark_standby.py); its flows write transactionally
-    standby: bool = Field(False, description="pyspark only: a warmed standby driver beside each replicator process")
+    # the node's lease (harness/drill/replicators/pyspark_standby.py); its flows write transactionally.
+    # "lease": without the node's lock file, as two drivers on different machines would run
+    standby: bool | Literal["lease"] = Field(False, description=(
+        "pyspark only: a warmed standby driver beside each replicator process. true: it takes over when the "
+        "active's lock file on this machine is freed (a kill) or the active's lease beats stop (a pause); "
+        "lease: through the lease alone, as when the two drivers run on different machines"))
     mirrormaker2: MirrorMaker2Def = MirrorMaker2Def()  # mirrormaker2 only
     mirrormaker1: MirrorMaker1Def = MirrorMaker1Def()  # mirrormaker1 only
     flows: list[FlowDef] = Field(min_length=1)

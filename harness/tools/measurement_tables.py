@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mirrordrill.harness.tools.bench.drills import side_by_side_table
+from mirrordrill.harness.tools.bench.drills import side_by_side_table, step_stall_table
 from mirrordrill.primitives.measurement_record import RECORDS_DIR, read_records
 
 Record = dict[str, Any]
@@ -55,7 +55,9 @@ def _sitting(record: Record, link: str) -> str:
 
 def bench_table(record: Record, link: str) -> list[str]:
     """Every drill with each replicator: the medians, as ``bench drills`` prints them."""
-    return [_sitting(record, link), "", *side_by_side_table(record["figures"]["cells"])]
+    cells = record["figures"]["cells"]
+    steps = step_stall_table(cells)
+    return [_sitting(record, link), "", *side_by_side_table(cells), *([""] + steps if steps else [])]
 
 
 NODE_LOSS_DRILL = "replicator-node-loss"
@@ -77,7 +79,7 @@ def _is_node_loss(record: Record) -> bool:
 def node_loss_table(record: Record, link: str) -> list[str]:
     """The node-loss drill: ours (active + standby) beside MM2 tuned, and MM2 with Connect's defaults."""
     cells = [c for c in record["figures"]["cells"] if c["drill"] == NODE_LOSS_DRILL]
-    return [_sitting(record, link), "", *side_by_side_table(cells)]
+    return [_sitting(record, link), "", *side_by_side_table(cells, step_stall_columns=True)]
 
 
 def _pair(cells: dict[str, Record], key: str) -> str:

@@ -277,8 +277,18 @@ def test_spark_and_reference_agree_on_the_stall(spark, tmp_path, seed):
     _write(tmp_path, ACKED_SENDS, acked, files=2)
     _write(tmp_path, TARGET_RECORDS, observed)
     _write(tmp_path, END_OFFSETS, samples)
-    reference = check_flow(FlowInput("A", "B", {"A.t": "t"}, acked, observed, lag_samples=samples))
+    t0 = acked[0].ack_ts_ms - acked[0].ack_ts_ms % 10
+    # an instant step, a step that lasted, one that never ended, and one after everything
+    timeline = (TimelineEvent("kill", "kill_replicator", t0 + 400, t0 + 400, "ok", ""),
+                TimelineEvent("pause", "pause_replicator", t0 + 600, t0 + 900, "ok", ""),
+                TimelineEvent("cut", "cut_link", t0 + 200, None, "ok", ""),
+                TimelineEvent("late", "sleep", t0 + 60_000, t0 + 61_000, "ok", ""))
+    reference = check_flow(FlowInput("A", "B", {"A.t": "t"}, acked, observed, lag_samples=samples,
+                                     timeline=timeline))
     assert reference.stall.stall_s and reference.stall.stall_s > 0.5
     assert len(reference.stall.by_partition) == 3
-    on_spark = spark_checker.check_flow(spark_checker.load_flow_input(spark, tmp_path, "A", "B", {"A.t": "t"}))
+    assert reference.events[2].stall_s == reference.stall.stall_s and reference.events[3].stall_s == 0
+    on_spark = spark_checker.check_flow(spark_checker.load_flow_input(spark, tmp_path, "A", "B", {"A.t": "t"},
+                                                                      timeline))
     assert on_spark.stall == reference.stall
+    assert on_spark.events == reference.events

@@ -22,7 +22,7 @@ from mirrordrill.harness.drill.checker.contract import (
     wipe_times,
 )
 from mirrordrill.harness.drill.checker.figures import Tally, event_impact, figure_fields, first_ids, flow_series, latency_stats
-from mirrordrill.harness.drill.checker.stall import FlowStall, PartitionKey, flow_stall
+from mirrordrill.harness.drill.checker.stall import FlowStall, PartitionKey, event_windows, flow_stall
 from mirrordrill.loadgen.histories.records import AckedSend, TimelineEvent
 
 Position = tuple[str, int, int]  # (topic, partition, offset)
@@ -75,12 +75,13 @@ def _check_flow(inp: FlowInput) -> FlowResult:
     for t in counts.tallies.values():
         total.add(t)
     all_latencies = [v for vs in counts.latencies.values() for v in vs]
+    stall = _stall(inp, ledger, sightings, set(source_topics))
     return FlowResult(
         source=inp.source, target=inp.target, topics=tuple(source_topics),
         topic_map=topic_map, by_topic=counts.by_topic(), series=series,
         samples=IdSamples(**{k: first_ids(v) for k, v in counts.kinds.items()}),
-        events=_event_impacts(inp.timeline, ledger, sightings, in_flight, series.lag),
-        stall=_stall(inp, ledger, sightings, set(source_topics)),
+        events=_event_impacts(inp.timeline, ledger, sightings, in_flight, series.lag, stall.by_window),
+        stall=stall,
         **figure_fields(total, latency_stats(all_latencies)))
 
 
@@ -98,7 +99,7 @@ def _stall(inp: FlowInput, ledger: dict[MessageId, _Ledger], sightings: dict[Mes
                or (s.cluster == inp.target and s.topic in inp.topic_map))
     end = max((*(led.first.ack_ts_ms for led in ledger.values()),
                *(s.first[0] for s in sightings.values()), *samples), default=None)
-    return flow_stall(partitions, end)
+    return flow_stall(partitions, end, event_windows(inp.timeline))
 
 
 def _ledger(inp: FlowInput, source_topics: set[str]) -> dict[MessageId, _Ledger]:
@@ -228,16 +229,16 @@ class _FlowCounts:
 
 def _event_impacts(timeline: Sequence[TimelineEvent], ledger: dict[MessageId, _Ledger],
                    sightings: dict[MessageId, _Sighting], in_flight: set[MessageId],
-                   lag: SecondSeries) -> tuple[EventImpact, ...]:
-    """Per timeline event: the ids first acked while it lasted, and how many of those were lost."""
+                   lag: SecondSeries, stalls_ms: Sequence[int]) -> tuple[EventImpact, ...]:
+    """Per timeline event: the ids first acked while it lasted, how many of those were lost, its stall."""
     events = []
-    for e in timeline:
+    for e, stall_ms in zip(timeline, stalls_ms, strict=True):
         end = e.end_ts_ms
         inside = [mid for mid, led in ledger.items()
                   if e.start_ts_ms <= led.first.ack_ts_ms and (end is None
                                                                or led.first.ack_ts_ms <= end)]
         lost = sum(1 for mid in inside if mid not in sightings and mid not in in_flight)
-        events.append(event_impact(e, len(inside), lost, lag))
+        events.append(event_impact(e, len(inside), lost, lag, stall_ms))
     return tuple(events)
 
 

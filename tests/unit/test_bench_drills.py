@@ -155,11 +155,23 @@ def test_a_bench_sweeps_the_failover_phase_with_both_replicators_at_each(tmp_pat
 
 def test_a_drill_that_tunes_connects_worker_also_runs_mm2_once_with_connects_defaults(tmp_path):
     from mirrordrill.harness.tools.bench.drills import CONNECT_DEFAULTS_LABEL, _sweeps
-    (tuned, _), (untuned, label) = _sweeps(Path("scenarios/replicator-node-loss.yaml"), 3, tmp_path,
-                                           log=lambda m: None, reports=None)
+    (tuned, _), (untuned, label), *_ = _sweeps(Path("scenarios/replicator-node-loss.yaml"), 3, tmp_path,
+                                               log=lambda m: None, reports=None)
     assert tuned.repeat == 3 and untuned.repeat == 1 and label == CONNECT_DEFAULTS_LABEL
     # the file tunes all three; the drain waits out the 300 s delay and the 10 s session beyond its own 120 s
     assert untuned.combinations() == [{"replicator": "mirrormaker2", "mm2_worker.scheduled.rebalance.max.delay.ms": 300000,
                                        "mm2_worker.session.timeout.ms": 10000, "mm2_worker.heartbeat.interval.ms": 3000,
                                        "drain_timeout": 430.0}]
     assert untuned.out_dir != tuned.out_dir
+
+
+def test_a_drill_with_a_standby_on_the_lock_file_also_runs_ours_with_the_lease_alone(tmp_path):
+    from mirrordrill.harness.tools.bench.drills import _sweeps, lease_alone_label
+    sweeps = _sweeps(Path("scenarios/replicator-node-loss.yaml"), 3, tmp_path, log=lambda m: None, reports=None)
+    lease_alone, label = sweeps[-1]
+    assert label == lease_alone_label() == "pyspark, lease alone (6 s)"
+    assert lease_alone.repeat == 3 and lease_alone.combinations() == [{"replicator": "pyspark", "standby": "lease"}]
+    assert len({s.out_dir for s, _ in sweeps}) == 3
+    # a drill without a standby gets neither
+    assert [label for _, label in _sweeps(Path("scenarios/quickstart.yaml"), 3, tmp_path,
+                                          log=lambda m: None, reports=None)] == [None]

@@ -45,7 +45,9 @@ ADDED = {"schema", "backlog_records",
 # issue 14: per flow (and topic), records still on their way when a drill was interrupted
 ADDED_IN_FLOWS = {".flows[].in_flight", ".flows[].by_topic.orders.in_flight", ".flows[].samples.in_flight",
                   # issue 47: the stall (None and empty when read from a summary that lacked it)
-                  ".flows[].stall_s", ".flows[].stall_by_partition"}
+                  ".flows[].stall_s", ".flows[].stall_by_partition",
+                  # each timeline event's stall (None when read from a summary that lacked it)
+                  ".flows[].events[].stall_s"}
 ADDED_FLOW_FIELDS = ("in_flight", "stall_s", "stall_by_partition")
 
 
@@ -71,6 +73,7 @@ def test_a_summary_written_now_has_every_field_of_before_with_the_same_values():
     for f in flows:
         f["by_topic"] = {t: {k: v for k, v in fig.items() if k != "in_flight"} for t, fig in f["by_topic"].items()}
         f["samples"] = {k: v for k, v in f["samples"].items() if k != "in_flight"}
+        assert {e.pop("stall_s") for e in f["events"]} <= {None}
     assert {k: v for k, v in new.items() if k not in ADDED} | {"flows": flows} == old
     assert list(new) == ["schema", *old, "backlog_records", "started_ms", "load_started_ms", "replicator_mode",
                          "versions", "drill_sha256", "environment", "replicator_starts", "verdict",

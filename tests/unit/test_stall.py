@@ -9,8 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mirrordrill.harness.drill.checker import FlowInput, check_flow
-from mirrordrill.harness.drill.checker.stall import NO_STALL, PartitionStall, flow_stall, partition_stall
-from mirrordrill.loadgen.histories.records import AckedSend, LagSample, TargetRecord
+from mirrordrill.harness.drill.checker.stall import (
+    NO_STALL,
+    PartitionStall,
+    event_stall_ms,
+    flow_stall,
+    partition_stall,
+    partition_stalls,
+)
+from mirrordrill.loadgen.histories.records import AckedSend, LagSample, TargetRecord, TimelineEvent
 
 SETTINGS = settings(max_examples=300, deadline=None)
 
@@ -24,22 +31,30 @@ def histories(draw, lost: bool = True):
     return acked, copied, draw(st.integers(0, 100))
 
 
-def _by_every_millisecond(acked: list[int], copied: list[int | None], end: int) -> PartitionStall:
-    """The definition walked one millisecond at a time, from each record's own interval."""
+def _every_stall_walked(acked: list[int], copied: list[int | None], end: int) -> list[tuple[int, int]]:
+    """The definition walked one millisecond at a time, from each record's own interval: every stall."""
     times = [*acked, *(c for c in copied if c is not None)]
     if not times:
-        return NO_STALL
+        return []
     end = max(end, *times)
     arrivals = {c for c in copied if c is not None}
-    best, run = NO_STALL, None
+    stalls, run = [], None
     for t in range(min(times), end + 1):
         held = any(a <= t < (end + 1 if c is None else c) for a, c in zip(acked, copied, strict=True))
         if run is not None and (t in arrivals or not held or t == end):
-            if t - run > best.stall_ms:
-                best = PartitionStall(t - run, run)
+            if t > run:
+                stalls.append((run, t))
             run = None
         if run is None and held and t < end:
             run = t
+    return stalls
+
+
+def _by_every_millisecond(acked: list[int], copied: list[int | None], end: int) -> PartitionStall:
+    best = NO_STALL
+    for start, stop in _every_stall_walked(acked, copied, end):
+        if stop - start > best.stall_ms:
+            best = PartitionStall(stop - start, start)
     return best
 
 
@@ -48,6 +63,25 @@ def _by_every_millisecond(acked: list[int], copied: list[int | None], end: int) 
 def test_the_sweep_is_the_definition_walked_millisecond_by_millisecond(history):
     acked, copied, end = history
     assert partition_stall(acked, copied, end) == _by_every_millisecond(acked, copied, end)
+
+
+@SETTINGS
+@given(histories())
+def test_every_stall_is_the_definition_walked_millisecond_by_millisecond(history):
+    acked, copied, end = history
+    assert partition_stalls(acked, copied, end) == _every_stall_walked(acked, copied, end)
+
+
+@SETTINGS
+@given(histories(), st.integers(-10, 110), st.one_of(st.none(), st.integers(0, 40)))
+def test_an_events_stall_is_the_longest_running_at_some_moment_of_it(history, lo, length):
+    acked, copied, end = history
+    hi = None if length is None else lo + length
+    stalls = partition_stalls(acked, copied, end)
+    last = max((stop for _, stop in stalls), default=0)
+    moments = range(lo, (last if hi is None else hi) + 1)
+    running = [stop - start for start, stop in stalls if any(start <= t < stop for t in moments)]
+    assert event_stall_ms(stalls, (lo, hi)) == max(running, default=0)
 
 
 @SETTINGS
@@ -138,6 +172,28 @@ def test_the_checker_reports_a_replicator_stop_per_partition_from_acks_and_first
     assert summary["stall_s"] == 5.49
     assert summary["stall_by_partition"] == {"orders-0": {"stall_s": 5.49, "started_ms": base + 510},
                                              "orders-1": {"stall_s": 5.0, "started_ms": base + 4_000}}
+
+
+def test_each_timeline_event_gets_the_longest_stall_it_overlapped():
+    base = 1_700_000_000_000
+    # partition 0 copied 20 ms after each ack, but nothing arrives from +1,000 to +4,000 (a kill at
+    # +1,010) nor from +6,000 to +8,000 (a pause from +6,100 to +7,000); partition 1 stops once,
+    # shorter, during the kill
+    acked = [_ack(0, i, base + 10 * i) for i in range(900)]
+    seen = [_read(0, i, base + 10 * i + 20) for i in range(900) if not 980 <= 10 * i + 20 < 4_000
+            and not 5_980 <= 10 * i + 20 < 8_000]
+    seen += [_read(0, i, base + 4_000) for i in range(900) if 980 <= 10 * i + 20 < 4_000]
+    seen += [_read(0, i, base + 8_000) for i in range(900) if 5_980 <= 10 * i + 20 < 8_000]
+    acked += [_ack(1, 1000 + i, base + 10 * i) for i in range(300)]
+    seen += [_read(1, 1000 + i, base + 10 * i + 20) for i in range(300) if i != 150]
+    seen += [_read(1, 1150, base + 2_500)]
+    timeline = (TimelineEvent("kill", "kill_replicator_node", base + 1_010, base + 1_010, "ok", ""),
+                TimelineEvent("pause", "pause_replicator_node", base + 6_100, base + 7_000, "ok", ""),
+                TimelineEvent("quiet", "sleep", base + 4_100, base + 5_900, "ok", ""))
+    result = check_flow(FlowInput("A", "B", {"A.orders": "orders"}, acked, seen, timeline=timeline))
+    assert [e.stall_s for e in result.events] == [3.03, 2.03, 0.01]
+    assert result.stall.stall_s == 3.03
+    assert [e["stall_s"] for e in result.summary()["events"]] == [3.03, 2.03, 0.01]
 
 
 def test_the_lag_and_latency_plots_mark_the_longest_stall(monkeypatch):

@@ -149,6 +149,22 @@ def test_the_harness_gives_both_drivers_one_lease_under_the_drills_prefix(tmp_pa
     assert keys["mirrordrill.lease.lock.file"] == str(tmp_path / "lease.lock")
     assert transactional_settings("drill-7-") == {"mirrordrill.transactional": "true",
                                                   "mirrordrill.transactional.id.prefix": "drill-7-"}
+    # standby: lease — the drivers share the lease alone, as on two machines: no lock file
+    assert lease_settings("drill-7-", "dr", None) == {"mirrordrill.lease.group": "drill-7-lease.dr"}
+
+
+def test_a_drill_or_a_sweep_asks_for_the_lease_alone_with_standby_lease():
+    from mirrordrill.harness.drill.schema import ReplicationDef
+    from mirrordrill.harness.tools.sweep.params import SweepError, apply_params
+    flows = [{"source": "a", "target": "b", "topics": ["t"]}]
+    assert ReplicationDef.model_validate({"standby": "lease", "flows": flows}).standby == "lease"
+    with pytest.raises(ValueError):
+        ReplicationDef.model_validate({"standby": "lock", "flows": flows})
+    drill = {"replication": {"replicator": "pyspark", "standby": True, "flows": flows}}
+    assert apply_params(drill, {"standby": "lease"})["replication"]["standby"] == "lease"
+    assert apply_params(drill, {"standby": "false"})["replication"]["standby"] is False
+    with pytest.raises(SweepError, match="valid values are true, false, lease"):
+        apply_params(drill, {"standby": "maybe"})
 
 
 def test_no_flow_with_the_default_filters_copies_the_lease_topic():

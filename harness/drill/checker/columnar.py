@@ -43,7 +43,7 @@ from mirrordrill.harness.drill.checker.contract import (
     wipe_times,
 )
 from mirrordrill.harness.drill.checker.figures import Tally, event_impact, figure_fields, flow_series, latency_stats
-from mirrordrill.harness.drill.checker.stall import FlowStall, PartitionKey, flow_stall
+from mirrordrill.harness.drill.checker.stall import FlowStall, PartitionKey, event_windows, flow_stall
 from mirrordrill.loadgen.histories.columnar import frame_of
 from mirrordrill.loadgen.histories.kinds import ACKED_SENDS, TARGET_RECORDS, UNCERTAIN_SENDS
 from mirrordrill.loadgen.histories.records import LagSample, TimelineEvent
@@ -110,6 +110,7 @@ def check_flow(inp: FlowInput | ColumnarFlowInput) -> FlowResult:
     for t in by_topic.values():
         total.add(t)
     replicated = ids.filter(_C("replicated"))
+    stall = _stall(columnar, ids, source_topics)
     return FlowResult(
         source=columnar.source, target=columnar.target, topics=tuple(source_topics),
         topic_map=topic_map,
@@ -118,8 +119,8 @@ def check_flow(inp: FlowInput | ColumnarFlowInput) -> FlowResult:
                   for topic, (remotes, latencies) in _topic_latencies(replicated, source_topics,
                                                                       topic_map).items()},
         series=series, samples=_samples(ids),
-        events=_event_impacts(columnar.timeline, ids, series.lag),
-        stall=_stall(columnar, ids, source_topics),
+        events=_event_impacts(columnar.timeline, ids, series.lag, stall.by_window),
+        stall=stall,
         **figure_fields(total, latency_stats(_sorted_latencies(replicated))))
 
 
@@ -134,7 +135,7 @@ def _stall(inp: ColumnarFlowInput, ids: pl.DataFrame, source_topics: list[str]) 
                if (s.cluster == inp.source and s.topic in source_topics)
                or (s.cluster == inp.target and s.topic in inp.topic_map)]
     latest = [int(v) for v in (ids["ack_ts_ms"].max(), ids["seen_ts_ms"].max()) if isinstance(v, int)]
-    return flow_stall(partitions, max([*latest, *samples], default=None))
+    return flow_stall(partitions, max([*latest, *samples], default=None), event_windows(inp.timeline))
 
 
 # --------------------------------------------------------------------------- per id
@@ -271,16 +272,17 @@ def _samples(ids: pl.DataFrame) -> IdSamples:
 
 
 def _event_impacts(timeline: Sequence[TimelineEvent], ids: pl.DataFrame,
-                   lag: SecondSeries) -> tuple[EventImpact, ...]:
-    """Per timeline event: the ids first acked while it lasted, and how many of those were lost."""
+                   lag: SecondSeries, stalls_ms: Sequence[int]) -> tuple[EventImpact, ...]:
+    """Per timeline event: the ids first acked while it lasted, how many of those were lost, and
+    ``stalls_ms``' entry for it."""
     acked = ids.filter(_C("acked")).select("ack_ts_ms", "lost")
     events = []
-    for e in timeline:
+    for e, stall_ms in zip(timeline, stalls_ms, strict=True):
         during = _C("ack_ts_ms") >= e.start_ts_ms
         if e.end_ts_ms is not None:
             during = during & (_C("ack_ts_ms") <= e.end_ts_ms)
         inside = acked.filter(during)
-        events.append(event_impact(e, inside.height, int(inside["lost"].sum()), lag))
+        events.append(event_impact(e, inside.height, int(inside["lost"].sum()), lag, stall_ms))
     return tuple(events)
 
 

@@ -248,6 +248,9 @@ class EventImpact:
     acked: int             # ids first acknowledged during the event
     lost: int              # of those, never seen on the target
     max_lag: int | None    # highest exact lag at the end of a second during the event
+    # the longest stall of the flow's partitions that overlapped the event (``checker.stall``);
+    # None from a checker that did not measure it
+    stall_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -208,8 +208,9 @@ def max_lag_during(lag: SecondSeries, start_ts_ms: int, end_ts_ms: int | None) -
     return max(values) if values else None
 
 
-def event_impact(event, acked: int, lost: int, lag: SecondSeries) -> EventImpact:
-    """One timeline event's impact record."""
+def event_impact(event, acked: int, lost: int, lag: SecondSeries, stall_ms: int | None = None) -> EventImpact:
+    """One timeline event's impact record (``stall_ms``: the longest stall overlapping it)."""
     return EventImpact(event.name, event.kind, event.start_ts_ms, event.end_ts_ms,
                        event.outcome, acked, lost,
-                       max_lag_during(lag, event.start_ts_ms, event.end_ts_ms))
+                       max_lag_during(lag, event.start_ts_ms, event.end_ts_ms),
+                       None if stall_ms is None else stall_ms / 1000)

@@ -33,6 +33,7 @@ from mirrordrill.harness.drill.checker.contract import (
 from mirrordrill.harness.drill.checker.figures import Tally, event_impact, figure_fields, flow_series
 from mirrordrill.harness.drill.checker.spark_io import load_history
 from mirrordrill.harness.drill.checker.spark_stall import spark_flow_stall
+from mirrordrill.harness.drill.checker.stall import event_windows
 from mirrordrill.loadgen.histories.kinds import (
     ACKED_SENDS,
     END_OFFSETS,
@@ -354,7 +355,7 @@ def check_flow(inp: SparkFlowInput) -> FlowResult:
         acks, caught_up, first_seen = _flow_counts(ids)
         event_counts = _event_counts(ids, inp.timeline)
         on_source, on_target = _on_flow(inp, source_topics, remotes)
-        stall = spark_flow_stall(ids, inp.lag_samples, on_source | on_target)
+        stall = spark_flow_stall(ids, inp.lag_samples, on_source | on_target, event_windows(inp.timeline))
     finally:
         ids.unpersist()
 
@@ -368,7 +369,7 @@ def check_flow(inp: SparkFlowInput) -> FlowResult:
             remote_topics=tuple(sorted(r for r, s in topic_map.items() if s == topic)),
             **figure_fields(tallies.get(topic, Tally()), latencies.get(topic, empty)))
         for topic in source_topics}
-    events = tuple(event_impact(e, *event_counts.get(i, (0, 0)), series.lag)
+    events = tuple(event_impact(e, *event_counts.get(i, (0, 0)), series.lag, stall.by_window[i])
                    for i, e in enumerate(inp.timeline))
     return FlowResult(
         source=inp.source, target=inp.target, topics=tuple(source_topics),

@@ -10,10 +10,14 @@ the driver.
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window
+from collections.abc import Sequence
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import Window as Frame
 from pyspark.sql import functions as F
 
-from mirrordrill.harness.drill.checker.stall import FlowStall, PartitionStall, stall_of_partitions
+from mirrordrill.harness.drill.checker.stall import FlowStall, PartitionStall, Window, stall_of_partitions
 
 _PARTITION = ("topic", "a_partition")
 
@@ -43,28 +47,47 @@ def _observation_end(ids: DataFrame, samples: DataFrame | None, on_flow: Column 
     return max(known) if known else None
 
 
-def spark_flow_stall(ids: DataFrame, samples: DataFrame | None, on_flow: Column | None) -> FlowStall:
-    """The flow's stall from the checker's one-row-per-id frame (``spark._flow_ids``).
+def spark_flow_stall(ids: DataFrame, samples: DataFrame | None, on_flow: Column | None,
+                     windows: Sequence[Window] = ()) -> FlowStall:
+    """The flow's stall from the checker's one-row-per-id frame (``spark._flow_ids``), and the longest
+    overlapping each window (``stall.flow_stall``).
 
     ``samples``: the end-offset history, ``on_flow`` selecting the flow's partitions in it.
     """
     col = F.col
     end = _observation_end(ids, samples, on_flow)
     if end is None:
-        return stall_of_partitions({})
-    in_time = Window.partitionBy(*_PARTITION).orderBy("t")
+        return stall_of_partitions({}, (0,) * len(windows))
+    in_time = Frame.partitionBy(*_PARTITION).orderBy("t")
     counted = _per_millisecond(ids.where(col("acked"))).withColumn(
-        "n", F.sum("d").over(in_time.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
-    later = Window.partitionBy(*_PARTITION).orderBy(col("t").desc()).rowsBetween(Window.unboundedPreceding, -1)
+        "n", F.sum("d").over(in_time.rowsBetween(Frame.unboundedPreceding, Frame.currentRow)))
+    later = Frame.partitionBy(*_PARTITION).orderBy(col("t").desc()).rowsBetween(Frame.unboundedPreceding, -1)
     opens = (col("n") > 0) & (col("arrival") | (F.coalesce(F.lag("n").over(in_time), F.lit(0)) == 0))
     length = F.coalesce(F.min(F.when(col("arrival"), col("t"))).over(later), F.lit(end)) - col("t")
-    rows = (counted.select(*_PARTITION, "t", opens.alias("opens"), length.alias("ms"))
-            .groupBy(*_PARTITION)
-            .agg(F.max(F.when(col("opens") & (col("ms") > 0),
-                              F.struct("ms", (-col("t")).alias("neg_start")))).alias("best"))
-            .collect())
+    stalls = (counted.select(*_PARTITION, "t", opens.alias("opens"), length.alias("ms"))
+              .persist(StorageLevel.MEMORY_AND_DISK))
+    try:
+        rows = (stalls.groupBy(*_PARTITION)
+                .agg(F.max(F.when(col("opens") & (col("ms") > 0),
+                                  F.struct("ms", (-col("t")).alias("neg_start")))).alias("best"))
+                .collect())
+        by_window = _longest_per_window(stalls.where(col("opens") & (col("ms") > 0)), windows)
+    finally:
+        stalls.unpersist()
     by_partition = {
         (r["topic"], r["a_partition"]):
             PartitionStall(0, None) if r["best"] is None else PartitionStall(r["best"]["ms"], -r["best"]["neg_start"])
         for r in rows}
-    return stall_of_partitions(by_partition)
+    return stall_of_partitions(by_partition, by_window)
+
+
+def _longest_per_window(stalls: DataFrame, windows: Sequence[Window]) -> tuple[int, ...]:
+    """Per window, the longest of ``stalls`` (``t``, ``ms``) overlapping it (``stall.overlaps``)."""
+    if not windows:
+        return ()
+    frame = stalls.sparkSession.createDataFrame(
+        [(i, lo, hi) for i, (lo, hi) in enumerate(windows)], "i INT, lo LONG, hi LONG")
+    col = F.col
+    overlapping = (col("t") + col("ms") > col("lo")) & (col("hi").isNull() | (col("t") <= col("hi")))
+    longest: dict[int, int] = dict(stalls.join(F.broadcast(frame), overlapping).groupBy("i").agg(F.max("ms")).collect())
+    return tuple(int(longest.get(i, 0)) for i in range(len(windows)))

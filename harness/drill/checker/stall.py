@@ -15,16 +15,24 @@ and its first arrival time on the target, None when it never arrived):
   outstanding at every moment and no arrival fell strictly inside. It ends at an arrival or at
   ``end_ms``; a tie keeps the earliest start.
 
+A timeline event's stall (``event_stall_ms``) is the longest stall of any of the flow's partitions
+that overlapped the event (it ran at some moment from the event's start to its end, inclusive):
+the stall a fault caused, where the flow's own stall is the longest of the whole run.
+
 Everything is in integer epoch milliseconds, so both checkers agree to the millisecond.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from mirrordrill.loadgen.histories.records import TimelineEvent
+
 PartitionKey = tuple[str, int]  # (source topic, source partition)
+Interval = tuple[int, int]  # [start, end) in epoch ms
+Window = tuple[int, int | None]  # a timeline event's [start, end], ends inclusive; None: to the end
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +64,8 @@ class FlowStall:
 
     stall_s: float | None
     by_partition: Mapping[PartitionKey, PartitionStall]
+    # per window asked for (``flow_stall``'s ``windows``, in their order): the longest stall overlapping it, ms
+    by_window: tuple[int, ...] = ()
 
     def summary_by_partition(self) -> dict[str, dict[str, float | int | None]]:
         """``stall_by_partition`` of summary.json, keyed ``topic-partition`` as Kafka names a partition."""
@@ -70,8 +80,8 @@ def partition_name(key: PartitionKey) -> str:
     return f"{key[0]}-{key[1]}"
 
 
-def partition_stall(acked_ms: Sequence[int], copied_ms: Sequence[int | None], end_ms: int) -> PartitionStall:
-    """The longest stall of one source partition (see the module's docstring).
+def partition_stalls(acked_ms: Sequence[int], copied_ms: Sequence[int | None], end_ms: int) -> list[Interval]:
+    """Every stall of one source partition, in time order (see the module's docstring).
 
     ``acked_ms[i]`` and ``copied_ms[i]`` belong to the same record. An ``end_ms`` earlier than some
     time in the arrays is taken as the latest of them: the observation lasted at least that long.
@@ -90,37 +100,72 @@ def partition_stall(acked_ms: Sequence[int], copied_ms: Sequence[int | None], en
                 ends[copied] += 1
     times = sorted(starts.keys() | arrivals)
     if not times:
-        return NO_STALL
+        return []
     end_ms = max(end_ms, times[-1], *acked_ms)
 
-    best = NO_STALL
+    stalls: list[Interval] = []
     outstanding, started = 0, None
     for t in times:
         if t in arrivals:  # an arrival closes the stall running until now
-            if started is not None and t - started > best.stall_ms:
-                best = PartitionStall(t - started, started)
+            if started is not None:
+                stalls.append((started, t))
             started = None
         outstanding += starts[t] - ends[t]
         if outstanding > 0 and started is None:
             started = t
-    if started is not None and end_ms - started > best.stall_ms:
-        best = PartitionStall(end_ms - started, started)
+    if started is not None and end_ms > started:
+        stalls.append((started, end_ms))
+    return stalls
+
+
+def longest(stalls: Sequence[Interval]) -> PartitionStall:
+    """The longest of a partition's stalls (a tie keeps the earliest)."""
+    best = NO_STALL
+    for start, end in stalls:
+        if end - start > best.stall_ms:
+            best = PartitionStall(end - start, start)
     return best
 
 
+def partition_stall(acked_ms: Sequence[int], copied_ms: Sequence[int | None], end_ms: int) -> PartitionStall:
+    """The longest stall of one source partition (``partition_stalls``)."""
+    return longest(partition_stalls(acked_ms, copied_ms, end_ms))
+
+
+def overlaps(stall: Interval, window: Window) -> bool:
+    """The stall ran at some moment of the window (the window's ends inclusive)."""
+    start, end = stall
+    lo, hi = window
+    return end > lo and (hi is None or start <= hi)
+
+
+def event_stall_ms(stalls: Iterable[Interval], window: Window) -> int:
+    """The longest of ``stalls`` that overlapped the window (0: none did)."""
+    return max((end - start for start, end in stalls if overlaps((start, end), window)), default=0)
+
+
+def event_windows(timeline: Iterable[TimelineEvent]) -> tuple[Window, ...]:
+    """Each timeline event's ``[start, end]``."""
+    return tuple((e.start_ts_ms, e.end_ts_ms) for e in timeline)
+
+
 def flow_stall(partitions: Mapping[PartitionKey, tuple[Sequence[int], Sequence[int | None]]],
-               end_ms: int | None) -> FlowStall:
-    """Each partition's stall from its records' ``(acked_ms, copied_ms)`` arrays, and the longest.
+               end_ms: int | None, windows: Sequence[Window] = ()) -> FlowStall:
+    """Each partition's stall from its records' ``(acked_ms, copied_ms)`` arrays, the longest, and the
+    longest overlapping each window.
 
     ``end_ms``: when the observation ended (None: at the latest time in the arrays).
     """
-    by_partition = {}
+    by_partition, by_window = {}, [0] * len(windows)
     for key, (acked, copied) in partitions.items():
-        by_partition[key] = partition_stall(acked, copied, end_ms if end_ms is not None else 0)
-    return stall_of_partitions(by_partition)
+        stalls = partition_stalls(acked, copied, end_ms if end_ms is not None else 0)
+        by_partition[key] = longest(stalls)
+        by_window = [max(ms, event_stall_ms(stalls, w)) for ms, w in zip(by_window, windows, strict=True)]
+    return stall_of_partitions(by_partition, tuple(by_window))
 
 
-def stall_of_partitions(by_partition: Mapping[PartitionKey, PartitionStall]) -> FlowStall:
+def stall_of_partitions(by_partition: Mapping[PartitionKey, PartitionStall],
+                        by_window: tuple[int, ...] = ()) -> FlowStall:
     """A flow's stall from its partitions' (0 when it has none: nothing was ever held back)."""
-    longest = max((s.stall_ms for s in by_partition.values()), default=0)
-    return FlowStall(longest / 1000, dict(sorted(by_partition.items())))
+    longest_ms = max((s.stall_ms for s in by_partition.values()), default=0)
+    return FlowStall(longest_ms / 1000, dict(sorted(by_partition.items())), by_window)

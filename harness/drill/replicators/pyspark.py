@@ -119,7 +119,7 @@ class PySparkReplicator(StandbyNodes[ReplicatorNode]):
         opts: dict = {"artifacts": run.artifacts} if run.artifacts is not None else {}
         return (opts | ({"mode": replication.mode} if replication.mode else {}) | {"spark": run.spark()}
                 | ({"flight_recording": True} if run.flight_recording else {})
-                | ({"standby": True} if replication.standby else {}))
+                | ({"standby": replication.standby} if replication.standby else {}))
 
     @classmethod
     def flight_recording_refusal(cls, run: RunInputs) -> str | None:
@@ -151,13 +151,14 @@ class PySparkReplicator(StandbyNodes[ReplicatorNode]):
     def __init__(self, setup: ReplicationSetup, *, mode: str | None = None, drill_intervals: bool = True,
                  spark_master: str | None = None, artifacts: Artifacts | None = None,
                  ready_timeout_s: float | None = None, spark: SparkDeployment | None = None,
-                 flight_recording: bool = False, standby: bool = False) -> None:
+                 flight_recording: bool = False, standby: bool | str = False) -> None:
         """``mode`` (microbatch|realtime) applies to every flow unless a flow sets ``mirrordrill.mode``.
 
         ``spark`` says where Spark runs (``local``, ``standalone``, a URL; see harness.lab.spark.deployment);
         ``spark_master`` is the older way of giving an in-process master such as ``local[4]``.
         ``flight_recording``: each process's driver JVM records into ``FLIGHT_RECORDING_FILE`` (local masters).
-        ``standby``: each process runs as two drivers, an active one and a warmed standby (``pyspark_standby``).
+        ``standby``: each process runs as two drivers, an active one and a warmed standby (``pyspark_standby``);
+        ``"lease"``: they share the lease alone, not the node's lock file (as on two machines).
         """
         super().__init__(setup, ready_timeout_s)
         self.flight_recording = flight_recording
@@ -210,7 +211,8 @@ class PySparkReplicator(StandbyNodes[ReplicatorNode]):
         if self.spark.driver_jit:
             top["mirrordrill.driver.jit"] = self.spark.driver_jit
         if self.standby:
-            top |= lease_settings(self.setup.env.owned_prefix, node.location, node.workdir)
+            top |= lease_settings(self.setup.env.owned_prefix, node.location,
+                                  node.workdir if self.standby is True else None)
         return self.setup.replicator_config(
             node.flows, node.location, flow_defaults={f.name: self.flow_defaults(f) for f in node.flows},
             top_settings=top, resolve_addresses=resolve_addresses)

@@ -34,10 +34,11 @@ KEEP_CHECK_S = 3.0
 STANDBY_BACK_TIMEOUT_S = 180.0
 
 
-def lease_settings(owned_prefix: str, location: str, node_dir: Path) -> dict[str, str]:
-    """The process-wide keys that make a node's two drivers share one lease."""
-    return {"mirrordrill.lease.group": f"{owned_prefix}lease.{location}",
-            "mirrordrill.lease.lock.file": str(node_dir / LOCK_FILE)}
+def lease_settings(owned_prefix: str, location: str, node_dir: Path | None) -> dict[str, str]:
+    """The process-wide keys that make a node's two drivers share one lease, and the node's lock file in
+    ``node_dir`` (None: the lease alone, as two drivers on different machines have it)."""
+    lock = {"mirrordrill.lease.lock.file": str(node_dir / LOCK_FILE)} if node_dir is not None else {}
+    return {"mirrordrill.lease.group": f"{owned_prefix}lease.{location}"} | lock
 
 
 def transactional_settings(owned_prefix: str) -> dict[str, str]:

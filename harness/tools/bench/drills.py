@@ -41,12 +41,23 @@ CONNECT_DEFAULTS = {"scheduled.rebalance.max.delay.ms": 300_000, "session.timeou
                     "heartbeat.interval.ms": 3_000}
 CONNECT_DEFAULTS_LABEL = "mirrormaker2, Connect's defaults"
 CONNECT_DEFAULTS_DIR = "connect-defaults"
+# A drill whose bundled replicator runs a standby on the node's lock file also gets ours with the lease
+# alone (``standby: lease``): what two drivers on different machines would see after a kill.
+LEASE_ALONE_DIR = "lease-alone"
+
+
+def lease_alone_label() -> str:
+    from mirrordrill.replicator.lease import SESSION_TIMEOUT_MS
+    return f"pyspark, lease alone ({SESSION_TIMEOUT_MS / 1000:g} s)"
 
 # The table's columns in order: the catalogue's metrics with a bench column (harness/drill/metrics.py)
 # and the bench's own start-up figures; a registered metric's column comes after these.
 _ORDER = ("duplicates", "latency_p50_ms", "latency_p99_ms", "stall_s", "rto_s", "reprocessed", "first_start_s", "restart_s",
           "throughput_records_s")
 _START_UP = {"first_start_s": ("start s", 1), "restart_s": ("restart s", 1)}
+# a run's figure per kind of timeline step: the longest stall overlapping a step of that kind
+# (``checker.stall``), as "stall_s after kill_replicator_node"
+STEP_STALL_PREFIX = "stall_s after "
 
 
 def figure_columns() -> dict[str, tuple[str, int]]:
@@ -124,7 +135,19 @@ def figures(summary: DrillSummary) -> dict[str, float | None]:
         return max(values) if values else None
     return {**{column.figure: _metric_figure(m, column, summary) for m, column in _bench_metrics()},
             "first_start_s": worst(t.get("first_record_s") for t in firsts),
-            "restart_s": worst(t.get("first_record_s") for t in later)}
+            "restart_s": worst(t.get("first_record_s") for t in later), **step_stalls(summary)}
+
+
+def step_stalls(summary: DrillSummary) -> dict[str, float]:
+    """Per kind of timeline step, the longest stall of any flow overlapping a step of that kind: what
+    each fault cost, where the run's stall is only the worst of them."""
+    out: dict[str, float] = {}
+    for flow in summary.flows:
+        for e in flow.events:
+            if e.stall_s is not None:
+                key = STEP_STALL_PREFIX + e.kind
+                out[key] = max(out.get(key, e.stall_s), e.stall_s)
+    return out
 
 
 @dataclass
@@ -145,7 +168,8 @@ class BenchCell:
         reprocessing's mean (the median of three evenly spread phases still moves with where the
         cycle began, by a third of an interval's records)."""
         out = {}
-        for key in figure_columns():
+        step_keys = sorted({k for r in self.runs for k in r if k.startswith(STEP_STALL_PREFIX)})
+        for key in [*figure_columns(), *step_keys]:
             values = [r[key] for r in self.runs if r.get(key) is not None]
             average = statistics.mean if self.phase_spread and key == "reprocessed" else statistics.median
             out[key] = average(values) if values else None
@@ -167,12 +191,14 @@ class BenchResult:
 
     def markdown(self) -> str:
         """The medians as a markdown table, pyspark and MM2 in adjacent rows per drill."""
+        cells = [{"drill": c.drill, "replicator": c.replicator, "passed": c.passed,
+                  "medians": c.medians, "phase_spread": c.phase_spread} for c in self.cells]
         lines = [f"Medians of {self.runs} interleaved run(s) per replicator, {self.started}, on {self.machine} "
                  f"(load average after the runs: {self.load_after}). Start/restart: seconds from the "
                  f"replicator process's start to its first record moved (the bundled replicator reports it; "
-                 f"MM2 does not).", "",
-                 *side_by_side_table([{"drill": c.drill, "replicator": c.replicator, "passed": c.passed,
-                                        "medians": c.medians, "phase_spread": c.phase_spread} for c in self.cells])]
+                 f"MM2 does not).", "", *side_by_side_table(cells)]
+        if steps := step_stall_table(cells):
+            lines += ["", *steps]
         return "\n".join(lines)
 
     def to_json(self) -> dict:
@@ -187,10 +213,14 @@ class BenchResult:
         return js, md
 
 
-def side_by_side_table(cells: list[dict]) -> list[str]:
+def side_by_side_table(cells: list[dict], step_stall_columns: bool = False) -> list[str]:
     """The table's lines from cells as bench.json (and a measurement record) keeps them: drill,
-    replicator, passed, medians, phase_spread."""
+    replicator, passed, medians, phase_spread; with ``step_stall_columns``, a stall column per kind
+    of timeline step the cells measured."""
     columns = figure_columns()
+    if step_stall_columns:
+        kinds = sorted({k for c in cells for k in c["medians"] if k.startswith(STEP_STALL_PREFIX)})
+        columns |= {k: (f"stall s, {k.removeprefix(STEP_STALL_PREFIX)}", 1) for k in kinds}
     head = ["drill", "replicator", "passed"] + [h for h, _ in columns.values()]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in cells:
@@ -204,6 +234,15 @@ def side_by_side_table(cells: list[dict]) -> list[str]:
                       "interval (0, 1/N, ... of it), the same phases for both replicators: the replay over the "
                       "whole checkpoint cycle, not the phase one fixed kill time meets."]
     return lines
+
+
+def step_stall_table(cells: list[dict]) -> list[str]:
+    """Per drill, replicator and kind of timeline step: the median of the longest stall overlapping such a step."""
+    lines = ["Stall per kind of step (median over the runs of the longest stall of any flow overlapping "
+             "a step of that kind, s):", "", "| drill | replicator | step | stall s |", "|---|---|---|---|"]
+    rows = [f"| {c['drill']} | {c['replicator']} | {k.removeprefix(STEP_STALL_PREFIX)} | {_fmt(v, 1)} |"
+            for c in cells for k, v in sorted(c["medians"].items()) if k.startswith(STEP_STALL_PREFIX)]
+    return lines + rows if rows else []
 
 
 def _fmt(v: float | None, digits: int) -> str:
@@ -235,7 +274,7 @@ def bench(drill_files: list[Path], runs: int, out_dir: Path | None = None, repor
     try:
         for f, sweep, label in sweeps:
             spread = next((p.values for p in sweep.params if p.key == SHIFT_KEY), None)
-            log(f"{f.stem}: once with {label}" if label else
+            log(f"{f.stem}: {sweep.repeat} run(s) with {label}" if label else
                 f"{f.stem}: {runs} run(s) each of {' and '.join(REPLICATORS)}, interleaved"
                 + (f"; the unplanned failover moved {', '.join(f'{v:g}' for v in spread)} s later in turn, "
                    "through one checkpoint interval" if spread else ""))
@@ -255,7 +294,8 @@ def bench(drill_files: list[Path], runs: int, out_dir: Path | None = None, repor
 def _sweeps(drill_file: Path, runs: int, out_dir: Path, log, reports) -> list[tuple[Sweep, str | None]]:
     """The drill's sweep: the replicators repeated ``runs`` times, or, for a drill with an unplanned
     failover, once at each of ``runs`` phases of the checkpoint cycle (pyspark and MM2 at each);
-    then, for a drill that tunes Connect's worker, MM2 once with Connect's defaults (its label)."""
+    then, for a drill that tunes Connect's worker, MM2 once with Connect's defaults (its label), and for
+    a drill with ours' standby on the node's lock file, ours ``runs`` times with the lease alone."""
     import yaml
     drill = yaml.safe_load(drill_file.read_text()) or {}
     phases = checkpoint_phases(drill, runs)
@@ -269,6 +309,11 @@ def _sweeps(drill_file: Path, runs: int, out_dir: Path, log, reports) -> list[tu
         sweeps.append((Sweep(drill_file, untuned, out_dir / f"{drill_file.stem}-{CONNECT_DEFAULTS_DIR}",
                              measure_ceiling=False, log=log, reports=reports, advise=False,
                              made_by="mirrordrill bench"), CONNECT_DEFAULTS_LABEL))
+    if (drill.get("replication") or {}).get("standby") is True:
+        lease_alone = [SweepParam("replicator", ("pyspark",)), SweepParam("standby", ("lease",))]
+        sweeps.append((Sweep(drill_file, lease_alone, out_dir / f"{drill_file.stem}-{LEASE_ALONE_DIR}",
+                             measure_ceiling=False, log=log, repeat=runs, reports=reports, advise=False,
+                             made_by="mirrordrill bench"), lease_alone_label()))
     return sweeps
 
 
@@ -290,10 +335,11 @@ def connect_defaults_params(drill: dict) -> list[SweepParam] | None:
 
 def collect(drill: str, sweep_dir: Path, label: str | None = None) -> list[BenchCell]:
     """Each replicator's runs of one drill, from the run folders of its sweep (finished runs only);
-    with ``label``, the sweep ran one setting of MM2, whose cell it names."""
+    with ``label``, the sweep ran one setting of one replicator (the label's first word), whose cell it names."""
     if label is not None:
-        (mm2,) = [c for c in collect(drill, sweep_dir) if c.replicator == "mirrormaker2"]
-        return [BenchCell(drill, label, mm2.runs, mm2.left_out)]
+        kind = label.split(",")[0]
+        (ran,) = [c for c in collect(drill, sweep_dir) if c.replicator == kind]
+        return [BenchCell(drill, label, ran.runs, ran.left_out)]
     by_kind = {k: BenchCell(drill, k) for k in REPLICATORS}
     shifts = {Path(r["run_dir"]).resolve(): r["params"][SHIFT_KEY]
               for r in read_jsonl(sweep_dir / "sweep.jsonl") if SHIFT_KEY in (r.get("params") or {})}

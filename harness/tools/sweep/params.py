@@ -56,7 +56,7 @@ def parse_params(specs: list[str]) -> list[SweepParam]:
 
 
 SWEEP_KEYS = ("replicator", "policy", "mode", "driver_jit", "broker_jit", "rate", "duration", "drain_timeout", "backlog",
-              "profile", "compression",
+              "profile", "compression", "standby",
               "failover_shift_s", MM2_NODES_KEY, *LINK_KEYS, *_SHORTHANDS)
 """``--param`` keys that are not flow settings (any other key is one, checked as the adapters check it;
 ``mm2_worker.<key>`` is a Connect worker setting of MirrorMaker 2)."""
@@ -79,8 +79,9 @@ def check_key(key: str, value: Any) -> None:
     raise SweepError(f"--param {key!r} is not a sweep key ({', '.join(SWEEP_KEYS)}) nor a valid flow setting: {problem}")
 
 
-BUNDLED_ONLY_KEYS = ("mode", "driver_jit")
-"""Sweep keys of the bundled replicator alone: MirrorMaker 2 has no execution mode and no Spark driver."""
+BUNDLED_ONLY_KEYS = ("mode", "driver_jit", "standby")
+"""Sweep keys of the bundled replicator alone: MirrorMaker 2 has no execution mode, Spark driver or standby."""
+STANDBY_VALUES = {"true": True, "false": False, "lease": "lease"}  # replication.standby, as --param spells it
 NOT_APPLICABLE = "-"
 """A point's value for a key that means nothing to its replicator (MM2's ``driver_jit``)."""
 
@@ -142,6 +143,10 @@ def apply_params(drill: dict, params: dict[str, Any]) -> dict:
                 raise SweepError(f"broker_jit={value!r}: the drill starts no broker (every cluster is existing:)")
             for cluster in started:
                 cluster["broker_jit"] = value
+        elif key == "standby":
+            if str(value).lower() not in STANDBY_VALUES:
+                raise SweepError(f"standby={value!r}: valid values are {', '.join(STANDBY_VALUES)} (pyspark's standby driver)")
+            d["replication"]["standby"] = STANDBY_VALUES[str(value).lower()]
         elif key == MM2_NODES_KEY:
             d["replication"].setdefault("mirrormaker2", {})["nodes"] = value
         elif key.startswith(MM2_WORKER_PREFIX):
