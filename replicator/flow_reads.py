@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
 
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
@@ -23,15 +26,18 @@ from mirrordrill.replicator.resume import (
     FlowOrigin,
     StartPositions,
     copied_up_to,
-    holds_the_copied_record,
-    newest_copy,
+    copies_held,
+    newest_copies,
     records_waiting,
     settled,
     start_offsets,
     starting_offsets,
     target_consumer,
 )
-from mirrordrill.replicator.transactions import fence, transactional_id
+from mirrordrill.replicator.transactions import fence, jvm_fence, transactional_id
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 log = logging.getLogger("replicator")
 
@@ -89,6 +95,13 @@ class StartReads:
         self.transactional_ids = transactional_ids
         self._target_conn = target_conn
         self._consumer: Consumer | None = None
+        # once the driver's JVM runs, the flow fences through it (``transactions.jvm_fence``); before, librdkafka
+        self.fence_with: Callable[[list[str]], None] | None = None
+
+    def fence_through_jvm(self, spark: SparkSession, producer_config: dict[str, str]) -> None:
+        """From now on a transactional flow fences through the driver's JVM (``transactions.jvm_fence``)."""
+        if self.transactional_ids is not None and self.fence_with is None:
+            self.fence_with = partial(jvm_fence, spark, producer_config)
 
     def next_start(self, topics: tuple[str, ...], partitions: dict[str, int], settle: bool) -> tuple[str, int]:
         """Spark's startingOffsets for the next query, and how many records it reads first on a restart (0 on a
@@ -103,18 +116,25 @@ class StartReads:
         def read() -> dict[Partition, Copy | None]:
             for t in parts:  # the consumer's metadata must know partitions added since it last looked
                 c.list_topics(remote[t], timeout=10)
-            return {(t, p): newest_copy(c, remote[t], p, self.origin) for t, n in parts.items() for p in range(n)}
+            wheres = [(t, p) for t, n in parts.items() for p in range(n)]
+            copies = newest_copies(c, [(remote[t], p) for t, p in wheres], self.origin)
+            return {(t, p): copies[(remote[t], p)] for t, p in wheres}
         if self.transactional_ids is not None:
             began = time.monotonic()
             ids = [transactional_id(self.transactional_ids, remote[t], p) for t, n in parts.items() for p in range(n)]
-            fence(self._target_conn, ids)
+            if self.fence_with is not None:
+                self.fence_with(ids)
+            else:
+                fence(self._target_conn, ids)
             fenced = time.monotonic()
             copies = read()
             log.info("flow %s: fenced %d transactional writers in %.2fs, then read the newest copies in %.2fs",
                      self.name, len(ids), fenced - began, time.monotonic() - fenced)
         else:
             copies = settled(read) if settle else read()
-        copied = {k: self._resumable(k, copy) for k, copy in copies.items()}
+        began = time.monotonic()
+        copied = self._resumable(copies)
+        log.info("flow %s: checked on the source the records it copied last in %.2fs", self.name, time.monotonic() - began)
         if self.history is not None:  # restore_history
             self.history.pin({t: n for t, n in parts.items() if self.selector.restored_topic(t) is not None},
                              self.source.ends)
@@ -126,17 +146,25 @@ class StartReads:
         starts = start_offsets(positions, copied)
         return starting_offsets(starts), self.source.records_waiting(starts) if resumed else 0
 
-    def _resumable(self, where: Partition, copy: Copy | None) -> int | None:
-        """The copy's source offset, when the source still holds that very record; else None (start over)."""
-        if copy is None:
-            return None
-        topic, partition = where
-        if holds_the_copied_record(self.source.consumer(), topic, partition, copy):
-            return self.data_fault.resume_from(copy.source_offset) if self.data_fault else copy.source_offset
-        log.warning("flow %s: %s[%d] on the source no longer holds the record copied from offset %d (its log was "
-                    "recreated, e.g. wiped and rebuilt): copying the partition from its start position",
-                    self.name, topic, partition, copy.source_offset)
-        return None
+    def _resumable(self, copies: dict[Partition, Copy | None]) -> dict[Partition, int | None]:
+        """Each copy's source offset, when the source still holds that very record; else None (start over)."""
+        found = {where: copy for where, copy in copies.items() if copy is not None}
+        if not found:  # nothing copied yet: no round trip to the source
+            return dict.fromkeys(copies)
+        held = copies_held(self.source.consumer(), found, self.source.offsets(list(found), OffsetSpec.earliest()),
+                           self.source.offsets(list(found), OffsetSpec.latest()))
+        out: dict[Partition, int | None] = {}
+        for where, copy in copies.items():
+            out[where] = None
+            if copy is None:
+                continue
+            if held[where]:
+                out[where] = self.data_fault.resume_from(copy.source_offset) if self.data_fault else copy.source_offset
+                continue
+            log.warning("flow %s: %s[%d] on the source no longer holds the record copied from offset %d (its log was "
+                        "recreated, e.g. wiped and rebuilt): copying the partition from its start position",
+                        self.name, where[0], where[1], copy.source_offset)
+        return out
 
     def close(self) -> None:
         if self._consumer is not None:

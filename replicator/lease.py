@@ -28,11 +28,12 @@ import logging
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 log = logging.getLogger("replicator")
@@ -45,6 +46,18 @@ HEARTBEAT_INTERVAL_MS = 500
 # than this ends in FENCED_INSTANCE_ID, not in a join that replaces the new holder (see above). Five
 # minutes: under the brokers' group.max.session.timeout.ms (30 minutes by default).
 HOLDER_SESSION_MS = 300_000
+# Two drivers that find the lease's group empty together each append a claim to the lease's topic
+# and wait this long; the earliest claim appended within it of each one's own wins (``Lease._won_claim``).
+CLAIM_WAIT_S = 1.0
+# how many records back a claimer reads for claims before its own
+CLAIM_LOOKBACK = 100
+# how long a driver that joined waits for the group to assign it the lease's partition (``Lease._confirmed``)
+ASSIGN_TIMEOUT_S = 30.0
+# errors of a look at the group that say nothing about who holds it: its coordinator not there yet
+# (a new group, a moving leader) or the target unreachable for a moment (admin results carry no
+# retriable flag)
+_LOOK_AGAIN = (KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+               KafkaError._TIMED_OUT, KafkaError._TRANSPORT)
 # librdkafka's codes for a member another one replaced
 _FENCED = (KafkaError._FENCED, KafkaError.FENCED_INSTANCE_ID)
 
@@ -152,19 +165,114 @@ class Lease:
                 stop.wait(poll_s)
             return None
         while not stop.is_set():
-            vacancy: str | None = None
-            if self._lock_freed_by_holder():
-                vacancy = "the node's lock is free (its holder is gone)"
-            elif (vacancy := watch.vacant(self._group_empty(), self._holder_beats())) is not None:
-                if self.lock is not None and vacancy.startswith("its holder"):
-                    vacancy += "; the lock is still held by a paused or stuck holder"
+            try:
+                vacancy = self._vacancy(watch, stop)
+            except KafkaException as e:
+                if not (e.args[0].retriable() or e.args[0].code() in _LOOK_AGAIN):
+                    raise
+                vacancy = None  # the group's coordinator not there yet (a new group, a moving leader): look again
             if vacancy is None:
                 idle()
                 stop.wait(poll_s)
                 continue
             self._join()
-            return vacancy
+            if self._confirmed(stop):
+                return vacancy
+            log.info("lease %s: another driver joined at the same moment and holds it; standing by again", self.group)
+            self._abandon()
+            watch = _HolderWatch(self.session_timeout_ms / 1000)
         return None
+
+    def _vacancy(self, watch: _HolderWatch, stop: threading.Event) -> str | None:
+        """Why this driver may take the lease now, or None."""
+        if self._lock_freed_by_holder():
+            return "the node's lock is free (its holder is gone)"
+        vacancy = watch.vacant(self._group_empty(), self._holder_beats())
+        if vacancy is None:
+            return None
+        if self.lock is not None and vacancy.startswith("its holder"):
+            return vacancy + "; the lock is still held by a paused or stuck holder"
+        if vacancy.startswith("the lease's group is empty") and not self._won_claim(stop):
+            return None  # another driver claimed it first
+        return vacancy
+
+    def _won_claim(self, stop: threading.Event) -> bool:
+        """Whether this driver, finding the group empty, is the one to join it.
+
+        Two drivers started together (no lock file between them, as on two machines) see it empty for
+        the same session, and two static joins under one instance id at once leave the coordinator
+        replacing each with the other. So each appends a claim to the lease's topic (one partition: one
+        order for all), waits ``CLAIM_WAIT_S``, and reads the claims appended since ``CLAIM_WAIT_S``
+        before its own (the topic keeps the broker's append time, so no machine's clock counts): the
+        earliest wins, everybody reading the same. A claim from a driver that died before joining is
+        older than the window of the next claimer's, so it blocks nobody for long."""
+        token = uuid.uuid4().hex.encode()
+        producer = Producer(self.conn | {"acks": "all", "log_level": 0})
+        appended: list[Message] = []
+        producer.produce(self.topic, value=token, key=b"claim", partition=0,
+                         on_delivery=lambda err, msg: appended.append(msg) if err is None else None)
+        producer.flush(15)
+        if not appended:
+            return False  # not appended: look again
+        mine_offset, (_, mine_ms) = appended[0].offset() or 0, appended[0].timestamp()
+        stop.wait(CLAIM_WAIT_S)  # claims of others deciding at the same moment are appended by then
+        claims = self._claims_since(max(0, mine_offset - CLAIM_LOOKBACK))
+        first = min((offset for offset, ms, _ in claims if ms >= mine_ms - CLAIM_WAIT_S * 1000), default=None)
+        return first is not None and (first, token) in {(o, t) for o, _, t in claims} and self._group_empty()
+
+    def _claims_since(self, offset: int) -> list[tuple[int, int, bytes]]:
+        """The lease topic's claims from ``offset`` to its end: (offset, append time ms, token)."""
+        reader = Consumer(self.conn | {"group.id": f"{self.group}.claims", "enable.auto.commit": False,
+                                       "enable.partition.eof": True, "log_level": 0})
+        claims: list[tuple[int, int, bytes]] = []
+        reader.assign([TopicPartition(self.topic, 0, offset)])
+        deadline = time.monotonic() + 15
+        try:
+            while time.monotonic() < deadline:
+                m = reader.poll(0.5)
+                if m is None:
+                    continue
+                if (err := m.error()) is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        break
+                    continue
+                if m.key() == b"claim" and m.offset() is not None:
+                    claims.append((m.offset() or 0, m.timestamp()[1], m.value() or b""))
+        finally:
+            reader.close()
+        return claims
+
+    def _confirmed(self, stop: threading.Event) -> bool:
+        """This driver's join made it the holder: its partition was assigned within a session and the
+        group's member under the holder's instance id is its own. Two that joined at once: the later
+        join replaced the earlier (KIP-345), whose client learns it only as a fatal error that reaches
+        neither ``error_cb`` nor ``poll`` (``_keep``), so it is looked for here."""
+        deadline = time.monotonic() + ASSIGN_TIMEOUT_S
+        while not self._assigned.wait(0.1):
+            if stop.is_set() or self._lost.is_set() or time.monotonic() >= deadline:
+                return False
+        consumer = self._consumer
+        if consumer is None or self._lost.is_set() or not consumer.memberid():
+            return False
+        try:
+            return self._holder_member() == consumer.memberid()
+        except (KafkaException, TimeoutError):
+            return False
+
+    def _abandon(self) -> None:
+        """Undo a join that did not make this driver the holder (``_confirmed``); back to standing by."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._consumer is not None:
+            try:
+                self._consumer.close()
+            except KafkaException:
+                pass
+        if self.lock is not None:
+            self.lock.release()
+        self._consumer, self._thread = None, None
+        self._stop, self._lost, self._assigned = threading.Event(), threading.Event(), threading.Event()
 
     def _lock_freed_by_holder(self) -> bool:
         """This driver got the node's lock, and the holder that last took the lease here is gone.
@@ -179,7 +287,9 @@ class Lease:
         return True
 
     def _ensure_topic(self) -> None:
-        futures = self._admin.create_topics([NewTopic(self.topic, 1, -1)], request_timeout=15)
+        # the broker's append time on its records: the claims (``_won_claim``) compare the broker's clock only
+        futures = self._admin.create_topics([NewTopic(self.topic, 1, -1, config={
+            "message.timestamp.type": "LogAppendTime"})], request_timeout=15)
         try:
             futures[self.topic].result(timeout=20)
         except KafkaException as e:
@@ -238,11 +348,15 @@ class Lease:
         """The member id under the holder's instance id when it is not this driver's (None: it is, or unknown)."""
         mine = consumer.memberid()
         try:
-            group = self._admin.describe_consumer_groups([self.group], request_timeout=5)[self.group].result(timeout=10)
+            theirs = self._holder_member()
         except (KafkaException, TimeoutError):
             return None  # the target unreachable for a moment says nothing about who holds it
-        theirs = next((m.member_id for m in group.members if m.group_instance_id == f"{self.group}.holder"), None)
         return theirs if mine and theirs and theirs != mine else None
+
+    def _holder_member(self) -> str | None:
+        """The group's member id under the holder's instance id (None: no such member)."""
+        group = self._admin.describe_consumer_groups([self.group], request_timeout=5)[self.group].result(timeout=10)
+        return next((m.member_id for m in group.members if m.group_instance_id == f"{self.group}.holder"), None)
 
     def _on_error(self, err: KafkaError) -> None:
         if err.code() in _FENCED or err.fatal():

@@ -24,7 +24,7 @@ from mirrordrill.replicator.metrics import as_document, read_interceptor_files, 
 from mirrordrill.replicator.planted_faults import StandbyFault
 from mirrordrill.replicator.prometheus import MetricsServer, render
 from mirrordrill.replicator.shared_warm_up import SharedWarmUp
-from mirrordrill.replicator.spark_stream import QuietStops
+from mirrordrill.replicator.spark_stream import QuietStops, sink_producer_config
 from mirrordrill.replicator.standby import lease_for, stand_by
 from mirrordrill.replicator.startup import StartupClock
 from mirrordrill.replicator.task_slots import capped_slots_note, spark_master_for
@@ -151,6 +151,8 @@ class FlowSupervisor:
                 positions.join()
             self.clock.mark("spark_session")
             log.info("Spark session ready %.1fs after the process started", self.clock.spark_session_s)
+            for fr in self.flows:  # every later query start fences through the JVM's Kafka client
+                fr.start_reads.fence_through_jvm(self.spark, sink_producer_config(fr.plan()))
             if self.lease is not None and not stand_by(self.flows, self.spark, self.lease, stop,
                                                        lambda: self._write_status({})):
                 return

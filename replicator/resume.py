@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,10 @@ EARLIEST, LATEST = -2, -1
 # others write too (identity policy: local producers, other flows). Beyond it the partition is
 # treated as having nothing of this flow (a warning says so).
 SCAN_WINDOW = 100_000
+# The first look back from a partition's end (records): a transactional flow's partition ends in
+# commit or abort markers, which a read_committed read skips, so a first look at the last offset
+# alone found nothing and each doubling cost a fetch of its own.
+FIRST_LOOK = 16
 
 
 @dataclass(frozen=True)
@@ -75,34 +79,41 @@ class Copy:
     value: bytes | None
 
 
-def _newest_owned_in(c: Consumer, tp: TopicPartition, start: int, end: int, origin: FlowOrigin,
-                     timeout_s: float) -> Copy | None:
-    """The last record of ``origin`` at positions [start, end), or None."""
-    c.assign([TopicPartition(tp.topic, tp.partition, start)])
-    found = None
+def _newest_owned_in(c: Consumer, ranges: Mapping[tuple[str, int], tuple[int, int]], origin: FlowOrigin,
+                     timeout_s: float) -> dict[tuple[str, int], Copy | None]:
+    """Per target partition, the last record of ``origin`` at its positions [start, end), or None; the
+    partitions are read in one assignment (a fetch each at once, not a round trip after another)."""
+    c.assign([TopicPartition(t, p, start) for (t, p), (start, _) in ranges.items()])
+    found: dict[tuple[str, int], Copy | None] = dict.fromkeys(ranges)
+    pending = set(ranges)
     deadline = time.monotonic() + timeout_s
     try:
-        while time.monotonic() < deadline:
+        while pending and time.monotonic() < deadline:
             m = c.poll(0.5)
             if m is None:
                 continue
+            where = (str(m.topic()), int(m.partition() or 0))  # set on every record and EOF the client returns
             err, offset = m.error(), m.offset()
             if err is not None:
                 if err.code() == KafkaError._PARTITION_EOF:
-                    return found
+                    pending.discard(where)
                 continue
-            if offset is None:
-                continue  # the client sets it on every record it returns
+            if where not in pending or offset is None:
+                continue
+            end = ranges[where][1]
             if offset >= end:
-                return found
+                pending.discard(where)
+                continue
             src = origin.owns(m.headers())
             if src is not None:
-                found = Copy(src, m.key(), m.value())
+                found[where] = Copy(src, m.key(), m.value())
             if offset >= end - 1:
-                return found
-        raise TimeoutError(f"reading {tp.topic}[{tp.partition}] {start}..{end} took over {timeout_s:.0f}s")
+                pending.discard(where)
+        if pending:
+            raise TimeoutError(f"reading {sorted(pending)} of {sorted(ranges.items())} took over {timeout_s:.0f}s")
     finally:
         c.unassign()
+    return found
 
 
 def copied_up_to(c: Consumer, topic: str, partition: int, origin: FlowOrigin,
@@ -114,51 +125,74 @@ def copied_up_to(c: Consumer, topic: str, partition: int, origin: FlowOrigin,
 
 def newest_copy(c: Consumer, topic: str, partition: int, origin: FlowOrigin,
                 window: int = SCAN_WINDOW, timeout_s: float = 10.0) -> Copy | None:
-    """The newest record in the target partition that ``origin`` copied; None if none.
-
-    Reads the newest record first, then windows twice as large further back (identity policy:
-    the partition holds others' records too), up to ``window`` records."""
-    tp = TopicPartition(topic, partition)
-    low, high = c.get_watermark_offsets(tp, timeout=10)
-    end, size = high, 1
-    while end > low and high - end < window:
-        start = max(low, end - size)
-        found = _newest_owned_in(c, tp, start, end, origin, timeout_s)
-        if found is not None:
-            return found
-        end, size = start, size * 2
-    if end > low:
-        log.warning("%s[%d]: no record of %s in the newest %d; treating the partition as not copied yet",
-                    topic, partition, origin.source_alias, window)
-    return None
+    """The newest record in the target partition that ``origin`` copied; None if none (``newest_copies``)."""
+    return newest_copies(c, [(topic, partition)], origin, window, timeout_s)[(topic, partition)]
 
 
-def holds_the_copied_record(source: Consumer, topic: str, partition: int, copy: Copy,
-                            timeout_s: float = 10.0) -> bool:
-    """Whether the source still holds, at the copy's source offset, the record that was copied.
+def newest_copies(c: Consumer, partitions: Sequence[tuple[str, int]], origin: FlowOrigin,
+                  window: int = SCAN_WINDOW, timeout_s: float = 10.0) -> dict[tuple[str, int], Copy | None]:
+    """Per target partition, the newest record that ``origin`` copied there; None if none.
+
+    Reads the newest ``FIRST_LOOK`` records of every partition first, all in one assignment, then,
+    for a partition with none of ``origin``'s among them, windows twice as large further back
+    (identity policy: the partition holds others' records too), up to ``window`` records."""
+    marks = {where: c.get_watermark_offsets(TopicPartition(*where), timeout=10) for where in partitions}
+    out: dict[tuple[str, int], Copy | None] = dict.fromkeys(partitions)
+    size = min(FIRST_LOOK, window)
+    ends = {where: high for where, (low, high) in marks.items() if high > low}  # where each one's next look ends
+    while ends:
+        looks = {where: (max(marks[where][0], end - size), end) for where, end in ends.items()}
+        for where, copy in _newest_owned_in(c, looks, origin, timeout_s).items():
+            out[where] = copy
+        low_of = {where: marks[where][0] for where in looks}
+        ends = {where: start for where, (start, _) in looks.items()
+                if out[where] is None and start > low_of[where] and marks[where][1] - start < window}
+        size *= 2
+    for where, copy in out.items():
+        low, high = marks[where]
+        if copy is None and high - low > window:
+            log.warning("%s[%d]: no record of %s in the newest %d; treating the partition as not copied yet",
+                        where[0], where[1], origin.source_alias, window)
+    return out
+
+
+def copies_held(source: Consumer, copies: Mapping[tuple[str, int], Copy], lows: Mapping[tuple[str, int], int],
+                highs: Mapping[tuple[str, int], int], timeout_s: float = 10.0) -> dict[tuple[str, int], bool]:
+    """Per source partition, whether the source still holds, at its copy's source offset, the record copied.
 
     Not so when the source's log was recreated (a wiped cluster rebuilt by a failback, a topic
     deleted and created again): its offsets started again at 0, and resuming after the old
     copy's offset would skip the new log's records up to it. A record that retention already
-    removed cannot be compared, and counts as held: it was there."""
-    # the consumer's metadata must know partitions added since it last looked (else "Unknown partition")
-    source.list_topics(topic, timeout=timeout_s)
-    low, high = source.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout_s)
-    if copy.source_offset >= high:
-        return False
-    if copy.source_offset < low:
-        return True
-    source.assign([TopicPartition(topic, partition, copy.source_offset)])
+    removed (below ``lows``) cannot be compared, and counts as held: it was there. The records
+    are read in one assignment, not a round trip over the WAN per partition."""
+    held: dict[tuple[str, int], bool] = {}
+    reads: dict[tuple[str, int], Copy] = {}
+    for where, copy in copies.items():
+        if copy.source_offset >= highs[where] or copy.source_offset < lows[where]:
+            held[where] = copy.source_offset < lows[where]
+        else:
+            reads[where] = copy
+    if not reads:
+        return held
+    for topic in {t for t, _ in reads}:  # the consumer's metadata must know partitions added since it last looked
+        source.list_topics(topic, timeout=timeout_s)
+    source.assign([TopicPartition(t, p, copy.source_offset) for (t, p), copy in reads.items()])
     deadline = time.monotonic() + timeout_s
     try:
-        while time.monotonic() < deadline:
+        while reads and time.monotonic() < deadline:
             m = source.poll(0.5)
             if m is None or m.error():
                 continue
-            return m.offset() == copy.source_offset and m.key() == copy.key and m.value() == copy.value
-        raise TimeoutError(f"reading {topic}[{partition}] at {copy.source_offset} took over {timeout_s:.0f}s")
+            where = (str(m.topic()), int(m.partition() or 0))  # set on every record the client returns
+            if where not in reads:
+                continue  # a later record of a partition already answered
+            copy = reads.pop(where)
+            held[where] = m.offset() == copy.source_offset and m.key() == copy.key and m.value() == copy.value
     finally:
         source.unassign()
+    if reads:
+        raise TimeoutError(f"reading {sorted(reads)} at their copies' offsets took over {timeout_s:.0f}s")
+    return held
 
 
 def settled(read: Callable[[], dict[Any, Any]], quiet_s: float = 0.5, limit_s: float = 15.0) -> dict[Any, Any]:

@@ -63,11 +63,48 @@ def fence(conn: dict[str, Any], ids: Iterable[str], timeout_s: float = 60.0) -> 
 
 
 def _fence_one(conn: dict[str, Any], transactional_id_: str, timeout_s: float) -> None:
-    producer = Producer(dict(conn) | {"transactional.id": transactional_id_, "log_level": 0})
+    # short retry backoffs: while the coordinator aborts the fenced writer's open transaction it answers
+    # CONCURRENT_TRANSACTIONS, and librdkafka's default backoff (100 ms, doubling to 1 s) waits past the abort
+    producer = Producer(dict(conn) | {"transactional.id": transactional_id_, "log_level": 0,
+                                      "retry.backoff.ms": 20, "retry.backoff.max.ms": 100})
     # the new epoch is this producer's; it sends nothing, and the next writer's
     # initTransactions bumps the epoch again
     producer.init_transactions(timeout_s)
     producer.flush(0)
+
+
+# the Java Admin's settings a fence needs from the sink producer's: where the target is and how to reach it
+_ADMIN_KEYS = ("bootstrap.servers", "security.", "sasl.", "ssl.", "client.dns.lookup")
+
+
+def jvm_fence(spark: SparkSession, producer_config: dict[str, str], ids: Iterable[str], timeout_s: float = 60.0) -> None:
+    """``fence`` through the driver JVM's Kafka Admin (``Admin.fenceProducers``, KIP-618), with the sink
+    producer's connection settings.
+
+    Why, once a driver's JVM runs: while the coordinator aborts a fenced writer's open transaction
+    it answers CONCURRENT_TRANSACTIONS, and librdkafka asks again only after a fixed 500 ms (its
+    PID timer), so a takeover's fence took about a second; the Java client asks again after
+    ``retry.backoff.ms``."""
+    ids = sorted(set(ids))
+    jvm = spark.sparkContext._jvm
+    if not ids or jvm is None:
+        if ids:
+            raise RuntimeError("the Spark session's JVM gateway is closed")
+        return
+    props = jvm.java.util.Properties()
+    for key, value in producer_config.items():
+        if key.startswith(_ADMIN_KEYS):
+            props.setProperty(key, value)
+    props.setProperty("retry.backoff.ms", "20")
+    props.setProperty("retry.backoff.max.ms", "100")
+    names = jvm.java.util.ArrayList()
+    for i in ids:
+        names.add(i)
+    admin = jvm.org.apache.kafka.clients.admin.Admin.create(props)
+    try:
+        admin.fenceProducers(names).all().get(int(timeout_s * 1000), jvm.java.util.concurrent.TimeUnit.MILLISECONDS)
+    finally:
+        admin.close()
 
 
 def new_generation() -> str:

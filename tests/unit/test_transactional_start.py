@@ -42,7 +42,8 @@ class _Consumer:
 def calls(monkeypatch) -> list[tuple]:
     seen: list[tuple] = []
     monkeypatch.setattr(flow_reads, "target_consumer", lambda conf: _Consumer())
-    monkeypatch.setattr(flow_reads, "newest_copy", lambda c, topic, p, origin: seen.append(("read", topic, p)))
+    monkeypatch.setattr(flow_reads, "newest_copies", lambda c, wheres, origin: {
+        where: seen.append(("read", *where)) for where in wheres})
     monkeypatch.setattr(flow_reads, "fence", lambda conn, ids: seen.append(("fence", sorted(ids))))
     monkeypatch.setattr(flow_reads, "settled", lambda read: seen.append(("settle",)) or read())
     return seen
