@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING
 
 from confluent_kafka import Consumer, TopicPartition
@@ -34,7 +33,7 @@ from mirrordrill.replicator.resume import (
     starting_offsets,
     target_consumer,
 )
-from mirrordrill.replicator.transactions import fence, jvm_fence, transactional_id
+from mirrordrill.replicator.transactions import JvmFence, fence, transactional_id
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -99,9 +98,9 @@ class StartReads:
         self.fence_with: Callable[[list[str]], None] | None = None
 
     def fence_through_jvm(self, spark: SparkSession, producer_config: dict[str, str]) -> None:
-        """From now on a transactional flow fences through the driver's JVM (``transactions.jvm_fence``)."""
+        """From now on a transactional flow fences through the driver's JVM (``transactions.JvmFence``)."""
         if self.transactional_ids is not None and self.fence_with is None:
-            self.fence_with = partial(jvm_fence, spark, producer_config)
+            self.fence_with = JvmFence(spark, producer_config)
 
     def next_start(self, topics: tuple[str, ...], partitions: dict[str, int], settle: bool) -> tuple[str, int]:
         """Spark's startingOffsets for the next query, and how many records it reads first on a restart (0 on a

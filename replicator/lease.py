@@ -38,9 +38,11 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 log = logging.getLogger("replicator")
 
-# Kafka's lowest session timeout for a classic group (the broker's group.min.session.timeout.ms
-# default): the longest a standby on another machine waits after its holder stops heartbeating.
-SESSION_TIMEOUT_MS = 6000
+# How long the holder's beats must stand still before a standby takes the lease (the longest a standby
+# on another machine waits after its holder stops): six beats. The lease's own clock, not a Kafka
+# session, so not bound by the brokers' group.min.session.timeout.ms (6 s by default), which is the
+# lowest MirrorMaker 2's Connect workers can detect a lost node in.
+SESSION_TIMEOUT_MS = 3000
 HEARTBEAT_INTERVAL_MS = 500
 # The holder's session with the group coordinator, and its client's poll interval: a pause shorter
 # than this ends in FENCED_INSTANCE_ID, not in a join that replaces the new holder (see above). Five
@@ -58,6 +60,7 @@ ASSIGN_TIMEOUT_S = 30.0
 # retriable flag)
 _LOOK_AGAIN = (KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
                KafkaError._TIMED_OUT, KafkaError._TRANSPORT)
+LOCK_FREED = "the node's lock is free (its holder is gone)"
 # librdkafka's codes for a member another one replaced
 _FENCED = (KafkaError._FENCED, KafkaError.FENCED_INSTANCE_ID)
 
@@ -176,7 +179,9 @@ class Lease:
                 stop.wait(poll_s)
                 continue
             self._join()
-            if self._confirmed(stop):
+            # the node's lock rules out a second driver joining now (it is on this machine, and the lock's
+            # holder is gone): no wait for the assignment on a kill's path
+            if vacancy == LOCK_FREED or self._confirmed(stop):
                 return vacancy
             log.info("lease %s: another driver joined at the same moment and holds it; standing by again", self.group)
             self._abandon()
@@ -186,7 +191,7 @@ class Lease:
     def _vacancy(self, watch: _HolderWatch, stop: threading.Event) -> str | None:
         """Why this driver may take the lease now, or None."""
         if self._lock_freed_by_holder():
-            return "the node's lock is free (its holder is gone)"
+            return LOCK_FREED
         vacancy = watch.vacant(self._group_empty(), self._holder_beats())
         if vacancy is None:
             return None

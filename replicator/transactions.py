@@ -17,6 +17,7 @@ first query's start positions are read before the driver's JVM exists (``FlowRun
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -77,34 +78,47 @@ def _fence_one(conn: dict[str, Any], transactional_id_: str, timeout_s: float) -
 _ADMIN_KEYS = ("bootstrap.servers", "security.", "sasl.", "ssl.", "client.dns.lookup")
 
 
-def jvm_fence(spark: SparkSession, producer_config: dict[str, str], ids: Iterable[str], timeout_s: float = 60.0) -> None:
+class JvmFence:
     """``fence`` through the driver JVM's Kafka Admin (``Admin.fenceProducers``, KIP-618), with the sink
-    producer's connection settings.
+    producer's connection settings; the Admin is made (classes loaded, connected) once, ahead of the
+    first fence, on a thread of its own.
 
     Why, once a driver's JVM runs: while the coordinator aborts a fenced writer's open transaction
     it answers CONCURRENT_TRANSACTIONS, and librdkafka asks again only after a fixed 500 ms (its
     PID timer), so a takeover's fence took about a second; the Java client asks again after
     ``retry.backoff.ms``."""
-    ids = sorted(set(ids))
-    jvm = spark.sparkContext._jvm
-    if not ids or jvm is None:
-        if ids:
-            raise RuntimeError("the Spark session's JVM gateway is closed")
-        return
-    props = jvm.java.util.Properties()
-    for key, value in producer_config.items():
-        if key.startswith(_ADMIN_KEYS):
-            props.setProperty(key, value)
-    props.setProperty("retry.backoff.ms", "20")
-    props.setProperty("retry.backoff.max.ms", "100")
-    names = jvm.java.util.ArrayList()
-    for i in ids:
-        names.add(i)
-    admin = jvm.org.apache.kafka.clients.admin.Admin.create(props)
-    try:
+
+    def __init__(self, spark: SparkSession, producer_config: dict[str, str]) -> None:
+        self._jvm = spark.sparkContext._jvm
+        self._config = {k: v for k, v in producer_config.items() if k.startswith(_ADMIN_KEYS)}
+        self._config |= {"retry.backoff.ms": "20", "retry.backoff.max.ms": "100"}
+        self._admin: Any = None
+        self._made = threading.Lock()
+        threading.Thread(target=self._admin_client, name="fence-admin", daemon=True).start()
+
+    def _admin_client(self) -> Any:
+        with self._made:
+            if self._admin is None:
+                if self._jvm is None:
+                    raise RuntimeError("the Spark session's JVM gateway is closed")
+                props = self._jvm.java.util.Properties()
+                for key, value in self._config.items():
+                    props.setProperty(key, value)
+                admin = self._jvm.org.apache.kafka.clients.admin.Admin.create(props)
+                admin.describeCluster().clusterId().get()  # connected: the first fence's round trips only
+                self._admin = admin
+            return self._admin
+
+    def __call__(self, ids: Iterable[str], timeout_s: float = 60.0) -> None:
+        ids = sorted(set(ids))
+        if not ids:
+            return
+        admin, jvm = self._admin_client(), self._jvm
+        assert jvm is not None  # the client raised if it was
+        names = jvm.java.util.ArrayList()
+        for i in ids:
+            names.add(i)
         admin.fenceProducers(names).all().get(int(timeout_s * 1000), jvm.java.util.concurrent.TimeUnit.MILLISECONDS)
-    finally:
-        admin.close()
 
 
 def new_generation() -> str:

@@ -79,7 +79,7 @@ class ReplicatorConfig(StrictModel):
     # one machine, and the lease's session timeout.
     lease_group: str | None = None
     lease_lock_file: str | None = None
-    lease_session_timeout_ms: int = Field(6000, ge=1000)
+    lease_session_timeout_ms: int = Field(3000, ge=1000)
     mm2_only: dict[str, str] = Field(default_factory=dict)
     warnings: list[ConfigWarning] = Field(default_factory=list, exclude=True, repr=False)
 

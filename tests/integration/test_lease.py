@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from mirrordrill.replicator.lease import Lease
+from mirrordrill.replicator.lease import SESSION_TIMEOUT_MS, Lease
 
 pytestmark = pytest.mark.integration
 
@@ -52,7 +52,7 @@ def test_two_drivers_that_join_an_empty_lease_together_never_both_hold_it(wan_en
     a, b = _Taker(_TogetherLease(conn, group, together)), _Taker(_TogetherLease(conn, group, together))
     try:
         a.start(), b.start()
-        # both see the group empty for a whole session (6 s) and claim it at once: the earlier claim
+        # both see the group empty for a whole session and claim it at once: the earlier claim
         # joins, the other stands by
         deadline, held_since = time.monotonic() + 60, None
         while time.monotonic() < deadline:
@@ -82,13 +82,13 @@ def test_the_standby_takes_a_lease_whose_holder_went_after_a_session_of_still_be
     standby = _Taker(Lease(conn, group))
     try:
         standby.start()
-        time.sleep(8)  # more than a session: the holder beats, the standby waits
+        time.sleep(2 * SESSION_TIMEOUT_MS / 1000)  # two sessions: the holder beats, the standby waits
         assert standby.took_at is None and _holding(holder)
         gone = time.monotonic()
         holder.lease.close()  # its beats stop (a static member's close leaves no LeaveGroup)
         standby.join(timeout=30)
         assert standby.took_at is not None and "beats stopped" in standby.why
-        assert standby.took_at - gone >= 5.5  # not before a whole session of still beats (6 s, less a poll)
+        assert standby.took_at - gone >= SESSION_TIMEOUT_MS / 1000 - 0.5  # not before a session of still beats (less a poll)
     finally:
         for t in (holder, standby):
             t.stop.set()

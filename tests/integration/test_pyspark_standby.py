@@ -101,7 +101,7 @@ def test_the_standby_takes_over_a_killed_active_and_a_paused_one_and_copies_ever
             b_again = _second_driver(leased, "b2")
             drivers.append(b_again)
             wait_for(lambda: _role(node.workdir / "work-b2") in ("standby", "active"), 180, "driver b up again")
-            time.sleep(12)  # two lease sessions
+            time.sleep(12)  # four lease sessions
             assert (_role(node.workdir / "work-a"), _role(node.workdir / "work-b2")) == ("active", "standby")
         exactly_once(west, remote, 2, load.values)
     finally:

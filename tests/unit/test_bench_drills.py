@@ -169,7 +169,7 @@ def test_a_drill_with_a_standby_on_the_lock_file_also_runs_ours_with_the_lease_a
     from mirrordrill.harness.tools.bench.drills import _sweeps, lease_alone_label
     sweeps = _sweeps(Path("scenarios/replicator-node-loss.yaml"), 3, tmp_path, log=lambda m: None, reports=None)
     lease_alone, label = sweeps[-1]
-    assert label == lease_alone_label() == "pyspark, lease alone (6 s)"
+    assert label == lease_alone_label() == "pyspark, lease alone (3 s)"
     assert lease_alone.repeat == 3 and lease_alone.combinations() == [{"replicator": "pyspark", "standby": "lease"}]
     assert len({s.out_dir for s, _ in sweeps}) == 3
     # a drill without a standby gets neither
