@@ -211,10 +211,9 @@ class Lease:
         before its own (the topic keeps the broker's append time, so no machine's clock counts): the
         earliest wins, everybody reading the same. A claim from a driver that died before joining is
         older than the window of the next claimer's, so it blocks nobody for long."""
-        token = uuid.uuid4().hex.encode()
         producer = Producer(self.conn | {"acks": "all", "log_level": 0})
         appended: list[Message] = []
-        producer.produce(self.topic, value=token, key=b"claim", partition=0,
+        producer.produce(self.topic, value=uuid.uuid4().hex.encode(), key=b"claim", partition=0,
                          on_delivery=lambda err, msg: appended.append(msg) if err is None else None)
         producer.flush(15)
         if not appended:
@@ -222,14 +221,14 @@ class Lease:
         mine_offset, (_, mine_ms) = appended[0].offset() or 0, appended[0].timestamp()
         stop.wait(CLAIM_WAIT_S)  # claims of others deciding at the same moment are appended by then
         claims = self._claims_since(max(0, mine_offset - CLAIM_LOOKBACK))
-        first = min((offset for offset, ms, _ in claims if ms >= mine_ms - CLAIM_WAIT_S * 1000), default=None)
-        return first is not None and (first, token) in {(o, t) for o, _, t in claims} and self._group_empty()
+        first = min((offset for offset, ms in claims if ms >= mine_ms - CLAIM_WAIT_S * 1000), default=None)
+        return first == mine_offset and self._group_empty()  # and nobody joined meanwhile
 
-    def _claims_since(self, offset: int) -> list[tuple[int, int, bytes]]:
-        """The lease topic's claims from ``offset`` to its end: (offset, append time ms, token)."""
+    def _claims_since(self, offset: int) -> list[tuple[int, int]]:
+        """The lease topic's claims from ``offset`` to its end: (offset, append time ms)."""
         reader = Consumer(self.conn | {"group.id": f"{self.group}.claims", "enable.auto.commit": False,
                                        "enable.partition.eof": True, "log_level": 0})
-        claims: list[tuple[int, int, bytes]] = []
+        claims: list[tuple[int, int]] = []
         reader.assign([TopicPartition(self.topic, 0, offset)])
         deadline = time.monotonic() + 15
         try:
@@ -242,14 +241,14 @@ class Lease:
                         break
                     continue
                 if m.key() == b"claim" and m.offset() is not None:
-                    claims.append((m.offset() or 0, m.timestamp()[1], m.value() or b""))
+                    claims.append((m.offset() or 0, m.timestamp()[1]))
         finally:
             reader.close()
         return claims
 
     def _confirmed(self, stop: threading.Event) -> bool:
-        """This driver's join made it the holder: its partition was assigned within a session and the
-        group's member under the holder's instance id is its own. Two that joined at once: the later
+        """This driver's join made it the holder: its partition was assigned (within ``ASSIGN_TIMEOUT_S``)
+        and the group's member under the holder's instance id is its own. Two that joined at once: the later
         join replaced the earlier (KIP-345), whose client learns it only as a fatal error that reaches
         neither ``error_cb`` nor ``poll`` (``_keep``), so it is looked for here."""
         deadline = time.monotonic() + ASSIGN_TIMEOUT_S
@@ -266,16 +265,7 @@ class Lease:
 
     def _abandon(self) -> None:
         """Undo a join that did not make this driver the holder (``_confirmed``); back to standing by."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        if self._consumer is not None:
-            try:
-                self._consumer.close()
-            except KafkaException:
-                pass
-        if self.lock is not None:
-            self.lock.release()
+        self.close()
         self._consumer, self._thread = None, None
         self._stop, self._lost, self._assigned = threading.Event(), threading.Event(), threading.Event()
 
