@@ -177,23 +177,28 @@ def test_the_checker_reports_a_replicator_stop_per_partition_from_acks_and_first
 def test_each_timeline_event_gets_the_longest_stall_it_overlapped():
     base = 1_700_000_000_000
     # partition 0 copied 20 ms after each ack, but nothing arrives from +1,000 to +4,000 (a kill at
-    # +1,010) nor from +6,000 to +8,000 (a pause from +6,100 to +7,000); partition 1 stops once,
-    # shorter, during the kill
-    acked = [_ack(0, i, base + 10 * i) for i in range(900)]
-    seen = [_read(0, i, base + 10 * i + 20) for i in range(900) if not 980 <= 10 * i + 20 < 4_000
-            and not 5_980 <= 10 * i + 20 < 8_000]
-    seen += [_read(0, i, base + 4_000) for i in range(900) if 980 <= 10 * i + 20 < 4_000]
-    seen += [_read(0, i, base + 8_000) for i in range(900) if 5_980 <= 10 * i + 20 < 8_000]
-    acked += [_ack(1, 1000 + i, base + 10 * i) for i in range(300)]
-    seen += [_read(1, 1000 + i, base + 10 * i + 20) for i in range(300) if i != 150]
-    seen += [_read(1, 1150, base + 2_500)]
-    timeline = (TimelineEvent("kill", "kill_replicator_node", base + 1_010, base + 1_010, "ok", ""),
-                TimelineEvent("pause", "pause_replicator_node", base + 6_100, base + 7_000, "ok", ""),
-                TimelineEvent("quiet", "sleep", base + 4_100, base + 5_900, "ok", ""))
+    # +1,010, the step lasting while the restarted driver comes back) nor from +8,000 to +10,000 (a
+    # pause from +8,100 to +9,000) nor from +12,100 to +13,000 (a kill at +12,000 whose step ended at
+    # once: the records in flight land first); partition 1 stops once, shorter, during the first kill
+    gaps = ((980, 4_000), (7_980, 10_000), (12_080, 13_000))
+
+    def arrival(i: int) -> int:
+        due = 10 * i + 20
+        return next((end for start, end in gaps if start <= due < end), due)
+    acked = [_ack(0, i, base + 10 * i) for i in range(1_400)]
+    seen = [_read(0, i, base + arrival(i)) for i in range(1_400)]
+    acked += [_ack(1, 2_000 + i, base + 10 * i) for i in range(300)]
+    seen += [_read(1, 2_000 + i, base + 10 * i + 20) for i in range(300) if i != 150]
+    seen += [_read(1, 2_150, base + 2_500)]
+    timeline = (TimelineEvent("kill", "kill_replicator_node", base + 1_010, base + 3_500, "ok", ""),
+                TimelineEvent("pause", "pause_replicator_node", base + 8_100, base + 9_000, "ok", ""),
+                TimelineEvent("quiet", "sleep", base + 4_100, base + 5_000, "ok", ""),
+                TimelineEvent("kill again", "kill_replicator_node", base + 12_000, base + 12_050, "ok", ""))
     result = check_flow(FlowInput("A", "B", {"A.orders": "orders"}, acked, seen, timeline=timeline))
-    assert [e.stall_s for e in result.events] == [3.03, 2.03, 0.01]
+    # the second kill's stall began 20 ms after its step ended (within STEP_GRACE_MS): still its own
+    assert [e.stall_s for e in result.events] == [3.03, 2.03, 0.01, 0.93]
     assert result.stall.stall_s == 3.03
-    assert [e["stall_s"] for e in result.summary()["events"]] == [3.03, 2.03, 0.01]
+    assert [e["stall_s"] for e in result.summary()["events"]] == [3.03, 2.03, 0.01, 0.93]
 
 
 def test_the_lag_and_latency_plots_mark_the_longest_stall(monkeypatch):

@@ -16,8 +16,10 @@ and its first arrival time on the target, None when it never arrived):
   ``end_ms``; a tie keeps the earliest start.
 
 A timeline event's stall (``event_stall_ms``) is the longest stall of any of the flow's partitions
-that overlapped the event (it ran at some moment from the event's start to its end, inclusive):
-the stall a fault caused, where the flow's own stall is the longest of the whole run.
+that overlapped the event (it ran at some moment from the event's start to ``STEP_GRACE_MS`` after
+its end): the stall a fault caused, where the flow's own stall is the longest of the whole run. The
+grace is for a step that ends at once (a kill): what was in flight when it ran still lands, so the
+stall it causes begins a moment after it.
 
 Everything is in integer epoch milliseconds, so both checkers agree to the millisecond.
 """
@@ -32,7 +34,10 @@ from mirrordrill.loadgen.histories.records import TimelineEvent
 
 PartitionKey = tuple[str, int]  # (source topic, source partition)
 Interval = tuple[int, int]  # [start, end) in epoch ms
-Window = tuple[int, int | None]  # a timeline event's [start, end], ends inclusive; None: to the end
+Window = tuple[int, int | None]  # [start, end], ends inclusive; None: to the end
+# how long after a timeline step's end a stall may begin and still be the step's (module docstring): a
+# kill's in-flight records land, and the observer reads them, within it
+STEP_GRACE_MS = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +150,8 @@ def event_stall_ms(stalls: Iterable[Interval], window: Window) -> int:
 
 
 def event_windows(timeline: Iterable[TimelineEvent]) -> tuple[Window, ...]:
-    """Each timeline event's ``[start, end]``."""
-    return tuple((e.start_ts_ms, e.end_ts_ms) for e in timeline)
+    """Each timeline event's ``[start, end + STEP_GRACE_MS]``."""
+    return tuple((e.start_ts_ms, None if e.end_ts_ms is None else e.end_ts_ms + STEP_GRACE_MS) for e in timeline)
 
 
 def flow_stall(partitions: Mapping[PartitionKey, tuple[Sequence[int], Sequence[int | None]]],
