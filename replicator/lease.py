@@ -197,8 +197,13 @@ class Lease:
             return None
         if self.lock is not None and vacancy.startswith("its holder"):
             return vacancy + "; the lock is still held by a paused or stuck holder"
-        if vacancy.startswith("the lease's group is empty") and not self._won_claim(stop):
-            return None  # another driver claimed it first
+        if vacancy.startswith("the lease's group is empty"):
+            if self.lock is not None:
+                # on one machine the lock decides: its live holder is about to join (a dead one's lock
+                # is ``_lock_freed_by_holder``'s); a standby whose warm-up ended first must not join first
+                return None
+            if not self._won_claim(stop):
+                return None  # another driver claimed it first
         return vacancy
 
     def _won_claim(self, stop: threading.Event) -> bool:
