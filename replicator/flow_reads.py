@@ -94,7 +94,7 @@ class StartReads:
         self.transactional_ids = transactional_ids
         self._target_conn = target_conn
         self._consumer: Consumer | None = None
-        # once the driver's JVM runs, the flow fences through it (``transactions.jvm_fence``); before, librdkafka
+        # once the driver's JVM runs, the flow fences through it (``transactions.JvmFence``); before, librdkafka
         self.fence_with: Callable[[list[str]], None] | None = None
 
     def fence_through_jvm(self, spark: SparkSession, producer_config: dict[str, str]) -> None:
