@@ -61,6 +61,9 @@ ASSIGN_TIMEOUT_S = 30.0
 _LOOK_AGAIN = (KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
                KafkaError._TIMED_OUT, KafkaError._TRANSPORT)
 LOCK_FREED = "the node's lock is free (its holder is gone)"
+# how often a standby with the node's lock looks at it between its looks at the group: a system call,
+# not a round trip, so a killed holder is seen within this
+LOCK_LOOK_S = 0.02
 # librdkafka's codes for a member another one replaced
 _FENCED = (KafkaError._FENCED, KafkaError.FENCED_INSTANCE_ID)
 
@@ -151,6 +154,7 @@ class Lease:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._beats = 0  # the next count this driver commits as holder
+        self.held_elsewhere = False  # the last look (``acquire``) found another driver in the lease's group
 
     # --- taking it -------------------------------------------------------------------
     def acquire(self, stop: threading.Event, idle: Callable[[], None] = lambda: None, poll_s: float = 0.2) -> str | None:
@@ -167,16 +171,17 @@ class Lease:
                 idle()
                 stop.wait(poll_s)
             return None
+        lock_freed = False
         while not stop.is_set():
             try:
-                vacancy = self._vacancy(watch, stop)
+                vacancy = LOCK_FREED if lock_freed else self._vacancy(watch, stop)
             except KafkaException as e:
                 if not (e.args[0].retriable() or e.args[0].code() in _LOOK_AGAIN):
                     raise
                 vacancy = None  # the group's coordinator not there yet (a new group, a moving leader): look again
             if vacancy is None:
                 idle()
-                stop.wait(poll_s)
+                lock_freed = self._wait_between_looks(stop, poll_s)
                 continue
             self._join()
             # the node's lock rules out a second driver joining now (it is on this machine, and the lock's
@@ -188,11 +193,27 @@ class Lease:
             watch = _HolderWatch(self.session_timeout_ms / 1000)
         return None
 
+    def _wait_between_looks(self, stop: threading.Event, poll_s: float) -> bool:
+        """Wait ``poll_s`` for the next look at the group; with the node's lock, look at the lock meanwhile: True
+        (the lock held now) as soon as its holder is gone (``_lock_freed_by_holder``)."""
+        if self.lock is None:
+            stop.wait(poll_s)
+            return False
+        deadline = time.monotonic() + poll_s
+        while not stop.wait(LOCK_LOOK_S):
+            if self._lock_freed_by_holder():
+                return True
+            if time.monotonic() >= deadline:
+                break
+        return False
+
     def _vacancy(self, watch: _HolderWatch, stop: threading.Event) -> str | None:
         """Why this driver may take the lease now, or None."""
         if self._lock_freed_by_holder():
             return LOCK_FREED
-        vacancy = watch.vacant(self._group_empty(), self._holder_beats())
+        empty = self._group_empty()
+        self.held_elsewhere = not empty
+        vacancy = watch.vacant(empty, self._holder_beats())
         if vacancy is None:
             return None
         if self.lock is not None and vacancy.startswith("its holder"):

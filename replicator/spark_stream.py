@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from mirrordrill.replicator.mm2_format import Heartbeat
 
 INTERCEPTOR_CLASS = "io.mirrordrill.replicator.MirrorProducerInterceptor"
+DISCARDING_WRITER = "io.mirrordrill.replicator.DiscardingRowWriter"  # a standby's rehearsal (``start_rehearsal``)
 
 # Options Spark's Kafka source/sink manage themselves and refuse (or that would break the
 # replicator's guarantees) when passed through as ``kafka.*``.
@@ -292,15 +293,36 @@ def _read_heartbeats_back(spark: SparkSession, plan: StreamPlan, topic: str, sin
 
 def start_query(spark: SparkSession, plan: StreamPlan) -> StreamingQuery:
     """Start the flow's streaming query (resuming from its checkpoint if one exists)."""
-    reader = _read_kafka(spark.readStream, plan).option("startingOffsets", plan.starting_offsets)
-    if plan.max_offsets_per_trigger and plan.mode == "microbatch":
-        reader = reader.option("maxOffsetsPerTrigger", str(plan.max_offsets_per_trigger))
-    out = transform(_planted(reader.load(), plan.planted) if plan.planted else reader.load(), plan)
+    out = _sink_rows(spark, plan)
     if plan.transactional_ids is not None:
         sink = transactional_sink(out.writeStream, spark, sink_producer_config(plan), plan.transactional_ids,
                                   plan.commit_interval_ms, new_generation())
     else:
         sink = kafka_sink(out.writeStream, plan)
+    return _start(sink, plan)
+
+
+def start_rehearsal(spark: SparkSession, plan: StreamPlan) -> StreamingQuery:
+    """The flow's query from the source's newest offsets into a writer that writes nothing (``DISCARDING_WRITER``):
+    every record it reads goes through ``transform``, none reaches the target. Its checkpoint is the flow's
+    own (the next query start empties it)."""
+    out = _sink_rows(spark, replace(plan, starting_offsets="latest"))
+    jvm = spark.sparkContext._jvm
+    if jvm is None:
+        raise RuntimeError("the Spark session's JVM gateway is closed")
+    sink = out.writeStream
+    sink._jwrite.foreach(getattr(jvm, DISCARDING_WRITER)())  # as ``transactional_sink`` attaches its writer
+    return _start(sink, plan)
+
+
+def _sink_rows(spark: SparkSession, plan: StreamPlan) -> DataFrame:
+    reader = _read_kafka(spark.readStream, plan).option("startingOffsets", plan.starting_offsets)
+    if plan.max_offsets_per_trigger and plan.mode == "microbatch":
+        reader = reader.option("maxOffsetsPerTrigger", str(plan.max_offsets_per_trigger))
+    return transform(_planted(reader.load(), plan.planted) if plan.planted else reader.load(), plan)
+
+
+def _start(sink: DataStreamWriter, plan: StreamPlan) -> StreamingQuery:
     writer = (sink
               .queryName(plan.name)
               .option("checkpointLocation", str(plan.checkpoint_dir)))

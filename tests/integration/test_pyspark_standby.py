@@ -111,3 +111,7 @@ def test_the_standby_takes_over_a_killed_active_and_a_paused_one_and_copies_ever
     assert "took the lease" in b_log and "the node's lock is free" in b_log
     a_log = (node.workdir / "replicator-a.log").read_text()
     assert "its holder's beats stopped" in a_log and re.search(r"lease \S+ lost", a_log) is None
+    # each standby ran its query once into the discarding writer before it took over (and, by the exact
+    # copy above, wrote nothing with it)
+    for log_text in (b_log, a_log):
+        assert 0 <= log_text.find("rehearsed its query") < log_text.find("took the lease"), log_text[-3000:]
