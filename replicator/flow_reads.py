@@ -20,7 +20,6 @@ from mirrordrill.replicator.filters import TopicSelector
 from mirrordrill.replicator.history import HistoryEnds
 from mirrordrill.replicator.planted_faults import DataPathFault
 from mirrordrill.replicator.resume import (
-    EARLIEST,
     Copy,
     FlowOrigin,
     StartPositions,
@@ -65,17 +64,15 @@ class SourceReads:
         source = self.consumer()
         return [source.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)]
 
-    def offsets(self, partitions: list[Partition], spec: OffsetSpec) -> dict[Partition, int]:
-        """The source's start or end offsets of many partitions in one request per broker, not a round trip each."""
+    def bounds(self, partitions: list[Partition]) -> tuple[dict[Partition, int], dict[Partition, int]]:
+        """The source's start and end offsets of ``partitions``, both requests in flight at once: one round
+        trip over the WAN, not two."""
         if not partitions:
-            return {}
-        futures = self.admin.list_offsets({TopicPartition(t, p): spec for t, p in partitions}, request_timeout=10)
-        return {(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()}
-
-    def records_waiting(self, starts: dict[Partition, int]) -> int:
-        from_log_start = [k for k, start in starts.items() if start == EARLIEST]
-        return records_waiting(starts, self.offsets(from_log_start, OffsetSpec.earliest()),
-                               self.offsets(list(starts), OffsetSpec.latest()))
+            return {}, {}
+        requests = [self.admin.list_offsets({TopicPartition(t, p): spec for t, p in partitions}, request_timeout=10)
+                    for spec in (OffsetSpec.earliest(), OffsetSpec.latest())]
+        lows, highs = ({(tp.topic, tp.partition): f.result().offset for tp, f in futures.items()} for futures in requests)
+        return lows, highs
 
     def close(self) -> None:
         if self._consumer is not None:
@@ -132,7 +129,10 @@ class StartReads:
         else:
             copies = settled(read) if settle else read()
         began = time.monotonic()
-        copied = self._resumable(copies)
+        # one look at the source's offsets serves the check and the count of the records waiting (nothing
+        # copied yet: neither is needed, and the source is not asked)
+        lows, highs = self.source.bounds(list(copies)) if any(c is not None for c in copies.values()) else ({}, {})
+        copied = self._resumable(copies, lows, highs)
         log.info("flow %s: checked on the source the records it copied last in %.2fs", self.name, time.monotonic() - began)
         if self.history is not None:  # restore_history
             self.history.pin({t: n for t, n in parts.items() if self.selector.restored_topic(t) is not None},
@@ -143,15 +143,16 @@ class StartReads:
         # can leave one partition copied and the others not started
         resumed = any(offset is not None for offset in copied.values())
         starts = start_offsets(positions, copied)
-        return starting_offsets(starts), self.source.records_waiting(starts) if resumed else 0
+        return starting_offsets(starts), records_waiting(starts, lows, highs) if resumed else 0
 
-    def _resumable(self, copies: dict[Partition, Copy | None]) -> dict[Partition, int | None]:
-        """Each copy's source offset, when the source still holds that very record; else None (start over)."""
+    def _resumable(self, copies: dict[Partition, Copy | None], lows: dict[Partition, int],
+                   highs: dict[Partition, int]) -> dict[Partition, int | None]:
+        """Each copy's source offset, when the source still holds that very record (``lows``/``highs``: the
+        source's offsets); else None (start over)."""
         found = {where: copy for where, copy in copies.items() if copy is not None}
         if not found:  # nothing copied yet: no round trip to the source
             return dict.fromkeys(copies)
-        held = copies_held(self.source.consumer(), found, self.source.offsets(list(found), OffsetSpec.earliest()),
-                           self.source.offsets(list(found), OffsetSpec.latest()))
+        held = copies_held(self.source.consumer(), found, lows, highs)
         out: dict[Partition, int | None] = {}
         for where, copy in copies.items():
             out[where] = None

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("replicator")
 
-REHEARSAL_START_LIMIT_S = 30.0  # a rehearsal whose tasks have not all started by then is stopped as it is
+REHEARSAL_START_LIMIT_S = 15.0  # a rehearsal whose tasks have not all started by then (a source out of reach) is stopped as it is
 # once its tasks run: records of a flow under load go through the transform in this time
 REHEARSAL_DWELL_S = 1.0
 

@@ -26,8 +26,8 @@ class _Source:
     def ends(self, topic: str, partitions: int) -> list[int]:
         return [0] * partitions
 
-    def records_waiting(self, starts: dict) -> int:
-        return 0
+    def bounds(self, partitions: list) -> tuple[dict, dict]:
+        return {}, {}
 
 
 class _Consumer:

@@ -22,7 +22,8 @@ import org.apache.spark.sql.Row;
  * partition, so the producer of transactional id {@code <idPrefix><topic>.<partition>} has one
  * writer at a time. Records become visible at the commit: at least every
  * {@code commitIntervalMs} while records flow, on a timer when they stop (see
- * {@link TransactionalProducers}), and when the task ends.
+ * {@link TransactionalProducers}), and when the task ends; a producer's first record is
+ * committed on its own, at once.
  */
 public final class TransactionalRowWriter extends ForeachWriter<Row> {
     private static final long serialVersionUID = 1L;
