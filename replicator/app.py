@@ -176,14 +176,14 @@ class FlowRuntime:
             source_bootstrap=self.source_bootstrap, target_bootstrap=self.target_bootstrap,
             topics=self.topics, remote_topic_prefix=self.policy.format_remote_topic(f.source, ""),
             restored_prefix=self.policy.format_remote_topic(f.target, "") if f.restore_history else "",
-            history_ends=self.history.bounds() if f.restore_history else (),
+            history_ends=self.history.bounds() if f.restore_history else (), starting_offsets=self.starting_offsets,
             checkpoint_dir=self.checkpoint_dir, metrics_dir=self.metrics_dir, mode=f.mode,
             trigger_interval=f.effective_trigger_interval, max_offsets_per_trigger=f.max_offsets_per_trigger,
-            starting_offsets=self.starting_offsets,
             use_provenance=f.replication_policy_class == "identity" and f.provenance_header,
             consumer=self.source_consumer_conf, producer=self.target_producer_conf,
             planted=self.data_fault if self.data_fault and self.data_fault.changes_records else None,
             transactional_ids=f.transactional_ids, commit_interval_ms=f.transaction_commit_interval_ms,
+            trace_dir=self.metrics_dir if f.trace_records else None,
         )
 
     def _sync_topics(self) -> bool:

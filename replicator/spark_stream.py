@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from mirrordrill.replicator.mm2_format import Heartbeat
 
 INTERCEPTOR_CLASS = "io.mirrordrill.replicator.MirrorProducerInterceptor"
+TRACE_DIR_SETTING = "mirrordrill.trace.dir"  # RecordTrace.DIR_CONFIG
 DISCARDING_WRITER = "io.mirrordrill.replicator.DiscardingRowWriter"  # a standby's rehearsal (``start_rehearsal``)
 
 # Options Spark's Kafka source/sink manage themselves and refuse (or that would break the
@@ -94,6 +95,8 @@ class StreamPlan:
     # partition (replicator.transactions); None: through Spark's Kafka sink
     transactional_ids: str | None = None
     commit_interval_ms: int = 100
+    # set: the sink's producer writes each record's send and acknowledgement times there (RecordTrace)
+    trace_dir: Path | None = None
 
     def producer_settings(self) -> dict[str, str]:
         return {**SAFE_PRODUCER_DEFAULTS, **{k: v for k, v in self.producer.items() if k not in _SPARK_OWNED}}
@@ -165,8 +168,9 @@ SinkWriter = TypeVar("SinkWriter", "DataFrameWriter", "DataStreamWriter")
 
 def sink_producer_config(plan: StreamPlan) -> dict[str, str]:
     """The settings of the producer the flow's sink writes with, whichever sink it is."""
+    trace = {} if plan.trace_dir is None else {TRACE_DIR_SETTING: str(plan.trace_dir)}
     return {"bootstrap.servers": plan.target_bootstrap, "interceptor.classes": INTERCEPTOR_CLASS,
-            "mirrordrill.metrics.dir": str(plan.metrics_dir), **plan.producer_settings()}
+            "mirrordrill.metrics.dir": str(plan.metrics_dir), **trace, **plan.producer_settings()}
 
 
 def kafka_sink(writer: SinkWriter, plan: StreamPlan) -> SinkWriter:

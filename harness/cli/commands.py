@@ -21,7 +21,7 @@ from pathlib import Path
 from mirrordrill.harness.cli.exit_codes import EXIT_CODES_HELP, EXIT_FAILED, EXIT_HARNESS, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401
 
 # Re-exported (hence F401): callers import the exit codes from here too, some unused in this module
-from mirrordrill.harness.cli.run_options import backend_arg, jfr_arg, profile_option, spark_master_type
+from mirrordrill.harness.cli.run_options import backend_arg, jfr_arg, profile_option, spark_master_type, trace_arg
 from mirrordrill.harness.drill.replicators import replicator_kinds, sweepable_kinds
 from mirrordrill.harness.drill.run_folder import OutFolderRefused, take
 from mirrordrill.harness.drill.shipped import drill_argument
@@ -170,7 +170,7 @@ def cmd_up(args) -> int:
 # --- validate / run ----------------------------------------------------------------------
 def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None = None, artifacts=None,
               log=None, baseline=None, spark_master: str | None = None, backend: str | None = None,
-              keep_broker_data: bool = False, plan=None, flight_recording: bool = False):
+              keep_broker_data: bool = False, plan=None, flight_recording: bool = False, trace_records: bool = False):
     """Run a drill, then write its Allure results from what it saved: what ``mirrordrill run`` does,
     and what tests that need a drill's report call (``plan``: validation's, when the caller has it).
     Returns the drill's ``harness.drill.results.DrillResults``."""
@@ -179,7 +179,8 @@ def run_drill(scenario, scenario_path: Path, out: Path, replicator: str | None =
     log = log or (lambda m: print(f"mirrordrill: {m}", file=sys.stderr, flush=True))
     results = Drill(scenario, Path(scenario_path), out, replicator=replicator, artifacts=artifacts, log=log,
                     baseline=baseline, spark_master=spark_master, backend=backend,
-                    keep_broker_data=keep_broker_data, plan=plan, flight_recording=flight_recording).run()
+                    keep_broker_data=keep_broker_data, plan=plan, flight_recording=flight_recording,
+                    trace_records=trace_records).run()
     if results.run_dir is not None:  # a drill's results carry the folder they were saved in
         record_allure_results(results.run_dir, log)
     return results
@@ -223,7 +224,7 @@ def cmd_run(args) -> int:
     try:
         result = run_drill(scenario, Path(args.file), out, replicator=args.replicator, baseline=baseline,
                            spark_master=args.spark_master, backend=args.backend, keep_broker_data=args.keep_broker_data,
-                           flight_recording=args.jfr,
+                           flight_recording=args.jfr, trace_records=args.trace,
                            plan=checked.plan)
     except KeyboardInterrupt:
         raise
@@ -436,6 +437,7 @@ def _drill_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--keep-broker-data", action="store_true", help="keep the brokers' log segments in OUT/env "
                    "(deleted when the drill ends otherwise; the broker logs always stay)")
     jfr_arg(s)
+    trace_arg(s)
     backend_arg(s)
     s.add_argument("--baseline", metavar="DIR", help="a previous run's folder (or its summary.json): fail (exit 1) "
                    "on a regression beyond the tolerances even where the file's limits hold; the comparison is "

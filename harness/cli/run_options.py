@@ -30,6 +30,13 @@ def backend_arg(parser: argparse.ArgumentParser) -> None:
                              "project (docker; the replicator and the load stay local processes)")
 
 
+def trace_arg(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--trace", action="store_true",
+                   help="trace each record's send to the target and its acknowledgement in the bundled replicator, "
+                        "and give each flow in summary.json a tail_trace: which step of the path its slowest 1%% "
+                        "waited in (docs/explanations/figures.md, \"Where the tail waited\")")
+
+
 def jfr_arg(s: argparse.ArgumentParser) -> None:
     s.add_argument("--jfr", action="store_true",
                    help="record a Java flight recording of each replicator JVM (ours on a local master, MirrorMaker 2): "

@@ -6,11 +6,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+import polars as pl
+
 from mirrordrill.harness.drill.checker.contract import FailoverInput, FlowInput, FlowResult
 from mirrordrill.harness.drill.checker.reference import check_failover, check_flow
 from mirrordrill.harness.drill.context import FailoverRecord
 from mirrordrill.harness.drill.invariants import LoadFacts, producer_prefix
 from mirrordrill.harness.drill.results import FailoverSummary, FlowPlotData, FlowSummary, LatencySample, TimelineEntry
+from mirrordrill.harness.drill.tail_trace import tail_trace
 from mirrordrill.harness.drill.topology import CheckPair
 from mirrordrill.loadgen.histories.kinds import (
     ACKED_SENDS,
@@ -23,6 +26,7 @@ from mirrordrill.loadgen.histories.kinds import (
     history_files,
 )
 from mirrordrill.loadgen.histories.reader import read_rows
+from mirrordrill.loadgen.histories.records import AckedSend, TargetRecord
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -50,15 +54,25 @@ class Histories:
         return read_rows(kind, history_files(self.directory, kind))
 
 
+def pair_sends(h: Histories, pair: CheckPair) -> list[AckedSend]:
+    """The acknowledged sends of ``pair``'s source topics on its origin."""
+    origin_topics = set(pair.topic_map.values())
+    return [a for a in h.acked if a.cluster == pair.origin and a.topic in origin_topics]
+
+
+def pair_sightings(h: Histories, pair: CheckPair) -> list[TargetRecord]:
+    """The observer's reads that belong to ``pair``: on a target topic that also receives other origins'
+    records (identity policy, aggregation), only records of this origin (or of no known producer: phantoms)."""
+    return [r for r in h.observed if r.cluster == pair.target and r.topic in pair.topic_map
+            and h.origin_of.get(r.producer_id, pair.origin) == pair.origin]
+
+
 def check_pair(h: Histories, pair: CheckPair) -> FlowResult:
     """The checker's figures for records produced on ``pair.origin`` arriving on ``pair.target``."""
     origin_topics = set(pair.topic_map.values())
-    acked = [a for a in h.acked if a.cluster == pair.origin and a.topic in origin_topics]
+    acked = pair_sends(h, pair)
     uncertain = [u for u in h.uncertain if u.cluster == pair.origin and u.topic in origin_topics]
-    # On a target topic that also receives other origins' records (identity policy, aggregation),
-    # only records of this origin (or of no known producer: phantoms) belong to this pair.
-    observed = [r for r in h.observed if r.cluster == pair.target and r.topic in pair.topic_map
-                and h.origin_of.get(r.producer_id, pair.origin) == pair.origin]
+    observed = pair_sightings(h, pair)
     lag = [s for s in h.lag if (s.cluster == pair.origin and s.topic in origin_topics)
            or (s.cluster == pair.target and s.topic in pair.topic_map)]
     return check_flow(FlowInput(source=pair.origin, target=pair.target, topic_map=dict(pair.topic_map),
@@ -126,15 +140,19 @@ class Checked:
         return LoadFacts(dict(self.acked_by_prefix), list(self.timeline), load_started_ms)
 
 
-def check_drill(histories: Path, pairs: list[CheckPair], failovers: list[FailoverRecord], out: Checked) -> None:
+def check_drill(histories: Path, pairs: list[CheckPair], failovers: list[FailoverRecord], out: Checked,
+                traces: pl.DataFrame | None = None) -> None:
     """Check every flow and every failed-over group once, with the series the plots draw, into
-    ``out`` as it goes: when one check fails, what was checked before it is still reported."""
+    ``out`` as it goes: when one check fails, what was checked before it is still reported.
+    ``traces``: the replicator's trace lines (``run --trace``), which give each flow its ``tail_trace``."""
     h = Histories(histories)
     out.timeline = list(h.timeline)
     out.acked_by_prefix = acked_by_prefix(h)
     for pair in pairs:
         result = check_pair(h, pair)
-        out.flows.append(FlowSummary.of(result.summary(), pair.name, pair.via))
+        trace = (tail_trace(pair_sends(h, pair), pair_sightings(h, pair), traces, result.replicated)
+                 if traces is not None else None)
+        out.flows.append(FlowSummary.of({**result.summary(), "tail_trace": trace}, pair.name, pair.via))
         out.plots[pair.name] = FlowPlotData(result.series, latency_samples(h, pair))
     for fo in failovers:
         out.failovers.append(check_group(h, fo))

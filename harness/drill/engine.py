@@ -49,7 +49,7 @@ class Drill:
                  progress_interval_s: float = 5.0, baseline: BaselineCheck | None = None,
                  spark_master: str | None = None, backend: str | None = None,
                  backend_project: str | None = None, keep_broker_data: bool = False,
-                 plan: DrillPlan | None = None, flight_recording: bool = False):
+                 plan: DrillPlan | None = None, flight_recording: bool = False, trace_records: bool = False):
         self.scenario = scenario
         # validation's plan (``CheckedScenario.plan``); a caller holding only the scenario gets it built here
         self.plan = plan if plan is not None else plan_of(scenario)
@@ -59,6 +59,7 @@ class Drill:
         self.baseline = baseline  # ``run --baseline``: regressions against it fail the drill
         self.spark_master = spark_master  # run --spark-master
         self.flight_recording = flight_recording  # run --jfr: the replicator's JVMs record flight recordings
+        self.trace_records = trace_records  # run --trace: the replicator traces each record's send and ack
         self.scenario_path = Path(scenario_path)
         self.out_dir = Path(out_dir).resolve()
         self.kind = replicator or scenario.replication.replicator
@@ -71,7 +72,9 @@ class Drill:
     # --- the run ----------------------------------------------------------------------
     def run(self) -> DrillResults:
         s = self.scenario
-        refusal = replicator_class(self.kind).flight_recording_refusal(self._run_inputs()) if self.flight_recording else None
+        adapter = replicator_class(self.kind)
+        refusal = ((adapter.flight_recording_refusal(self._run_inputs()) if self.flight_recording else None)
+                   or (adapter.trace_refusal() if self.trace_records else None))
         if refusal is not None:
             raise RunRefused(refusal)
         # a new, empty or earlier run's folder only: anything else is refused before anything starts
@@ -154,6 +157,9 @@ class Drill:
             self.log(f"baseline comparison: {self.comparison.save(self.out_dir)}")
         for line in unmet_conditions(results.summary):
             self.log(line)
+        for flow in results.summary.flows:
+            if flow.tail_trace is not None:
+                self.log(flow.tail_trace.line(flow.name))
         self.log(f"summary: {summary_path}")
 
     def _remove_drill_names(self) -> None:
@@ -184,7 +190,8 @@ class Drill:
 
     def _run_inputs(self) -> RunInputs:
         return RunInputs(artifacts=self.artifacts, spark=self.spark_deployment,
-                         base_dir=self.scenario_path.resolve().parent, flight_recording=self.flight_recording)
+                         base_dir=self.scenario_path.resolve().parent, flight_recording=self.flight_recording,
+                         trace_records=self.trace_records)
 
     def _replicator_options(self) -> dict:
         return replicator_class(self.kind).options_for(self.scenario.replication, self._run_inputs())

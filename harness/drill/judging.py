@@ -23,6 +23,7 @@ from mirrordrill.harness.drill.plan import DrillPlan
 from mirrordrill.harness.drill.results import DrillResults, DrillSummary, ExpectationRow, LoadWorker, Logs
 from mirrordrill.harness.drill.run_folder import CHECK_ERROR_FILE, DRILL_LOG_FILE, HISTORIES_DIR, REPLICATOR_DIR, SCENARIO_COPY
 from mirrordrill.harness.drill.summary import evaluate
+from mirrordrill.harness.drill.tail_trace import read_traces
 from mirrordrill.harness.lab.environment import Environment
 from mirrordrill.harness.lab.spark.deployment import SparkDeployment
 
@@ -98,7 +99,8 @@ class Judging:
         checked, check_error = Checked(), None
         out_dir = self.facts.out_dir
         try:
-            check_drill(out_dir / HISTORIES_DIR, list(self.plan.check_pairs), ctx.failovers if ctx else [], checked)
+            check_drill(out_dir / HISTORIES_DIR, list(self.plan.check_pairs), ctx.failovers if ctx else [], checked,
+                        read_traces(out_dir / REPLICATOR_DIR))
         except Exception as e:
             check_error = f"{type(e).__name__}: {e}"
             (out_dir / CHECK_ERROR_FILE).write_text(traceback.format_exc())

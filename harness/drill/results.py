@@ -40,6 +40,7 @@ from pydantic import (
 # a flow's events read back as the checker wrote them (its dataclass, validated by pydantic)
 from mirrordrill.harness.drill.checker.contract import EventImpact, FlowSeries, SecondSeries
 from mirrordrill.harness.drill.run_folder import SERIES_DIR, SUMMARY_FILE
+from mirrordrill.harness.drill.tail_trace import TailTrace
 from mirrordrill.loadgen.histories.records import TimelineEvent
 
 SCHEMA = 1
@@ -130,16 +131,21 @@ class PartitionStall(_Model):
     started_ms: int | None  # epoch ms the stall began; None when there was none
 
 
-class FlowSummary(Figures, _FlowHead):
+class FlowSummary(Figures, _FlowHead, _WithoutAbsentExtras):
     """A flow's entry in summary.json: source, target, topics, figures, then the details.
 
-    (Bases in this order so the JSON keeps its historical key order.)
+    (Bases in this order so the JSON keeps its historical key order; ``tail_trace`` only when traced.)
     """
+
+    def _drop_when_none(self) -> tuple[str, ...]:
+        return ("tail_trace",)
 
     # The longest stall over the flow's source partitions, in seconds, and each partition's,
     # keyed ``topic-partition``; None and empty in summaries written before the stall was measured.
     stall_s: float | None = None
     stall_by_partition: dict[str, PartitionStall] = {}
+    # run --trace: which step of the path its records, and its slowest 1%, waited in; None when not traced
+    tail_trace: TailTrace | None = None
     by_topic: dict[str, Figures]
     samples: IdSamples
     events: list[EventImpact]

@@ -114,6 +114,9 @@ class FlowConfig(StrictModel):
     transaction_commit_interval_ms: int = Field(100, ge=1)
     # what the flow's transactional ids start with (a drill's prefix on a cluster it does not own)
     transactional_id_prefix: str = ""
+    # Trace each record's send to the target and its acknowledgement, beside the flow's metrics
+    # (MirrorProducerInterceptor, RecordTrace): where a drill's slowest records waited (run --trace)
+    trace_records: bool = False
 
     @field_validator("replication_policy_class", mode="before")
     @classmethod

@@ -80,6 +80,7 @@ FLOW_PROPERTY_KEYS: dict[str, str] = {
     "mirrordrill.transactional": "transactional",
     "mirrordrill.transaction.commit.interval.ms": "transaction_commit_interval_ms",
     "mirrordrill.transactional.id.prefix": "transactional_id_prefix",
+    "mirrordrill.trace.records": "trace_records",
 }
 """Every per-flow key we honour, by its properties name; top-level keys are flow defaults."""
 

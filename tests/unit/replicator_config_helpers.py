@@ -101,4 +101,5 @@ MM2_DEFAULTS: dict[str, Any] = {
     "transactional": False,
     "transaction_commit_interval_ms": 100,
     "transactional_id_prefix": "",
+    "trace_records": False,
 }

@@ -55,6 +55,7 @@ NON_DEFAULTS: dict[str, tuple[str, Any]] = {
     "mirrordrill.transactional": ("true", True),
     "mirrordrill.transaction.commit.interval.ms": ("250", 250),
     "mirrordrill.transactional.id.prefix": ("drill-7-", "drill-7-"),
+    "mirrordrill.trace.records": ("true", True),
 }
 
 

@@ -61,6 +61,12 @@ class RunInputs:
     spark: Callable[[], SparkDeployment]  # where Spark runs, with ``run --spark-master`` applied
     base_dir: Path  # the drill file's folder: relative paths in it are read from there
     flight_recording: bool = False  # run --jfr: each replicator JVM records a flight recording (``flight_recordable``)
+    trace_records: bool = False  # run --trace: the replicator traces each record's send and ack (``traces_records``)
+
+    def diagnostics(self) -> dict[str, bool]:
+        """The options ``run --jfr`` and ``--trace`` give an adapter that takes both, those that are on."""
+        return {name: True for name, on in (("flight_recording", self.flight_recording),
+                                             ("trace_records", self.trace_records)) if on}
 
 
 class ReplicatorAdapter(StartedInWith, ABC):
@@ -78,6 +84,8 @@ class ReplicatorAdapter(StartedInWith, ABC):
     sweepable: ClassVar[bool] = False  # sweep, calibrate and bench can run it (they set its parameters)
     # ``run --jfr`` applies: each of its JVMs writes FLIGHT_RECORDING_FILE in its node's folder when it stops
     flight_recordable: ClassVar[bool] = False
+    # ``run --trace`` applies: its producers write RecordTrace's lines (each record's send and ack) in its folder
+    traces_records: ClassVar[bool] = False
     # Its configuration's warnings (settings it accepts and ignores) are shown when the file is checked.
     warns_ignored_settings: ClassVar[bool] = False
     # Why a failback with ``restore_history`` cannot bring a wiped cluster's history back with this
@@ -99,6 +107,14 @@ class ReplicatorAdapter(StartedInWith, ABC):
         if cls.flight_recordable:
             return None
         return f"--jfr records the JVMs the harness starts; the {cls.kind} replicator has none it can record"
+
+    @classmethod
+    def trace_refusal(cls) -> str | None:
+        """Why ``run --trace`` cannot trace this replicator's records (None: it can)."""
+        if cls.traces_records:
+            return None
+        return (f"--trace needs a replicator whose producer writes the trace (the bundled one); the {cls.kind} "
+                "replicator's does not")
 
     @classmethod
     def file_problems(cls, s: Scenario, base_dir: Path | None = None) -> Iterable[tuple[tuple, str]]:

@@ -71,6 +71,7 @@ from mirrordrill.primitives.versions import kafka_version
 from mirrordrill.replicator.config.render import to_mm2_properties
 from mirrordrill.replicator.config.settings import ReplicatorConfig
 from mirrordrill.replicator.mm2_format import Checkpoint, Heartbeat
+from mirrordrill.replicator.spark_stream import INTERCEPTOR_CLASS, TRACE_DIR_SETTING
 
 if TYPE_CHECKING:
     from mirrordrill.harness.drill.loops import IdentityLoop
@@ -92,6 +93,9 @@ EXACTLY_ONCE_WORKER_SETTINGS: Mapping[str, str] = {"exactly.once.source.support"
 EXACTLY_ONCE_FLOW_SETTINGS: Mapping[str, str] = {"consumer.isolation.level": "read_committed"}
 """``MirrorSourceConnector`` declares exactly-once support only when it reads the source committed."""
 
+# run --trace: the bundled replicator's producer interceptor (its jar joins MM2's class path) in the
+# producers that write a target's copies, tracing into ``trace`` of each node's folder (its working directory)
+TRACE_WORKER_SETTINGS = {"producer.interceptor.classes": INTERCEPTOR_CLASS, f"producer.{TRACE_DIR_SETTING}": "trace"}
 _STARTED_SOURCE = re.compile(r"Started MirrorSourceConnector with \d+ topic-partitions")
 
 
@@ -123,6 +127,7 @@ class MirrorMaker2Replicator(Mm2Group):
     reads_fields = frozenset({"mirrormaker2"})
     sweepable = True
     flight_recordable = True
+    traces_records = True  # through the bundled replicator's interceptor (TRACE_WORKER_SETTINGS)
     nodes_setting = "replication.mirrormaker2.nodes"
 
     @classmethod
@@ -130,8 +135,7 @@ class MirrorMaker2Replicator(Mm2Group):
         mm2 = replication.mirrormaker2
         opts: dict = {"artifacts": run.artifacts} if run.artifacts is not None else {}
         return opts | ({"exactly_once": True} if mm2.exactly_once else {}) | {
-            "nodes": mm2.nodes, "worker_settings": {k: _property(v) for k, v in mm2.worker.items()}} | (
-            {"flight_recording": True} if run.flight_recording else {})
+            "nodes": mm2.nodes, "worker_settings": {k: _property(v) for k, v in mm2.worker.items()}} | run.diagnostics()
 
     @classmethod
     def version(cls) -> str:
@@ -158,7 +162,7 @@ class MirrorMaker2Replicator(Mm2Group):
                  worker_settings: Mapping[str, str] | None = None, exactly_once: bool = False,
                  artifacts: Artifacts | None = None, java: str | None = None,
                  classpath: Sequence[Path] | None = None, ready_timeout_s: float | None = None,
-                 nodes: int = 1, flight_recording: bool = False) -> None:
+                 nodes: int = 1, flight_recording: bool = False, trace_records: bool = False) -> None:
         """``worker_settings`` are Connect worker keys for every target (``<target>.<key>``).
 
         ``exactly_once``: MM2's exactly-once mode (``exactly.once.source.support = enabled``): each
@@ -167,7 +171,8 @@ class MirrorMaker2Replicator(Mm2Group):
 
         ``nodes``: processes per target with the same configuration, one Connect group (internal REST on).
 
-        ``flight_recording``: each node's JVM records into ``FLIGHT_RECORDING_FILE`` in its folder.
+        ``flight_recording``: each node's JVM records into ``FLIGHT_RECORDING_FILE`` in its folder;
+        ``trace_records``: its producers trace each record into ``trace/`` there (``TRACE_WORKER_SETTINGS``).
 
         The JVM and jars come from ``java``/``classpath``, else ``artifacts``, else the bootstrap cache.
         """
@@ -182,6 +187,9 @@ class MirrorMaker2Replicator(Mm2Group):
             java = java or (artifacts.java if artifacts else bootstrap.java())
             classpath = classpath or (artifacts.mirrormaker_classpath if artifacts
                                       else bootstrap.jvm_classpath("mirrormaker"))
+        if trace_records:
+            classpath = [*classpath, artifacts.replicator_jar if artifacts else Bootstrap().replicator_jar()]
+            self.worker_settings = {**TRACE_WORKER_SETTINGS, **self.worker_settings}
         self._java, self._classpath = java, tuple(Path(p) for p in classpath)
         self.replicas = nodes
         self._start_offsets: dict[str, int] = {}  # each log's size at the last start: a group's checks read them all

@@ -78,8 +78,10 @@ class ReplicatorNode(ProcessNode):
         return self.workdir / "work" / "metrics.json"
 
 
-def pyspark_flow_defaults(target_brokers: int, mode: str | None, drill_intervals: bool) -> dict[str, str]:
-    """A flow's settings under its own: replication factors sized to the target, drill intervals, the mode."""
+def pyspark_flow_defaults(target_brokers: int, mode: str | None, drill_intervals: bool,
+                          trace_records: bool = False) -> dict[str, str]:
+    """A flow's settings under its own: replication factors sized to the target, drill intervals, the mode,
+    and the trace of each record (``run --trace``)."""
     rf = str(replication_factor_for(target_brokers))
     defaults = {"replication.factor": rf, "checkpoints.topic.replication.factor": rf,
                 "heartbeats.topic.replication.factor": rf, "offset-syncs.topic.replication.factor": rf}
@@ -87,6 +89,8 @@ def pyspark_flow_defaults(target_brokers: int, mode: str | None, drill_intervals
         defaults.update(DRILL_FLOW_INTERVALS)
     if mode:
         defaults["mirrordrill.mode"] = mode
+    if trace_records:
+        defaults["mirrordrill.trace.records"] = "true"
     return defaults
 
 
@@ -112,14 +116,14 @@ class PySparkReplicator(StandbyNodes[ReplicatorNode]):
     uses_spark = True
     sweepable = True
     flight_recordable = True  # the driver JVM of a local master, which runs the tasks too
+    traces_records = True  # its sinks' interceptor writes the trace (flow setting mirrordrill.trace.records)
     warns_ignored_settings = True  # it accepts MM2's settings and ignores some of them
 
     @classmethod
     def options_for(cls, replication, run: RunInputs) -> dict:
         opts: dict = {"artifacts": run.artifacts} if run.artifacts is not None else {}
         return (opts | ({"mode": replication.mode} if replication.mode else {}) | {"spark": run.spark()}
-                | ({"flight_recording": True} if run.flight_recording else {})
-                | ({"standby": replication.standby} if replication.standby else {}))
+                | run.diagnostics() | ({"standby": replication.standby} if replication.standby else {}))
 
     @classmethod
     def flight_recording_refusal(cls, run: RunInputs) -> str | None:
@@ -151,17 +155,17 @@ class PySparkReplicator(StandbyNodes[ReplicatorNode]):
     def __init__(self, setup: ReplicationSetup, *, mode: str | None = None, drill_intervals: bool = True,
                  spark_master: str | None = None, artifacts: Artifacts | None = None,
                  ready_timeout_s: float | None = None, spark: SparkDeployment | None = None,
-                 flight_recording: bool = False, standby: bool | str = False) -> None:
+                 flight_recording: bool = False, standby: bool | str = False, trace_records: bool = False) -> None:
         """``mode`` (microbatch|realtime) applies to every flow unless a flow sets ``mirrordrill.mode``.
 
         ``spark`` says where Spark runs (``local``, ``standalone``, a URL; see harness.lab.spark.deployment);
         ``spark_master`` is the older way of giving an in-process master such as ``local[4]``.
-        ``flight_recording``: each process's driver JVM records into ``FLIGHT_RECORDING_FILE`` (local masters).
+        ``flight_recording``: each driver JVM records into ``FLIGHT_RECORDING_FILE`` (local masters); ``trace_records``: run --trace.
         ``standby``: each process runs as two drivers, an active one and a warmed standby (``pyspark_standby``);
         ``"lease"``: they share the lease alone, not the node's lock file (as on two machines).
         """
         super().__init__(setup, ready_timeout_s)
-        self.flight_recording = flight_recording
+        self.flight_recording, self.trace_records = flight_recording, trace_records
         self.mode = mode
         self.drill_intervals = drill_intervals
         self.spark = spark or SparkDeployment(master=spark_master or "local")
@@ -198,7 +202,7 @@ class PySparkReplicator(StandbyNodes[ReplicatorNode]):
     # --- configuration ----------------------------------------------------------------
     def flow_defaults(self, flow: FlowSpec) -> dict[str, str]:
         """Replication factors sized to the clusters and the same drill intervals MM2 gets."""
-        defaults = pyspark_flow_defaults(self.brokers_of(flow.target), self.mode, self.drill_intervals)
+        defaults = pyspark_flow_defaults(self.brokers_of(flow.target), self.mode, self.drill_intervals, self.trace_records)
         return defaults | (transactional_settings(self.setup.env.owned_prefix) if self.standby else {})
 
     def node_config(self, node: ReplicatorNode, resolve_addresses: bool = True) -> ReplicatorConfig:

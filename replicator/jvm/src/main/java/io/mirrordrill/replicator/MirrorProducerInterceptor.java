@@ -24,7 +24,7 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 
 /**
- * Runs inside the producer of Spark's Kafka sink, for two jobs Spark's sink cannot do.
+ * Runs inside the producer of Spark's Kafka sink, for the jobs Spark's sink cannot do.
  *
  * 1. Keep the source record's timestamp: Spark's sink has no timestamp column, so the job
  *    carries it in the header {@code __mirrordrill.ts} (8 bytes, big-endian epoch ms); here it
@@ -35,6 +35,8 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  *    {@code mirrordrill.metrics.dir}), which the replicator's Python side aggregates, and at
  *    once when a partition is acknowledged for the first time: the replicator dates its first
  *    record moved by the file, and a second's wait made that up to a second late.
+ * 3. With {@code mirrordrill.trace.dir} set ({@code run --trace}), trace each record's send and
+ *    acknowledgement ({@link RecordTrace}).
  */
 public class MirrorProducerInterceptor implements ProducerInterceptor<byte[], byte[]> {
     public static final String TIMESTAMP_HEADER = "__mirrordrill.ts";
@@ -48,6 +50,7 @@ public class MirrorProducerInterceptor implements ProducerInterceptor<byte[], by
     private final Map<String, Map<Integer, PartitionStats>> stats = new ConcurrentHashMap<>();
     private ScheduledExecutorService flusher;
     private Path metricsFile;
+    private RecordTrace trace;  // run --trace: each record's send and acknowledgement times
 
     static final class PartitionStats {
         final AtomicLongArray histogram = new AtomicLongArray(BUCKETS);
@@ -57,25 +60,34 @@ public class MirrorProducerInterceptor implements ProducerInterceptor<byte[], by
     @Override
     public void configure(Map<String, ?> configs) {
         Object dir = configs.get(METRICS_DIR_CONFIG);
-        if (dir == null || dir.toString().isEmpty()) {
+        Object traceDir = configs.get(RecordTrace.DIR_CONFIG);
+        try {
+            if (dir != null && !dir.toString().isEmpty()) {
+                Files.createDirectories(Paths.get(dir.toString()));
+                metricsFile = Paths.get(dir.toString(), "producer-" + UUID.randomUUID() + ".json");
+            }
+            if (traceDir != null && !traceDir.toString().isEmpty()) {
+                trace = new RecordTrace(Paths.get(traceDir.toString()));
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot create the folder " + dir + " or " + traceDir, e);
+        }
+        if (metricsFile == null && trace == null) {
             return;
         }
-        try {
-            Files.createDirectories(Paths.get(dir.toString()));
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot create metrics dir " + dir, e);
-        }
-        metricsFile = Paths.get(dir.toString(), "producer-" + UUID.randomUUID() + ".json");
         flusher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "mirrordrill-metrics");
             t.setDaemon(true);
             return t;
         });
-        flusher.scheduleAtFixedRate(this::writeMetrics, 1, 1, TimeUnit.SECONDS);
+        flusher.scheduleAtFixedRate(this::writeFiles, 1, 1, TimeUnit.SECONDS);
     }
 
     @Override
     public ProducerRecord<byte[], byte[]> onSend(ProducerRecord<byte[], byte[]> record) {
+        if (trace != null) {
+            trace.sent(record.topic(), record.partition(), System.currentTimeMillis());
+        }
         Header ts = record.headers().lastHeader(TIMESTAMP_HEADER);
         if (ts == null || ts.value() == null || ts.value().length != 8) {
             return record;
@@ -94,6 +106,10 @@ public class MirrorProducerInterceptor implements ProducerInterceptor<byte[], by
     public void onAcknowledgement(RecordMetadata metadata, Exception exception) {
         if (metadata == null || metadata.partition() < 0) {
             return;
+        }
+        if (trace != null) {
+            trace.acknowledged(metadata.topic(), metadata.partition(), exception == null ? metadata.offset() : -1,
+                System.currentTimeMillis());
         }
         Map<Integer, PartitionStats> ofTopic = stats.get(metadata.topic());
         if (ofTopic == null) {
@@ -120,10 +136,19 @@ public class MirrorProducerInterceptor implements ProducerInterceptor<byte[], by
         s.histogram.incrementAndGet(bucket);
         if (firstOfPartition && flusher != null) {
             try {
-                flusher.execute(this::writeMetrics);  // same thread as the timed writes: never two at once
+                flusher.execute(this::writeFiles);  // same thread as the timed writes: never two at once
             } catch (RejectedExecutionException closing) {
                 // closed meanwhile: close() writes the figures itself
             }
+        }
+    }
+
+    private void writeFiles() {
+        if (metricsFile != null) {
+            writeMetrics();
+        }
+        if (trace != null) {
+            trace.flush();
         }
     }
 
@@ -174,7 +199,7 @@ public class MirrorProducerInterceptor implements ProducerInterceptor<byte[], by
     public void close() {
         if (flusher != null) {
             flusher.shutdown();
-            writeMetrics();
+            writeFiles();
         }
     }
 }
