@@ -160,7 +160,7 @@ class PySparkReplicator(StandbyNodes[ReplicatorNode]):
 
         ``spark`` says where Spark runs (``local``, ``standalone``, a URL; see harness.lab.spark.deployment);
         ``spark_master`` is the older way of giving an in-process master such as ``local[4]``.
-        ``flight_recording``: each driver JVM records into ``FLIGHT_RECORDING_FILE`` (local masters); ``trace_records``: run --trace.
+        ``flight_recording``: each driver JVM records into ``FLIGHT_RECORDING_FILE`` (local masters); ``trace_records``: --trace.
         ``standby``: each process runs as two drivers, an active one and a warmed standby (``pyspark_standby``);
         ``"lease"``: they share the lease alone, not the node's lock file (as on two machines).
         """
