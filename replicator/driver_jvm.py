@@ -30,6 +30,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,6 +55,23 @@ def driver_jvm_flags(env: Mapping[str, str] | None = None) -> list[str]:
     env = os.environ if env is None else env
     setting = env.get(CDS_ENV, "").strip()
     return [*(map_flags(Path(setting)) if setting else []), *flags_from_environment(env)]
+
+
+def collect_start_up_garbage(spark: SparkSession) -> float:
+    """One full collection of the driver's heap, at the end of its start-up; the seconds it took.
+
+    Start-up (the session, the query's planning and code generation, the warm-up) fills the young
+    generation with objects of which many live on; left alone, its first collection came a moment
+    into the copying and stopped the driver (and a local master's tasks) for around 200 ms, every
+    record in flight waiting, where the next one after it took under 20 ms
+    (see docs/measurements/behind-the-code.md#replicator-driver-jvm-py). Collected here, before
+    the driver counts as live or stands by, the pause falls in the start-up instead."""
+    jvm = spark.sparkContext._jvm
+    if jvm is None:
+        return 0.0
+    began = time.monotonic()
+    jvm.java.lang.System.gc()
+    return time.monotonic() - began
 
 
 def jit_flags(mode: str) -> list[str]:

@@ -19,7 +19,15 @@ from mirrordrill.replicator import checkpoint_folder
 from mirrordrill.replicator.app import QUERY_DIR, FlowRuntime, checkpoint_base
 from mirrordrill.replicator.config.settings import ReplicatorConfig
 from mirrordrill.replicator.control_threads import ControlThreads
-from mirrordrill.replicator.driver_jvm import DriverStart, driver_jit_for, driver_jvm_flags, is_local, jit_flags, session_settings
+from mirrordrill.replicator.driver_jvm import (
+    DriverStart,
+    collect_start_up_garbage,
+    driver_jit_for,
+    driver_jvm_flags,
+    is_local,
+    jit_flags,
+    session_settings,
+)
 from mirrordrill.replicator.metrics import as_document, read_interceptor_files, write_json_atomically
 from mirrordrill.replicator.planted_faults import StandbyFault
 from mirrordrill.replicator.prometheus import MetricsServer, render
@@ -195,7 +203,9 @@ class FlowSupervisor:
         flows = [fr for fr in self.flows if fr.topics]
         if flows and all(fr.warmed for fr in flows):
             self.clock.mark("warm_up")
-        if flows and all(fr.status.live for fr in flows):
+        if flows and all(fr.status.live for fr in flows) and self.clock.query_live_s is None:
+            if self.lease is None and self.spark is not None:  # a standby collected before standing by
+                log.info("start-up's garbage collected in %.2fs", collect_start_up_garbage(self.spark))
             self.clock.mark("query_live")
 
     def _records_written(self) -> int:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from mirrordrill.replicator import checkpoint_folder
 from mirrordrill.replicator.app import FlowRuntime, librdkafka_conf
 from mirrordrill.replicator.config.settings import ReplicatorConfig
+from mirrordrill.replicator.driver_jvm import collect_start_up_garbage
 from mirrordrill.replicator.lease import Lease, LocalLock
 from mirrordrill.replicator.planted_faults import StandbyFault
 from mirrordrill.replicator.spark_stream import start_rehearsal, stop_query, tasks_running
@@ -52,7 +53,8 @@ def stand_by(flows: list[FlowRuntime], spark: SparkSession, lease: Lease, stop: 
     for fr in flows:
         if fr.topics:
             fr.warm_up_first(spark)
-    log.info("standing by: warmed up; waiting for the lease %s", lease.group)
+    log.info("standing by: warmed up (start-up's garbage collected in %.2fs); waiting for the lease %s",
+             collect_start_up_garbage(spark), lease.group)
     began = time.monotonic()
     rehearsed = False
 
@@ -64,6 +66,7 @@ def stand_by(flows: list[FlowRuntime], spark: SparkSession, lease: Lease, stop: 
             for fr in flows:
                 if fr.topics and not stop.is_set():
                     rehearse(fr, spark, stop)
+            log.info("the rehearsal's garbage collected in %.2fs", collect_start_up_garbage(spark))
         waiting()
     why = lease.acquire(stop, idle=idle)
     if why is None:
