@@ -49,6 +49,9 @@ _ARCHIVE_RUN = Path(__file__).with_name("archive_run.py")
 _VERSIONED_JAR = re.compile(r"(?P<artifact>.+)-\d[^-]*\.jar$")
 
 
+C1_THRESHOLD_FLAGS = ["-XX:CompileThresholdScaling=0.1"]  # see jit_flags
+
+
 def driver_jvm_flags(env: Mapping[str, str] | None = None) -> list[str]:
     """Map the archive ``$MIRRORDRILL_SPARK_CDS`` names, when it exists; record the flight recording
     ``$MIRRORDRILL_JFR`` names (``primitives.jvm_flight_recording``: ``run --jfr``), when set."""
@@ -89,9 +92,18 @@ def jit_flags(mode: str) -> list[str]:
     (see docs/measurements/behind-the-code.md#replicator-driver-jvm-py). ``tiered`` is there
     for a process that runs for hours on cores to spare, where C2's faster code may pay back.
 
+    With ``c1`` the driver also compiles a method after a tenth of the calls the JVM waits for
+    (``-XX:CompileThresholdScaling=0.1``): a real-time task's per-record path (the source's poll,
+    the projection, the sink's send) runs only once records come, at tens a second per task, and
+    with the JVM's thresholds C1 was still compiling it ten seconds into a drill's load, the tasks
+    running it interpreted meanwhile at twice their later CPU, on a machine the load's start had
+    already filled; the drill's p99 came from those seconds. With the lower thresholds the
+    compiling ended two seconds in and the start-up took no longer
+    (see docs/measurements/behind-the-code.md#replicator-driver-jvm-py).
+
     The driver only: a Spark cluster's executors, which copy the records there, keep their JVMs'
     defaults (``spark.executor.extraJavaOptions`` is the user's)."""
-    return primitive_jit_flags(mode)
+    return [*primitive_jit_flags(mode), *(C1_THRESHOLD_FLAGS if mode == "c1" else [])]
 
 
 def driver_jit_for(setting: str | None, modes: Iterable[str]) -> str:

@@ -39,7 +39,7 @@ def test_an_archive_already_there_is_not_made_again(tmp_path):
 
 
 def test_the_driver_jit_is_c1_only_or_the_jvm_default():
-    assert jit_flags("c1") == ["-XX:TieredStopAtLevel=1"]
+    assert jit_flags("c1") == ["-XX:TieredStopAtLevel=1", "-XX:CompileThresholdScaling=0.1"]
     assert jit_flags("tiered") == []
     with pytest.raises(ValueError, match="c1 or tiered"):
         jit_flags("c2")
