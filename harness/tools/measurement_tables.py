@@ -68,8 +68,17 @@ def _drills(record: Record) -> set[str]:
 
 
 def _is_every_drill(record: Record) -> bool:
-    """A bench of the drills side by side, not a sitting of the node-loss drill alone (its own table's)."""
-    return _drills(record) != {NODE_LOSS_DRILL}
+    """A bench of every drill side by side: not one of some drills (``--drills``), which have tables of their own."""
+    return "--drills" not in record["command"] and _drills(record) != {NODE_LOSS_DRILL}
+
+
+# The drills on steady load whose p99 the bundled replicator is to hold at or below MirrorMaker 2's
+TAIL_DRILLS = frozenset({"active-active", "hub-and-spoke", "fan-out", "active-passive-failback"})
+
+
+def _is_tail_sitting(record: Record) -> bool:
+    """A bench of some of the tail drills alone."""
+    return "--drills" in record["command"] and bool(_drills(record)) and _drills(record) <= TAIL_DRILLS
 
 
 def _is_node_loss(record: Record) -> bool:
@@ -224,6 +233,7 @@ MEASUREMENTS = Path("docs") / "measurements"
 TABLES = (
     Table(MEASUREMENTS / "bench.md", "bench-drills", "bench-drills", bench_table, _is_every_drill),
     Table(MEASUREMENTS / "bench.md", "node-loss", "bench-drills", node_loss_table, _is_node_loss),
+    Table(Path("docs") / "explanations" / "replicator.md", "tail", "bench-drills", bench_table, _is_tail_sitting),
     Table(MEASUREMENTS / "capacity.md", "capacity", "sweep", capacity_table, _is_capacity_comparison),
     Table(Path("README.md"), "latest-against-mirrormaker2", "bench-drills", readme_table, _is_every_drill),
     Table(MEASUREMENTS / "load.md", "load-ceiling", "bench-load", load_ceiling_table),

@@ -32,6 +32,14 @@ def _cell(drill: str, replicator: str, p99: float) -> dict:
             "medians": {"duplicates": 0, "latency_p50_ms": 50, "latency_p99_ms": p99}}
 
 
+def _bench_sitting(checkout: Path, args: list[str], drill: str, ours_p99: int, mm2_p99: int) -> tuple[Path, dict]:
+    """A bench record of one drill (``bench drills`` with ``args``) written into the checkout, and the pages then."""
+    path = Sitting.begin(["mirrordrill"], ["bench", "drills", *args]).write(
+        "bench-drills", {"runs": 1, "cells": [_cell(drill, "pyspark", ours_p99), _cell(drill, "mirrormaker2", mm2_p99)]},
+        checkout / RECORDS_DIR)
+    return path, measurement_pages(checkout)
+
+
 def test_the_committed_tables_are_what_the_records_give():
     pages = measurement_pages(REPO)
     assert sorted(map(str, pages)) == sorted({str(t.page) for t in TABLES})
@@ -39,11 +47,7 @@ def test_the_committed_tables_are_what_the_records_give():
 
 
 def test_a_newer_record_makes_the_committed_tables_stale_until_regenerated(checkout):
-    sitting = Sitting.begin(["mirrordrill"], ["bench", "drills", "--runs", "1"])
-    path = sitting.write("bench-drills", {"runs": 1, "cells": [_cell("quickstart", "pyspark", 4321),
-                                                               _cell("quickstart", "mirrormaker2", 9876)]},
-                         checkout / RECORDS_DIR)
-    pages = measurement_pages(checkout)
+    path, pages = _bench_sitting(checkout, ["--runs", "1"], "quickstart", 4321, 9876)
     bench = pages[Path("docs/measurements/bench.md")]
     assert bench != (checkout / "docs/measurements/bench.md").read_text()
     assert f"[{path.name}]({path.name})" in bench
@@ -68,6 +72,16 @@ def test_a_node_loss_sitting_fills_its_own_table_and_leaves_the_side_by_side_one
     assert "| replicator-node-loss | mirrormaker2, Connect's defaults | 1/1 | 0 | 50 | 310,000 |" in node_loss
     side_by_side = bench[:bench.index("<!-- generated:node-loss")]
     assert path.name not in side_by_side and path.name not in pages[Path("README.md")]
+
+
+def test_a_sitting_of_the_tail_drills_fills_its_own_table_and_leaves_the_side_by_side_ones(checkout):
+    path, pages = _bench_sitting(checkout, ["--drills", "scenarios/active-active.yaml"], "active-active", 150, 160)
+    manual = pages[Path("docs/explanations/replicator.md")]
+    tail = manual[manual.index("<!-- generated:tail"):]
+    assert f"(../measurements/{path.name})" in tail and "| active-active | pyspark | 1/1 | 0 | 50 | 150 |" in tail
+    bench = pages[Path("docs/measurements/bench.md")]
+    assert path.name not in bench and path.name not in pages[Path("README.md")]
+    assert "| failover-strategies |" in bench  # the bench of every drill stays
 
 
 def test_the_capacity_table_compares_each_replicator_to_mm2_at_its_stream_count(checkout):
