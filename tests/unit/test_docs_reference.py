@@ -118,6 +118,8 @@ def test_the_command_writes_the_pages_and_check_names_a_stale_one(tmp_path, caps
     # the hand-written pages the measurement tables sit in, and the records they come from
     shutil.copytree(REPO / RECORDS_DIR, tmp_path / RECORDS_DIR)
     shutil.copy(REPO / "README.md", tmp_path / "README.md")
+    (tmp_path / "docs" / "explanations").mkdir()
+    shutil.copy(REPO / "docs" / "explanations" / "replicator.md", tmp_path / "docs" / "explanations" / "replicator.md")
     assert main(["docs", "--check", "--root", str(tmp_path)]) == 1  # nothing written yet: every page is stale
     assert f"{CLI_PAGE} is stale" in capsys.readouterr().err
     assert main(["docs", "--root", str(tmp_path)]) == 0
