@@ -341,8 +341,10 @@ def test_settings_librdkafka_refuses_fail_the_start_with_the_reason(tmp_path):
 def test_locust_command_line_with_its_own_options(east, tmp_path):
     t = unique("load-cli")
     locust = Path(sys.executable).with_name("locust")
+    # -t counts from Locust's start, the users' producers connecting included: 8 s, so a machine whose
+    # other tests fill its cores (where 4 s left about one second of load) still runs the load for seconds
     cmd = [str(locust), "-f", str(REPO / "loadgen" / "producer_user.py"), "--headless",
-           "-u", "2", "-r", "2", "-t", "4s", "--only-summary",
+           "-u", "2", "-r", "2", "-t", "8s", "--only-summary",
            "--kafka-bootstrap", east.bootstrap, "--kafka-cluster", "east", "--topics", t,
            "--create-topics", "2", "--rate", "200", "--record-size", '{"normal": [500, 50]}',
            "--keys", "hot:20:2:0.9", "--ledger-dir", "ledger"]
