@@ -17,7 +17,7 @@ TEST = "tests/containers/test_doc_recipes_docker.py::test_the_docker_recipes_on_
 
 
 # The suite's 900 s per test is shorter than this test's own hang guards: on a machine whose Go
-# caches are empty, the fix step compiles the Compose v2 plugin from source (over 15 minutes beside
+# caches are empty, the fix step compiles the Compose v2 plugin from source (the test took 23 minutes beside
 # the rest of the suite on 2 cores, where warm caches take about 4).
 @pytest.mark.timeout(3600)
 def test_the_docker_recipes_on_a_fresh_cache(docker_engine, tmp_path):
