@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import NewTopic
@@ -78,6 +79,17 @@ def test_replicator_is_a_submitted_application_with_two_executors(repl, spark_en
     log = node.log_path.read_text()
     # the driver imported the shipped package, not the checkout
     assert "replicator package loaded from" in log and "replicator.zip/mirrordrill/replicator/__init__.py" in log
+
+
+def test_spark_scratch_stays_in_the_run_folder(repl, spark_env):
+    """Executors and a submitted driver write their scratch where the run's folder is, not in /tmp
+    (an executor stopped by a kill left its spark-<uuid> folder there on every drill)."""
+    for i in range(2):
+        assert list((spark_env.spark.workdir / f"worker-{i}" / "local").glob("spark-*/executor-*")), i
+    node = repl.nodes[0]
+    assert node.process.pid is not None
+    driver_jvm = Path(f"/proc/{node.process.pid}/cmdline").read_bytes().decode().split("\0")
+    assert f"-Djava.io.tmpdir={node.workdir / 'work' / 'spark-tmp'}" in driver_jvm
 
 
 def test_records_replicate(repl, spark_env):

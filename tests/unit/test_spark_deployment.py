@@ -11,7 +11,9 @@ import yaml
 
 from mirrordrill.harness.drill.schema import Scenario
 from mirrordrill.harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError, check_task_slots
-from mirrordrill.harness.lab.spark.submit import package_replicator, submit_argv
+from mirrordrill.harness.drill.replicators.pyspark_launch import submitted_java_options
+from mirrordrill.harness.lab.spark.submit import JavaOptions, package_replicator, submit_argv
+from mirrordrill.replicator.config.settings import FlowConfig, ReplicatorConfig
 
 
 @pytest.mark.parametrize("master, submitted", [
@@ -87,6 +89,31 @@ def test_the_zip_holds_every_mirrordrill_module_the_replicator_imports(tmp_path)
                     path = module.replace(".", "/")
                     assert f"{path}.py" in names or f"{path}/__init__.py" in names, f"{name} imports {module}"
     assert imported > 100  # the walk read the replicator's imports of its own modules
+
+
+def test_submit_line_carries_the_driver_and_executor_java_options(tmp_path):
+    archive, launcher = package_replicator(tmp_path)
+    java = JavaOptions(driver=("-Djava.io.tmpdir=/w/t", "-XX:TieredStopAtLevel=1"), executor=("-XX:TieredStopAtLevel=1",))
+    argv = submit_argv(SparkDeployment("standalone"), "spark://127.0.0.1:7077", [], archive, launcher, [], java)
+    assert argv[argv.index("--driver-java-options") + 1] == "-Djava.io.tmpdir=/w/t -XX:TieredStopAtLevel=1"
+    assert "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1" in argv
+    plain = submit_argv(SparkDeployment("standalone"), "spark://127.0.0.1:7077", [], archive, launcher, [])
+    assert "--driver-java-options" not in plain and not any("extraJavaOptions" in a for a in plain)
+
+
+C1 = ("-XX:TieredStopAtLevel=1", "-XX:CompileThresholdScaling=0.1")
+
+
+@pytest.mark.parametrize("mode, our_cluster, jit, executor", [
+    ("realtime", True, C1, C1),
+    ("realtime", False, C1, ()),  # someone else's cluster: its executors keep their owners' options
+    ("microbatch", True, (), ())])  # every flow micro-batch: tiered, the JVM's default
+def test_submitted_driver_and_our_executors_get_the_replicators_jit(mode, our_cluster, jit, executor):
+    config = ReplicatorConfig(clusters={"A": {"bootstrap_servers": ["a:1"]}, "B": {"bootstrap_servers": ["b:1"]}},
+                              flows=[FlowConfig(source="A", target="B", mode=mode)])
+    java = submitted_java_options(config, Path("/w/spark-tmp"), our_cluster)
+    assert java.driver == ("-Djava.io.tmpdir=/w/spark-tmp", *jit)
+    assert java.executor == executor
 
 
 def test_yarn_gets_no_standalone_only_flags(tmp_path):

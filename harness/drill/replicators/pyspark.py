@@ -33,6 +33,7 @@ from mirrordrill.harness.drill.replicators.pyspark_launch import (
     check_slots_per_process,
     replicator_environment,
     replicator_jars,
+    submitted_java_options,
 )
 from mirrordrill.harness.drill.replicators.pyspark_standby import (
     SECOND_LOG,
@@ -254,8 +255,11 @@ class PySparkReplicator(StandbyNodes[ReplicatorNode]):
                                     {proc.name: self._realtime_partitions(node) for node, proc, _ in drivers})
         archive, launcher = package_replicator(self.setup.folder / "pyspark" / "package")
         for node, proc, work in drivers:
+            tmp = node.workdir / work / "spark-tmp"  # where the replicator puts its own driver's (process.py)
+            tmp.mkdir(parents=True, exist_ok=True)
+            java = submitted_java_options(self.node_config(node), tmp, self.spark.master == STANDALONE)
             proc.argv = submit_argv(self.spark, url, self._jars, archive, launcher,
-                                    [*app_args(node, work), "--jars", ",".join(str(j) for j in self._jars)])
+                                    [*app_args(node, work), "--jars", ",".join(str(j) for j in self._jars)], java)
 
     def _driver(self, node: ReplicatorNode, name: str, log_path: Path, work: str = "work") -> ManagedProcess:
         """One of the node's drivers, writing in ``node.workdir / work``."""

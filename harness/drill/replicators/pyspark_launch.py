@@ -10,11 +10,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from mirrordrill.harness.lab.spark.deployment import check_task_slots
+from mirrordrill.harness.lab.spark.submit import JavaOptions
 from mirrordrill.primitives.bootstrap import Artifacts, Bootstrap, mirrordrill_home
 from mirrordrill.primitives.import_root import child_pythonpath
 from mirrordrill.primitives.jvm_flight_recording import FLIGHT_RECORDING_ENV
 from mirrordrill.primitives.process import child_environment
-from mirrordrill.replicator.driver_jvm import CDS_ENV, archive_fingerprint
+from mirrordrill.replicator.config.settings import ReplicatorConfig
+from mirrordrill.replicator.driver_jvm import CDS_ENV, archive_fingerprint, driver_jit_for, jit_flags
 
 
 def cds_archive_path(java: str | None, jars: Sequence[Path]) -> Path:
@@ -56,3 +58,17 @@ def check_slots_per_process(status: dict, slots_per_process: int, needed: Mappin
         check_task_slots(status, partitions, slots_per_process, name)
     check_task_slots(status, sum(needed.values()), slots_per_process * len(needed),
                      f"the {len(needed)} replicator processes together")
+
+
+def submitted_java_options(config: ReplicatorConfig, tmp: Path, our_cluster: bool) -> JavaOptions:
+    """A submitted driver's JVM options, as the replicator gives its own driver JVM (its JIT and
+    temporary folder, ``replicator.driver_jvm``), and on the standalone cluster mirrordrill starts
+    (``our_cluster``) its executors' JIT, chosen the same way.
+
+    The executors there share the machine's cores with the brokers, the load and the drivers, and
+    do what a local master's driver does (the tasks that copy the records), so the reasons for the
+    driver's C1 hold for them: on the crash drill their JVMs' start to the first record copied
+    took ten seconds less with it (docs/measurements/behind-the-code.md#harness-drill-replicators-pyspark-launch-py).
+    On someone else's cluster the executors keep what its owners gave them."""
+    jit = jit_flags(driver_jit_for(config.driver_jit, [f.mode for f in config.enabled_flows()]))
+    return JavaOptions(driver=(f"-Djava.io.tmpdir={tmp}", *jit), executor=tuple(jit) if our_cluster else ())

@@ -19,7 +19,7 @@ from mirrordrill.harness.lab.compose.container import ContainerProcess
 from mirrordrill.harness.lab.compose.project import ComposeRun
 from mirrordrill.harness.lab.compose.spec import Mount, Service
 
-KEPT_ENV = ("SPARK_LOCAL_IP", "SPARK_MASTER_OPTS", "SPARK_DAEMON_JAVA_OPTS")
+KEPT_ENV = ("SPARK_LOCAL_IP", "SPARK_MASTER_OPTS", "SPARK_DAEMON_JAVA_OPTS", "SPARK_LOCAL_DIRS")
 
 
 class SparkDaemonLauncher:

@@ -11,6 +11,10 @@ launch scripts give its daemons and not the executors a worker starts): they sch
 watch, they carry no records, and with the tiered default their start spent about as much CPU
 on C2 compilations as on everything else (docs/measurements/jvm-starts-*.json).
 A person's own ``SPARK_DAEMON_JAVA_OPTS`` is kept as it is.
+
+Each worker's scratch folder (``SPARK_LOCAL_DIRS``, which its executors inherit for shuffle
+and fetched files) is in its own folder of the run: by default it is the JVM's /tmp, where an
+executor stopped by a kill left a spark-<uuid> folder behind on every drill.
 """
 
 from __future__ import annotations
@@ -89,7 +93,8 @@ class SparkStandaloneCluster:
         for i in range(spec.workers):
             wdir = self.workdir / f"worker-{i}"
             self.workers.append(launcher(
-                name=f"spark worker {i}", log_path=wdir / "worker.log", cwd=wdir, env=env, infrastructure=True,
+                name=f"spark worker {i}", log_path=wdir / "worker.log", cwd=wdir,
+                env={**env, "SPARK_LOCAL_DIRS": str(wdir / "local")}, infrastructure=True,
                 stop_timeout_s=10.0,
                 argv=[spark_class, WORKER_CLASS, "--host", LOOPBACK, "--port", str(ports.take()),
                       "--webui-port", str(ports.take()), "--cores", str(spec.worker_cores),

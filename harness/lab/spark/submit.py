@@ -52,8 +52,23 @@ def package_replicator(out_dir: Path) -> tuple[Path, Path]:
     return archive, launcher
 
 
+@dataclass(frozen=True)
+class JavaOptions:
+    """JVM options of a submitted replicator's driver and of its executors (empty: the JVMs' defaults).
+
+    In client mode the driver JVM is spark-submit's own, started before the replicator's Python
+    runs, so the options the replicator sets on its session (``replicator.driver_jvm``: its JIT,
+    its temporary folder) come too late for it; they go on spark-submit's command line instead.
+    Without them the driver JIT was the JVM's tiered default and Spark's artifacts-<uuid> folders
+    landed in the machine's /tmp."""
+
+    driver: tuple[str, ...] = ()
+    executor: tuple[str, ...] = ()
+
+
 def submit_argv(deployment: SparkDeployment, master_url: str, jars: Sequence[Path],
-                archive: Path, launcher: Path, app_args: Sequence[str]) -> list[str]:
+                archive: Path, launcher: Path, app_args: Sequence[str],
+                java: JavaOptions = JavaOptions()) -> list[str]:
     """spark-submit's command line for the replicator, executors and cores as the deployment says.
 
     No ``--name``: the replicator names its own session (``mirrordrill-replicator``), which wins.
@@ -63,6 +78,10 @@ def submit_argv(deployment: SparkDeployment, master_url: str, jars: Sequence[Pat
             "--executor-memory", deployment.executor_memory,
             "--conf", f"spark.executor.instances={deployment.executors}",
             "--jars", ",".join(str(j) for j in jars), "--py-files", str(archive)]
+    if java.driver:
+        argv += ["--driver-java-options", " ".join(java.driver)]
+    if java.executor:
+        argv += ["--conf", f"spark.executor.extraJavaOptions={' '.join(java.executor)}"]
     if master_url.startswith("spark://"):
         # standalone sizes an application by total cores: executors x cores gives the executor count
         argv += ["--total-executor-cores", str(deployment.slots)]
