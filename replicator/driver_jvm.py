@@ -102,7 +102,9 @@ def jit_flags(mode: str) -> list[str]:
     (see docs/measurements/behind-the-code.md#replicator-driver-jvm-py).
 
     The driver only: a Spark cluster's executors, which copy the records there, keep their JVMs'
-    defaults (``spark.executor.extraJavaOptions`` is the user's)."""
+    defaults (``spark.executor.extraJavaOptions`` is the cluster's), except on the standalone
+    cluster a drill starts on this machine, whose executors the harness gives the same JIT
+    (``harness.drill.replicators.pyspark_launch.submitted_java_options``)."""
     return [*primitive_jit_flags(mode), *(C1_THRESHOLD_FLAGS if mode == "c1" else [])]
 
 
