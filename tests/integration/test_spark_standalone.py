@@ -88,8 +88,11 @@ def test_spark_scratch_stays_in_the_run_folder(repl, spark_env):
         assert list((spark_env.spark.workdir / f"worker-{i}" / "local").glob("spark-*/executor-*")), i
     node = repl.nodes[0]
     assert node.process.pid is not None
-    driver_jvm = Path(f"/proc/{node.process.pid}/cmdline").read_bytes().decode().split("\0")
-    assert f"-Djava.io.tmpdir={node.workdir / 'work' / 'spark-tmp'}" in driver_jvm
+    tmp = f"-Djava.io.tmpdir={node.workdir / 'work' / 'spark-tmp'}"
+    assert tmp in Path(f"/proc/{node.process.pid}/cmdline").read_bytes().decode().split("\0")
+    # each executor's log opens with its command line; Kafka's compression libraries unpack there
+    commands = [p.read_text().splitlines()[0] for p in spark_env.spark.workdir.glob("worker-*/work/app-*/*/stderr")]
+    assert len(commands) == 2 and all(f'"{tmp}"' in c for c in commands), commands
 
 
 def test_records_replicate(repl, spark_env):

@@ -60,3 +60,13 @@ def test_broker_jit_is_swept_into_every_cluster_the_drill_starts():
         apply_params(d, {"broker_jit": "c2"})
     with pytest.raises(SweepError, match="starts no broker"):
         apply_params({"clusters": {"s": {"existing": {}}}, "replication": {"flows": []}}, {"broker_jit": "c1"})
+
+
+def test_a_local_broker_keeps_its_temporary_files_in_its_own_folder(tmp_path):
+    """Kafka's compression libraries unpack native code there; a killed broker left it in /tmp."""
+    from mirrordrill.harness.lab.brokers.broker import LocalBrokerRunner
+    settings = BrokerSettings(cluster_name="dr", cluster_id="x", quorum_voters="1@127.0.0.1:1002",
+                              java="java", classpath=(), jit="c1")
+    broker = KafkaBroker(1, BrokerPorts(local=1001, controller=1002), tmp_path, settings)
+    argv = LocalBrokerRunner().process(broker).argv
+    assert f"-Djava.io.tmpdir={broker.workdir}" in argv[:argv.index("-cp")]

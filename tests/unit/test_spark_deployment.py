@@ -104,15 +104,18 @@ def test_submit_line_carries_the_driver_and_executor_java_options(tmp_path):
 C1 = ("-XX:TieredStopAtLevel=1", "-XX:CompileThresholdScaling=0.1")
 
 
+TMP = "-Djava.io.tmpdir=/w/spark-tmp"
+
+
 @pytest.mark.parametrize("mode, our_cluster, jit, executor", [
-    ("realtime", True, C1, C1),
+    ("realtime", True, C1, (TMP, *C1)),
     ("realtime", False, C1, ()),  # someone else's cluster: its executors keep their owners' options
-    ("microbatch", True, (), ())])  # every flow micro-batch: tiered, the JVM's default
+    ("microbatch", True, (), (TMP,))])  # every flow micro-batch: tiered, the JVM's default
 def test_submitted_driver_and_our_executors_get_the_replicators_jit(mode, our_cluster, jit, executor):
     config = ReplicatorConfig(clusters={"A": {"bootstrap_servers": ["a:1"]}, "B": {"bootstrap_servers": ["b:1"]}},
                               flows=[FlowConfig(source="A", target="B", mode=mode)])
     java = submitted_java_options(config, Path("/w/spark-tmp"), our_cluster)
-    assert java.driver == ("-Djava.io.tmpdir=/w/spark-tmp", *jit)
+    assert java.driver == (TMP, *jit)
     assert java.executor == executor
 
 

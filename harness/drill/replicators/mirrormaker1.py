@@ -36,6 +36,7 @@ from mirrordrill.harness.drill.replicators.measurements import OffsetLagProbe
 from mirrordrill.harness.drill.replicators.processes import NodeReplicator, ProcessNode
 from mirrordrill.harness.drill.replicators.setup import FlowSpec, ReplicationSetup, replication_factor_for
 from mirrordrill.primitives.bootstrap import Bootstrap
+from mirrordrill.primitives.jvm_temp import temp_dir_flag
 from mirrordrill.primitives.process import ManagedProcess
 from mirrordrill.primitives.properties_syntax import format_property
 from mirrordrill.primitives.redaction import redact_properties
@@ -191,7 +192,7 @@ class MirrorMaker1Replicator(NodeReplicator[Mm1Node]):
             self._java, f"-Xms{min(128, self.heap_mb)}m", f"-Xmx{self.heap_mb}m", "-XX:+UseG1GC",
             "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true",
             f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", f"-Dkafka.logs.dir={node.workdir}",
-            "-cp", ":".join(str(p) for p in self._classpath), MAIN_CLASS,
+            temp_dir_flag(node.workdir), "-cp", ":".join(str(p) for p in self._classpath), MAIN_CLASS,
             "--consumer.config", str(node.config_path), "--producer.config", str(node.producer_path),
             "--include", include_regex(node.flow), "--num.streams", str(self.streams),
             "--offset.commit.interval.ms", str(self.commit_interval_ms),

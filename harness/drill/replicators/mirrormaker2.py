@@ -64,6 +64,7 @@ from mirrordrill.harness.drill.replicators.setup import DRILL_FLOW_INTERVALS, Fl
 from mirrordrill.harness.lab.brokers.broker import LOG4J_CONFIG
 from mirrordrill.primitives.bootstrap import Artifacts, Bootstrap
 from mirrordrill.primitives.jvm_flight_recording import recording_flags
+from mirrordrill.primitives.jvm_temp import temp_dir_flag
 from mirrordrill.primitives.kafka.reading import ends_after_last_record
 from mirrordrill.primitives.process import ManagedProcess
 from mirrordrill.primitives.redaction import redact_settings
@@ -108,7 +109,7 @@ def mm2_argv(java: str, heap_mb: int, classpath: Sequence[Path], node: Mm2Node, 
         java, f"-Xms{min(128, heap_mb)}m", f"-Xmx{heap_mb}m",
         "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError",
         "-Djava.awt.headless=true", f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
-        f"-Dkafka.logs.dir={node.workdir}",
+        f"-Dkafka.logs.dir={node.workdir}", temp_dir_flag(node.workdir),
         *(recording_flags(node.workdir / FLIGHT_RECORDING_FILE) if flight_recording else []),
         "-cp", ":".join(str(p) for p in classpath),
         MAIN_CLASS, str(node.config_path), "--clusters", node.target,

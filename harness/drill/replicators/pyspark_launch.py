@@ -14,6 +14,7 @@ from mirrordrill.harness.lab.spark.submit import JavaOptions
 from mirrordrill.primitives.bootstrap import Artifacts, Bootstrap, mirrordrill_home
 from mirrordrill.primitives.import_root import child_pythonpath
 from mirrordrill.primitives.jvm_flight_recording import FLIGHT_RECORDING_ENV
+from mirrordrill.primitives.jvm_temp import temp_dir_flag
 from mirrordrill.primitives.process import child_environment
 from mirrordrill.replicator.config.settings import ReplicatorConfig
 from mirrordrill.replicator.driver_jvm import CDS_ENV, archive_fingerprint, driver_jit_for, jit_flags
@@ -71,4 +72,5 @@ def submitted_java_options(config: ReplicatorConfig, tmp: Path, our_cluster: boo
     took ten seconds less with it (docs/measurements/behind-the-code.md#harness-drill-replicators-pyspark-launch-py).
     On someone else's cluster the executors keep what its owners gave them."""
     jit = jit_flags(driver_jit_for(config.driver_jit, [f.mode for f in config.enabled_flows()]))
-    return JavaOptions(driver=(f"-Djava.io.tmpdir={tmp}", *jit), executor=tuple(jit) if our_cluster else ())
+    # the temporary folder: the driver's, and on this machine its executors' too (primitives.jvm_temp)
+    return JavaOptions(driver=(temp_dir_flag(tmp), *jit), executor=(temp_dir_flag(tmp), *jit) if our_cluster else ())

@@ -20,6 +20,7 @@ from mirrordrill.harness.lab.brokers.secure import INTERNAL_LISTENER, BrokerSecu
 from mirrordrill.harness.lab.brokers.storage_format import format_args, format_classes
 from mirrordrill.primitives.jvm_archive import LazyArchive, dump_flags
 from mirrordrill.primitives.jvm_jit import jit_flags
+from mirrordrill.primitives.jvm_temp import temp_dir_flag
 from mirrordrill.primitives.ports import LOOPBACK
 from mirrordrill.primitives.process import ManagedProcess, ProcessError, child_environment
 from mirrordrill.primitives.properties_syntax import format_property
@@ -104,7 +105,7 @@ class LocalBrokerRunner:
 
     def process(self, broker: KafkaBroker) -> ManagedProcess:
         flags = dump_flags(self.dump_to) if self.dump_to is not None else self._archive_flags()
-        argv = broker.java_argv("kafka.Kafka", str(broker.config_path), jvm_flags=flags)
+        argv = broker.java_argv("kafka.Kafka", str(broker.config_path), jvm_flags=[*flags, temp_dir_flag(broker.workdir)])
         return ManagedProcess(name=f"kafka broker {broker.name}", argv=argv,
                               log_path=broker.log_path, cwd=broker.workdir, infrastructure=True)
 
