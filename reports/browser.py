@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -54,7 +55,10 @@ class Browser:
                    f"--window-size={self.window[0]},{self.window[1]}",
                    f"--virtual-time-budget={self.budget_ms}", "--run-all-compositor-stages-before-draw",
                    *extra, url]
-            return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+            try:
+                return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+            finally:
+                remove_singleton_folder(Path(profile))
 
     def dump_dom(self, url: str, timeout_s: float = 120) -> str:
         """The DOM after the page's scripts ran, serialised as HTML."""
@@ -83,12 +87,32 @@ class Browser:
                 return _evaluate_in(pipe, url, expression)
             finally:
                 pipe.close()
+                remove_singleton_folder(Path(profile))
 
     def _pipe_command(self, profile: str) -> list[str]:
         return [self.binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--no-first-run", "--no-default-browser-check", f"--user-data-dir={profile}",
                 f"--window-size={self.window[0]},{self.window[1]}", "--remote-debugging-pipe", "about:blank"]
+
+
+SINGLETON_FOLDER_PREFIX = "org.chromium.Chromium."
+
+
+def remove_singleton_folder(profile: Path) -> None:
+    """Delete the folder Chromium made in ``$TMPDIR`` for its singleton socket, once it has exited.
+
+    The profile's ``SingletonSocket`` link names it; Chromium left it in /tmp after every page
+    it rendered. Only a folder of Chromium's own naming, named by that link, is deleted. (Making
+    ``$TMPDIR`` the profile instead put the socket's path over the 108 bytes a Unix socket's path
+    may have, with a long ``$TMPDIR``.)"""
+    try:
+        socket = Path(os.readlink(profile / "SingletonSocket"))
+    except OSError:
+        return
+    folder = socket.parent
+    if folder.name.startswith(SINGLETON_FOLDER_PREFIX) and folder.parent.resolve() == Path(tempfile.gettempdir()).resolve():
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class _DevToolsPipe:

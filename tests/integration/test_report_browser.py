@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -195,3 +196,21 @@ def test_report_shows_the_drill_its_figures_and_plots(tiny_run, tmp_path):
     shutil.copytree(tiny_run, next_quarter, ignore=shutil.ignore_patterns("allure-results", "env"))
     render([next_quarter], tmp_path / "report2", history=history)
     assert len(entries()) == 2
+
+
+def test_chromium_leaves_nothing_in_the_machines_temporary_folder(monkeypatch):
+    """Its profile and its singleton socket's folder go with it (the socket's was left in /tmp)."""
+    import tempfile
+
+    from mirrordrill.reports.browser import Browser
+    # short: a Unix socket's path may have 108 bytes, and Chromium's goes two folders below this
+    machine_tmp = Path(tempfile.mkdtemp(prefix="md-"))
+    try:
+        monkeypatch.setenv("TMPDIR", str(machine_tmp))
+        monkeypatch.setattr(tempfile, "tempdir", None)  # read $TMPDIR again
+        browser = Browser.find()
+        assert browser.evaluate("data:text/html,<p>x</p>", "1 + 1") == 2
+        assert "<p>x</p>" in browser.dump_dom("data:text/html,<p>x</p>")
+        assert list(machine_tmp.iterdir()) == []
+    finally:
+        shutil.rmtree(machine_tmp, ignore_errors=True)
