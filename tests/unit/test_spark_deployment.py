@@ -104,19 +104,17 @@ def test_submit_line_carries_the_driver_and_executor_java_options(tmp_path):
 C1 = ("-XX:TieredStopAtLevel=1", "-XX:CompileThresholdScaling=0.1")
 
 
-TMP = "-Djava.io.tmpdir=/w/spark-tmp"
-
-
 @pytest.mark.parametrize("mode, our_cluster, jit, executor", [
-    ("realtime", True, C1, (TMP, *C1)),
+    ("realtime", True, C1, ("tmp", *C1)),
     ("realtime", False, C1, ()),  # someone else's cluster: its executors keep their owners' options
-    ("microbatch", True, (), (TMP,))])  # every flow micro-batch: tiered, the JVM's default
-def test_submitted_driver_and_our_executors_get_the_replicators_jit(mode, our_cluster, jit, executor):
+    ("microbatch", True, (), ("tmp",))])  # every flow micro-batch: tiered, the JVM's default
+def test_submitted_driver_and_our_executors_get_the_replicators_jit(mode, our_cluster, jit, executor, tmp_path):
     config = ReplicatorConfig(clusters={"A": {"bootstrap_servers": ["a:1"]}, "B": {"bootstrap_servers": ["b:1"]}},
                               flows=[FlowConfig(source="A", target="B", mode=mode)])
-    java = submitted_java_options(config, Path("/w/spark-tmp"), our_cluster)
-    assert java.driver == (TMP, *jit)
-    assert java.executor == executor
+    java = submitted_java_options(config, tmp_path, our_cluster)
+    tmp = f"-Djava.io.tmpdir={tmp_path / 'spark-tmp'}"
+    assert (tmp_path / "spark-tmp").is_dir() and java.driver == (tmp, *jit)
+    assert java.executor == tuple(tmp if o == "tmp" else o for o in executor)  # the driver's folder
 
 
 def test_yarn_gets_no_standalone_only_flags(tmp_path):

@@ -241,8 +241,7 @@ class PySparkReplicator(StandbyNodes[ReplicatorNode]):
 
     def _submit_to_cluster(self) -> None:
         """Find (or start) the master, check its free task slots, write each node's spark-submit line."""
-        drivers = [(node, proc, work) for node in self.nodes
-                   for proc, work in self.drivers_of(node)]
+        drivers = [(node, proc, work) for node in self.nodes for proc, work in self.drivers_of(node)]
         if self.spark.master == STANDALONE:
             # a standby's executors run beside the active's: the cluster this machine starts offers both
             cluster = self.setup.env.spark_standalone(standby_spec() if self.standby else None)
@@ -255,9 +254,7 @@ class PySparkReplicator(StandbyNodes[ReplicatorNode]):
                                     {proc.name: self._realtime_partitions(node) for node, proc, _ in drivers})
         archive, launcher = package_replicator(self.setup.folder / "pyspark" / "package")
         for node, proc, work in drivers:
-            tmp = node.workdir / work / "spark-tmp"  # where the replicator puts its own driver's (process.py)
-            tmp.mkdir(parents=True, exist_ok=True)
-            java = submitted_java_options(self.node_config(node), tmp, self.spark.master == STANDALONE)
+            java = submitted_java_options(self.node_config(node), node.workdir / work, self.spark.master == STANDALONE)
             proc.argv = submit_argv(self.spark, url, self._jars, archive, launcher,
                                     [*app_args(node, work), "--jars", ",".join(str(j) for j in self._jars)], java)
 

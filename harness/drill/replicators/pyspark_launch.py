@@ -61,16 +61,19 @@ def check_slots_per_process(status: dict, slots_per_process: int, needed: Mappin
                      f"the {len(needed)} replicator processes together")
 
 
-def submitted_java_options(config: ReplicatorConfig, tmp: Path, our_cluster: bool) -> JavaOptions:
+def submitted_java_options(config: ReplicatorConfig, work: Path, our_cluster: bool) -> JavaOptions:
     """A submitted driver's JVM options, as the replicator gives its own driver JVM (its JIT and
     temporary folder, ``replicator.driver_jvm``), and on the standalone cluster mirrordrill starts
-    (``our_cluster``) its executors' JIT, chosen the same way.
+    (``our_cluster``) its executors' JIT, chosen the same way. ``work``: the driver's work folder,
+    whose ``spark-tmp`` (made here) is where the replicator puts its own driver's temporary files.
 
     The executors there share the machine's cores with the brokers, the load and the drivers, and
     do what a local master's driver does (the tasks that copy the records), so the reasons for the
     driver's C1 hold for them: on the crash drill their JVMs' start to the first record copied
     took ten seconds less with it (docs/measurements/behind-the-code.md#harness-drill-replicators-pyspark-launch-py).
     On someone else's cluster the executors keep what its owners gave them."""
+    tmp = work / "spark-tmp"  # replicator/process.py
+    tmp.mkdir(parents=True, exist_ok=True)
     jit = jit_flags(driver_jit_for(config.driver_jit, [f.mode for f in config.enabled_flows()]))
     # the temporary folder: the driver's, and on this machine its executors' too (primitives.jvm_temp)
     return JavaOptions(driver=(temp_dir_flag(tmp), *jit), executor=(temp_dir_flag(tmp), *jit) if our_cluster else ())
