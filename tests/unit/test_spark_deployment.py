@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mirrordrill.harness.drill.replicators.pyspark_launch import submitted_java_options
 from mirrordrill.harness.drill.schema import Scenario
 from mirrordrill.harness.lab.spark.deployment import SparkDeployment, SparkDeploymentError, check_task_slots
-from mirrordrill.harness.drill.replicators.pyspark_launch import submitted_java_options
 from mirrordrill.harness.lab.spark.submit import JavaOptions, package_replicator, submit_argv
 from mirrordrill.replicator.config.settings import FlowConfig, ReplicatorConfig
 
