@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 INTERCEPTOR_CLASS = "io.mirrordrill.replicator.MirrorProducerInterceptor"
 TRACE_DIR_SETTING = "mirrordrill.trace.dir"  # RecordTrace.DIR_CONFIG
 DISCARDING_WRITER = "io.mirrordrill.replicator.DiscardingRowWriter"  # a standby's rehearsal (``start_rehearsal``)
+SINK_WARM_UP = "io.mirrordrill.replicator.SinkProducerWarmUp"  # ``open_sink_producer``
 
 # Options Spark's Kafka source/sink manage themselves and refuse (or that would break the
 # replicator's guarantees) when passed through as ``kafka.*``.
@@ -97,6 +98,12 @@ class StreamPlan:
     commit_interval_ms: int = 100
     # set: the sink's producer writes each record's send and acknowledgement times there (RecordTrace)
     trace_dir: Path | None = None
+
+    def remote_topics(self) -> tuple[str, ...]:
+        """The target topics the sink writes to (``transform`` names them alike); the topic sync made them all."""
+        restored = self.restored_prefix
+        return tuple(t[len(restored):] if restored and t.startswith(restored) else self.remote_topic_prefix + t
+                     for t in self.topics)
 
     def producer_settings(self) -> dict[str, str]:
         return {**SAFE_PRODUCER_DEFAULTS, **{k: v for k, v in self.producer.items() if k not in _SPARK_OWNED}}
@@ -213,8 +220,42 @@ def warm_up(spark: SparkSession, plan: StreamPlan, heartbeats: Callable[[], Hear
     round trip took longer alone, as it now pays the first job's cost, but less than both together
     (see docs/measurements/behind-the-code.md#replicator-spark-stream-py).
 
-    Returns the seconds each part took, for the log: where a slow start went.
+    Last, on a local master, the sink's producer fetches the flow's target topics' metadata
+    (``open_sink_producer``). Returns the seconds each part took, for the log: where a slow start went.
     """
+    steps = _warm_query_path(spark, plan, heartbeats, heartbeats_topic)
+    if plan.transactional_ids is None and plan.topics and (spark.sparkContext.master or "").startswith("local"):
+        started = time.monotonic()
+        open_sink_producer(spark, plan)
+        steps["sink's topics"] = time.monotonic() - started
+    return steps
+
+
+def open_sink_producer(spark: SparkSession, plan: StreamPlan) -> int:
+    """The sink's producer taken in Spark's producer pool, with the metadata of the flow's target topics; their
+    partition count.
+
+    Spark's Kafka sink learns a topic's partitions at the topic's first record: without this the
+    load's first records each waited a metadata round trip to the target beside their own send
+    (the warm-up's heartbeats and empty range open the same pooled producer, not these topics).
+    The pool is the JVM's: with a local master the query's tasks take this producer, on a cluster
+    each executor has its own pool (``warm_up`` asks only then). The plan's topics are the topic
+    sync's, made on the target before any query: a producer's metadata request for a missing topic
+    would create it where the broker auto-creates topics."""
+    jvm = spark.sparkContext._jvm
+    if jvm is None:
+        raise RuntimeError("the Spark session's JVM gateway is closed")
+    options = jvm.java.util.HashMap()
+    for key, value in sink_producer_config(plan).items():
+        options.put(f"kafka.{key}", value)
+    topics = jvm.java.util.ArrayList()
+    for topic in plan.remote_topics():
+        topics.add(topic)
+    return int(getattr(jvm, SINK_WARM_UP).warm(options, topics))
+
+
+def _warm_query_path(spark: SparkSession, plan: StreamPlan, heartbeats: Callable[[], Heartbeat] | None,
+                     heartbeats_topic: str) -> dict[str, float]:
     started = time.monotonic()
     if heartbeats is not None and heartbeats_topic:
         since_ms = int(time.time() * 1000)

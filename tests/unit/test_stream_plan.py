@@ -33,13 +33,6 @@ def test_settings_spark_owns_never_reach_the_query():
     assert plan.producer_settings() == {**SAFE_PRODUCER_DEFAULTS, "linger.ms": "20"}
 
 
-def _renamed_by_plan(plan: StreamPlan, topic: str) -> str:
-    # the rule transform() writes as a Spark expression: a restored copy loses the target's prefix
-    if plan.restored_prefix and topic.startswith(plan.restored_prefix):
-        return topic[len(plan.restored_prefix):]
-    return plan.remote_topic_prefix + topic
-
-
 def test_a_restore_plan_names_every_selected_topic_as_the_selector_does() -> None:
     policy = DefaultReplicationPolicy()
     selector = TopicSelector("east", "west", TopicFilter(include=("orders", "billing")), policy, restore_history=True)
@@ -50,5 +43,7 @@ def test_a_restore_plan_names_every_selected_topic_as_the_selector_does() -> Non
                       remote_topic_prefix=policy.format_remote_topic("east", ""), checkpoint_dir=Path("cp"),
                       metrics_dir=Path("m"), restored_prefix=policy.format_remote_topic("west", ""))
     assert set(topics) == {"orders", "billing", "west.orders", "west.billing"}
-    assert {t: _renamed_by_plan(plan, t) for t in topics} == {t: selector.remote_topic(t) for t in topics}
-    assert _renamed_by_plan(plan, "west.orders") == "orders"
+    # the names the sink's warm-up asks the target about (transform() writes the same rule as a
+    # Spark expression: a restored copy loses the target's prefix)
+    assert dict(zip(topics, plan.remote_topics(), strict=True)) == {t: selector.remote_topic(t) for t in topics}
+    assert "orders" in plan.remote_topics() and "east.orders" in plan.remote_topics()
