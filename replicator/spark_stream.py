@@ -235,9 +235,11 @@ def open_sink_producer(spark: SparkSession, plan: StreamPlan) -> int:
     """The sink's producer taken in Spark's producer pool, with the metadata of the flow's target topics; their
     partition count.
 
-    Spark's Kafka sink learns a topic's partitions at the topic's first record: without this the
-    load's first records each waited a metadata round trip to the target beside their own send
-    (the warm-up's heartbeats and empty range open the same pooled producer, not these topics).
+    Spark's Kafka sink learns a topic's partitions at the topic's first record, inside the task's
+    ``send``: the records behind it in the task waited a metadata round trip to the target too, a
+    WAN's where the replicator runs beside the source (the warm-up's heartbeats and empty range open
+    the same pooled producer, not these topics;
+    see docs/measurements/behind-the-code.md#replicator-spark-stream-py).
     The pool is the JVM's: with a local master the query's tasks take this producer, on a cluster
     each executor has its own pool (``warm_up`` asks only then). The plan's topics are the topic
     sync's, made on the target before any query: a producer's metadata request for a missing topic
