@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mirrordrill.replicator.config.flow import MICROBATCH_TRIGGER_DEFAULT, REALTIME_TRIGGER_DEFAULT
+from mirrordrill.replicator.driver_jvm import is_local
 from mirrordrill.replicator.headers import LONG_BYTES_FUNCTION, PROVENANCE_HEADER, SOURCE_OFFSET_HEADER, TIMESTAMP_HEADER
 from mirrordrill.replicator.planted_faults import DataPathFault
 from mirrordrill.replicator.transactions import new_generation, transactional_sink
@@ -224,7 +225,7 @@ def warm_up(spark: SparkSession, plan: StreamPlan, heartbeats: Callable[[], Hear
     (``open_sink_producer``). Returns the seconds each part took, for the log: where a slow start went.
     """
     steps = _warm_query_path(spark, plan, heartbeats, heartbeats_topic)
-    if plan.transactional_ids is None and plan.topics and (spark.sparkContext.master or "").startswith("local"):
+    if plan.transactional_ids is None and plan.topics and is_local(spark.sparkContext.master or ""):
         started = time.monotonic()
         open_sink_producer(spark, plan)
         steps["sink's topics"] = time.monotonic() - started
