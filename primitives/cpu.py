@@ -4,7 +4,9 @@ One meter for every benchmark and the sweep: a process's own user + system time
 (:func:`process_cpu_seconds`), a process tree's (:func:`tree_cpu_seconds`), the children this
 process already waited for (:func:`waited_children_cpu_seconds`), and a sampler of
 every process working under a folder (:class:`CpuMeter`), which is how the sweep finds the
-replicator's processes whatever started them.
+replicator's processes whatever started them, and the machine's CPU split by role
+(:class:`CpuByRole`): what the replicator, each cluster's brokers, the network, the load and the
+harness each kept busy.
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ import os
 import resource
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 # fields of /proc/<pid>/stat after the command name, counted from 0 (stat(5) numbers them from 1,
 # with pid and comm as 1 and 2)
@@ -96,7 +101,38 @@ def pids_under(root: Path) -> list[int]:
     return pids
 
 
-class CpuMeter:
+class _EverySecond:
+    """A daemon thread calling ``sample`` every ``interval_s`` while the ``with`` block runs."""
+
+    interval_s: float
+
+    def __init__(self, name: str) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+
+    def sample(self) -> None:
+        raise NotImplementedError
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self.sample()
+            except Exception:  # a process vanishing mid-read; the next second reads again
+                pass
+
+    def _start(self) -> None:
+        self._thread.start()
+
+    def _end(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def _nearest(samples: Sequence[tuple[float, T]], t: float) -> tuple[float, T]:
+    return min(samples, key=lambda s: abs(s[0] - t))
+
+
+class CpuMeter(_EverySecond):
     """Samples the CPU time of every process whose working folder is under ``root`` (one folder or
     several), once a second, plus what ``extra`` reports (CPU seconds so far of things that are not
     local processes, such as containers, by a key of its choosing).
@@ -113,23 +149,14 @@ class CpuMeter:
         self.interval_s = interval_s
         self.latest: dict[tuple[int, int] | str, float] = {}  # (pid, start ticks) or extra's key -> CPU seconds
         self.samples: list[tuple[float, float]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="cpu-meter", daemon=True)
+        super().__init__("cpu-meter")
 
     def __enter__(self) -> CpuMeter:
-        self._thread.start()
+        self._start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            try:
-                self.sample()
-            except Exception:  # a process vanishing mid-read; the next second reads again
-                pass
+        self._end()
 
     def sample(self) -> None:
         for root in self.roots:
@@ -153,8 +180,83 @@ class CpuMeter:
         """CPU seconds used between two epoch times (from the samples nearest them)."""
         if not self.samples or end_s <= start_s:
             return None
-        def at(t: float) -> tuple[float, float]:
-            return min(self.samples, key=lambda s: abs(s[0] - t))
-
-        (t0, c0), (t1, c1) = at(start_s), at(end_s)
+        (t0, c0), (t1, c1) = _nearest(self.samples, start_s), _nearest(self.samples, end_s)
         return c1 - c0 if t1 > t0 else None
+
+
+def machine_busy_seconds() -> float | None:
+    """CPU seconds every core of the machine spent busy since boot (``/proc/stat``: user, nice,
+    system, irq, softirq and steal; guest time is already inside user)."""
+    try:
+        first = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in first[1:9])
+    except (OSError, ValueError):
+        return None
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+MACHINE = "machine"  # CpuByRole's key for the whole machine's busy seconds
+
+
+class CpuByRole(_EverySecond):
+    """Where a machine's CPU goes, by role: once a second, each process whose working folder is
+    under one of a role's folders counts for that role (the most specific folder wins, so a
+    cluster's folder inside the run's environment folder is the cluster's), this process counts
+    for ``self_role``, and :data:`MACHINE` holds the busy seconds of every core, so what no role
+    accounts for (anything else on the machine) shows as the difference.
+
+    ``samples`` are ``(epoch seconds, {role: CPU seconds so far})``; :meth:`cores_between` reads a
+    window of them as cores kept busy.
+    """
+
+    def __init__(self, roles: Mapping[str, Sequence[Path]], self_role: str | None = None,
+                 interval_s: float = 1.0):
+        self.folders = sorted(((str(Path(f).resolve()), role) for role, folders in roles.items() for f in folders),
+                              key=lambda fr: len(fr[0]), reverse=True)
+        self.self_role = self_role
+        self.roles = [*roles, *([self_role] if self_role else []), MACHINE]
+        self.interval_s = interval_s
+        self.latest: dict[tuple[int, int], tuple[str, float]] = {}  # (pid, start ticks) -> (role, CPU seconds)
+        self.samples: list[tuple[float, dict[str, float]]] = []
+        super().__init__("cpu-by-role")
+
+    def __enter__(self) -> CpuByRole:
+        self.sample()
+        self._start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._end()
+        self.sample()
+
+    def role_of(self, pid: int) -> str | None:
+        if pid == os.getpid():
+            return self.self_role
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            return None
+        return next((role for folder, role in self.folders if cwd == folder or cwd.startswith(folder + os.sep)),
+                    None)
+
+    def sample(self) -> None:
+        for pid in _all_pids():
+            role = self.role_of(pid)
+            stat = read_stat(pid) if role is not None else None
+            if role is not None and stat is not None:
+                self.latest[(pid, stat.start_ticks)] = (role, stat.own_s)  # a gone process keeps its last reading
+        totals = dict.fromkeys(self.roles, 0.0)
+        for role, seconds in self.latest.values():
+            totals[role] += seconds
+        totals[MACHINE] = machine_busy_seconds() or 0.0
+        self.samples.append((time.time(), totals))
+
+    def cores_between(self, start_s: float, end_s: float) -> dict[str, float] | None:
+        """Cores each role kept busy on average between two epoch times (the samples nearest
+        them); None without two distinct samples in reach."""
+        if len(self.samples) < 2 or end_s <= start_s:
+            return None
+        (t0, c0), (t1, c1) = _nearest(self.samples, start_s), _nearest(self.samples, end_s)
+        if t1 <= t0:
+            return None
+        return {role: round((c1[role] - c0[role]) / (t1 - t0), 2) for role in self.roles}

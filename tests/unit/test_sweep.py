@@ -196,14 +196,14 @@ def test_saturated_rate_is_absent_when_the_flow_kept_up():
 
 def test_a_backlog_copied_in_two_seconds_is_measured_from_its_records_first_sightings():
     from mirrordrill.harness.drill.results import LatencySample
-    from mirrordrill.harness.tools.sweep.measure import backlog_drain_of
+    from mirrordrill.harness.tools.sweep.measure import backlog_arrival, backlog_drain_of
     from mirrordrill.harness.tools.sweep.points import SweepPoint
     load_ms = 1_000_000
     # 10,000 records written before the load (sent at 990,000 ms), arriving evenly over 2 s from
     # 1,010,000 ms; then load records, sent after the load started, which are not backlog
     backlog = [LatencySample(1_010_000 + i // 5, 20_000 + i // 5) for i in range(10_000)]
     load = [LatencySample(1_020_000 + i, 50) for i in range(500)]
-    rate, drain_s = backlog_drain_of(backlog + load, load_ms, 10_000)
+    rate, drain_s = backlog_drain_of(backlog_arrival(backlog + load, load_ms, 10_000))
     assert drain_s == 2.0 and 4_900 <= rate <= 5_100  # 9,000 records (the middle 90%) in 1.8 s
     point = SweepPoint(params={}, run_dir="r", passed=True, replicated_records_s=400.0, sustained_records_s=200.0,
                        produced_records_s=None, lag_bounded=False, final_lag=0, latency_p50_ms=1, latency_p99_ms=1,
@@ -215,11 +215,28 @@ def test_a_backlog_copied_in_two_seconds_is_measured_from_its_records_first_sigh
 
 def test_a_backlog_too_small_or_mostly_unseen_gives_no_drain_rate():
     from mirrordrill.harness.drill.results import LatencySample
-    from mirrordrill.harness.tools.sweep.measure import backlog_drain_of
+    from mirrordrill.harness.tools.sweep.measure import backlog_arrival, backlog_drain_of
     few = [LatencySample(2_000 + i, 1_500) for i in range(900)]
-    assert backlog_drain_of(few, 1_000, 900) == (None, None)
+    assert backlog_arrival(few, 1_000, 900) is None
     half_missing = [LatencySample(2_000 + i, 1_500) for i in range(4_000)]
-    assert backlog_drain_of(half_missing, 1_000, 10_000) == (None, None)
+    assert backlog_arrival(half_missing, 1_000, 10_000) is None
+    assert backlog_drain_of(None) == (None, None)
+
+
+def test_the_cores_by_role_are_read_over_the_middle_of_the_backlog_s_arrival():
+    from mirrordrill.harness.drill.results import LatencySample
+    from mirrordrill.harness.tools.sweep.measure import backlog_arrival, backlog_cores
+    from mirrordrill.primitives.cpu import CpuByRole
+    # the backlog's 10,000 records arrive from 1,010 s to 1,020 s: the middle 90% from 1,010.5 to 1,019.5
+    backlog = [LatencySample(1_010_000 + i, 20_000) for i in range(10_000)]
+    arrival = backlog_arrival(backlog, 1_000_000, 10_000)
+    by_role = CpuByRole({"replicator": []}, self_role="harness")
+    # one sample a second: the replicator busy 1.5 cores only from 1,010 s on, the harness 0.25 throughout
+    by_role.samples = [(float(t), {"replicator": 1.5 * max(0, t - 1_010), "harness": 0.25 * (t - 1_000),
+                                   "machine": 2.0 * (t - 1_000)}) for t in range(1_000, 1_031)]
+    cores = backlog_cores(by_role, arrival)
+    assert cores == {"replicator": 1.5, "harness": 0.25, "machine": 2.0}
+    assert backlog_cores(None, arrival) is None and backlog_cores(by_role, None) is None
 
 
 def test_repeated_runs_use_the_median_run_for_the_knee_and_show_their_spread(tmp_path):
@@ -369,3 +386,15 @@ def test_wan_bytes_and_cpu_are_drawn_side_by_side_when_the_link_was_measured(tmp
     no_link = [{**r, "wan_bytes_per_record": None} for r in rows]
     assert draw_wan_cpu_plot(tmp_path / "none.png", no_link, "compression", []) is None
     assert not (tmp_path / "none.png").exists()
+
+
+def test_the_table_says_where_the_machine_s_cpu_went_during_each_backlog(tmp_path):
+    from mirrordrill.harness.tools.sweep.params import parse_params
+    from mirrordrill.harness.tools.sweep.result import SweepResult
+    ours, mm2 = _sweep_point(1, "pyspark", 25_000.0), _sweep_point(1, "mirrormaker2", 21_000.0)
+    ours.backlog_cores = {"replicator": 0.66, "brokers dr": 0.5, "harness": 0.3, "machine": 1.96}
+    mm2.backlog_cores = None  # no backlog: nothing to say
+    table = SweepResult(tmp_path, parse_params(["replicator=pyspark,mirrormaker2"]), [ours, mm2], None).table()
+    [line] = [ln for ln in table.splitlines() if ln.startswith("cores busy")]
+    assert line == ("cores busy during the backlog at num_streams=1, replicator=pyspark: replicator 0.66, "
+                    "brokers dr 0.50, harness 0.30; else 0.50; the machine 1.96")

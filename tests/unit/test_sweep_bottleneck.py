@@ -83,3 +83,16 @@ def test_the_recommendation_and_the_table_name_the_bottleneck(tmp_path):
     result = SweepResult(tmp_path, params, points, None)
     assert "bottleneck at num_streams=2: replicator CPU (1.9 of 2 cores busy, 95%)" in result.recommendation()
     assert "bottleneck at num_streams=1: unknown" in result.table()
+
+
+def test_the_machine_s_cpu_when_every_core_was_busy_names_who_kept_them_busy():
+    pt = point(cores=0.65)
+    pt.machine_cores = 2
+    pt.backlog_cores = {"replicator": 0.65, "brokers dr": 0.47, "harness": 0.42, "machine": 1.9}
+    b = find_bottleneck(pt, Ceiling(30_000.0, 300_000.0, 1024))  # the target's ceiling far from reached
+    assert b.kind == "machine CPU"
+    assert b.evidence == "1.90 of the machine's 2 cores busy, 95%: replicator 0.65, brokers dr 0.47, harness 0.42"
+    pt.backlog_cores = {**pt.backlog_cores, "machine": 1.2}  # cores to spare: not the limit
+    assert find_bottleneck(pt, None).kind == "unknown"
+    pt.machine_cores = None  # a point from before the machine's cores were kept
+    assert find_bottleneck(pt, None).kind == "unknown"

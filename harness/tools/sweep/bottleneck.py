@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mirrordrill.harness.tools.sweep.points import Ceiling, SweepPoint
+from mirrordrill.primitives.cpu import MACHINE
 
 # A resource used at this share of what it offers is taken as the limit. Below 100% because every
 # figure is a mean over the load's seconds: a link or a core that is full in most seconds averages
@@ -23,7 +24,7 @@ SATURATED_SHARE = 0.85
 class Bottleneck:
     """One point's limiting resource (``none`` when the flow kept up) and the figures that say so."""
 
-    kind: str  # load | replicator CPU | WAN bandwidth | target | none | unknown
+    kind: str  # load | replicator CPU | machine CPU | WAN bandwidth | target | none | unknown
     evidence: str
 
     def __str__(self) -> str:
@@ -59,6 +60,9 @@ def find_bottleneck(pt: SweepPoint, ceiling: Ceiling | None) -> Bottleneck:
         candidates.append((target, "target", f"{capacity:,.0f} records/s is {target:.0%} of the "
                                              f"{ceiling.produce_records_s:,.0f}/s ProducerPerformance reached into "
                                              "a target"))
+    machine = machine_cpu(pt)
+    if machine is not None:
+        candidates.append(machine)
     full = [c for c in candidates if c[0] >= SATURATED_SHARE]
     if full:
         _, kind, evidence = max(full, key=lambda c: c[0])
@@ -68,6 +72,20 @@ def find_bottleneck(pt: SweepPoint, ceiling: Ceiling | None) -> Bottleneck:
         return Bottleneck("none", f"the flow kept up with the offered {pt.produced_records_s or 0:,.0f} records/s; "
                                   f"{seen}")
     return Bottleneck("unknown", f"lag grew with nothing measured near full: {seen}")
+
+
+def machine_cpu(pt: SweepPoint) -> tuple[float, str, str] | None:
+    """The machine's cores busy while the point's backlog drained, as a share of all of them, and
+    who kept them busy: on one machine the brokers, the network and the checker share the cores
+    with the replicator, and a full machine bounds it however little it used itself."""
+    cores = pt.backlog_cores
+    if not cores or MACHINE not in cores or not pt.machine_cores:
+        return None
+    busy = cores[MACHINE]
+    roles = sorted(((v, role) for role, v in cores.items() if role != MACHINE), reverse=True)
+    split = ", ".join(f"{role} {v:.2f}" for v, role in roles)
+    return busy / pt.machine_cores, "machine CPU", (f"{busy:.2f} of the machine's {pt.machine_cores} cores busy, "
+                                                   f"{busy / pt.machine_cores:.0%}: {split}")
 
 
 def replicator_cores(drill: dict[str, Any], spark_master: str | None = None) -> float:

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from mirrordrill.harness.drill.actions.base import NO_FACTS
 from mirrordrill.harness.drill.actions.registry import step_facts
 from mirrordrill.harness.drill.results import load_results
 from mirrordrill.harness.tools.sweep.points import MIN_SATURATED_S, SweepPoint
-from mirrordrill.primitives.cpu import CpuMeter
+from mirrordrill.primitives.cpu import CpuByRole, CpuMeter
 
 WARMUP_S = 5  # seconds of load left out of the sustained rate: batches and connections ramp up
 SATURATED_LAG = 1000  # records queued at the start of a second: the replicator had work all that second
 
 
-def measure_point(run_dir: Path, params: dict, cpu: CpuMeter | float, seconds: float) -> SweepPoint:
+def measure_point(run_dir: Path, params: dict, cpu: CpuMeter | float, seconds: float,
+                  by_role: CpuByRole | None = None) -> SweepPoint:
     """Figures of one finished drill, from its saved results (summary and the checker's series)."""
     run = load_results(run_dir)
     s = run.summary
@@ -37,8 +39,9 @@ def measure_point(run_dir: Path, params: dict, cpu: CpuMeter | float, seconds: f
             used = cpu.cpu_between(load_start + skip, load_end)
             cores = round(used / (load_end - load_start - skip), 2) if used is not None and load_end - load_start > skip else None
     saturated_rate, saturated_s = saturated_rate_of(series) if series is not None else (None, 0)
-    drain_rate, drain_s = (backlog_drain_of(flow.latencies, s.load_started_ms, s.backlog_records)
-                           if flow is not None and s.backlog_records and s.load_started_ms else (None, None))
+    arrival = (backlog_arrival(flow.latencies, s.load_started_ms, s.backlog_records)
+               if flow is not None and s.backlog_records and s.load_started_ms else None)
+    drain_rate, drain_s = backlog_drain_of(arrival)
     if s.backlog_records:
         offered = None  # a backlog written up front is not a rate: the mean would mix it with start-up
     catch_up = catch_up_of(series, s.timeline) if series is not None else None
@@ -61,7 +64,8 @@ def measure_point(run_dir: Path, params: dict, cpu: CpuMeter | float, seconds: f
         replicator_cpu_s=round(cpu_s, 1), replicator_cpu_cores=cores, lost=f.lost if f else None,
         seconds=round(seconds, 1), load_avg=load_avg(), error=s.error,
         saturated_records_s=saturated_rate, saturated_s=saturated_s,
-        backlog_records_s=drain_rate, backlog_drain_s=drain_s, wan_bytes_per_record=wan_per_record, catch_up_s=catch_up,
+        backlog_records_s=drain_rate, backlog_drain_s=drain_s, backlog_cores=backlog_cores(by_role, arrival),
+        machine_cores=os.cpu_count(), wan_bytes_per_record=wan_per_record, catch_up_s=catch_up,
         record_bytes=round(f.replicated_bytes / f.replicated) if f is not None and f.replicated else None)
 
 
@@ -125,19 +129,47 @@ def catch_up_of(series, timeline) -> float | None:
 BACKLOG_SHARE = (0.05, 0.95)  # the middle of the backlog: its first and last records meet start-up and the load
 
 
-def backlog_drain_of(latencies, load_started_ms: int, backlog_records: int) -> tuple[float | None, float | None]:
-    """Records/s at which the backlog reached the target, and the seconds it took, from each
-    record's first sighting (``seen - latency`` is its send time: before the load started, it
-    was written as backlog). The middle 90% of the backlog in arrival order, to the
-    millisecond: a replicator that copies 100,000 records in two seconds is measured too,
-    which per-second counts with a warm-up left out cannot do. None below 1,000 records."""
+@dataclass(frozen=True)
+class BacklogArrival:
+    """When a backlog reached the target, from each record's first sighting (epoch ms)."""
+
+    first_ms: int
+    last_ms: int
+    middle_ms: tuple[int, int]  # the middle 90% in arrival order (``BACKLOG_SHARE``)
+    records: int
+
+
+def backlog_arrival(latencies, load_started_ms: int, backlog_records: int) -> BacklogArrival | None:
+    """The backlog's arrival at the target: ``seen - latency`` is a record's send time, and a
+    record sent before the load started was written as backlog. None below 1,000 records, or when
+    fewer than half the backlog was seen."""
     seen = sorted(x.seen_ts_ms for x in latencies if x.seen_ts_ms - x.latency_ms < load_started_ms)
     if len(seen) < max(1000, backlog_records // 2):
-        return None, None
+        return None
     lo, hi = (seen[int(len(seen) * q)] for q in BACKLOG_SHARE)
-    span_s = max(hi - lo, 1) / 1000
+    return BacklogArrival(seen[0], seen[-1], (lo, hi), len(seen))
+
+
+def backlog_drain_of(arrival: BacklogArrival | None) -> tuple[float | None, float | None]:
+    """Records/s at which the backlog's middle 90% reached the target, to the millisecond (a
+    replicator that copies 100,000 records in two seconds is measured too, which per-second
+    counts with a warm-up left out cannot do), and the seconds from its first record there to
+    its last."""
+    if arrival is None:
+        return None, None
+    lo, hi = arrival.middle_ms
     share = BACKLOG_SHARE[1] - BACKLOG_SHARE[0]
-    return round(share * len(seen) / span_s, 1), round((seen[-1] - seen[0]) / 1000, 2)
+    return (round(share * arrival.records / (max(hi - lo, 1) / 1000), 1),
+            round((arrival.last_ms - arrival.first_ms) / 1000, 2))
+
+
+def backlog_cores(by_role: CpuByRole | None, arrival: BacklogArrival | None) -> dict[str, float] | None:
+    """Cores each role kept busy while the backlog's middle 90% arrived: where the machine's CPU
+    went while the flow ran at its ceiling."""
+    if by_role is None or arrival is None:
+        return None
+    lo, hi = arrival.middle_ms
+    return by_role.cores_between(lo / 1000, hi / 1000)
 
 
 def load_avg() -> tuple[float, float, float] | None:

@@ -48,6 +48,10 @@ class SweepPoint:
     # seconds from its first to its last record there (to the millisecond, see measure.py)
     backlog_records_s: float | None = None
     backlog_drain_s: float | None = None
+    # cores each role kept busy meanwhile (replicator, each cluster's brokers, network, load,
+    # harness, and "machine": every core's busy time), so a point shows where the machine's CPU went
+    backlog_cores: dict[str, float] | None = None
+    machine_cores: int | None = None  # the cores of the machine the point ran on
     # WAN bytes in the flow's direction per replicated record, and the records' own size (payload)
     wan_bytes_per_record: float | None = None
     record_bytes: int | None = None

@@ -32,7 +32,7 @@ from mirrordrill.harness.tools.sweep.params import (
 from mirrordrill.harness.tools.sweep.points import SweepParam, SweepPoint
 from mirrordrill.harness.tools.sweep.result import SweepResult
 from mirrordrill.harness.tools.sweep.table import fmt
-from mirrordrill.primitives.cpu import CpuMeter
+from mirrordrill.primitives.cpu import CpuByRole, CpuMeter
 
 
 def point_containers(backend: str, hint: str):
@@ -45,6 +45,19 @@ def point_containers(backend: str, hint: str):
     from mirrordrill.harness.lab.docker.engine import ensure_engine
     project = project_name(hint)
     return project, container_cpu(ensure_engine(), project, ("spark", "replicator"))
+
+
+def point_roles(run_dir: Path, drill: dict) -> dict[str, list[Path]]:
+    """The folders a point's processes work in, by role, for :class:`CpuByRole`: the replicator
+    (and Spark standalone's executors), each started cluster's brokers, the network (Toxiproxy,
+    in the environment's own folder) and the load's worker processes. The harness (the checker's
+    observers, Locust's master) is this process."""
+    env = run_dir / "env"
+    clusters = [name for name, c in (drill.get("clusters") or {}).items()
+                if not (isinstance(c, dict) and "existing" in c)]
+    return {"replicator": [run_dir / "replicator", env / "spark"],
+            **{f"brokers {name}": [env / name] for name in clusters},
+            "network": [env], "load": [run_dir / "load"]}
 
 
 class SweepReports(Protocol):
@@ -177,7 +190,8 @@ class Sweep:
         t0 = time.monotonic()
         project, extra = point_containers(self.backend, run_dir.name)
         # the replicator's processes, and Spark standalone's executors (the workers start them in their folders)
-        with CpuMeter([run_dir / "replicator", run_dir / "env" / "spark"], extra=extra) as cpu:
+        with CpuMeter([run_dir / "replicator", run_dir / "env" / "spark"], extra=extra) as cpu, \
+                CpuByRole(point_roles(run_dir, content), self_role="harness") as by_role:
             checked = check_file(scenario_file, spark_master=self.spark_master)
             drill = Drill(checked.scenario, scenario_file, run_dir, log=self.log, backend=self.backend,
                           backend_project=project, plan=checked.plan, spark_master=self.spark_master,
@@ -186,7 +200,7 @@ class Sweep:
         if summary.interrupted:
             return None
         try:
-            point = measure_point(run_dir, combo, cpu, time.monotonic() - t0)
+            point = measure_point(run_dir, combo, cpu, time.monotonic() - t0, by_role)
         except Exception as e:  # a drill that could not be checked: kept as a failed point
             point = failed_point(run_dir, combo, cpu.cpu_s, time.monotonic() - t0, e)
         point.asked_records_s = asked_rate(content)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mirrordrill.harness.tools.sweep.bottleneck import find_bottleneck
+from mirrordrill.primitives.cpu import MACHINE
 
 if TYPE_CHECKING:
     from mirrordrill.harness.tools.sweep.result import SweepResult
@@ -53,6 +54,23 @@ def load_short_lines(result: SweepResult) -> list[str]:
             for pt in result.points if not pt.error and pt.load_short]
 
 
+def cpu_by_role_lines(result: SweepResult) -> list[str]:
+    """Where the machine's CPU went while each point's backlog drained: cores per role, and what
+    no role accounts for (anything else on the machine, or containers on the docker backend)."""
+    lines = []
+    for pt in result.points:
+        cores = pt.backlog_cores
+        if not cores or pt.error:
+            continue
+        machine = cores.get(MACHINE, 0.0)
+        roles = {k: v for k, v in cores.items() if k != MACHINE}
+        shown = ", ".join(f"{role} {v:.2f}" for role, v in sorted(roles.items(), key=lambda kv: -kv[1]))
+        run = f" (run {pt.run})" if pt.run > 1 else ""
+        lines.append(f"cores busy during the backlog at {', '.join(f'{k}={v}' for k, v in pt.params.items())}{run}: "
+                     f"{shown}; else {max(0.0, machine - sum(roles.values())):.2f}; the machine {machine:.2f}")
+    return lines
+
+
 def render_table(result: SweepResult) -> str:
     """A plain-text table, one line per point."""
     keys = [p.key for p in result.params]
@@ -86,6 +104,7 @@ def render_table(result: SweepResult) -> str:
     lines += load_short_lines(result)
     lines += [f"bottleneck at {', '.join(f'{k}={v}' for k, v in pt.params.items())}: "
               f"{find_bottleneck(pt, result.ceiling)}" for pt in result.points if not pt.error]
+    lines += cpu_by_role_lines(result)
     if result.ceiling:
         c = result.ceiling
         lines.append(f"machine ceiling: ProducerPerformance {c.produce_records_s:,.0f}/s into the target, plain "
