@@ -152,7 +152,35 @@ def capacity_table(record: Record, link: str) -> list[str]:
             ratio = f"{median[(label, n)] / base:.2f}×" if base and label != BASELINE else ""
             cells += [f"{median[(label, n)]:,.0f} ({' / '.join(f'{v:,.0f}' for v in values)})", ratio]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines + cpu_per_record_table(record["figures"]["points"])
+
+
+def cpu_per_record_table(points: list[dict]) -> list[str]:
+    """Where the machine's CPU went per record copied, for each replicator's median run per
+    ``num_streams`` (records that kept ``backlog_cores``): CPU microseconds per record of the
+    replicator, the brokers, the harness (the checker) and the network and load, and the cores busy."""
+    by_key: dict[tuple[str, int], list[dict]] = {}
+    for pt in points:
+        if pt.get("error") is None and pt.get("backlog_cores") and _capacity(pt):
+            p = pt["params"]
+            by_key.setdefault((p["replicator"], int(p["num_streams"])), []).append(pt)
+    if not by_key:
+        return []
+    lines = ["", "CPU per record copied while the backlog drained (the median run of each; microseconds of CPU "
+                 "per record: a role's cores busy over the records/s):", "",
+             "| replicator | `num_streams` | replicator | brokers | harness | network and load | cores busy |",
+             "|---|---|---|---|---|---|---|"]
+    for (replicator, streams), pts in by_key.items():
+        pt = sorted(pts, key=lambda p: _capacity(p) or 0.0)[(len(pts) - 1) // 2]  # median_low, as the table above
+        cores, rate = pt["backlog_cores"], _capacity(pt) or 1.0
+        brokers = [r for r in cores if r.startswith("brokers ")]
+        cells = [_us_per_record(cores, roles, rate) for roles in (["replicator"], brokers, ["harness"], ["network", "load"])]
+        lines.append(f"| {replicator} | {streams} | " + " | ".join(cells) + f" | {cores.get('machine', 0.0):.2f} |")
     return lines
+
+
+def _us_per_record(cores: dict[str, float], roles: list[str], records_s: float) -> str:
+    return f"{sum(cores.get(r, 0.0) for r in roles) * 1e6 / records_s:.1f}"
 
 
 def load_ceiling_table(record: Record, link: str) -> list[str]:
